@@ -1,0 +1,55 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "Postern",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "postern", targets: ["postern"]),
+        .executable(name: "postern-bench", targets: ["PosternBench"]),
+    ],
+    targets: [
+        // C bridges: a module map and a shim header each; only the one Swift target that wraps a
+        // library imports it.
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
+
+        .target(name: "PosternCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "PosternCore", dependencies: ["PosternCrypto"], swiftSettings: strict),
+        .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "CSQLite"], swiftSettings: strict),
+        .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),
+        .target(
+            name: "PosternServer",
+            dependencies: ["PosternCore", "PosternStore", "PosternMail", "CMicroHTTPD"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "postern",
+            dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail", "PosternServer"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "PosternBench",
+            dependencies: ["PosternCore", "PosternCrypto"],
+            swiftSettings: strict),
+
+        .testTarget(name: "PosternCryptoTests", dependencies: ["PosternCrypto"], swiftSettings: strict),
+        .testTarget(name: "PosternCoreTests", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
+        .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore"], swiftSettings: strict),
+        .testTarget(
+            name: "PosternStoreTests", dependencies: ["PosternStore", "PosternCore", "PosternCrypto"],
+            swiftSettings: strict),
+    ]
+)
