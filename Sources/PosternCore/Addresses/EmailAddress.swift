@@ -26,3 +26,10 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: EmailAddress, rhs: EmailAddress) -> Bool { lhs.normalized == rhs.normalized }
     public func hash(into hasher: inout Hasher) { hasher.combine(normalized) }
 }
+
+extension EmailAddress {
+    /// Rebuilds an address the store wrote after parsing it; not for user input.
+    public static func restored(localPart: String, domain: String) -> EmailAddress {
+        EmailAddress(checkedLocalPart: localPart, domain: domain)
+    }
+}

@@ -1,0 +1,28 @@
+#ifndef POSTERN_CMICROHTTPD_SHIM_H
+#define POSTERN_CMICROHTTPD_SHIM_H
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* MHD_start_daemon is variadic: this wrapper passes the fixed option set the server uses, ending
+   with MHD_OPTION_END. */
+static inline struct MHD_Daemon *postern_mhd_start(
+    unsigned int flags, uint16_t port, const struct sockaddr *bind_addr,
+    MHD_AccessHandlerCallback handler, void *handler_cls,
+    MHD_RequestCompletedCallback completed, void *completed_cls,
+    unsigned int thread_pool_size, unsigned int connection_limit, unsigned int connection_timeout,
+    size_t connection_memory_limit)
+{
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+        MHD_OPTION_SOCK_ADDR, bind_addr,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_END);
+}
+#endif

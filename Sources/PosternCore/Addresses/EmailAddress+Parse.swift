@@ -1,0 +1,125 @@
+import Foundation
+
+extension EmailAddress {
+    /// Longest address accepted, in octets (RFC 5321 path limit less the angle brackets).
+    public static let maximumLength = 254
+
+    /// Parses and normalizes what a user typed.
+    ///
+    /// Surrounding spaces are trimmed; the domain is lower-cased, NFC-normalized and IDNA-encoded;
+    /// the local part is kept as given. Refused: control and invisible characters (CR/LF header
+    /// injection), a missing or second `@`, display names and angle brackets, non-ASCII local parts,
+    /// address literals, and anything over 254 octets.
+    /// - Throws: `EmailAddressError` naming what is wrong.
+    public static func parse(_ input: String) throws(EmailAddressError) -> EmailAddress {
+        for scalar in input.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control: if scalar != "\t" { throw EmailAddressError(.controlCharacter) }
+            case .format, .lineSeparator, .paragraphSeparator: throw EmailAddressError(.invisibleCharacter)
+            default: break
+            }
+        }
+        let text = input.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw EmailAddressError(.empty) }
+        let scalars = Array(text.unicodeScalars)
+
+        // The local part: a quoted string or a dot-atom, ending at the first @ outside quotes.
+        var index = 0
+        var local = ""
+        if scalars[0] == "\"" {
+            local.unicodeScalars.append("\"")
+            index = 1
+            var closed = false
+            while index < scalars.count {
+                let c = scalars[index]
+                guard c.isASCII else { throw EmailAddressError(.nonASCIILocalPart) }
+                local.unicodeScalars.append(c)
+                index += 1
+                if c == "\\" {
+                    guard index < scalars.count, scalars[index].isASCII, scalars[index].value >= 32 else {
+                        throw EmailAddressError(.unterminatedQuote)
+                    }
+                    local.unicodeScalars.append(scalars[index])
+                    index += 1
+                } else if c == "\"" {
+                    closed = true
+                    break
+                }
+            }
+            guard closed else { throw EmailAddressError(.unterminatedQuote) }
+            guard index < scalars.count else { throw EmailAddressError(.missingAt) }
+            guard scalars[index] == "@" else { throw EmailAddressError(.displayName) }
+            guard local.count > 2 else { throw EmailAddressError(.emptyLocalPart) }
+        } else {
+            while index < scalars.count, scalars[index] != "@" {
+                local.unicodeScalars.append(scalars[index])
+                index += 1
+            }
+            guard index < scalars.count else {
+                throw EmailAddressError(text.contains("<") || text.contains(" ") ? .displayName : .missingAt)
+            }
+            try checkDotAtom(local)
+        }
+        let domainText = String(String.UnicodeScalarView(scalars[(index + 1)...]))
+        if domainText.contains("@") { throw EmailAddressError(.multipleAt) }
+        guard local.utf8.count <= 64 else { throw EmailAddressError(.localPartTooLong) }
+        let domain = try encodeDomain(domainText)
+        guard local.utf8.count + 1 + domain.utf8.count <= maximumLength else { throw EmailAddressError(.tooLong) }
+        return EmailAddress(checkedLocalPart: local, domain: domain)
+    }
+
+    private static let atomSpecials = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)
+
+    private static func checkDotAtom(_ local: String) throws(EmailAddressError) {
+        guard !local.isEmpty else { throw EmailAddressError(.emptyLocalPart) }
+        var previousDot = true
+        for c in local.unicodeScalars {
+            if c == "<" || c == ">" || c == " " || c == "," || c == ";" || c == ":" || c == "\"" || c == "\t" {
+                throw EmailAddressError(.displayName)
+            }
+            guard c.isASCII else { throw EmailAddressError(.nonASCIILocalPart) }
+            if c == "." {
+                if previousDot { throw EmailAddressError(.invalidLocalPart) }
+                previousDot = true
+                continue
+            }
+            previousDot = false
+            let v = c.value
+            let alnum = (v >= 48 && v <= 57) || (v >= 65 && v <= 90) || (v >= 97 && v <= 122)
+            guard alnum || atomSpecials.contains(c) else { throw EmailAddressError(.invalidLocalPart) }
+        }
+        if previousDot { throw EmailAddressError(.invalidLocalPart) }
+    }
+
+    /// Lower-cases, NFC-normalizes and IDNA-encodes a domain; checks LDH labels and lengths.
+    static func encodeDomain(_ text: String) throws(EmailAddressError) -> String {
+        guard !text.isEmpty else { throw EmailAddressError(.emptyDomain) }
+        if text.hasPrefix("[") { throw EmailAddressError(.addressLiteral) }
+        if text.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
+            throw EmailAddressError(.displayName)
+        }
+        var folded = text.lowercased().precomposedStringWithCanonicalMapping
+        for dot in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] { folded = folded.replacingOccurrences(of: dot, with: ".") }
+        var labels: [String] = []
+        for label in folded.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !label.isEmpty else { throw EmailAddressError(.invalidDomain) }
+            let ascii: String
+            if label.unicodeScalars.allSatisfy(\.isASCII) {
+                ascii = String(label)
+            } else {
+                guard let encoded = Punycode.encode(String(label)) else { throw EmailAddressError(.invalidDomain) }
+                ascii = "xn--" + encoded
+            }
+            guard ascii.utf8.count <= 63, !ascii.hasPrefix("-"), !ascii.hasSuffix("-"),
+                ascii.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 })
+            else { throw EmailAddressError(.invalidDomain) }
+            labels.append(ascii)
+        }
+        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            throw EmailAddressError(.addressLiteral)
+        }
+        let domain = labels.joined(separator: ".")
+        guard domain.utf8.count <= 253 else { throw EmailAddressError(.domainTooLong) }
+        return domain
+    }
+}

@@ -1,0 +1,45 @@
+/// What a key is for.
+public enum KeyPurpose: String, Sendable, Hashable, CaseIterable {
+    /// HMAC-SHA256 keys that sign action codes.
+    case actionCode = "action-code"
+    /// ES256 keys that sign ID tokens.
+    case idToken = "id-token"
+}
+
+/// A key's place in its life: one active key per purpose signs; retired keys only verify.
+public enum KeyStatus: String, Sendable, Hashable {
+    case active
+    case retired
+}
+
+/// A key as the store keeps it: metadata in the clear, the secret sealed under the master key.
+public struct KeyRecord: Sendable, Hashable {
+    /// Unique across purposes; written into codes and used as the JWT `kid`.
+    public var id: UInt32
+    /// What the key signs.
+    public var purpose: KeyPurpose
+    /// Active or retired.
+    public var status: KeyStatus
+    /// When it was made (seconds since 1970).
+    public var createdAt: Int64
+    /// When it stopped signing, if it has.
+    public var retiredAt: Int64?
+    /// After this instant nothing it signed can still be valid, so it may be removed.
+    public var verifyUntil: Int64?
+    /// The secret, sealed with `SecretBox` (AES-256-GCM) under the master key.
+    public var sealedSecret: [UInt8]
+
+    /// Creates a record.
+    public init(
+        id: UInt32, purpose: KeyPurpose, status: KeyStatus, createdAt: Int64, retiredAt: Int64? = nil,
+        verifyUntil: Int64? = nil, sealedSecret: [UInt8]
+    ) {
+        self.id = id
+        self.purpose = purpose
+        self.status = status
+        self.createdAt = createdAt
+        self.retiredAt = retiredAt
+        self.verifyUntil = verifyUntil
+        self.sealedSecret = sealedSecret
+    }
+}

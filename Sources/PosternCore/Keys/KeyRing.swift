@@ -1,0 +1,129 @@
+import PosternCrypto
+
+/// The keys in use, opened: action-code HMAC keys and ID-token signing keys.
+public struct KeyRing: Sendable {
+    /// Mints and verifies action codes.
+    public let actionCodes: ActionCodeAuthority
+    /// Signs ID tokens.
+    public let idTokenSigner: SigningKey
+    /// Every ID-token key that may still verify (active first): the JWKS.
+    public let idTokenVerifiers: [SigningKey]
+
+    /// The JWKS document (RFC 7517) listing the public keys.
+    public var jwks: [String: [[String: String]]] { ["keys": idTokenVerifiers.map(\.publicJWK)] }
+}
+
+/// Creates, rotates, prunes and opens the key ring kept in the store.
+///
+/// Keys rotate without downtime: `rotate` makes a new active key and retires the old one, which
+/// keeps verifying until `verifyUntil` (its retirement plus the longest lifetime of anything it
+/// signed); after that it is removed and verifies nothing.
+public struct KeyRingManager: Sendable {
+    let store: any Store
+    let box: SecretBox
+    let clock: any WallClock
+    /// Longest lifetime of an action code (the longest TTL setting).
+    let maxCodeLifetime: Int64
+    /// Lifetime of an ID token.
+    let idTokenLifetime: Int64
+
+    /// Creates a manager over `store`, sealing secrets with `box`.
+    public init(
+        store: any Store, box: SecretBox, clock: any WallClock, maxCodeLifetime: Int64, idTokenLifetime: Int64 = 3600
+    ) {
+        self.store = store
+        self.box = box
+        self.clock = clock
+        self.maxCodeLifetime = maxCodeLifetime
+        self.idTokenLifetime = idTokenLifetime
+    }
+
+    /// Makes sure each purpose has an active key, removes keys past `verifyUntil`, and opens the ring.
+    /// - Throws: `StoreError`, or `CryptoError` when a sealed key does not open under the master key.
+    public func prepare() throws -> KeyRing {
+        let now = clock.unixSeconds()
+        for purpose in KeyPurpose.allCases {
+            let fresh = try makeKey(purpose, now: now)
+            try store.write { tx in
+                _ = try tx.removeExpiredKeys(purpose: purpose, now: now)
+                if try !tx.keys(purpose: purpose).contains(where: { $0.status == .active }) {
+                    try tx.insertKey(fresh)
+                }
+            }
+        }
+        return try open()
+    }
+
+    /// Makes a new active key for `purpose` and retires the current one.
+    /// - Throws: `StoreError` or `CryptoError`.
+    @discardableResult
+    public func rotate(_ purpose: KeyPurpose) throws -> KeyRecord {
+        let now = clock.unixSeconds()
+        let fresh = try makeKey(purpose, now: now)
+        let lifetime = purpose == .actionCode ? maxCodeLifetime : idTokenLifetime
+        try store.write { tx in
+            _ = try tx.removeExpiredKeys(purpose: purpose, now: now)
+            for var key in try tx.keys(purpose: purpose) where key.status == .active {
+                key.status = .retired
+                key.retiredAt = now
+                key.verifyUntil = now + lifetime
+                try tx.updateKey(key)
+            }
+            try tx.insertKey(fresh)
+        }
+        return fresh
+    }
+
+    /// Every key's metadata, per purpose, active first (never the secrets).
+    /// - Throws: `StoreError`.
+    public func list() throws -> [KeyRecord] {
+        try store.read { tx in try KeyPurpose.allCases.flatMap { try tx.keys(purpose: $0) } }
+    }
+
+    /// Opens the stored keys.
+    /// - Throws: `StoreError.notFound` when a purpose has no active key (call `prepare` first), or
+    ///   `CryptoError` when a key does not open under the master key.
+    public func open() throws -> KeyRing {
+        let now = clock.unixSeconds()
+        let (codeKeys, tokenKeys) = try store.read { tx in
+            (try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken))
+        }
+        let usable = { (keys: [KeyRecord]) in keys.filter { $0.status == .active || ($0.verifyUntil ?? 0) > now } }
+        var actionActive: ActionCodeAuthority.Key?
+        var actionRetired: [ActionCodeAuthority.Key] = []
+        for record in usable(codeKeys) {
+            let key = try ActionCodeAuthority.Key(id: record.id, secret: try openSecret(record))
+            if record.status == .active && actionActive == nil { actionActive = key } else { actionRetired.append(key) }
+        }
+        var signers: [SigningKey] = []
+        var signer: SigningKey?
+        for record in usable(tokenKeys) {
+            let key = try SigningKey(privateKeyDER: try openSecret(record), keyID: String(record.id))
+            if record.status == .active && signer == nil { signer = key }
+            signers.append(key)
+        }
+        guard let actionActive, let signer else { throw StoreError.notFound("active key") }
+        return KeyRing(
+            actionCodes: ActionCodeAuthority(active: actionActive, retired: actionRetired),
+            idTokenSigner: signer, idTokenVerifiers: signers)
+    }
+
+    private func openSecret(_ record: KeyRecord) throws -> [UInt8] {
+        try box.open(record.sealedSecret, context: Self.sealContext(record.id, record.purpose))
+    }
+
+    private func makeKey(_ purpose: KeyPurpose, now: Int64) throws -> KeyRecord {
+        var id: UInt32 = 0
+        while id == 0 { id = try SecureRandom.uniform(below: UInt32.max) }
+        let secret: [UInt8] = switch purpose {
+        case .actionCode: try SecureRandom.bytes(32)
+        case .idToken: try SigningKey(generatingWithID: String(id)).privateKeyDER()
+        }
+        return KeyRecord(
+            id: id, purpose: purpose, status: .active, createdAt: now,
+            sealedSecret: try box.seal(secret, context: Self.sealContext(id, purpose)))
+    }
+
+    /// Associated data binding a sealed secret to its row.
+    static func sealContext(_ id: UInt32, _ purpose: KeyPurpose) -> [UInt8] { Array("\(purpose.rawValue):\(id)".utf8) }
+}

@@ -1,0 +1,77 @@
+/// Why the store refused or failed an operation.
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    private enum Kind: Sendable, Hashable {
+        case addressTaken
+        case notFound(String)
+        case unavailable(String)
+        case corrupt(String)
+    }
+    private let kind: Kind
+
+    /// The normalized address already belongs to another account.
+    public static let addressTaken = StoreError(kind: .addressTaken)
+    /// The row to change does not exist (`what` names the kind of row, never its content).
+    public static func notFound(_ what: String) -> StoreError { StoreError(kind: .notFound(what)) }
+    /// The database could not be opened, locked, or written (disk full, I/O error).
+    public static func unavailable(_ detail: String) -> StoreError { StoreError(kind: .unavailable(detail)) }
+    /// A stored value could not be read back.
+    public static func corrupt(_ detail: String) -> StoreError { StoreError(kind: .corrupt(detail)) }
+
+    /// True for `addressTaken`.
+    public var isAddressTaken: Bool { kind == .addressTaken }
+
+    public var description: String {
+        switch kind {
+        case .addressTaken: "the address already belongs to an account"
+        case .notFound(let what): "no such \(what)"
+        case .unavailable(let detail): "the store is unavailable: \(detail)"
+        case .corrupt(let detail): "the store holds an unreadable value: \(detail)"
+        }
+    }
+}
+
+/// Reads inside one consistent snapshot.
+public protocol StoreReader {
+    /// All keys of `purpose`, active first.
+    func keys(purpose: KeyPurpose) throws -> [KeyRecord]
+    /// The account with `uid`.
+    func account(uid: String) throws -> Account?
+    /// The account that holds `address` (compared by its normalized form).
+    func account(address: EmailAddress) throws -> Account?
+    /// Whether the code with this nonce has been consumed.
+    func isConsumed(nonce: [UInt8]) throws -> Bool
+}
+
+/// Changes inside one transaction: all of them land, or none.
+public protocol StoreWriter: StoreReader {
+    /// Adds a key.
+    func insertKey(_ key: KeyRecord) throws
+    /// Replaces a key's metadata (status, retiredAt, verifyUntil).
+    func updateKey(_ key: KeyRecord) throws
+    /// Removes keys of `purpose` whose `verifyUntil` is before `now`; returns how many.
+    func removeExpiredKeys(purpose: KeyPurpose, now: Int64) throws -> Int
+
+    /// Adds an account. Throws `StoreError.addressTaken` when its address is held.
+    func insertAccount(_ account: Account) throws
+    /// Replaces an account. Throws `addressTaken` when its new address is held, `notFound` when absent.
+    func updateAccount(_ account: Account) throws
+    /// Deletes an account and everything hanging off it.
+    func deleteAccount(uid: String) throws
+
+    /// Records a code as used; false when it was already (exactly one concurrent caller gets true).
+    func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool
+    /// Forgets used codes that expired before `now`; returns how many.
+    func pruneConsumedCodes(now: Int64) throws -> Int
+}
+
+/// Durable state behind Core. SQLite is the embedded default; PostgreSQL can implement the same.
+///
+/// A write closure runs inside a transaction and is committed durably before `write` returns;
+/// writers may be batched into one commit (group commit). If the closure throws, none of its changes
+/// are kept and the error is rethrown. Closures must not block on anything but the store.
+public protocol Store: Sendable {
+    /// Runs `body` against a consistent snapshot.
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T
+    /// Runs `body` in a transaction and returns once it is durable.
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) throws -> T
+}

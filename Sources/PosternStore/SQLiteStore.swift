@@ -1,0 +1,93 @@
+import Foundation
+import PosternCore
+import Synchronization
+
+/// The embedded store: one SQLite file in WAL mode, every commit fsynced (`synchronous=FULL`).
+///
+/// Writes go through one writer thread that batches whatever callers are waiting into a single
+/// transaction (group commit): each caller's closure runs in its own savepoint, so a closure that
+/// throws leaves nothing behind while the others in the batch still commit; every caller returns
+/// only after the batch's fsync. Reads use a small pool of connections and see a consistent
+/// snapshot. Several processes may share the file (the CLI beside the daemon).
+public final class SQLiteStore: Store {
+    /// Largest number of closures committed together.
+    static let maximumBatch = 256
+
+    private let path: String
+    private let writer: GroupCommitWriter
+    private let readers: Mutex<[ReaderConnection]>
+
+    /// Opens or creates the database at `path` and runs pending migrations.
+    /// - Throws: `StoreError.unavailable` when the file cannot be opened or migrated.
+    public init(path: String) throws {
+        self.path = path
+        let existed = FileManager.default.fileExists(atPath: path)
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try Self.migrate(connection)
+            if !existed { chmod(path, 0o600) }
+            writer = GroupCommitWriter(connection: connection)
+        } catch let error as SQLiteError {
+            throw StoreError.unavailable("cannot open the database at \(path): \(error.message)")
+        }
+        readers = Mutex([])
+    }
+
+    /// The schema version the database is at.
+    public func schemaVersion() throws -> Int {
+        let connection = try borrowReader()
+        defer { giveBack(connection) }
+        return Int(try connection.db.first("PRAGMA user_version") { $0.integer(0) } ?? 0)
+    }
+
+    static func migrate(_ db: SQLiteConnection) throws {
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            let current = Int(try db.first("PRAGMA user_version") { $0.integer(0) } ?? 0)
+            for (index, sql) in Schema.migrations.enumerated() where index >= current {
+                try db.execute(sql)
+                try db.execute("PRAGMA user_version = \(index + 1)")
+            }
+            try db.execute("COMMIT")
+        } catch {
+            _ = try? db.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
+        let connection = try borrowReader()
+        defer { giveBack(connection) }
+        do {
+            try connection.db.execute("BEGIN")
+            defer { _ = try? connection.db.execute("COMMIT") }
+            return try body(SQLiteTransaction(connection.db))
+        } catch let error as SQLiteError {
+            throw StoreError.unavailable(error.description)
+        }
+    }
+
+    public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) throws -> T {
+        try writer.submit(body)
+    }
+
+    private func borrowReader() throws -> ReaderConnection {
+        if let connection = readers.withLock({ $0.popLast() }) { return connection }
+        do {
+            return ReaderConnection(db: try SQLiteConnection(path: path))
+        } catch let error as SQLiteError {
+            throw StoreError.unavailable(error.description)
+        }
+    }
+
+    private func giveBack(_ connection: ReaderConnection) {
+        readers.withLock { if $0.count < 16 { $0.append(connection) } }
+    }
+}
+
+/// A reader connection in the pool. `@unchecked Sendable`: the pool's `Mutex` hands each to one
+/// thread at a time.
+private final class ReaderConnection: @unchecked Sendable {
+    let db: SQLiteConnection
+    init(db: SQLiteConnection) { self.db = db }
+}

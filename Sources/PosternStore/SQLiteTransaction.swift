@@ -1,0 +1,138 @@
+import PosternCore
+import PosternCrypto
+
+/// The `StoreWriter` over one connection inside an open transaction.
+final class SQLiteTransaction: StoreWriter {
+    private let db: SQLiteConnection
+
+    init(_ db: SQLiteConnection) { self.db = db }
+
+    // MARK: keys
+
+    func keys(purpose: KeyPurpose) throws -> [KeyRecord] {
+        var keys: [KeyRecord] = []
+        try db.query(
+            "SELECT id, status, created_at, retired_at, verify_until, sealed_secret FROM keys WHERE purpose = ? ORDER BY status = 'active' DESC, created_at DESC",
+            [.text(purpose.rawValue)]
+        ) { row in
+            guard let status = row.text(1).flatMap(KeyStatus.init(rawValue:)), let sealed = row.blob(5) else {
+                throw StoreError.corrupt("key row")
+            }
+            keys.append(
+                KeyRecord(
+                    id: UInt32(truncatingIfNeeded: row.integer(0)), purpose: purpose, status: status,
+                    createdAt: row.integer(2), retiredAt: row.optionalInteger(3), verifyUntil: row.optionalInteger(4),
+                    sealedSecret: sealed))
+        }
+        return keys
+    }
+
+    func insertKey(_ key: KeyRecord) throws {
+        try db.execute(
+            "INSERT INTO keys (id, purpose, status, created_at, retired_at, verify_until, sealed_secret) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                .integer(Int64(key.id)), .text(key.purpose.rawValue), .text(key.status.rawValue), .integer(key.createdAt),
+                key.retiredAt.map(SQLValue.integer) ?? .null, key.verifyUntil.map(SQLValue.integer) ?? .null,
+                .blob(key.sealedSecret),
+            ])
+    }
+
+    func updateKey(_ key: KeyRecord) throws {
+        let changed = try db.execute(
+            "UPDATE keys SET status = ?, retired_at = ?, verify_until = ? WHERE id = ?",
+            [
+                .text(key.status.rawValue), key.retiredAt.map(SQLValue.integer) ?? .null,
+                key.verifyUntil.map(SQLValue.integer) ?? .null, .integer(Int64(key.id)),
+            ])
+        guard changed == 1 else { throw StoreError.notFound("key") }
+    }
+
+    func removeExpiredKeys(purpose: KeyPurpose, now: Int64) throws -> Int {
+        try db.execute(
+            "DELETE FROM keys WHERE purpose = ? AND status = 'retired' AND verify_until <= ?",
+            [.text(purpose.rawValue), .integer(now)])
+    }
+
+    // MARK: accounts
+
+    private static let accountColumns =
+        "a.uid, a.email_verified, a.password_hash, a.display_name, a.attributes, a.locale, a.disabled, a.created_at, a.last_sign_in_at, a.providers, d.local_part, d.domain"
+
+    private func readAccount(_ row: Statement) -> Account {
+        let email = row.text(10).flatMap { local in row.text(11).map { EmailAddress.restored(localPart: local, domain: $0) } }
+        let providers = Set((row.text(9) ?? "").split(separator: ",").compactMap { Provider(rawValue: String($0)) })
+        return Account(
+            uid: row.text(0) ?? "", email: email, emailVerified: row.integer(1) != 0, passwordHash: row.text(2),
+            displayName: row.text(3), attributes: row.text(4), locale: row.text(5), disabled: row.integer(6) != 0,
+            createdAt: row.integer(7), lastSignInAt: row.optionalInteger(8), providers: providers)
+    }
+
+    func account(uid: String) throws -> Account? {
+        try db.first(
+            "SELECT \(Self.accountColumns) FROM accounts a LEFT JOIN addresses d ON d.uid = a.uid WHERE a.uid = ?",
+            [.text(uid)], readAccount)
+    }
+
+    func account(address: EmailAddress) throws -> Account? {
+        try db.first(
+            "SELECT \(Self.accountColumns) FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",
+            [.text(address.normalized)], readAccount)
+    }
+
+    private func accountValues(_ a: Account) -> [SQLValue] {
+        [
+            .integer(a.emailVerified ? 1 : 0), a.passwordHash.map(SQLValue.text) ?? .null,
+            a.displayName.map(SQLValue.text) ?? .null, a.attributes.map(SQLValue.text) ?? .null,
+            a.locale.map(SQLValue.text) ?? .null, .integer(a.disabled ? 1 : 0), .integer(a.createdAt),
+            a.lastSignInAt.map(SQLValue.integer) ?? .null,
+            .text(a.providers.map(\.rawValue).sorted().joined(separator: ",")), .text(a.uid),
+        ]
+    }
+
+    private func setAddress(of account: Account) throws {
+        try db.execute("DELETE FROM addresses WHERE uid = ?", [.text(account.uid)])
+        guard let email = account.email else { return }
+        do {
+            try db.execute(
+                "INSERT INTO addresses (normalized, local_part, domain, uid) VALUES (?, ?, ?, ?)",
+                [.text(email.normalized), .text(email.localPart), .text(email.domain), .text(account.uid)])
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.addressTaken
+        }
+    }
+
+    func insertAccount(_ account: Account) throws {
+        try db.execute(
+            "INSERT INTO accounts (email_verified, password_hash, display_name, attributes, locale, disabled, created_at, last_sign_in_at, providers, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            accountValues(account))
+        try setAddress(of: account)
+    }
+
+    func updateAccount(_ account: Account) throws {
+        let changed = try db.execute(
+            "UPDATE accounts SET email_verified = ?, password_hash = ?, display_name = ?, attributes = ?, locale = ?, disabled = ?, created_at = ?, last_sign_in_at = ?, providers = ? WHERE uid = ?",
+            accountValues(account))
+        guard changed == 1 else { throw StoreError.notFound("account") }
+        try setAddress(of: account)
+    }
+
+    func deleteAccount(uid: String) throws {
+        try db.execute("DELETE FROM accounts WHERE uid = ?", [.text(uid)])
+    }
+
+    // MARK: the single-use ledger
+
+    func isConsumed(nonce: [UInt8]) throws -> Bool {
+        try db.first("SELECT 1 FROM consumed_codes WHERE nonce_hash = ?", [.blob(SHA256.hash(nonce))]) { _ in true } ?? false
+    }
+
+    func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool {
+        try db.execute(
+            "INSERT INTO consumed_codes (nonce_hash, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [.blob(SHA256.hash(nonce)), .integer(expiresAt)]) == 1
+    }
+
+    func pruneConsumedCodes(now: Int64) throws -> Int {
+        try db.execute("DELETE FROM consumed_codes WHERE expires_at <= ?", [.integer(now)])
+    }
+}

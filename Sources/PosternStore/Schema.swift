@@ -1,0 +1,100 @@
+/// The store's schema as numbered migrations; `PRAGMA user_version` records how many have run.
+/// Append new migrations; never edit one that has shipped.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: the foundation's tables.
+        """
+        CREATE TABLE accounts (
+            uid TEXT PRIMARY KEY,
+            email_verified INTEGER NOT NULL DEFAULT 0,
+            password_hash TEXT,
+            display_name TEXT,
+            attributes TEXT,
+            locale TEXT,
+            disabled INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            last_sign_in_at INTEGER,
+            providers TEXT NOT NULL DEFAULT ''
+        );
+        -- A normalized address belongs to at most one account, an account has at most one address.
+        CREATE TABLE addresses (
+            normalized TEXT PRIMARY KEY,
+            local_part TEXT NOT NULL,
+            domain TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE REFERENCES accounts(uid) ON DELETE CASCADE
+        );
+        -- The single-use ledger: SHA-256 of each consumed code's nonce, kept until the code expires.
+        CREATE TABLE consumed_codes (
+            nonce_hash BLOB PRIMARY KEY,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX consumed_codes_expiry ON consumed_codes(expires_at);
+        -- Refresh tokens are stored as SHA-256 hashes; a family is one sign-in's rotation chain.
+        CREATE TABLE refresh_tokens (
+            token_hash BLOB PRIMARY KEY,
+            family TEXT NOT NULL,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            rotated_at INTEGER,
+            revoked INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
+        CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
+        -- What a request asked to be mailed; the outbox worker decides what the mail says.
+        CREATE TABLE sign_in_requests (
+            id TEXT PRIMARY KEY,
+            action TEXT NOT NULL,
+            address TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            continue_url TEXT,
+            locale TEXT,
+            code_challenge TEXT,
+            session_uid TEXT,
+            six_digit_hash BLOB,
+            wrong_tries INTEGER NOT NULL DEFAULT 0,
+            consumed_at INTEGER
+        );
+        CREATE INDEX sign_in_requests_address ON sign_in_requests(address);
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            request_id TEXT,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            lease_owner TEXT,
+            lease_until INTEGER,
+            body BLOB,
+            last_reply TEXT,
+            created_at INTEGER NOT NULL,
+            give_up_at INTEGER NOT NULL,
+            finished_at INTEGER
+        );
+        CREATE INDEX outbox_due ON outbox(state, next_attempt_at);
+        CREATE TABLE suppressions (
+            address TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE rate_limits (
+            bucket TEXT PRIMARY KEY,
+            window_start INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            last_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        -- Keys: metadata in the clear, the secret sealed (AES-256-GCM) under the master key file.
+        CREATE TABLE keys (
+            id INTEGER PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            retired_at INTEGER,
+            verify_until INTEGER,
+            sealed_secret BLOB NOT NULL
+        );
+        """
+    ]
+}
