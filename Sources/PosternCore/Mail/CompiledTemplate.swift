@@ -1,0 +1,158 @@
+/// A template compiled once from source text; rendering it cannot fail.
+///
+/// Syntax: `{{name}}` inserts a value (HTML-escaped in HTML parts, raw in text and subject parts;
+/// nothing when absent); `{{#name}}…{{/name}}` shows its inside when the value is present and not
+/// empty, `{{^name}}…{{/name}}` when it is absent or empty; `{{! comment }}` is dropped. A layout
+/// also has one `{{>content}}`, where each message's own template goes.
+public struct CompiledTemplate: Sendable, Hashable {
+    /// The template's name, e.g. `en/sign-in.html`.
+    public let name: String
+    /// Which part of a mail the template renders.
+    public let part: TemplatePart
+    let nodes: [TemplateNode]
+    private let sizeHint: Int
+
+    init(name: String, part: TemplatePart, nodes: [TemplateNode]) {
+        self.name = name
+        self.part = part
+        self.nodes = nodes
+        self.sizeHint = Self.estimatedSize(of: nodes)
+    }
+
+    /// Compiles `source` as the `part` template `name`, allowing only the variables in `declared`.
+    ///
+    /// - Parameter scope: who declares the variables, for problem messages (e.g. "sign-in").
+    /// - Throws: ``TemplateErrors`` with every unknown variable, or the first syntax error
+    ///   (unclosed tag, unclosed or mismatched section), each with name, line and column.
+    public static func compile(
+        _ source: String, name: String, part: TemplatePart, declared: Set<TemplateVariable>, scope: String
+    ) throws(TemplateErrors) -> CompiledTemplate {
+        try compile(source, name: name, part: part, declared: declared, scope: scope, isLayout: false)
+    }
+
+    /// Compiles a layout: like ``compile(_:name:part:declared:scope:)`` but needing exactly one `{{>content}}`.
+    ///
+    /// - Throws: ``TemplateErrors`` as `compile` does, and when the content slot is absent or repeated.
+    public static func compileLayout(
+        _ source: String, name: String, part: TemplatePart, declared: Set<TemplateVariable>
+    ) throws(TemplateErrors) -> CompiledTemplate {
+        try compile(source, name: name, part: part, declared: declared, scope: "layouts", isLayout: true)
+    }
+
+    private static func compile(
+        _ source: String, name: String, part: TemplatePart, declared: Set<TemplateVariable>, scope: String,
+        isLayout: Bool
+    ) throws(TemplateErrors) -> CompiledTemplate {
+        var parser = TemplateParser(
+            source: source, templateName: name, part: part, declared: declared, scope: scope,
+            allowsContentSlot: isLayout)
+        let nodes = parser.parse()
+        var problems = parser.problems
+        if isLayout, nodes != nil, parser.contentSlots != 1 {
+            problems.append(
+                TemplateProblem(
+                    .misplacedContentSlot, templateName: name,
+                    detail: "a layout needs exactly one '{{>content}}', found \(parser.contentSlots)"))
+        }
+        guard let nodes, problems.isEmpty else { throw TemplateErrors(problems: problems) }
+        return CompiledTemplate(name: name, part: part, nodes: nodes)
+    }
+
+    /// Every variable the template uses, in sections or as values.
+    public var variables: Set<TemplateVariable> {
+        var found = Set<TemplateVariable>()
+        Self.collectVariables(nodes, into: &found)
+        return found
+    }
+
+    /// This layout with `body` put where its `{{>content}}` is; named and typed as `body`.
+    func wrapping(_ body: CompiledTemplate) -> CompiledTemplate {
+        CompiledTemplate(name: body.name, part: body.part, nodes: Self.substitute(nodes, content: body.nodes))
+    }
+
+    /// The template rendered with `context`; a subject comes out as one line, spaces collapsed.
+    public func render(_ context: TemplateContext) -> String {
+        var out = ""
+        out.reserveCapacity(sizeHint)
+        Self.append(nodes, context: context, to: &out)
+        return part == .subject ? Self.singleLine(out) : out
+    }
+
+    // MARK: Internals
+
+    private static func append(_ nodes: [TemplateNode], context: TemplateContext, to out: inout String) {
+        for node in nodes {
+            switch node {
+            case .text(let text):
+                out.append(text)
+            case .value(let variable, let escaped):
+                guard let value = context[variable] else { continue }
+                if escaped { HTMLEscaping.append(value, to: &out) } else { out.append(value) }
+            case .section(let variable, let inverted, let children):
+                if context.isShown(variable) != inverted {
+                    append(children, context: context, to: &out)
+                }
+            case .content:
+                continue
+            }
+        }
+    }
+
+    /// `text` with every run of whitespace (line breaks included) made one space, and trimmed.
+    static func singleLine(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isWhitespace || TemplateContext.isControl(scalar) {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if pendingSpace {
+                out.append(" ")
+                pendingSpace = false
+            }
+            out.append(scalar)
+        }
+        return String(out)
+    }
+
+    private static func substitute(_ nodes: [TemplateNode], content: [TemplateNode]) -> [TemplateNode] {
+        var out: [TemplateNode] = []
+        for node in nodes {
+            switch node {
+            case .content:
+                out.append(contentsOf: content)
+            case .section(let variable, let inverted, let children):
+                out.append(.section(variable, inverted: inverted, children: substitute(children, content: content)))
+            case .text, .value:
+                out.append(node)
+            }
+        }
+        return out
+    }
+
+    private static func collectVariables(_ nodes: [TemplateNode], into found: inout Set<TemplateVariable>) {
+        for node in nodes {
+            switch node {
+            case .value(let variable, _):
+                found.insert(variable)
+            case .section(let variable, _, let children):
+                found.insert(variable)
+                collectVariables(children, into: &found)
+            case .text, .content:
+                continue
+            }
+        }
+    }
+
+    private static func estimatedSize(of nodes: [TemplateNode]) -> Int {
+        nodes.reduce(0) { total, node in
+            switch node {
+            case .text(let text): total + text.utf8.count
+            case .value: total + 48
+            case .section(_, _, let children): total + estimatedSize(of: children)
+            case .content: total
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// An address with an optional display name, as in `From: Postern <no-reply@example.com>`.
+///
+/// Checked when made: a display name or address with CR, LF or another control character (a
+/// header injection) is refused, so building a message from mailboxes cannot fail on them.
+public struct MailMailbox: Sendable, Hashable {
+    /// The address.
+    public let address: EmailAddress
+    /// The display name, if any (nil for an empty one).
+    public let displayName: String?
+
+    /// A mailbox for `address`, shown as `displayName`.
+    ///
+    /// - Throws: ``MimeError/controlCharacterInDisplayName`` when the name has a control character;
+    ///   ``MimeError/controlCharacterInAddress`` when the address has one (or whitespace or `<>`);
+    ///   ``MimeError/nonASCIIAddress`` when the address is not ASCII.
+    public init(_ address: EmailAddress, displayName: String? = nil) throws(MimeError) {
+        for byte in address.address.utf8 {
+            if byte >= 0x80 { throw .nonASCIIAddress }
+            if byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") {
+                throw .controlCharacterInAddress
+            }
+        }
+        if let displayName, displayName.unicodeScalars.contains(where: TemplateContext.isControl) {
+            throw .controlCharacterInDisplayName
+        }
+        self.address = address
+        self.displayName = displayName?.isEmpty == true ? nil : displayName
+    }
+
+    /// The domain Message-IDs of mail from this mailbox are made on.
+    var domain: String { address.domain }
+}

@@ -1,0 +1,121 @@
+/// Header text for RFC 5322 / RFC 2047: folding, encoded words, display-name phrases.
+enum MimeHeaderEncoding {
+    /// The line length folding aims for (RFC 5322 §2.1.1), CRLF not counted.
+    static let lineLimit = 78
+    /// The longest an encoded word may be (RFC 2047 §2).
+    static let encodedWordLimit = 75
+
+    /// `name: tokens…` with one space between tokens, folded before a token that would pass
+    /// ``lineLimit``, ending in CRLF. A token longer than a line stays whole on its own line.
+    static func header(_ name: String, tokens: [String]) -> String {
+        var out = ""
+        var line = name + ":"
+        var lineHasToken = false
+        for token in tokens {
+            if lineHasToken && line.utf8.count + 1 + token.utf8.count > lineLimit {
+                out += line + "\r\n"
+                line = ""
+            }
+            line += " " + token
+            lineHasToken = true
+        }
+        return out + line + "\r\n"
+    }
+
+    /// Tokens of an unstructured value (Subject): the words as they are when the value is plain
+    /// ASCII that folds well, else RFC 2047 Q encoded words covering all of it.
+    static func unstructuredTokens(_ value: String, headerName: String) -> [String] {
+        let firstLineRoom = lineLimit - headerName.utf8.count - 2
+        let words = value.split(separator: " ", omittingEmptySubsequences: false)
+        let plain =
+            !value.isEmpty && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+            && !value.contains("=?") && value.first != " " && value.last != " "
+            && words.allSatisfy { $0.utf8.count <= firstLineRoom }
+        if plain { return words.map(String.init) }
+        return encodedWords(value, firstLimit: firstLineRoom)
+    }
+
+    /// Tokens of a display name: atoms when it is plain ASCII words, a quoted string when it is
+    /// ASCII with specials, else encoded words.
+    static func phraseTokens(_ name: String, headerName: String) -> [String] {
+        let firstLineRoom = lineLimit - headerName.utf8.count - 2
+        let asciiPrintable = name.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        if asciiPrintable {
+            let words = name.split(separator: " ", omittingEmptySubsequences: false)
+            if !name.contains("=?"), words.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(isAtext) }),
+                words.allSatisfy({ $0.utf8.count <= firstLineRoom })
+            {
+                return words.map(String.init)
+            }
+            var quoted = "\""
+            for character in name {
+                if character == "\"" || character == "\\" { quoted.append("\\") }
+                quoted.append(character)
+            }
+            quoted.append("\"")
+            if quoted.utf8.count <= firstLineRoom { return [quoted] }
+        }
+        return encodedWords(name, firstLimit: firstLineRoom)
+    }
+
+    /// `text` as `=?utf-8?q?…?=` words, none longer than ``encodedWordLimit`` (the first no
+    /// longer than `firstLimit`), never splitting a character's bytes across words. Spaces are
+    /// inside the words (as `_`), since whitespace between encoded words is not part of the text.
+    static func encodedWords(_ text: String, firstLimit: Int) -> [String] {
+        let prefix = "=?utf-8?q?"
+        let suffix = "?="
+        let overhead = prefix.utf8.count + suffix.utf8.count
+        var words: [String] = []
+        var payload = ""
+        var limit = min(firstLimit, encodedWordLimit) - overhead
+        for scalar in text.unicodeScalars {
+            var encoded = ""
+            for byte in String(scalar).utf8 {
+                if byte == UInt8(ascii: " ") {
+                    encoded.append("_")
+                } else if isQSafe(byte) {
+                    encoded.unicodeScalars.append(Unicode.Scalar(byte))
+                } else {
+                    encoded.append("=")
+                    encoded.append(hexDigit(byte >> 4))
+                    encoded.append(hexDigit(byte & 0x0F))
+                }
+            }
+            if !payload.isEmpty && payload.utf8.count + encoded.utf8.count > limit {
+                words.append(prefix + payload + suffix)
+                payload = ""
+                limit = encodedWordLimit - overhead
+            }
+            payload += encoded
+        }
+        words.append(prefix + payload + suffix)
+        return words
+    }
+
+    /// Characters allowed unencoded in a Q word inside a phrase (RFC 2047 §5 (3)).
+    private static func isQSafe(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "!"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "/"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// RFC 5322 atext.
+    private static func isAtext(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-/=?^_`{|}~".utf8.contains(byte)
+        }
+    }
+
+    static func hexDigit(_ nibble: UInt8) -> Character {
+        Character(Unicode.Scalar(nibble < 10 ? nibble + 0x30 : nibble + 0x37))
+    }
+}
