@@ -18,8 +18,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Runs `body` in the next batch and waits for the batch to be durable.
-    func submit<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) throws -> T {
-        try withoutActuallyEscaping(body) { body in
+    func submit<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        do {
             let slot = ResultSlot<T>()
             let work = PendingWrite(run: { writer in
                 do {

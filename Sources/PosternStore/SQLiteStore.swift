@@ -67,7 +67,7 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         try writer.submit(body)
     }
 

@@ -61,6 +61,9 @@ extension EmailAddress {
             try checkDotAtom(local)
         }
         let domainText = String(String.UnicodeScalarView(scalars[(index + 1)...]))
+        if domainText.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
+            throw EmailAddressError(.displayName)
+        }
         if domainText.contains("@") { throw EmailAddressError(.multipleAt) }
         guard local.utf8.count <= 64 else { throw EmailAddressError(.localPartTooLong) }
         let domain = try encodeDomain(domainText)

@@ -34,7 +34,7 @@ public struct EmailAddressError: Error, Sendable, Hashable, CustomStringConverti
         case .invisibleCharacter: "The email address contains an invisible formatting character."
         case .missingAt: "The email address has no @."
         case .multipleAt: "The email address has more than one @; quote the local part if it really contains one."
-        case .displayName: "Give only the address itself (name@example.com), without a name, angle brackets, spaces or commas."
+        case .displayName: "Give only the address itself, without a name, angle brackets, spaces or commas."
         case .emptyLocalPart: "The email address has nothing before the @."
         case .localPartTooLong: "The part before the @ is longer than 64 characters."
         case .invalidLocalPart: "The part before the @ contains a character addresses cannot have, or a misplaced dot."

@@ -73,5 +73,5 @@ public protocol Store: Sendable {
     /// Runs `body` against a consistent snapshot.
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T
     /// Runs `body` in a transaction and returns once it is durable.
-    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
 }
