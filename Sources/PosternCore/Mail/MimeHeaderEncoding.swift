@@ -36,17 +36,17 @@ enum MimeHeaderEncoding {
     }
 
     /// Tokens of a display name: atoms when it is plain ASCII words, a quoted string when it is
-    /// ASCII with specials, else encoded words.
+    /// ASCII with specials, else its atom-safe words as atoms and each run of the other words as
+    /// encoded words. Keeping real spaces outside encoded words matters: RFC 2047 drops the
+    /// whitespace between two encoded words, but some parsers (Python's `email`) keep it in phrases.
     static func phraseTokens(_ name: String, headerName: String) -> [String] {
         let firstLineRoom = lineLimit - headerName.utf8.count - 2
-        let asciiPrintable = name.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-        if asciiPrintable {
-            let words = name.split(separator: " ", omittingEmptySubsequences: false)
-            if !name.contains("=?"), words.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(isAtext) }),
-                words.allSatisfy({ $0.utf8.count <= firstLineRoom })
-            {
-                return words.map(String.init)
-            }
+        let words = name.split(separator: " ", omittingEmptySubsequences: false)
+        func isAtom(_ word: Substring) -> Bool {
+            !word.isEmpty && word.utf8.allSatisfy(isAtext) && !word.contains("=?") && word.utf8.count <= firstLineRoom
+        }
+        if name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            if words.allSatisfy(isAtom) { return words.map(String.init) }
             var quoted = "\""
             for character in name {
                 if character == "\"" || character == "\\" { quoted.append("\\") }
@@ -55,7 +55,24 @@ enum MimeHeaderEncoding {
             quoted.append("\"")
             if quoted.utf8.count <= firstLineRoom { return [quoted] }
         }
-        return encodedWords(name, firstLimit: firstLineRoom)
+        guard !words.contains(where: \.isEmpty) else { return encodedWords(name, firstLimit: firstLineRoom) }
+        var tokens: [String] = []
+        var run: [Substring] = []
+        func flushRun() {
+            guard !run.isEmpty else { return }
+            tokens += encodedWords(run.joined(separator: " "), firstLimit: tokens.isEmpty ? firstLineRoom : encodedWordLimit)
+            run = []
+        }
+        for word in words {
+            if isAtom(word) {
+                flushRun()
+                tokens.append(String(word))
+            } else {
+                run.append(word)
+            }
+        }
+        flushRun()
+        return tokens
     }
 
     /// `text` as `=?utf-8?q?…?=` words, none longer than ``encodedWordLimit`` (the first no
