@@ -16,6 +16,7 @@ public enum TemplateDirectory {
         /// What went wrong, e.g. "not valid UTF-8".
         public let reason: String
 
+        /// `path: reason`.
         public var description: String { "\(path): \(reason)" }
     }
 

@@ -27,5 +27,6 @@ public struct MimeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The Content-Language value is not a language tag.
     public static let invalidLanguageTag = MimeError(.invalidLanguageTag)
 
+    /// What is wrong, naming the field but not its value.
     public var description: String { base.rawValue }
 }

@@ -10,65 +10,72 @@ enum QuotedPrintable {
     /// `=`, non-ASCII and control bytes are escaped, and so are a `.` or the `F` of `From ` at the
     /// start of a line, so relays that dot-stuff or mangle mbox lines cannot change the text.
     static func encode(_ text: String, into out: inout [UInt8]) {
-        let bytes = Array(text.utf8)
-        out.reserveCapacity(out.count + bytes.count + bytes.count / 8 + 8)
-        var lineLength = 0
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") {
-                if byte == UInt8(ascii: "\r"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
-                out.append(UInt8(ascii: "\r"))
-                out.append(UInt8(ascii: "\n"))
-                lineLength = 0
-                index += 1
-                continue
-            }
-            let endsLine =
-                index + 1 == bytes.count || bytes[index + 1] == UInt8(ascii: "\r") || bytes[index + 1] == UInt8(ascii: "\n")
-            let literal: Bool
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"):
-                literal = !endsLine
-            case UInt8(ascii: "="):
-                literal = false
-            case UInt8(ascii: "."):
-                literal = lineLength != 0
-            case UInt8(ascii: "F"):
-                literal = lineLength != 0 || !startsFromLine(bytes, at: index)
-            case 0x21...0x7E:
-                literal = true
-            default:
-                literal = false
-            }
-            let width = literal ? 1 : 3
-            // Keep room for the soft-break "=" unless this is the last byte of the line.
-            let room = endsLine ? lineLimit : lineLimit - 1
-            if lineLength + width > room {
-                out.append(UInt8(ascii: "="))
-                out.append(UInt8(ascii: "\r"))
-                out.append(UInt8(ascii: "\n"))
-                lineLength = 0
-                if (byte == UInt8(ascii: ".") || byte == UInt8(ascii: "F")) && literal {
-                    // The character now starts a line: decide again.
-                    continue
-                }
-            }
-            if literal {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "="))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            }
-            lineLength += width
-            index += 1
-        }
+        var text = text
+        text.withUTF8 { encode($0, into: &out) }
     }
 
-    private static func startsFromLine(_ bytes: [UInt8], at index: Int) -> Bool {
-        let from: [UInt8] = Array("From ".utf8)
-        guard index + from.count <= bytes.count else { return false }
-        return Array(bytes[index..<(index + from.count)]) == from
+    private static func encode(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        // Worst case: every byte escaped (3x) plus a soft break ("=\r\n") per 25 escapes.
+        let worstCase = bytes.count * 3 + bytes.count / 8 + 8
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: worstCase))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int in
+            hexDigits.withUnsafeBufferPointer { hex in
+                var at = start
+                var lineLength = 0
+                var index = 0
+                let count = bytes.count
+                while index < count {
+                    let byte = bytes[index]
+                    if byte == 0x0D || byte == 0x0A {
+                        if byte == 0x0D, index + 1 < count, bytes[index + 1] == 0x0A { index += 1 }
+                        buffer[at] = 0x0D
+                        buffer[at + 1] = 0x0A
+                        at += 2
+                        lineLength = 0
+                        index += 1
+                        continue
+                    }
+                    let endsLine = index + 1 == count || bytes[index + 1] == 0x0D || bytes[index + 1] == 0x0A
+                    var literal: Bool
+                    switch byte {
+                    case 0x20, 0x09: literal = !endsLine
+                    case UInt8(ascii: "="): literal = false
+                    case 0x21...0x7E: literal = true
+                    default: literal = false
+                    }
+                    // Keep room for the soft-break "=" unless this is the last byte of the line.
+                    if lineLength + (literal ? 1 : 3) > (endsLine ? lineLimit : lineLimit - 1) {
+                        buffer[at] = UInt8(ascii: "=")
+                        buffer[at + 1] = 0x0D
+                        buffer[at + 2] = 0x0A
+                        at += 3
+                        lineLength = 0
+                    }
+                    if lineLength == 0 && literal && (byte == UInt8(ascii: ".") || (byte == UInt8(ascii: "F") && startsFromLine(bytes, at: index))) {
+                        literal = false
+                    }
+                    if literal {
+                        buffer[at] = byte
+                        at += 1
+                        lineLength += 1
+                    } else {
+                        buffer[at] = UInt8(ascii: "=")
+                        buffer[at + 1] = hex[Int(byte >> 4)]
+                        buffer[at + 2] = hex[Int(byte & 0x0F)]
+                        at += 3
+                        lineLength += 3
+                    }
+                    index += 1
+                }
+                return at
+            }
+        }
+        out.removeLast(out.count - written)
+    }
+
+    private static func startsFromLine(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        index + 5 <= bytes.count && bytes[index + 1] == UInt8(ascii: "r") && bytes[index + 2] == UInt8(ascii: "o")
+            && bytes[index + 3] == UInt8(ascii: "m") && bytes[index + 4] == UInt8(ascii: " ")
     }
 }

@@ -43,6 +43,7 @@ public struct TemplateProblem: Error, Sendable, Hashable, CustomStringConvertibl
         /// A part a message kind needs is absent in a locale.
         public static let missingTemplate = Code(.missingTemplate)
 
+        /// The code in words, e.g. "unclosed tag".
         public var description: String { base.rawValue }
     }
 
@@ -83,5 +84,6 @@ public struct TemplateErrors: Error, Sendable, Hashable, CustomStringConvertible
     /// Wraps `problems`.
     public init(problems: [TemplateProblem]) { self.problems = problems }
 
+    /// One problem per line.
     public var description: String { problems.map(\.description).joined(separator: "\n") }
 }

@@ -53,6 +53,7 @@ public enum TemplateVariable: Int, Sendable, Hashable, CaseIterable, Comparable,
         }
     }
 
+    /// The name used in template source.
     public var description: String { name }
 
     private static let byName: [String: TemplateVariable] = Dictionary(
@@ -64,5 +65,6 @@ public enum TemplateVariable: Int, Sendable, Hashable, CaseIterable, Comparable,
         self = variable
     }
 
+    /// Declaration order, so lists of variables read the same every time.
     public static func < (lhs: TemplateVariable, rhs: TemplateVariable) -> Bool { lhs.rawValue < rhs.rawValue }
 }
