@@ -25,4 +25,16 @@ static inline struct MHD_Daemon *postern_mhd_start(
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_END);
 }
+
+/* The response body is copied, so the caller's buffer may go away at once. */
+static inline struct MHD_Response *postern_mhd_response_copy(size_t size, const void *buffer) {
+    return MHD_create_response_from_buffer(size, (void *)buffer, MHD_RESPMEM_MUST_COPY);
+}
+
+/* The peer's socket address, or NULL. */
+static inline const struct sockaddr *postern_mhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info ? info->client_addr : NULL;
+}
 #endif

@@ -1,1 +1,48 @@
-print("bench")
+import Foundation
+import PosternCore
+import PosternCrypto
+
+/// Benchmarks that need Postern's own code, run by the scripts in bench/. Prints key=value pairs.
+///
+/// `postern-bench codes [seconds]`: action-code mints and verifies per second on one thread.
+let arguments = CommandLine.arguments.dropFirst()
+guard let which = arguments.first else {
+    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds]\n".utf8))
+    exit(64)
+}
+
+func measure(seconds: Double, _ body: () throws -> Void) rethrows -> Double {
+    var count = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    let deadline = start + UInt64(seconds * 1e9)
+    var now = start
+    while now < deadline {
+        for _ in 0..<1000 { try body() }
+        count += 1000
+        now = DispatchTime.now().uptimeNanoseconds
+    }
+    return Double(count) / (Double(now - start) / 1e9)
+}
+
+switch which {
+case "codes":
+    let seconds = arguments.dropFirst().first.flatMap(Double.init) ?? 3
+    let authority = ActionCodeAuthority(active: try .init(id: 1, secret: SecureRandom.bytes(32)), retired: [])
+    let binding = StateBinding("uid", "someone@example.com", "$scrypt$hash")
+    let now: Int64 = 1_800_000_000
+    var sink = 0
+    let mints = try measure(seconds: seconds) {
+        sink &+= try authority.mint(.resetPassword, binding: binding, ttl: 3600, now: now).text.utf8.count
+    }
+    let codes = try (0..<1024).map { _ in try authority.mint(.resetPassword, binding: binding, ttl: 3600, now: now).text }
+    var index = 0
+    let verifies = try measure(seconds: seconds) {
+        let code = try authority.verify(codes[index & 1023], expecting: .resetPassword, binding: binding, now: now)
+        sink &+= Int(code.keyID)
+        index &+= 1
+    }
+    print("mint_per_s=\(Int(mints)) verify_per_s=\(Int(verifies)) sink=\(sink & 1)")
+default:
+    FileHandle.standardError.write(Data("postern-bench: unknown benchmark \(which)\n".utf8))
+    exit(64)
+}

@@ -1,1 +1,180 @@
 internal import CMicroHTTPD
+import Foundation
+
+/// Why the HTTP server could not start.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, for the operator.
+    public let description: String
+}
+
+/// An HTTP server on libmicrohttpd: an internal thread pool on epoll, a connection limit, a
+/// per-connection timeout (so slow clients cannot hold threads), 413 for bodies over 64 KiB,
+/// keep-alive. Each request is answered by `handler` on one of the pool's threads.
+public final class HTTPServer: Sendable {
+    /// Largest request body accepted.
+    public static let maximumBodySize = 64 * 1024
+
+    /// Answers one request; called concurrently from the pool's threads.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    private let daemon: Daemon
+    private let context: Unmanaged<HandlerBox>
+
+    /// Starts listening on `listen` (`HOST:PORT`, IPv4).
+    /// - Throws: `HTTPServerError` when the address is malformed or cannot be bound.
+    public init(
+        listen: String, threads: Int = 4, connectionLimit: Int = 1024, connectionTimeoutSeconds: Int = 30,
+        handler: @escaping Handler
+    ) throws {
+        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+            throw HTTPServerError(description: "listen address \(listen) is not HOST:PORT")
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        let host = listen[..<colon] == "localhost" ? "127.0.0.1" : String(listen[..<colon])
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw HTTPServerError(description: "listen host \(host) is not an IPv4 address")
+        }
+        let box = Unmanaged.passRetained(HandlerBox(handler))
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+        let started = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
+                postern_mhd_start(
+                    flags, port, sockaddrPointer, accessHandler, box.toOpaque(), requestCompleted, nil,
+                    UInt32(threads), UInt32(connectionLimit), UInt32(connectionTimeoutSeconds), 128 * 1024)
+            }
+        }
+        guard let started else {
+            box.release()
+            throw HTTPServerError(description: "cannot listen on \(listen): \(String(cString: strerror(errno)))")
+        }
+        daemon = Daemon(started)
+        context = box
+    }
+
+    /// Stops accepting, finishes requests in flight, and frees the daemon.
+    public func stop() { daemon.stop() }
+
+    deinit {
+        daemon.stop()
+        context.release()
+    }
+}
+
+/// Owns the `MHD_Daemon`. `@unchecked Sendable`: the pointer is only passed to MHD_stop_daemon,
+/// once, under the lock.
+private final class Daemon: @unchecked Sendable {
+    private var pointer: OpaquePointer?
+    private let lock = NSLock()
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let pointer { MHD_stop_daemon(pointer) }
+        pointer = nil
+    }
+}
+
+/// The handler, passed to C as the callback context.
+private final class HandlerBox: Sendable {
+    let handler: HTTPServer.Handler
+    init(_ handler: @escaping HTTPServer.Handler) { self.handler = handler }
+}
+
+/// One request's upload, kept in `*req_cls` between calls. Used by one connection's thread.
+private final class UploadState {
+    var body: [UInt8] = []
+    var tooLarge = false
+}
+
+private func header(_ connection: OpaquePointer?, _ name: String) -> String? {
+    MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, uploadData, uploadSize, requestContext in
+    guard let context, let requestContext, let uploadSize else { return MHD_Result.NO }
+    // First call: make the upload state and wait for the body.
+    guard let stateRaw = requestContext.pointee else {
+        requestContext.pointee = Unmanaged.passRetained(UploadState()).toOpaque()
+        return MHD_Result.YES
+    }
+    let state = Unmanaged<UploadState>.fromOpaque(stateRaw).takeUnretainedValue()
+    if uploadSize.pointee > 0 {
+        if let uploadData, !state.tooLarge {
+            if state.body.count + uploadSize.pointee > HTTPServer.maximumBodySize {
+                state.tooLarge = true
+                state.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
+                }
+            }
+        }
+        uploadSize.pointee = 0
+        return MHD_Result.YES
+    }
+    let handler = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue().handler
+    let response: HTTPResponse
+    if state.tooLarge {
+        response = .error(413, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
+    } else {
+        let rawURL = url.map { String(cString: $0) } ?? "/"
+        let path = String(rawURL.split(separator: "?", maxSplits: 1).first ?? "/")
+        var query: [String: String] = [:]
+        _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
+            guard let cls, let key else { return MHD_Result.YES }
+            let box = Unmanaged<QueryBox>.fromOpaque(cls).takeUnretainedValue()
+            box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+            return MHD_Result.YES
+        }, Unmanaged.passUnretained(QueryBox(&query)).toOpaque())
+        var headers: [String: String] = [:]
+        for name in ["authorization", "content-type", "x-forwarded-for", "accept-language", "cookie", "origin"] {
+            if let value = header(connection, name) { headers[name] = value }
+        }
+        response = handler(
+            HTTPRequest(
+                method: method.map { String(cString: $0) } ?? "GET", path: path, query: query, headers: headers,
+                body: state.body, clientIP: clientAddress(connection)))
+    }
+    let mhdResponse = response.body.withUnsafeBytes { bytes in
+        postern_mhd_response_copy(bytes.count, bytes.baseAddress)
+    }
+    guard let mhdResponse else { return MHD_Result.NO }
+    for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
+    let queued = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    MHD_destroy_response(mhdResponse)
+    return queued
+}
+
+/// Collects query arguments during `MHD_get_connection_values`. Used on one thread, within one call.
+private final class QueryBox {
+    var values: [String: String] = [:]
+    let target: UnsafeMutablePointer<[String: String]>
+    init(_ target: UnsafeMutablePointer<[String: String]>) { self.target = target }
+    deinit { target.pointee = values }
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    guard let requestContext, let raw = requestContext.pointee else { return }
+    Unmanaged<UploadState>.fromOpaque(raw).release()
+    requestContext.pointee = nil
+}
+
+private func clientAddress(_ connection: OpaquePointer?) -> String {
+    guard let address = postern_mhd_client_address(connection) else { return "" }
+    var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+    if address.pointee.sa_family == sa_family_t(AF_INET) {
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+            var addr = inet.pointee.sin_addr
+            _ = inet_ntop(AF_INET, &addr, &buffer, socklen_t(buffer.count))
+        }
+    } else if address.pointee.sa_family == sa_family_t(AF_INET6) {
+        address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
+            var addr = inet.pointee.sin6_addr
+            _ = inet_ntop(AF_INET6, &addr, &buffer, socklen_t(buffer.count))
+        }
+    }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

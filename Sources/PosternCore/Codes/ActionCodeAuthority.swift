@@ -53,7 +53,7 @@ public struct ActionCodeAuthority: Sendable {
             raw[5] = action.wireValue
             Self.put32(UInt32(truncatingIfNeeded: now), raw, 6)
             Self.put32(UInt32(truncatingIfNeeded: expiresAt), raw, 10)
-            try SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: raw[14..<30]))
+            try SecureRandom.fillBuffered(UnsafeMutableRawBufferPointer(rebasing: raw[14..<30]))
             binding.bytes.withUnsafeBytes { b in
                 UnsafeMutableRawBufferPointer(rebasing: raw[30..<46]).copyMemory(from: b)
             }

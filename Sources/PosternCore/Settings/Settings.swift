@@ -1,0 +1,140 @@
+import Foundation
+
+/// Every setting API.md lists, resolved: a flag beats the environment, which beats the JSON file.
+public struct Settings: Sendable, Equatable {
+    public var listen = "127.0.0.1:8080"
+    public var database = "./postern.db"
+    public var smtpURL: String?
+    public var smtpCAFile: String?
+    public var smtpPasswordFile: String?
+    public var mailFrom = "Postern <no-reply@localhost>"
+    public var publicURL = "http://127.0.0.1:8080"
+    public var allowedContinueHosts: [String] = []
+    public var adminToken: String?
+    public var templates: String?
+    public var ttlSignIn: Int64 = 600
+    public var ttlResetPassword: Int64 = 3600
+    public var ttlVerifyEmail: Int64 = 259_200
+    public var mailInterval: Int64 = 60
+    public var mailPerHour: Int64 = 5
+    public var ipPerMinute: Int64 = 300
+    public var workers: Int64 = 4
+
+    /// The defaults.
+    public init() {}
+
+    /// One setting: its flag (also its JSON key), environment variable and help text.
+    public struct Descriptor: Sendable {
+        public let flag: String
+        public let environment: String
+        public let help: String
+        let apply: @Sendable (inout Settings, String) throws(SettingsError) -> Void
+    }
+
+    /// The longest lifetime of any action code: how long a retired key must keep verifying.
+    public var longestCodeLifetime: Int64 { max(ttlSignIn, ttlResetPassword, ttlVerifyEmail, 7 * 86_400) }
+
+    /// The hosts a continue URL may point to: the allowed list, or the public URL's host.
+    public var effectiveContinueHosts: [String] {
+        if !allowedContinueHosts.isEmpty { return allowedContinueHosts }
+        return URLComponents(string: publicURL)?.host.map { [$0.lowercased()] } ?? []
+    }
+
+    /// Resolves settings from `flags` (flag name without dashes → value), `environment` and the
+    /// decoded JSON `file` (keys are the flag names).
+    /// - Throws: `SettingsError` naming the setting, where it came from, and what to fix.
+    public static func resolve(
+        flags: [String: String], environment: [String: String], file: [String: String]
+    ) throws(SettingsError) -> Settings {
+        var settings = Settings()
+        for descriptor in descriptors {
+            let source: (String, String)? =
+                flags[descriptor.flag].map { ("--\(descriptor.flag)", $0) }
+                ?? environment[descriptor.environment].map { (descriptor.environment, $0) }
+                ?? file[descriptor.flag].map { ("\"\(descriptor.flag)\" in the config file", $0) }
+            guard let (origin, value) = source else { continue }
+            do {
+                try descriptor.apply(&settings, value)
+            } catch {
+                throw SettingsError("\(origin): \(error.message)")
+            }
+        }
+        return settings
+    }
+
+    /// All settings, in the order `--help` lists them.
+    public static let descriptors: [Descriptor] = [
+        text("listen", "POSTERN_LISTEN", "HTTP bind address HOST:PORT (default 127.0.0.1:8080)") { s, v throws(SettingsError) in
+            guard let colon = v.lastIndex(of: ":"), UInt16(v[v.index(after: colon)...]) != nil, colon != v.startIndex else {
+                throw SettingsError("must be HOST:PORT, such as 127.0.0.1:8080")
+            }
+            s.listen = v
+        },
+        text("database", "POSTERN_DATABASE", "SQLite file (default ./postern.db)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.database = v
+        },
+        text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25 or file:DIR (default: file:./mail-out)") { s, v throws(SettingsError) in
+            let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:"]
+            guard schemes.contains(where: { v.hasPrefix($0) }), v.count > 5 else {
+                throw SettingsError("must start with smtp://, smtps://, smtp+plain:// or file:")
+            }
+            s.smtpURL = v
+        },
+        text("smtp-ca-file", "POSTERN_SMTP_CA_FILE", "extra CA certificates (PEM) to trust for the SMTP server") { s, v in s.smtpCAFile = v },
+        text("smtp-password-file", "POSTERN_SMTP_PASSWORD_FILE", "read the SMTP password from this file") { s, v in s.smtpPasswordFile = v },
+        text("mail-from", "POSTERN_MAIL_FROM", "From header and envelope sender (default \"Postern <no-reply@localhost>\")") { s, v throws(SettingsError) in
+            guard !v.contains(where: { $0.isNewline }), v.contains("@") else { throw SettingsError("must be an address, optionally \"Name <address>\"") }
+            s.mailFrom = v
+        },
+        text("public-url", "POSTERN_PUBLIC_URL", "origin of the links in mail (default http://127.0.0.1:8080)") { s, v throws(SettingsError) in
+            guard let url = URLComponents(string: v), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+                let host = url.host, !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil
+            else { throw SettingsError("must be an absolute http(s) URL such as https://auth.example.com") }
+            s.publicURL = v.hasSuffix("/") ? String(v.dropLast()) : v
+        },
+        text("allowed-continue-hosts", "POSTERN_ALLOWED_CONTINUE_HOSTS", "comma-separated hosts a continueUrl may point to (default: the public URL's host)") { s, v in
+            s.allowedContinueHosts = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        },
+        text("admin-token", "POSTERN_ADMIN_TOKEN", "bearer token for /v1/admin/* (default: admin API disabled)") { s, v throws(SettingsError) in
+            guard v.count >= 16 else { throw SettingsError("must be at least 16 characters") }
+            s.adminToken = v
+        },
+        text("templates", "POSTERN_TEMPLATES", "template directory (default: the bundled templates/)") { s, v in s.templates = v },
+        number("ttl-sign-in", "POSTERN_TTL_SIGN_IN", "lifetime of sign-in links and codes in seconds (default 600)", minimum: 60) { s, v in s.ttlSignIn = v },
+        number("ttl-reset-password", "POSTERN_TTL_RESET_PASSWORD", "lifetime of reset links in seconds (default 3600)", minimum: 60) { s, v in s.ttlResetPassword = v },
+        number("ttl-verify-email", "POSTERN_TTL_VERIFY_EMAIL", "lifetime of verification links in seconds (default 259200)", minimum: 60) { s, v in s.ttlVerifyEmail = v },
+        number("mail-interval", "POSTERN_MAIL_INTERVAL", "least seconds between two mails of one action to one address (default 60; 0: no limit)", minimum: 0) { s, v in s.mailInterval = v },
+        number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0) { s, v in s.mailPerHour = v },
+        number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0) { s, v in s.ipPerMinute = v },
+        number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1) { s, v in s.workers = v },
+    ]
+
+    private static func text(
+        _ flag: String, _ environment: String, _ help: String,
+        _ apply: @escaping @Sendable (inout Settings, String) throws(SettingsError) -> Void
+    ) -> Descriptor {
+        Descriptor(flag: flag, environment: environment, help: help, apply: apply)
+    }
+
+    private static func number(
+        _ flag: String, _ environment: String, _ help: String, minimum: Int64,
+        _ apply: @escaping @Sendable (inout Settings, Int64) -> Void
+    ) -> Descriptor {
+        Descriptor(flag: flag, environment: environment, help: help) { s, v throws(SettingsError) in
+            guard let number = Int64(v.trimmingCharacters(in: .whitespaces)), number >= minimum else {
+                throw SettingsError("must be a whole number ≥ \(minimum), not \(v.debugDescription)")
+            }
+            apply(&s, number)
+        }
+    }
+}
+
+/// A setting that cannot be used; the message says which one and how to fix it.
+public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The sentence for the operator.
+    public let message: String
+    /// Creates the error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import PosternCore
+
+/// `postern keys list|rotate`.
+enum KeysCommand {
+    static let help = """
+        Usage: postern keys list [--json]
+               postern keys rotate [--purpose action-code|id-token]
+
+        list    the keys in the store: id, purpose, status, created, retired, verify-until.
+        rotate  a new active key per purpose; the old one is retired and keeps verifying until
+                everything it signed has expired, then is removed at the next start or rotation.
+
+        """
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if arguments.switches.contains("help") {
+            print(help + settingsHelp())
+            return ExitCode.success.rawValue
+        }
+        guard arguments.words.count == 2, ["list", "rotate"].contains(arguments.words[1]) else {
+            throw CommandFailure(code: .usage, message: "keys needs list or rotate; see postern keys --help")
+        }
+        let environment = try Environment(try arguments.settings(), label: "keys")
+        _ = try environment.keys.prepare()
+        if arguments.words[1] == "rotate" {
+            let purposes: [KeyPurpose]
+            if let name = arguments.options["purpose"] {
+                guard let purpose = KeyPurpose(rawValue: name) else {
+                    throw CommandFailure(code: .usage, message: "--purpose must be action-code or id-token")
+                }
+                purposes = [purpose]
+            } else {
+                purposes = KeyPurpose.allCases
+            }
+            for purpose in purposes {
+                let key = try environment.keys.rotate(purpose)
+                print("rotated \(purpose.rawValue): new active key \(key.id)")
+            }
+            return ExitCode.success.rawValue
+        }
+        let records = try environment.keys.list()
+        let date = { (seconds: Int64?) in
+            seconds.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "-"
+        }
+        if arguments.switches.contains("json") {
+            let rows = records.map {
+                [
+                    "id": String($0.id), "purpose": $0.purpose.rawValue, "status": $0.status.rawValue,
+                    "createdAt": date($0.createdAt), "retiredAt": date($0.retiredAt), "verifyUntil": date($0.verifyUntil),
+                ]
+            }
+            let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("ID          PURPOSE      STATUS   CREATED               RETIRED               VERIFY-UNTIL")
+            for r in records {
+                print([String(r.id).padding(toLength: 11, withPad: " ", startingAt: 0),
+                       r.purpose.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0),
+                       r.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0),
+                       date(r.createdAt).padding(toLength: 21, withPad: " ", startingAt: 0),
+                       date(r.retiredAt).padding(toLength: 21, withPad: " ", startingAt: 0),
+                       date(r.verifyUntil)].joined(separator: " "))
+            }
+        }
+        return ExitCode.success.rawValue
+    }
+}
