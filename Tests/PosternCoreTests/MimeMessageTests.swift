@@ -155,6 +155,20 @@ struct MimeMessageTests {
         #expect(encoded.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0D || $0 == 0x0A })
     }
 
+    @Test func mailFromSettingParses() throws {
+        let plain = try MailMailbox.parse("Postern <no-reply@localhost>")
+        #expect(plain.displayName == "Postern")
+        #expect(plain.address.address == "no-reply@localhost")
+        let quoted = try MailMailbox.parse(#"  "Doe, \"J\" Jane" <Jane@Example.COM> "#)
+        #expect(quoted.displayName == #"Doe, "J" Jane"#)
+        #expect(quoted.address.address == "Jane@example.com")
+        #expect(try MailMailbox.parse("bare@example.com").displayName == nil)
+        #expect(try MailMailbox.parse("<bare@example.com>").displayName == nil)
+        #expect(throws: MimeError.controlCharacterInDisplayName) { try MailMailbox.parse("Evil\r\nBcc: x <a@example.com>") }
+        #expect(throws: MimeError.invalidAddress) { try MailMailbox.parse("Name <not an address>") }
+        #expect(throws: MimeError.invalidAddress) { try MailMailbox.parse("") }
+    }
+
     @Test func envelopeIsSenderAndRecipient() throws {
         let mime = try message()
         #expect(mime.envelope() == MailEnvelope(sender: "no-reply@mail.example.org", recipients: ["jane@example.com"]))

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An address with an optional display name, as in `From: Postern <no-reply@example.com>`.
 ///
 /// Checked when made: a display name or address with CR, LF or another control character (a
@@ -25,6 +27,43 @@ public struct MailMailbox: Sendable, Hashable {
         }
         self.address = address
         self.displayName = displayName?.isEmpty == true ? nil : displayName
+    }
+
+    /// Parses `address`, `Name <address>` or `"Quoted, Name" <address>` (as in `--mail-from`).
+    ///
+    /// - Throws: ``MimeError/controlCharacterInDisplayName`` when the text has a control character
+    ///   (CR/LF injection); ``MimeError/invalidAddress`` when the address does not parse
+    ///   (`EmailAddress.parse`); the errors of ``init(_:displayName:)``.
+    public static func parse(_ text: String) throws(MimeError) -> MailMailbox {
+        if text.unicodeScalars.contains(where: TemplateContext.isControl) { throw .controlCharacterInDisplayName }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        var name: String?
+        var addressText = trimmed
+        if trimmed.hasSuffix(">"), let open = trimmed.lastIndex(of: "<") {
+            addressText = String(trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)])
+            var given = trimmed[..<open].trimmingCharacters(in: .whitespaces)
+            if given.count >= 2, given.hasPrefix("\""), given.hasSuffix("\"") {
+                var unquoted = ""
+                var escaped = false
+                for character in given.dropFirst().dropLast() {
+                    if !escaped && character == "\\" {
+                        escaped = true
+                        continue
+                    }
+                    escaped = false
+                    unquoted.append(character)
+                }
+                given = unquoted
+            }
+            name = given.isEmpty ? nil : given
+        }
+        let address: EmailAddress
+        do {
+            address = try EmailAddress.parse(addressText)
+        } catch {
+            throw .invalidAddress
+        }
+        return try MailMailbox(address, displayName: name)
     }
 
     /// The domain Message-IDs of mail from this mailbox are made on.

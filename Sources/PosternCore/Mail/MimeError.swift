@@ -9,6 +9,7 @@ public struct MimeError: Error, Sendable, Hashable, CustomStringConvertible {
         case controlCharacterInSubject = "subject contains a control character (CR, LF or other)"
         case invalidMessageIDToken = "message-ID token must be 8 to 64 characters of A-Z a-z 0-9 - _"
         case invalidLanguageTag = "content language is not a language tag"
+        case invalidAddress = "mailbox is not an address or `Name <address>`"
     }
 
     private let base: Base
@@ -26,6 +27,8 @@ public struct MimeError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let invalidMessageIDToken = MimeError(.invalidMessageIDToken)
     /// The Content-Language value is not a language tag.
     public static let invalidLanguageTag = MimeError(.invalidLanguageTag)
+    /// A mailbox text (`--mail-from`) is neither `address` nor `Name <address>` with a valid address.
+    public static let invalidAddress = MimeError(.invalidAddress)
 
     /// What is wrong, naming the field but not its value.
     public var description: String { base.rawValue }
