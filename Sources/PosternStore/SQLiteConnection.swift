@@ -133,6 +133,9 @@ final class SQLiteConnection {
         }
     }
 
+    /// The rowid of the last row this connection inserted.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// The first row mapped by `map`, or nil.
     func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> T? {
         var result: T?

@@ -3,7 +3,7 @@ import PosternCrypto
 
 /// The `StoreWriter` over one connection inside an open transaction.
 final class SQLiteTransaction: StoreWriter {
-    private let db: SQLiteConnection
+    let db: SQLiteConnection
 
     init(_ db: SQLiteConnection) { self.db = db }
 

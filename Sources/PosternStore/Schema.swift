@@ -57,28 +57,6 @@ enum Schema {
             consumed_at INTEGER
         );
         CREATE INDEX sign_in_requests_address ON sign_in_requests(address);
-        CREATE TABLE outbox (
-            id INTEGER PRIMARY KEY,
-            kind TEXT NOT NULL,
-            recipient TEXT NOT NULL,
-            request_id TEXT,
-            state TEXT NOT NULL,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_attempt_at INTEGER NOT NULL,
-            lease_owner TEXT,
-            lease_until INTEGER,
-            body BLOB,
-            last_reply TEXT,
-            created_at INTEGER NOT NULL,
-            give_up_at INTEGER NOT NULL,
-            finished_at INTEGER
-        );
-        CREATE INDEX outbox_due ON outbox(state, next_attempt_at);
-        CREATE TABLE suppressions (
-            address TEXT PRIMARY KEY,
-            reason TEXT NOT NULL,
-            created_at INTEGER NOT NULL
-        );
         CREATE TABLE rate_limits (
             bucket TEXT PRIMARY KEY,
             window_start INTEGER NOT NULL,
@@ -95,6 +73,8 @@ enum Schema {
             verify_until INTEGER,
             sealed_secret BLOB NOT NULL
         );
-        """
+        """,
+        // 2: the outbox.
+        outboxMigration,
     ]
 }

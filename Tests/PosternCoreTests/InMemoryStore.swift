@@ -8,6 +8,7 @@ final class InMemoryStore: Store {
         var keys: [UInt32: KeyRecord] = [:]
         var accounts: [String: Account] = [:]
         var consumed: [[UInt8]: Int64] = [:]
+        var outbox: [QueuedMail] = []
     }
 
     private let state = Mutex(State())

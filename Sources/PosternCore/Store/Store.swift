@@ -31,7 +31,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Reads inside one consistent snapshot.
-public protocol StoreReader {
+public protocol StoreReader: OutboxReader {
     /// All keys of `purpose`, active first.
     func keys(purpose: KeyPurpose) throws -> [KeyRecord]
     /// The account with `uid`.
@@ -43,7 +43,7 @@ public protocol StoreReader {
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader {
+public protocol StoreWriter: StoreReader, OutboxWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).
