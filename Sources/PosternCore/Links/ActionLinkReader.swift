@@ -35,12 +35,22 @@ enum ActionLinkReader {
 
     private static func classify(_ url: LinkURL, policy: LinkPolicy) -> Verdict {
         let bytes = url.bytes
-        let lookup: (StaticString) -> QueryParameters.Lookup = { name in
-            guard let query = url.query else { return .absent }
-            return QueryParameters.lookup(name, in: bytes, query: query)
+        guard let query = url.query else { return .irrelevant }
+        var mode = QueryParameters.Lookup.absent
+        var code = QueryParameters.Lookup.absent
+        var continueURL = QueryParameters.Lookup.absent
+        var language = QueryParameters.Lookup.absent
+        QueryParameters.forEachPair(in: bytes, query: query) { key, value in
+            if QueryParameters.nameMatches("mode", bytes, key) {
+                QueryParameters.record(value, into: &mode, bytes)
+            } else if QueryParameters.nameMatches("oobCode", bytes, key) {
+                QueryParameters.record(value, into: &code, bytes)
+            } else if QueryParameters.nameMatches("continueUrl", bytes, key) {
+                QueryParameters.record(value, into: &continueURL, bytes)
+            } else if QueryParameters.nameMatches("lang", bytes, key) {
+                QueryParameters.record(value, into: &language, bytes)
+            }
         }
-        let mode = lookup("mode")
-        let code = lookup("oobCode")
         guard mode != .absent || code != .absent else { return .irrelevant }
 
         if let refusal = originRefusal(url, policy: policy) {
@@ -74,7 +84,7 @@ enum ActionLinkReader {
         }
 
         var continueUrl: String?
-        switch lookup("continueUrl") {
+        switch continueURL {
         case .absent:
             break
         case .conflicting:
@@ -89,7 +99,7 @@ enum ActionLinkReader {
         }
 
         var lang: String?
-        if case .value(let range) = lookup("lang") {
+        if case .value(let range) = language {
             lang = languageTag(PercentDecoding.decode(bytes, range))
         }
         return .accepted(ActionLink(mode: action, oobCode: oobCode, continueUrl: continueUrl, lang: lang))

@@ -6,7 +6,14 @@ enum HTMLEntityDecoding {
         var index = 0
         let count = bytes.count
         while index < count {
-            if bytes[index] == UInt8(ascii: "&"), reference(bytes, at: index) != nil {
+            index = bytes.withUnsafeBufferPointer { buffer in
+                var next = index
+                while next < buffer.count, buffer[next] != UInt8(ascii: "&") {
+                    next += 1
+                }
+                return next
+            }
+            if index < count, reference(bytes, at: index) != nil {
                 return true
             }
             index += 1

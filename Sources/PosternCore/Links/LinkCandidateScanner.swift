@@ -17,8 +17,9 @@ enum LinkCandidateScanner {
         var index = 0
         let count = text.count
         while index < count {
-            let byte = text[index] | 0x20
-            guard byte == UInt8(ascii: "h") || byte == UInt8(ascii: "j"), let schemeLength = schemeLength(text, at: index) else {
+            index = nextPossibleSchemeStart(text, from: index)
+            guard index < count else { break }
+            guard let schemeLength = schemeLength(text, at: index) else {
                 index += 1
                 continue
             }
@@ -39,6 +40,21 @@ enum LinkCandidateScanner {
             index = max(end, index + 1)
         }
         return found
+    }
+
+    /// The first index at or after `start` holding `h` or `j` (any case), or `text.count`.
+    private static func nextPossibleSchemeStart(_ text: [UInt8], from start: Int) -> Int {
+        text.withUnsafeBufferPointer { buffer in
+            var index = start
+            while index < buffer.count {
+                let byte = buffer[index] | 0x20
+                if byte == UInt8(ascii: "h") || byte == UInt8(ascii: "j") {
+                    return index
+                }
+                index += 1
+            }
+            return buffer.count
+        }
     }
 
     /// The length of the recognised scheme prefix at `index`, or nil.
@@ -82,35 +98,26 @@ enum LinkCandidateScanner {
     /// Where a URL that is not in angle brackets ends: at whitespace, a control or non-ASCII byte,
     /// `"`, `<`, `>` or a backtick; at `'` too when the URL was opened by one.
     private static func plainEnd(_ text: [UInt8], from start: Int, opener: UInt8) -> Int {
-        var index = start
         let quote = opener == UInt8(ascii: "'")
-        while index < text.count {
-            let byte = text[index]
-            if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "<")
-                || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "`") || (quote && byte == UInt8(ascii: "'")) {
-                break
+        return text.withUnsafeBufferPointer { buffer in
+            var index = start
+            while index < buffer.count {
+                let byte = buffer[index]
+                if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "<")
+                    || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "`") || (quote && byte == UInt8(ascii: "'")) {
+                    break
+                }
+                index += 1
             }
-            index += 1
+            return index
         }
-        return index
     }
 
     /// The end of `bytes[range]` once sentence punctuation and unbalanced closing brackets (the
     /// `)` of a markdown link) are cut off.
     static func trimTrailingPunctuation(_ bytes: [UInt8], _ range: Range<Int>) -> Int {
-        var open = 0
-        var close = 0
-        var openSquare = 0
-        var closeSquare = 0
-        for index in range {
-            switch bytes[index] {
-            case UInt8(ascii: "("): open += 1
-            case UInt8(ascii: ")"): close += 1
-            case UInt8(ascii: "["): openSquare += 1
-            case UInt8(ascii: "]"): closeSquare += 1
-            default: break
-            }
-        }
+        // Brackets are only counted when one ends the URL, so the common case is one short loop.
+        var balance: (round: Int, square: Int)?
         var end = range.upperBound
         while end > range.lowerBound {
             let byte = bytes[end - 1]
@@ -118,17 +125,38 @@ enum LinkCandidateScanner {
             case UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "!"),
                  UInt8(ascii: "?"), UInt8(ascii: "'"), UInt8(ascii: "\""):
                 end -= 1
-            case UInt8(ascii: ")") where close > open:
-                close -= 1
-                end -= 1
-            case UInt8(ascii: "]") where closeSquare > openSquare:
-                closeSquare -= 1
+            case UInt8(ascii: ")"), UInt8(ascii: "]"):
+                var counts = balance ?? bracketBalance(bytes, range.lowerBound..<end)
+                if byte == UInt8(ascii: ")"), counts.round < 0 {
+                    counts.round += 1
+                } else if byte == UInt8(ascii: "]"), counts.square < 0 {
+                    counts.square += 1
+                } else {
+                    return end
+                }
+                balance = counts
                 end -= 1
             default:
                 return end
             }
         }
         return end
+    }
+
+    /// Opening minus closing round and square brackets in `bytes[range]`.
+    private static func bracketBalance(_ bytes: [UInt8], _ range: Range<Int>) -> (round: Int, square: Int) {
+        var round = 0
+        var square = 0
+        for index in range {
+            switch bytes[index] {
+            case UInt8(ascii: "("): round += 1
+            case UInt8(ascii: ")"): round -= 1
+            case UInt8(ascii: "["): square += 1
+            case UInt8(ascii: "]"): square -= 1
+            default: break
+            }
+        }
+        return (round, square)
     }
 
     private static func isWordByte(_ byte: UInt8) -> Bool {

@@ -31,7 +31,8 @@ struct LinkURL {
     let pathStart: Int
     /// The path, without query and fragment.
     let path: Range<Int>
-    /// The query without its `?`, when there is one.
+    /// The query without its `?`, when there is one, up to the end of the URL: a fragment is
+    /// still attached, and ``QueryParameters`` stops at its `#`.
     let query: Range<Int>?
 
     /// Splits `bytes`; returns nil when they do not start with a scheme followed by `:`.
@@ -130,19 +131,17 @@ struct LinkURL {
     }
 
     private static func splitPathAndQuery(_ bytes: [UInt8], from start: Int) -> (path: Range<Int>, query: Range<Int>?) {
-        var index = start
-        let count = bytes.count
-        while index < count, bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
-            index += 1
+        bytes.withUnsafeBufferPointer { buffer in
+            var index = start
+            let count = buffer.count
+            while index < count, buffer[index] != UInt8(ascii: "?"), buffer[index] != UInt8(ascii: "#") {
+                index += 1
+            }
+            let path = start..<index
+            guard index < count, buffer[index] == UInt8(ascii: "?") else { return (path, nil) }
+            // The query runs to the end; its readers stop at `#`, which saves a pass over it.
+            return (path, (index + 1)..<count)
         }
-        let path = start..<index
-        guard index < count, bytes[index] == UInt8(ascii: "?") else { return (path, nil) }
-        let queryStart = index + 1
-        var queryEnd = queryStart
-        while queryEnd < count, bytes[queryEnd] != UInt8(ascii: "#") {
-            queryEnd += 1
-        }
-        return (path, queryStart..<queryEnd)
     }
 
     private static func parseHostAndPort(

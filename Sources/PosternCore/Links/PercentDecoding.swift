@@ -6,29 +6,37 @@ enum PercentDecoding {
     /// `+` stays `+`: the links this service writes encode a space as `%20`, and gateways
     /// percent-encode the whole wrapped URL, so reading `+` as a space could only corrupt a code.
     static func decode(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8] {
-        var output = [UInt8]()
-        output.reserveCapacity(range.count)
-        var index = range.lowerBound
-        let end = range.upperBound
-        while index < end {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), index + 2 < end,
-               let high = LinkBytes.hexValue(bytes[index + 1]), let low = LinkBytes.hexValue(bytes[index + 2]) {
-                output.append(high << 4 | low)
-                index += 3
-            } else {
-                output.append(byte)
-                index += 1
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return [] }
+        return bytes.withUnsafeBufferPointer { source in
+            [UInt8](unsafeUninitializedCapacity: range.count) { output, written in
+                // The output is never longer than the input: each step reads at least what it writes.
+                var index = range.lowerBound
+                var count = 0
+                let end = range.upperBound
+                while index < end {
+                    let byte = source[index]
+                    if byte == UInt8(ascii: "%"), index + 2 < end,
+                       let high = LinkBytes.hexValue(source[index + 1]), let low = LinkBytes.hexValue(source[index + 2]) {
+                        output[count] = high << 4 | low
+                        index += 3
+                    } else {
+                        output[count] = byte
+                        index += 1
+                    }
+                    count += 1
+                }
+                written = count
             }
         }
-        return output
     }
 
     /// Whether `bytes[range]` holds a `%` at all, so callers can skip a copy.
     static func needsDecoding(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
-        for index in range where bytes[index] == UInt8(ascii: "%") {
-            return true
+        bytes.withUnsafeBufferPointer { buffer in
+            for index in range where buffer[index] == UInt8(ascii: "%") {
+                return true
+            }
+            return false
         }
-        return false
     }
 }

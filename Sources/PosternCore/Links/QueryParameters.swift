@@ -13,37 +13,67 @@ enum QueryParameters {
     /// Finds `name` in the query `bytes[query]`. Names are compared after percent-decoding, so
     /// `oob%43ode` cannot smuggle a second code past the check; values are returned raw.
     static func lookup(_ name: StaticString, in bytes: [UInt8], query: Range<Int>) -> Lookup {
-        var found: Range<Int>?
-        var pairStart = query.lowerBound
-        let end = query.upperBound
-        while pairStart <= end {
-            var pairEnd = pairStart
-            while pairEnd < end, bytes[pairEnd] != UInt8(ascii: "&") {
-                pairEnd += 1
+        var result = Lookup.absent
+        forEachPair(in: bytes, query: query) { key, value in
+            if nameMatches(name, bytes, key) {
+                record(value, into: &result, bytes)
             }
-            var equals = pairStart
-            while equals < pairEnd, bytes[equals] != UInt8(ascii: "=") {
-                equals += 1
-            }
-            if nameMatches(name, bytes, pairStart..<equals) {
-                let value = equals < pairEnd ? (equals + 1)..<pairEnd : pairEnd..<pairEnd
-                if let previous = found {
-                    if !sameBytes(bytes, previous, value) {
-                        return .conflicting
-                    }
-                } else {
-                    found = value
-                }
-            }
-            pairStart = pairEnd + 1
         }
-        if let found {
-            return .value(found)
-        }
-        return .absent
+        return result
     }
 
-    private static func nameMatches(_ name: StaticString, _ bytes: [UInt8], _ range: Range<Int>) -> Bool {
+    /// Calls `body` with the key and value range of each `key=value` pair of `bytes[query]`, in
+    /// one pass; a `#` ends the query (the fragment is not part of it).
+    static func forEachPair(in bytes: [UInt8], query: Range<Int>, _ body: (Range<Int>, Range<Int>) -> Void) {
+        guard query.lowerBound >= 0, query.upperBound <= bytes.count else { return }
+        bytes.withUnsafeBufferPointer { buffer in
+            var pairStart = query.lowerBound
+            let end = query.upperBound
+            while pairStart <= end {
+                var index = pairStart
+                var equals = -1
+                var reachedFragment = false
+                while index < end {
+                    let byte = buffer[index]
+                    if byte == UInt8(ascii: "&") {
+                        break
+                    }
+                    if byte == UInt8(ascii: "#") {
+                        reachedFragment = true
+                        break
+                    }
+                    if byte == UInt8(ascii: "="), equals < 0 {
+                        equals = index
+                    }
+                    index += 1
+                }
+                let keyEnd = equals < 0 ? index : equals
+                let value = equals < 0 ? index..<index : (equals + 1)..<index
+                body(pairStart..<keyEnd, value)
+                if reachedFragment {
+                    return
+                }
+                pairStart = index + 1
+            }
+        }
+    }
+
+    /// Adds one occurrence of a parameter's value to what was found of it so far.
+    static func record(_ value: Range<Int>, into result: inout Lookup, _ bytes: [UInt8]) {
+        switch result {
+        case .absent:
+            result = .value(value)
+        case .value(let previous):
+            if !sameBytes(bytes, previous, value) {
+                result = .conflicting
+            }
+        case .conflicting:
+            break
+        }
+    }
+
+    /// Whether the key `bytes[range]` is `name`, compared after percent-decoding.
+    static func nameMatches(_ name: StaticString, _ bytes: [UInt8], _ range: Range<Int>) -> Bool {
         if LinkBytes.equals(bytes, range, name) {
             return true
         }

@@ -19,13 +19,16 @@ enum QuotedPrintableDebris {
         var index = 0
         let count = bytes.count
         while index < count {
-            let byte = bytes[index]
-            if byte == 0x0A {
-                line.start(at: index + 1)
-                index += 1
-                continue
+            index = bytes.withUnsafeBufferPointer { buffer in
+                var next = index
+                while next < buffer.count, buffer[next] != UInt8(ascii: "="), buffer[next] != 0x0A {
+                    next += 1
+                }
+                return next
             }
-            guard byte == UInt8(ascii: "=") else {
+            guard index < count else { break }
+            if bytes[index] == 0x0A {
+                line.start(at: index + 1)
                 index += 1
                 continue
             }

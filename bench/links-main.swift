@@ -1,0 +1,59 @@
+// Benchmark driver for the pasted-link parser, built by bench/links together with the parser's
+// sources; not part of the package.
+//
+//   links-bench INPUTS SECONDS
+//
+// INPUTS has one case a line, `oobCode<TAB>pasted text` (newlines in the text written as \n).
+// Checks every case parses to its code, then parses them round-robin for SECONDS and prints
+// `swift pastes=… seconds=… per_s=…`.
+import Foundation
+
+@main
+struct LinksBench {
+    static func main() {
+        let arguments = CommandLine.arguments
+        guard arguments.count == 3, let seconds = Double(arguments[2]),
+              let content = try? String(contentsOfFile: arguments[1], encoding: .utf8)
+        else {
+            FileHandle.standardError.write(Data("usage: links-bench INPUTS SECONDS\n".utf8))
+            exit(64)
+        }
+        var cases = [(code: String, text: String)]()
+        for line in content.split(separator: "\n") {
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            cases.append((String(parts[0]), parts[1].replacingOccurrences(of: "\\n", with: "\n")))
+        }
+        guard !cases.isEmpty,
+              let policy = try? LinkPolicy(publicURL: "https://auth.example.com", allowedHosts: ["app.example.com"])
+        else {
+            FileHandle.standardError.write(Data("links-bench: no cases or bad policy\n".utf8))
+            exit(65)
+        }
+        let parser = PastedLinkParser(policy: policy)
+        for (index, item) in cases.enumerated() {
+            guard case .link(let link)? = try? parser.parse(item.text), link.oobCode == item.code else {
+                FileHandle.standardError.write(Data("links-bench: case \(index) did not parse to its code\n".utf8))
+                exit(1)
+            }
+        }
+
+        let clock = ContinuousClock()
+        let limit = Duration.milliseconds(Int64(seconds * 1000))
+        var pastes = 0
+        var checksum = 0
+        let start = clock.now
+        var elapsed = Duration.zero
+        repeat {
+            for item in cases {
+                if case .link(let link)? = try? parser.parse(item.text) {
+                    checksum &+= link.oobCode.utf8.count
+                }
+            }
+            pastes += cases.count
+            elapsed = clock.now - start
+        } while elapsed < limit
+        let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print("swift pastes=\(pastes) seconds=\(String(format: "%.3f", total)) per_s=\(Int(Double(pastes) / total)) checksum=\(checksum)")
+    }
+}
