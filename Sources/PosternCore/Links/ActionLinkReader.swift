@@ -131,19 +131,13 @@ enum ActionLinkReader {
         return EmailAction(rawValue: String(decoding: bytes, as: UTF8.self))
     }
 
-    /// A BCP 47-shaped tag (letters, digits and `-`, at most 35 characters), or nil: the tag
-    /// only picks a template, so an odd one is dropped rather than refused.
+    /// The tag as the link spells it (`pt-BR`) when it is a language tag in the form templates
+    /// are chosen by (``MailLocale/normalized(_:)``, up to case), or nil: the tag only picks a
+    /// template, so an odd one is dropped rather than refused.
     private static func languageTag(_ bytes: [UInt8]) -> String? {
-        guard !bytes.isEmpty, bytes.count <= 35 else { return nil }
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-                continue
-            default:
-                return nil
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        guard !bytes.isEmpty, bytes.count <= 64, let tag = String(validating: bytes, as: UTF8.self),
+              MailLocale.normalized(tag) == tag.lowercased()
+        else { return nil }
+        return tag
     }
 }

@@ -43,6 +43,14 @@ enum HTMLEntityDecoding {
 
     /// The scalar a reference at `index` (which holds `&`) stands for, and the reference's length.
     private static func reference(_ bytes: [UInt8], at index: Int) -> (UInt32, Int)? {
+        // Most `&` in pasted text separate query parameters (`&data=`): reject them on one byte.
+        guard index + 1 < bytes.count else { return nil }
+        switch bytes[index + 1] | 0x20 {
+        case UInt8(ascii: "a"), UInt8(ascii: "l"), UInt8(ascii: "g"), UInt8(ascii: "q"), UInt8(ascii: "n"), UInt8(ascii: "#") | 0x20:
+            break
+        default:
+            return nil
+        }
         if LinkBytes.hasPrefixIgnoringCase(bytes, at: index, "&amp;") { return (0x26, 5) }
         if LinkBytes.hasPrefixIgnoringCase(bytes, at: index, "&lt;") { return (0x3C, 4) }
         if LinkBytes.hasPrefixIgnoringCase(bytes, at: index, "&gt;") { return (0x3E, 4) }

@@ -98,19 +98,28 @@ enum LinkCandidateScanner {
     /// Where a URL that is not in angle brackets ends: at whitespace, a control or non-ASCII byte,
     /// `"`, `<`, `>` or a backtick; at `'` too when the URL was opened by one.
     private static func plainEnd(_ text: [UInt8], from start: Int, opener: UInt8) -> Int {
-        let quote = opener == UInt8(ascii: "'")
-        return text.withUnsafeBufferPointer { buffer in
-            var index = start
-            while index < buffer.count {
-                let byte = buffer[index]
-                if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "<")
-                    || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "`") || (quote && byte == UInt8(ascii: "'")) {
-                    break
+        // One table load per byte: bit 0 ends every URL, bit 1 ends one opened by `'`.
+        let mask: UInt8 = opener == UInt8(ascii: "'") ? 0b11 : 0b01
+        return plainURLEnders.withUnsafeBufferPointer { enders in
+            text.withUnsafeBufferPointer { buffer in
+                var index = start
+                while index < buffer.count, enders[Int(buffer[index])] & mask == 0 {
+                    index += 1
                 }
-                index += 1
+                return index
             }
-            return index
         }
+    }
+
+    /// Per byte value: bit 0 when the byte ends a plain URL (whitespace, controls, non-ASCII,
+    /// `"`, `<`, `>`, backtick), bit 1 for `'`.
+    private static let plainURLEnders: [UInt8] = (0..<256).map { value in
+        let byte = UInt8(value)
+        if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "<")
+            || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "`") {
+            return 0b01
+        }
+        return byte == UInt8(ascii: "'") ? 0b10 : 0
     }
 
     /// The end of `bytes[range]` once sentence punctuation and unbalanced closing brackets (the
