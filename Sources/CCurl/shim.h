@@ -13,4 +13,7 @@ static inline CURLcode postern_curl_setopt_write(CURL *h, size_t (*f)(char *, si
 static inline CURLcode postern_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode postern_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode postern_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode postern_curl_setopt_debug(CURL *h, int (*f)(CURL *, curl_infotype, char *, size_t, void *)) { return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, f); }
+/* CURL_GLOBAL_DEFAULT is a macro expression Swift does not import. */
+static inline CURLcode postern_curl_global_init(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }
 #endif

@@ -2,11 +2,172 @@ import Foundation
 import PosternCore
 
 extension SQLiteTransaction {
+    private static let metadataColumns =
+        "id, intent, recipient_local, recipient_domain, state, attempts, next_attempt_at, created_at, give_up_at, finished_at, last_reply, message_id"
+
+    /// Reads the columns of `metadataColumns` starting at column 0.
+    private func readMessage(_ row: Statement) throws -> OutboxMessage {
+        guard let intentText = row.text(1), let local = row.text(2), let domain = row.text(3),
+            let state = row.text(4).flatMap(OutboxState.init(rawValue:)),
+            let intent = try? JSONDecoder().decode(MailIntent.self, from: Data(intentText.utf8))
+        else { throw StoreError.corrupt("outbox row") }
+        return OutboxMessage(
+            id: row.integer(0), intent: intent, recipient: EmailAddress.restored(localPart: local, domain: domain),
+            state: state, attempts: Int(row.integer(5)), nextAttemptAt: row.integer(6), createdAt: row.integer(7),
+            giveUpAt: row.integer(8), finishedAt: row.optionalInteger(9), lastReply: row.text(10), messageID: row.text(11))
+    }
+
+    // MARK: reads
+
+    func outboxCounts() throws -> OutboxCounts {
+        var counts = OutboxCounts()
+        try db.query("SELECT state, count(*) FROM outbox GROUP BY state") { row in
+            guard let state = row.text(0).flatMap(OutboxState.init(rawValue:)) else { throw StoreError.corrupt("outbox state") }
+            counts.byState[state] = Int(row.integer(1))
+        }
+        return counts
+    }
+
+    func outboxMessages(state: OutboxState?, limit: Int) throws -> [OutboxMessage] {
+        var messages: [OutboxMessage] = []
+        let limit = SQLValue.integer(Int64(max(0, limit)))
+        if let state {
+            try db.query(
+                "SELECT \(Self.metadataColumns) FROM outbox WHERE state = ? ORDER BY id DESC LIMIT ?", [.text(state.rawValue), limit]
+            ) { messages.append(try readMessage($0)) }
+        } else {
+            try db.query("SELECT \(Self.metadataColumns) FROM outbox ORDER BY id DESC LIMIT ?", [limit]) {
+                messages.append(try readMessage($0))
+            }
+        }
+        return messages
+    }
+
+    func outboxMessage(id: Int64) throws -> OutboxMessage? {
+        try db.first("SELECT \(Self.metadataColumns) FROM outbox WHERE id = ?", [.integer(id)], readMessage)
+    }
+
+    func isSuppressed(_ address: EmailAddress) throws -> Bool {
+        try db.first("SELECT 1 FROM suppressions WHERE address = ?", [.text(address.normalized)]) { _ in true } ?? false
+    }
+
+    // MARK: changes
+
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
         let encoded = String(decoding: try JSONEncoder().encode(intent), as: UTF8.self)
         try db.execute(
-            "INSERT INTO outbox (intent, recipient, state, next_attempt_at, created_at, give_up_at) VALUES (?, ?, 'queued', ?, ?, ?)",
-            [.text(encoded), .text(recipient.address), .integer(now), .integer(now), .integer(giveUpAt)])
+            """
+            INSERT INTO outbox (intent, recipient_local, recipient_domain, recipient_normalized, state, next_attempt_at, created_at, give_up_at)
+            VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)
+            """,
+            [
+                .text(encoded), .text(recipient.localPart), .text(recipient.domain), .text(recipient.normalized),
+                .integer(now), .integer(now), .integer(giveUpAt),
+            ])
         return db.lastInsertedRowID
+    }
+
+    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
+        var claims: [OutboxClaim] = []
+        // One statement inside the (BEGIN IMMEDIATE) write transaction: no other connection or
+        // process can claim between the choice and the update.
+        try db.query(
+            """
+            UPDATE outbox SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+            WHERE id IN (
+                SELECT id FROM outbox WHERE state IN ('queued', 'retrying', 'claimed') AND next_attempt_at <= ?
+                ORDER BY next_attempt_at, id LIMIT ?)
+            RETURNING \(Self.metadataColumns), envelope_sender, envelope_recipients, body,
+                EXISTS (SELECT 1 FROM suppressions WHERE address = recipient_normalized)
+            """,
+            [.text(owner), .integer(leaseUntil), .integer(now), .integer(Int64(max(0, limit)))]
+        ) { row in
+            let message = try readMessage(row)
+            var mail: OutgoingMail?
+            if let messageID = message.messageID, let sender = row.text(12), let recipients = row.text(13), let body = row.blob(14) {
+                let envelope = MailEnvelope(sender: sender, recipients: recipients.split(separator: "\n").map(String.init))
+                mail = OutgoingMail(storedMessageID: messageID, envelope: envelope, bytes: body)
+            }
+            claims.append(OutboxClaim(message: message, mail: mail, isSuppressed: row.integer(15) != 0))
+        }
+        return claims.sorted { ($0.message.createdAt, $0.message.id) < ($1.message.createdAt, $1.message.id) }
+    }
+
+    func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool {
+        try db.execute(
+            "UPDATE outbox SET message_id = ?, envelope_sender = ?, envelope_recipients = ?, body = ? WHERE id = ? AND state = 'claimed' AND lease_owner = ?",
+            [
+                .text(mail.messageID), .text(mail.envelope.sender), .text(mail.envelope.recipients.joined(separator: "\n")),
+                .blob(mail.bytes), .integer(id), .text(owner),
+            ]) == 1
+    }
+
+    func extendLeases(owner: String, leaseUntil: Int64) throws {
+        try db.execute(
+            "UPDATE outbox SET next_attempt_at = ? WHERE state = 'claimed' AND lease_owner = ?", [.integer(leaseUntil), .text(owner)])
+    }
+
+    func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try finish(id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
+    }
+
+    func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try finish(id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
+    }
+
+    private func finish(id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool) throws -> Bool {
+        try db.execute(
+            """
+            UPDATE outbox SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL,
+                body = NULL, envelope_sender = NULL, envelope_recipients = NULL
+            WHERE id = ? AND state = 'claimed' AND lease_owner = ?
+            """,
+            [.text(state.rawValue), .integer(now), .text(reply), .integer(countAttempt ? 1 : 0), .integer(id), .text(owner)]) == 1
+    }
+
+    func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+        try db.execute(
+            """
+            UPDATE outbox SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1, lease_owner = NULL
+            WHERE id = ? AND state = 'claimed' AND lease_owner = ?
+            """,
+            [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
+    }
+
+    func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
+        let release = """
+            UPDATE outbox SET state = CASE WHEN attempts = 0 THEN 'queued' ELSE 'retrying' END, next_attempt_at = ?, lease_owner = NULL
+            WHERE state = 'claimed' AND lease_owner = ?
+            """
+        guard let ids else { return try db.execute(release, [.integer(at), .text(owner)]) }
+        var released = 0
+        for id in ids {
+            released += try db.execute(release + " AND id = ?", [.integer(at), .text(owner), .integer(id)])
+        }
+        return released
+    }
+
+    func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
+        try db.execute(
+            "INSERT INTO suppressions (address, reason, created_at) VALUES (?, ?, ?) ON CONFLICT (address) DO UPDATE SET reason = excluded.reason",
+            [.text(address.normalized), .text(reason), .integer(now)])
+    }
+
+    func unsuppress(_ address: EmailAddress) throws -> Bool {
+        try db.execute("DELETE FROM suppressions WHERE address = ?", [.text(address.normalized)]) == 1
+    }
+
+    func retryDead(id: Int64, now: Int64) throws -> Bool {
+        try db.execute(
+            """
+            UPDATE outbox SET state = 'queued', attempts = 0, next_attempt_at = ?, finished_at = NULL, lease_owner = NULL,
+                message_id = NULL, created_at = ?
+            WHERE id = ? AND state = 'dead'
+            """,
+            [.integer(now), .integer(now), .integer(id)]) == 1
+    }
+
+    func purgeFinished(before: Int64) throws -> Int {
+        try db.execute("DELETE FROM outbox WHERE state IN ('sent', 'dead') AND finished_at < ?", [.integer(before)])
     }
 }

@@ -1,26 +1,37 @@
 extension Schema {
     /// The outbox and the suppression list.
+    ///
+    /// `next_attempt_at` is when a queued or retrying message is due and, while it is claimed, when
+    /// its lease ends: so one index finds every claimable message, including those of dead workers.
+    /// The body and the envelope are stored once composed (retries send the same message) and
+    /// erased when the message is sent or dead.
     static let outboxMigration = """
         CREATE TABLE outbox (
             id INTEGER PRIMARY KEY,
             intent TEXT NOT NULL,
-            recipient TEXT NOT NULL,
-            state TEXT NOT NULL,
+            recipient_local TEXT NOT NULL,
+            recipient_domain TEXT NOT NULL,
+            recipient_normalized TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'retrying', 'sent', 'dead')),
             attempts INTEGER NOT NULL DEFAULT 0,
             next_attempt_at INTEGER NOT NULL,
             lease_owner TEXT,
-            lease_until INTEGER,
-            body BLOB,
-            last_reply TEXT,
             created_at INTEGER NOT NULL,
             give_up_at INTEGER NOT NULL,
-            finished_at INTEGER
+            finished_at INTEGER,
+            last_reply TEXT,
+            message_id TEXT,
+            envelope_sender TEXT,
+            envelope_recipients TEXT,
+            body BLOB
         );
-        CREATE INDEX outbox_due ON outbox(state, next_attempt_at);
+        CREATE INDEX outbox_due ON outbox(next_attempt_at) WHERE state IN ('queued', 'retrying', 'claimed');
+        CREATE INDEX outbox_owner ON outbox(lease_owner) WHERE state = 'claimed';
+        CREATE INDEX outbox_finished ON outbox(finished_at) WHERE finished_at IS NOT NULL;
         CREATE TABLE suppressions (
             address TEXT PRIMARY KEY,
             reason TEXT NOT NULL,
             created_at INTEGER NOT NULL
-        );
+        ) WITHOUT ROWID;
         """
 }

@@ -1,9 +1,147 @@
 import PosternCore
 
 extension InMemoryStore.Transaction {
+    private func metadata(_ mail: InMemoryStore.QueuedMail, id: Int64) -> OutboxMessage {
+        OutboxMessage(
+            id: id, intent: mail.intent, recipient: mail.recipient, state: mail.state, attempts: mail.attempts,
+            nextAttemptAt: mail.nextAttemptAt, createdAt: mail.createdAt, giveUpAt: mail.giveUpAt,
+            finishedAt: mail.finishedAt, lastReply: mail.lastReply, messageID: mail.mail?.messageID ?? mail.messageID)
+    }
+
+    /// The index of message `id` while `owner` holds it.
+    private func held(_ id: Int64, by owner: String) -> Int? {
+        let index = Int(id) - 1
+        guard state.outbox.indices.contains(index), state.outbox[index].state == .claimed,
+            state.outbox[index].leaseOwner == owner
+        else { return nil }
+        return index
+    }
+
+    func outboxCounts() throws -> OutboxCounts {
+        var counts = OutboxCounts()
+        for mail in state.outbox where !mail.purged { counts.byState[mail.state, default: 0] += 1 }
+        return counts
+    }
+
+    func outboxMessages(state wanted: OutboxState?, limit: Int) throws -> [OutboxMessage] {
+        state.outbox.enumerated().reversed()
+            .filter { !$0.element.purged && (wanted == nil || $0.element.state == wanted) }
+            .prefix(max(0, limit))
+            .map { metadata($0.element, id: Int64($0.offset + 1)) }
+    }
+
+    func outboxMessage(id: Int64) throws -> OutboxMessage? {
+        let index = Int(id) - 1
+        return state.outbox.indices.contains(index) && !state.outbox[index].purged ? metadata(state.outbox[index], id: id) : nil
+    }
+
+    func isSuppressed(_ address: EmailAddress) throws -> Bool { state.suppressions[address.normalized] != nil }
+
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
-        state.outbox.append(.init(intent: intent, recipient: recipient, createdAt: now, giveUpAt: giveUpAt))
+        state.outbox.append(.init(intent: intent, recipient: recipient, createdAt: now, giveUpAt: giveUpAt, nextAttemptAt: now))
         return Int64(state.outbox.count)
+    }
+
+    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
+        let due = state.outbox.indices
+            .filter { [.queued, .retrying, .claimed].contains(state.outbox[$0].state) && state.outbox[$0].nextAttemptAt <= now }
+            .sorted { (state.outbox[$0].nextAttemptAt, $0) < (state.outbox[$1].nextAttemptAt, $1) }
+            .prefix(max(0, limit))
+        return due.sorted().map { index in
+            state.outbox[index].state = .claimed
+            state.outbox[index].leaseOwner = owner
+            state.outbox[index].nextAttemptAt = leaseUntil
+            let mail = state.outbox[index]
+            return OutboxClaim(
+                message: metadata(mail, id: Int64(index + 1)), mail: mail.mail,
+                isSuppressed: state.suppressions[mail.recipient.normalized] != nil)
+        }
+    }
+
+    func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool {
+        guard let index = held(id, by: owner) else { return false }
+        state.outbox[index].mail = mail
+        state.outbox[index].messageID = mail.messageID
+        return true
+    }
+
+    func extendLeases(owner: String, leaseUntil: Int64) throws {
+        for index in state.outbox.indices where state.outbox[index].state == .claimed && state.outbox[index].leaseOwner == owner {
+            state.outbox[index].nextAttemptAt = leaseUntil
+        }
+    }
+
+    func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        finish(id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
+    }
+
+    func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        finish(id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
+    }
+
+    private func finish(_ id: Int64, owner: String, as final: OutboxState, now: Int64, reply: String, countAttempt: Bool) -> Bool {
+        guard let index = held(id, by: owner) else { return false }
+        state.outbox[index].state = final
+        state.outbox[index].finishedAt = now
+        state.outbox[index].lastReply = reply
+        state.outbox[index].attempts += countAttempt ? 1 : 0
+        state.outbox[index].leaseOwner = nil
+        state.outbox[index].mail = nil
+        return true
+    }
+
+    func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+        guard let index = held(id, by: owner) else { return false }
+        state.outbox[index].state = .retrying
+        state.outbox[index].nextAttemptAt = at
+        state.outbox[index].lastReply = reply
+        state.outbox[index].attempts += 1
+        state.outbox[index].leaseOwner = nil
+        return true
+    }
+
+    func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
+        let chosen = ids ?? state.outbox.indices.map { Int64($0 + 1) }
+        var released = 0
+        for id in chosen {
+            guard let index = held(id, by: owner) else { continue }
+            state.outbox[index].state = state.outbox[index].attempts == 0 ? .queued : .retrying
+            state.outbox[index].nextAttemptAt = at
+            state.outbox[index].leaseOwner = nil
+            released += 1
+        }
+        return released
+    }
+
+    func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
+        state.suppressions[address.normalized] = reason
+    }
+
+    func unsuppress(_ address: EmailAddress) throws -> Bool {
+        state.suppressions.removeValue(forKey: address.normalized) != nil
+    }
+
+    func retryDead(id: Int64, now: Int64) throws -> Bool {
+        let index = Int(id) - 1
+        guard state.outbox.indices.contains(index), state.outbox[index].state == .dead, !state.outbox[index].purged else { return false }
+        state.outbox[index].state = .queued
+        state.outbox[index].attempts = 0
+        state.outbox[index].nextAttemptAt = now
+        state.outbox[index].createdAt = now
+        state.outbox[index].finishedAt = nil
+        state.outbox[index].messageID = nil
+        return true
+    }
+
+    func purgeFinished(before: Int64) throws -> Int {
+        // Ids are positions here, so purged rows become tombstones rather than being removed.
+        var purged = 0
+        for index in state.outbox.indices
+        where state.outbox[index].state.isFinished && !state.outbox[index].purged && (state.outbox[index].finishedAt ?? .max) < before {
+            state.outbox[index].purged = true
+            purged += 1
+        }
+        return purged
     }
 }
 
@@ -14,5 +152,19 @@ extension InMemoryStore {
         var recipient: EmailAddress
         var createdAt: Int64
         var giveUpAt: Int64
+        var nextAttemptAt: Int64 = 0
+        var state: OutboxState = .queued
+        var attempts = 0
+        var leaseOwner: String?
+        var finishedAt: Int64?
+        var lastReply: String?
+        var messageID: String?
+        var mail: OutgoingMail?
+        var purged = false
     }
+}
+
+extension InMemoryStore {
+    /// Everything queued so far, oldest first.
+    func queuedMail() -> [QueuedMail] { snapshot().outbox }
 }

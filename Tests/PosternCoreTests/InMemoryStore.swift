@@ -9,6 +9,7 @@ final class InMemoryStore: Store {
         var accounts: [String: Account] = [:]
         var consumed: [[UInt8]: Int64] = [:]
         var outbox: [QueuedMail] = []
+        var suppressions: [String: String] = [:]
     }
 
     private let state = Mutex(State())

@@ -1,11 +1,49 @@
-/// Outbox reads, part of every `StoreReader`.
+/// Outbox reads, part of every `StoreReader`. None of them returns a body.
 public protocol OutboxReader {
+    /// How many messages are in each state.
+    func outboxCounts() throws -> OutboxCounts
+    /// Metadata of messages in `state` (all states when nil), newest first, at most `limit`.
+    func outboxMessages(state: OutboxState?, limit: Int) throws -> [OutboxMessage]
+    /// Metadata of one message.
+    func outboxMessage(id: Int64) throws -> OutboxMessage?
+    /// Whether mail to `address` (compared by its normalized form) is suppressed.
+    func isSuppressed(_ address: EmailAddress) throws -> Bool
 }
 
 /// Outbox changes, part of every `StoreWriter`: a message is enqueued in the same transaction as
 /// the request that caused it.
+///
+/// The delivery operations take the lease `owner` and change a message only while that owner
+/// still holds it, so a worker whose lease ran out (and whose message another worker claimed)
+/// cannot overwrite the newer attempt; they return false then.
 public protocol OutboxWriter: OutboxReader {
     /// Queues `intent` for `recipient`; returns the message id. `giveUpAt` is when an undelivered
     /// message is abandoned (for a link: when it expires).
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64
+
+    /// Claims up to `limit` messages due at `now` (queued, retrying and due, or claimed with an
+    /// expired lease) for `owner` until `leaseUntil`, oldest due first. Within one transaction, so
+    /// two workers (or processes) never claim the same message.
+    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim]
+    /// Stores the composed mail on a claimed message, so every retry sends the same bytes.
+    func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool
+    /// Moves the leases of `owner`'s claimed messages to `leaseUntil` (a worker still busy).
+    func extendLeases(owner: String, leaseUntil: Int64) throws
+    /// Records a claimed message as sent with the server's `reply`; erases its body.
+    func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
+    /// Records a failed attempt: due again at `at`, one more attempt counted.
+    func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool
+    /// Records a claimed message as dead with `reply`; erases its body.
+    func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
+    /// Gives claimed messages back untried, due at `at`; all of `owner`'s when `ids` is nil.
+    /// Returns how many.
+    func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int
+    /// Adds `address` to the suppression list (`reason`: the server's reply, or an operator's note).
+    func suppress(_ address: EmailAddress, reason: String, now: Int64) throws
+    /// Removes `address` from the suppression list; false when it was not on it.
+    func unsuppress(_ address: EmailAddress) throws -> Bool
+    /// Queues a dead message again (due at `now`, attempts reset); false unless it was dead.
+    func retryDead(id: Int64, now: Int64) throws -> Bool
+    /// Deletes sent and dead messages finished before `before`; returns how many.
+    func purgeFinished(before: Int64) throws -> Int
 }

@@ -1,0 +1,32 @@
+/// What one delivery attempt came to, as a transport classifies it.
+///
+/// `reply` is the server's last reply line (or a short description of a local failure). It is kept
+/// on the message record, so transports never put a secret or a password in it.
+public enum DeliveryOutcome: Sendable, Hashable {
+    /// A 2xx reply to the end of data: the server took the message.
+    case sent(reply: String)
+    /// A 4xx reply, a timeout or a connection failure: try again later.
+    /// `connectionFailed` is true when the connection itself failed (nothing about this message),
+    /// so the rest of a worker's batch should wait too.
+    case transient(reply: String, connectionFailed: Bool)
+    /// A 5xx reply: the message will never be accepted; the recipient is suppressed.
+    case permanent(reply: String)
+
+    /// The reply line kept on the message record.
+    public var reply: String {
+        switch self {
+        case .sent(let reply), .transient(let reply, _), .permanent(let reply): reply
+        }
+    }
+
+    /// The outcome of an SMTP reply code (`0` when there was none, e.g. the connection failed).
+    public static func classify(replyCode: Int, reply: String) -> DeliveryOutcome {
+        switch replyCode {
+        case 200..<300: .sent(reply: reply)
+        case 500..<600: .permanent(reply: reply)
+        case 421: .transient(reply: reply, connectionFailed: true)
+        case 400..<500: .transient(reply: reply, connectionFailed: false)
+        default: .transient(reply: reply, connectionFailed: true)
+        }
+    }
+}

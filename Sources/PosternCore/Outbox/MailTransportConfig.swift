@@ -1,0 +1,233 @@
+/// Where mail goes, parsed from `--smtp-url` (with `--smtp-ca-file` and `--smtp-password-file`).
+///
+/// Parsing is pure: the password file is named, not read; PosternMail reads it when it makes the
+/// transport.
+public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
+    /// An SMTP relay.
+    case smtp(SMTPEndpoint)
+    /// One `.eml` file per message in this directory: the embedded default, `./mail-out`.
+    case directory(String)
+
+    /// The directory used when no `--smtp-url` is set.
+    public static let defaultDirectory = "./mail-out"
+
+    /// The transport for these settings.
+    ///
+    /// - Parameters:
+    ///   - url: `smtp://[user[:pass]@]host[:port][/ehlo-name]` (STARTTLS required, port 587),
+    ///     `smtps://…` (implicit TLS, port 465), `smtp+plain://…` (no TLS, port 25), or `file:DIR`;
+    ///     nil means `file:./mail-out`. User and password are percent-decoded.
+    ///   - caFile: extra CA certificates for TLS.
+    ///   - passwordFile: where to read the password instead of the URL.
+    /// - Throws: ``MailTransportConfigError`` naming what is wrong (unknown scheme, missing host,
+    ///   bad port, a password both in the URL and in a file, …); it never repeats the password.
+    public static func parse(url: String?, caFile: String? = nil, passwordFile: String? = nil) throws(MailTransportConfigError)
+        -> MailTransportConfig
+    {
+        guard let url else {
+            if passwordFile != nil { throw .init("--smtp-password-file needs an smtp://, smtps:// or smtp+plain:// --smtp-url") }
+            if caFile != nil { throw .init("--smtp-ca-file needs an smtp:// or smtps:// --smtp-url") }
+            return .directory(defaultDirectory)
+        }
+        if url.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+            throw .init("the SMTP URL must not contain spaces or control characters")
+        }
+        if url.hasPrefix("file:") {
+            var path = String(url.dropFirst("file:".count))
+            if path.hasPrefix("//") { path.removeFirst(2) }
+            guard !path.isEmpty else { throw .init("file: needs a directory, such as file:./mail-out") }
+            if passwordFile != nil { throw .init("--smtp-password-file does not apply to a file: transport") }
+            if caFile != nil { throw .init("--smtp-ca-file does not apply to a file: transport") }
+            return .directory(path)
+        }
+        guard let separator = url.range(of: "://") else {
+            throw .init("the SMTP URL must start with smtp://, smtps://, smtp+plain:// or file:")
+        }
+        let security: SMTPEndpoint.Security
+        switch url[..<separator.lowerBound].lowercased() {
+        case "smtp": security = .startTLS
+        case "smtps": security = .implicitTLS
+        case "smtp+plain": security = .none
+        case let other:
+            throw .init("unknown scheme \"\(other)\": use smtp:// (STARTTLS), smtps:// (TLS), smtp+plain:// (no TLS) or file:DIR")
+        }
+        let rest = url[separator.upperBound...]
+        if rest.contains("?") || rest.contains("#") { throw .init("the SMTP URL must not have a query or a fragment") }
+        let authority = rest.prefix { $0 != "/" }
+        let heloName = String(rest.dropFirst(authority.count).drop { $0 == "/" })
+        if heloName.contains("/") { throw .init("the SMTP URL's path may only be the name to greet the server with") }
+
+        var username: String?
+        var password: SMTPEndpoint.Password?
+        var hostPort = authority[...]
+        if let at = authority.lastIndex(of: "@") {
+            let userInfo = authority[..<at]
+            hostPort = authority[authority.index(after: at)...]
+            let (user, pass) =
+                userInfo.firstIndex(of: ":").map { (userInfo[..<$0], Optional(userInfo[userInfo.index(after: $0)...])) }
+                ?? (userInfo, nil)
+            guard let decodedUser = user.removingPercentEncodingForURL, !decodedUser.isEmpty else {
+                throw .init("the SMTP URL's user name is empty or not UTF-8")
+            }
+            username = decodedUser
+            if let pass {
+                guard let decoded = pass.removingPercentEncodingForURL else {
+                    throw .init("the SMTP URL's password is not UTF-8 once percent-decoded")
+                }
+                password = .inline(decoded)
+            }
+        }
+        if let passwordFile {
+            if password != nil {
+                throw .init("the SMTP password is given both in the URL and in --smtp-password-file: keep one")
+            }
+            guard username != nil else {
+                throw .init("--smtp-password-file needs a user name in the SMTP URL (smtp://user@host)")
+            }
+            password = .file(passwordFile)
+        }
+
+        let host: String
+        var portText: Substring?
+        if hostPort.hasPrefix("[") {
+            guard let close = hostPort.firstIndex(of: "]") else { throw .init("the SMTP URL's IPv6 address lacks its ]") }
+            host = String(hostPort[...close])
+            let after = hostPort[hostPort.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw .init("the SMTP URL has text after the IPv6 address") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = hostPort.firstIndex(of: ":") {
+            host = String(hostPort[..<colon])
+            portText = hostPort[hostPort.index(after: colon)...]
+        } else {
+            host = String(hostPort)
+        }
+        guard !host.isEmpty, host != "[]" else { throw .init("the SMTP URL has no host") }
+        guard host.hasPrefix("[") || host.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_" })
+        else { throw .init("the SMTP URL's host \"\(host)\" is not a host name or address") }
+        var port = security.defaultPort
+        if let portText {
+            guard let number = Int(portText), (1...65_535).contains(number) else {
+                throw .init("the SMTP URL's port must be a number from 1 to 65535")
+            }
+            port = number
+        }
+        if caFile != nil && security == .none {
+            throw .init("--smtp-ca-file needs TLS: use smtp:// (STARTTLS) or smtps://, not smtp+plain://")
+        }
+        return .smtp(
+            SMTPEndpoint(
+                security: security, host: host, port: port, username: username, password: password, caFile: caFile,
+                heloName: heloName.isEmpty ? nil : heloName))
+    }
+
+    /// The transport without secrets, for logs: `smtp://user@host:587 (STARTTLS)`, `file:DIR`.
+    public var description: String {
+        switch self {
+        case .smtp(let endpoint): endpoint.description
+        case .directory(let path): "file:\(path)"
+        }
+    }
+}
+
+/// An SMTP relay: where, how secured, and whose credentials.
+public struct SMTPEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// How the connection is protected.
+    public enum Security: Sendable, Hashable {
+        /// Plain connect, then STARTTLS; refused when the server does not offer it (`smtp://`).
+        case startTLS
+        /// TLS from the first byte (`smtps://`).
+        case implicitTLS
+        /// No TLS at all (`smtp+plain://`): a relay on the same host or a private network.
+        case none
+
+        /// 587, 465 or 25.
+        public var defaultPort: Int {
+            switch self {
+            case .startTLS: 587
+            case .implicitTLS: 465
+            case .none: 25
+            }
+        }
+    }
+
+    /// Where the password comes from.
+    public enum Password: Sendable, Hashable {
+        /// Given in the URL.
+        case inline(String)
+        /// Read from this file (its first line) when the transport is made.
+        case file(String)
+    }
+
+    /// How the connection is protected.
+    public let security: Security
+    /// The host name, or an IPv6 address in brackets.
+    public let host: String
+    /// The port.
+    public let port: Int
+    /// The AUTH user name, if any.
+    public let username: String?
+    /// The AUTH password, if any.
+    public let password: Password?
+    /// Extra CA certificates (PEM) to trust.
+    public let caFile: String?
+    /// The name to greet the server with (EHLO), if not the default.
+    public let heloName: String?
+    /// Seconds to wait for a connection (and TLS handshake).
+    public var connectTimeout: Int = 10
+    /// Seconds to wait for each server reply.
+    public var responseTimeout: Int = 60
+    /// Seconds an unused connection is kept for reuse; older ones are re-opened.
+    public var idleTimeout: Int = 30
+
+    /// Creates an endpoint.
+    public init(
+        security: Security, host: String, port: Int, username: String? = nil, password: Password? = nil,
+        caFile: String? = nil, heloName: String? = nil
+    ) {
+        self.security = security
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.caFile = caFile
+        self.heloName = heloName
+    }
+
+    /// The URL for libcurl: `smtp://` for STARTTLS and for no TLS, `smtps://` for implicit TLS; no
+    /// credentials in it.
+    public var curlURL: String {
+        let scheme = security == .implicitTLS ? "smtps" : "smtp"
+        return "\(scheme)://\(host):\(port)" + (heloName.map { "/\($0)" } ?? "")
+    }
+
+    /// `smtp://user@host:587 (STARTTLS)`, without the password.
+    public var description: String {
+        let scheme: String
+        let mode: String
+        switch security {
+        case .startTLS: (scheme, mode) = ("smtp", "STARTTLS")
+        case .implicitTLS: (scheme, mode) = ("smtps", "TLS")
+        case .none: (scheme, mode) = ("smtp+plain", "no TLS")
+        }
+        let user = username.map { "\($0)@" } ?? ""
+        return "\(scheme)://\(user)\(host):\(port) (\(mode))"
+    }
+}
+
+/// A `--smtp-url` that cannot be used; the message says what to fix and never holds the password.
+public struct MailTransportConfigError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The sentence for the operator.
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension Substring {
+    /// Percent-decoded (the one decoder, ``PercentDecoding``), or nil when not UTF-8 afterwards.
+    fileprivate var removingPercentEncodingForURL: String? {
+        let bytes = Array(utf8)
+        return String(validating: PercentDecoding.decode(bytes, 0..<bytes.count), as: UTF8.self)
+    }
+}

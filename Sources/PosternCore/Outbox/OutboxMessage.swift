@@ -1,0 +1,98 @@
+/// Where a message is in its delivery life, as the outbox records it.
+public enum OutboxState: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Waiting for its first attempt.
+    case queued
+    /// Held by a worker until its lease ends.
+    case claimed
+    /// An attempt failed transiently; waiting until `nextAttemptAt`.
+    case retrying
+    /// Accepted by the server (or nothing had to be sent).
+    case sent
+    /// Abandoned: a permanent failure, a suppressed address, or its time ran out.
+    case dead
+
+    /// True for `sent` and `dead`: nothing more will happen to the message.
+    public var isFinished: Bool { self == .sent || self == .dead }
+}
+
+/// A message's metadata, as listed by `postern outbox status` and the admin API: never its body.
+public struct OutboxMessage: Sendable, Hashable {
+    /// The row id.
+    public let id: Int64
+    /// What the request asked to be mailed.
+    public let intent: MailIntent
+    /// Who it goes to.
+    public let recipient: EmailAddress
+    /// Where it is.
+    public let state: OutboxState
+    /// How many delivery attempts were made.
+    public let attempts: Int
+    /// When it is due (queued, retrying) or when its lease ends (claimed), in Unix seconds.
+    public let nextAttemptAt: Int64
+    /// When it was queued.
+    public let createdAt: Int64
+    /// When an undelivered message is abandoned (for a link: its expiry).
+    public let giveUpAt: Int64
+    /// When it was sent or abandoned.
+    public let finishedAt: Int64?
+    /// The server's last reply, or why it was abandoned.
+    public let lastReply: String?
+    /// The Message-ID of the composed mail, once composed.
+    public let messageID: String?
+
+    /// Creates the metadata record (for stores).
+    public init(
+        id: Int64, intent: MailIntent, recipient: EmailAddress, state: OutboxState, attempts: Int,
+        nextAttemptAt: Int64, createdAt: Int64, giveUpAt: Int64, finishedAt: Int64?, lastReply: String?,
+        messageID: String?
+    ) {
+        self.id = id
+        self.intent = intent
+        self.recipient = recipient
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.createdAt = createdAt
+        self.giveUpAt = giveUpAt
+        self.finishedAt = finishedAt
+        self.lastReply = lastReply
+        self.messageID = messageID
+    }
+}
+
+/// A message a worker holds a lease on: its metadata, and the composed mail once stored.
+public struct OutboxClaim: Sendable, Hashable {
+    /// The message (state `claimed`, `nextAttemptAt` = the lease's end).
+    public let message: OutboxMessage
+    /// The mail stored by an earlier attempt; nil on the first claim (compose it, then store it).
+    public let mail: OutgoingMail?
+    /// Whether the recipient is on the suppression list.
+    public let isSuppressed: Bool
+
+    /// Creates a claim (for stores).
+    public init(message: OutboxMessage, mail: OutgoingMail?, isSuppressed: Bool) {
+        self.message = message
+        self.mail = mail
+        self.isSuppressed = isSuppressed
+    }
+}
+
+/// How many messages are in each state.
+public struct OutboxCounts: Sendable, Hashable, CustomStringConvertible {
+    /// Count per state; states without messages are absent.
+    public var byState: [OutboxState: Int]
+
+    /// Creates the counts.
+    public init(byState: [OutboxState: Int] = [:]) { self.byState = byState }
+
+    /// The count for `state` (0 when absent).
+    public subscript(state: OutboxState) -> Int { byState[state] ?? 0 }
+
+    /// Messages that are not yet sent or dead.
+    public var unfinished: Int { self[.queued] + self[.claimed] + self[.retrying] }
+
+    /// `queued=N claimed=N retrying=N sent=N dead=N`.
+    public var description: String {
+        OutboxState.allCases.map { "\($0.rawValue)=\(self[$0])" }.joined(separator: " ")
+    }
+}

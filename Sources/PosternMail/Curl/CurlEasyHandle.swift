@@ -1,0 +1,98 @@
+internal import CCurl
+
+/// `curl_global_init` once, before the first handle (it is not thread-safe; a global's
+/// initializer runs exactly once).
+private let curlGlobalInit: CURLcode = postern_curl_global_init()
+
+/// One libcurl easy handle: the connection it caches, its options, and the callbacks' context.
+///
+/// Owned by one worker thread (not `Sendable`). The recipient list and the error buffer are
+/// stored here so they outlive every `perform()`, as curl requires.
+final class CurlEasyHandle {
+    private let handle: UnsafeMutableRawPointer
+    private var recipients: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// A fresh handle with signals off (we are multi-threaded).
+    /// - Throws: `CurlError` when libcurl cannot be initialized.
+    init() throws(CurlError) {
+        try CurlError.check(curlGlobalInit, detail: "curl_global_init")
+        guard let raw = curl_easy_init() else { throw CurlError(CURLE_FAILED_INIT, detail: "curl_easy_init") }
+        handle = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        // Every stored property is set: if these throw, deinit frees the handle and the buffer.
+        try set(CURLOPT_NOSIGNAL, 1)
+        try CurlError.check(postern_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        if let recipients { curl_slist_free_all(recipients) }
+        errorBuffer.deallocate()
+    }
+
+    func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
+        try CurlError.check(postern_curl_setopt_long(handle, option, value))
+    }
+
+    func set(_ option: CURLoption, _ value: String) throws(CurlError) {
+        // curl copies string options (since 7.17), so the temporary C string may go.
+        try CurlError.check(postern_curl_setopt_string(handle, option, value))
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws(CurlError) {
+        try CurlError.check(postern_curl_setopt_ptr(handle, option, pointer))
+    }
+
+    /// Sets CURLOPT_MAIL_RCPT; the list is kept until replaced or the handle goes.
+    func setRecipients(_ addresses: [String]) throws(CurlError) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for address in addresses {
+            guard let appended = curl_slist_append(list, address) else {
+                if let list { curl_slist_free_all(list) }
+                throw CurlError(CURLE_OUT_OF_MEMORY, detail: "curl_slist_append")
+            }
+            list = appended
+        }
+        try CurlError.check(postern_curl_setopt_slist(handle, CURLOPT_MAIL_RCPT, list))
+        if let recipients { curl_slist_free_all(recipients) }
+        recipients = list
+    }
+
+    func setReadFunction(_ function: @escaping @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int)
+        throws(CurlError)
+    {
+        try CurlError.check(postern_curl_setopt_read(handle, function))
+    }
+
+    func setWriteFunction(_ function: @escaping @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int)
+        throws(CurlError)
+    {
+        try CurlError.check(postern_curl_setopt_write(handle, function))
+    }
+
+    func setDebugFunction(
+        _ function: @escaping @convention(c) (UnsafeMutableRawPointer?, curl_infotype, UnsafeMutablePointer<CChar>?, Int, UnsafeMutableRawPointer?) -> Int32
+    ) throws(CurlError) {
+        try CurlError.check(postern_curl_setopt_debug(handle, function))
+    }
+
+    /// Runs the transfer. - Throws: `CurlError` with the error buffer's detail.
+    func perform() throws(CurlError) {
+        errorBuffer[0] = 0
+        let result = curl_easy_perform(handle)
+        guard result != CURLE_OK else { return }
+        throw CurlError(result, detail: String(cString: errorBuffer))
+    }
+
+    /// CURLINFO_RESPONSE_CODE: the last SMTP reply code (0 when none).
+    var responseCode: Int {
+        var code = 0
+        _ = postern_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+}
+
+@available(*, unavailable)
+extension CurlEasyHandle: Sendable {}

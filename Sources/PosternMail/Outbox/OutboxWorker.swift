@@ -1,0 +1,181 @@
+import Foundation
+import PosternCore
+
+/// One delivery worker: its lease owner name, its transport, its loop. Runs on its own thread.
+///
+/// `@unchecked Sendable`: it is handed to its thread once and used only there; the transport is
+/// made on that thread and never leaves it.
+final class OutboxWorker: @unchecked Sendable {
+    private let owner: String
+    private let store: any Store
+    private let makeTransport: MailTransportFactory
+    private let compose: OutboxWorkerPool.Compose
+    private let clock: any WallClock
+    private let random: @Sendable () -> Double
+    private let configuration: OutboxWorkerPool.Configuration
+    private let logger: Logger?
+    private let signal: WorkerSignal
+    private var transport: (any MailTransport)?
+
+    init(
+        owner: String, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
+        clock: any WallClock, random: @escaping @Sendable () -> Double, configuration: OutboxWorkerPool.Configuration,
+        logger: Logger?, signal: WorkerSignal
+    ) {
+        self.owner = owner
+        self.store = store
+        self.makeTransport = makeTransport
+        self.compose = compose
+        self.clock = clock
+        self.random = random
+        self.configuration = configuration
+        self.logger = logger
+        self.signal = signal
+    }
+
+    private var policy: DeliveryPolicy { configuration.policy }
+
+    func run() {
+        defer {
+            transport?.close()
+            transport = nil
+            signal.workerFinished()
+        }
+        while !signal.isStopping {
+            let seen = signal.currentGeneration
+            let found: Bool
+            do {
+                found = try deliverOneBatch()
+            } catch {
+                logger?.error("outbox: the store failed", ["owner": owner, "error": "\(error)"])
+                found = false
+            }
+            if !found { signal.wait(after: seen, seconds: configuration.pollInterval) }
+        }
+        let owner = self.owner
+        let now = clock.unixSeconds()
+        _ = try? store.write { try $0.releaseLeases(owner: owner, ids: nil, at: now) }
+    }
+
+    /// Claims a batch and works through it; false when nothing was due.
+    private func deliverOneBatch() throws -> Bool {
+        let owner = self.owner
+        let now = clock.unixSeconds()
+        let lease = now + policy.lease
+        let limit = configuration.batchSize
+        let claims = try store.write { try $0.claimDue(owner: owner, now: now, leaseUntil: lease, limit: limit) }
+        guard !claims.isEmpty else { return false }
+
+        // Compose what has no body yet, and settle what must not be sent, in one transaction.
+        var ready: [(DeliveryStateMachine, OutboxClaim, OutgoingMail)] = []
+        var stored: [(Int64, OutgoingMail)] = []
+        var settled: [(Int64, DeliveryStateMachine.Action)] = []
+        for claim in claims {
+            var life = DeliveryStateMachine(claimed: claim.message, owner: owner, policy: policy)
+            var mail = claim.mail
+            var composeFailed = false
+            if mail == nil && !claim.isSuppressed && now < life.deadline {
+                do {
+                    mail = try compose(claim.message)
+                    if let mail { stored.append((claim.message.id, mail)) }
+                } catch {
+                    composeFailed = true
+                    logger?.warning("outbox: the content stage failed", ["id": "\(claim.message.id)", "intent": claim.message.intent.name])
+                }
+            }
+            if composeFailed {
+                settled.append((claim.message.id, life.attempted(.transient(reply: "the content stage failed", connectionFailed: false), now: now, jitter: random())))
+                continue
+            }
+            switch life.prepare(now: now, isSuppressed: claim.isSuppressed, hasMail: mail != nil) {
+            case .deliver:
+                if let mail { ready.append((life, claim, mail)) }
+            case let action:
+                settled.append((claim.message.id, action))
+            }
+        }
+        if !stored.isEmpty || !settled.isEmpty {
+            let recipients = Dictionary(claims.map { ($0.message.id, $0.message.recipient) }) { first, _ in first }
+            let (stored, settled) = (stored, settled)
+            try store.write { writer in
+                for (id, mail) in stored { _ = try writer.storeMail(id: id, owner: owner, mail: mail) }
+                for (id, action) in settled {
+                    try Self.record(action, id: id, recipient: recipients[id], owner: owner, now: now, in: writer)
+                }
+            }
+            for (id, action) in settled { log(action, id: id) }
+        }
+
+        for (position, item) in ready.enumerated() {
+            var (life, claim, mail) = item
+            if signal.isStopping {
+                try release(ready[position...].map { $0.1.message.id }, at: clock.unixSeconds())
+                break
+            }
+            let outcome = deliver(mail)
+            let finished = clock.unixSeconds()
+            let action = life.attempted(outcome, now: finished, jitter: random())
+            let recipient = claim.message.recipient
+            let id = claim.message.id
+            let leaseUntil = finished + policy.lease
+            let more = position + 1 < ready.count
+            try store.write { writer in
+                try Self.record(action, id: id, recipient: recipient, owner: owner, now: finished, in: writer)
+                if more { try writer.extendLeases(owner: owner, leaseUntil: leaseUntil) }
+            }
+            log(action, id: id)
+            if case .transient(_, connectionFailed: true) = outcome, position + 1 < ready.count {
+                // The connection is down: the rest of the batch waits as long as a first retry would.
+                try release(ready[(position + 1)...].map { $0.1.message.id }, at: finished + policy.baseDelay)
+                break
+            }
+        }
+        return true
+    }
+
+    private func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
+        if transport == nil {
+            do {
+                transport = try makeTransport()
+            } catch {
+                return .transient(reply: "the transport cannot be set up: \(error)", connectionFailed: true)
+            }
+        }
+        guard let transport else { return .transient(reply: "no transport", connectionFailed: true) }
+        return transport.deliver(mail)
+    }
+
+    private func release(_ ids: [Int64], at: Int64) throws {
+        let owner = self.owner
+        _ = try store.write { try $0.releaseLeases(owner: owner, ids: ids, at: at) }
+    }
+
+    private static func record(
+        _ action: DeliveryStateMachine.Action, id: Int64, recipient: EmailAddress?, owner: String, now: Int64, in writer: any StoreWriter
+    ) throws {
+        switch action {
+        case .markSent(let reply):
+            _ = try writer.markSent(id: id, owner: owner, now: now, reply: reply)
+        case .retry(let at, let reply):
+            _ = try writer.markRetry(id: id, owner: owner, at: at, reply: reply)
+        case .markDead(let reply, let suppress):
+            // A message whose lease was lost (another worker has it) changes nothing, suppression included.
+            if try writer.markDead(id: id, owner: owner, now: now, reply: reply), suppress, let recipient {
+                try writer.suppress(recipient, reason: reply, now: now)
+            }
+        case .deliver, .none:
+            break
+        }
+    }
+
+    private func log(_ action: DeliveryStateMachine.Action, id: Int64) {
+        guard let logger else { return }
+        switch action {
+        case .markSent: logger.log(.debug, "outbox: sent", ["id": "\(id)"])
+        case .retry(let at, let reply): logger.info("outbox: will retry", ["id": "\(id)", "at": "\(at)", "reply": reply])
+        case .markDead(let reply, let suppress):
+            logger.warning("outbox: dead", ["id": "\(id)", "reply": reply, "suppressed": suppress ? "true" : "false"])
+        case .deliver, .none: break
+        }
+    }
+}

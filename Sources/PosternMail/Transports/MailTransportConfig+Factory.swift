@@ -1,0 +1,36 @@
+import Foundation
+import PosternCore
+
+extension MailTransportConfig {
+    /// Why a transport could not be made from a valid configuration.
+    public struct SetupError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The sentence for the operator (never the password).
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// A factory making one transport per worker. Reads the password file now, once.
+    /// - Throws: ``SetupError`` when the password file or the CA file cannot be read.
+    public func transportFactory() throws(SetupError) -> MailTransportFactory {
+        switch self {
+        case .directory(let path):
+            return { try DirectoryTransport(directory: path) }
+        case .smtp(let endpoint):
+            if let caFile = endpoint.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                throw SetupError(message: "--smtp-ca-file: cannot read \(caFile)")
+            }
+            let password: String?
+            switch endpoint.password {
+            case .none: password = nil
+            case .inline(let text): password = text
+            case .file(let path):
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw SetupError(message: "--smtp-password-file: cannot read \(path)")
+                }
+                let text = String(decoding: data, as: UTF8.self)
+                password = String(text.prefix { $0 != "\n" && $0 != "\r" })
+            }
+            return { SMTPTransport(endpoint: endpoint, password: password) }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+internal import CCurl
+import PosternCore
+
+/// Sends mail to an SMTP relay through libcurl, over one connection reused across messages.
+///
+/// STARTTLS is required for `smtp://` (`CURLUSESSL_ALL`: no STARTTLS, no mail), `smtps://` is TLS
+/// from the first byte, `smtp+plain://` has no TLS. Certificate and host name checks are always
+/// on. After any failure the handle, and with it the connection, is dropped and the next message
+/// opens a new one; a connection idle longer than the endpoint's `idleTimeout` is not reused.
+///
+/// Replies are classified by code and by the command they answer: 2xx sent; 4xx, timeouts and
+/// connection failures transient; 5xx to RCPT TO or to the message itself permanent. A 5xx to
+/// EHLO, STARTTLS, AUTH or MAIL FROM is a setup problem, not the recipient's, so it is transient
+/// and suppresses nobody.
+public final class SMTPTransport: MailTransport {
+    private let endpoint: SMTPEndpoint
+    private let password: String?
+    private let exchange: SMTPExchange
+    private var easy: CurlEasyHandle?
+
+    /// A transport to `endpoint`, logging in with `password` (already read from its file) when the
+    /// endpoint has a user name. No connection is opened until the first `deliver(_:)`.
+    public init(endpoint: SMTPEndpoint, password: String?) {
+        self.endpoint = endpoint
+        self.password = password
+        self.exchange = SMTPExchange(secret: password)
+    }
+
+    /// Sends `mail`; never throws, every failure is a ``DeliveryOutcome``.
+    public func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
+        guard SMTPTransport.isSafeEnvelopeAddress(mail.envelope.sender) else {
+            return .transient(reply: "not sent: the sender address has characters SMTP cannot carry", connectionFailed: true)
+        }
+        guard !mail.envelope.recipients.isEmpty, mail.envelope.recipients.allSatisfy(SMTPTransport.isSafeEnvelopeAddress) else {
+            return .permanent(reply: "not sent: a recipient address has characters SMTP cannot carry")
+        }
+        let handle: CurlEasyHandle
+        do throws(CurlError) {
+            if let easy {
+                handle = easy
+            } else {
+                handle = try openHandle()
+                easy = handle
+            }
+            try handle.set(CURLOPT_MAIL_FROM, "<\(mail.envelope.sender)>")
+            try handle.setRecipients(mail.envelope.recipients.map { "<\($0)>" })
+            try handle.set(CURLOPT_INFILESIZE, mail.bytes.count)
+        } catch {
+            easy = nil
+            return .transient(reply: "not sent: \(error.message)", connectionFailed: true)
+        }
+        exchange.begin(mail.bytes)
+        defer { exchange.end() }
+        do throws(CurlError) {
+            try handle.perform()
+            let code = exchange.replyCode ?? handle.responseCode
+            return DeliveryOutcome.classify(replyCode: code == 0 ? 250 : code, reply: exchange.reply ?? "\(code)")
+        } catch {
+            easy = nil
+            return classifyFailure(error, responseCode: handle.responseCode)
+        }
+    }
+
+    /// Drops the handle, closing its connection.
+    public func close() { easy = nil }
+
+    private func classifyFailure(_ error: CurlError, responseCode: Int) -> DeliveryOutcome {
+        let code = exchange.replyCode ?? responseCode
+        let reply = exchange.reply ?? "curl: \(error.message)"
+        guard (400..<600).contains(code) else {
+            return .transient(reply: "curl: \(error.message)", connectionFailed: true)
+        }
+        switch exchange.stage {
+        case .recipient, .data:
+            return DeliveryOutcome.classify(replyCode: code, reply: reply)
+        case .greeting, .startTLS, .authentication, .sender, .other:
+            return .transient(reply: reply, connectionFailed: true)
+        }
+    }
+
+    private func openHandle() throws(CurlError) -> CurlEasyHandle {
+        let handle = try CurlEasyHandle()
+        try handle.set(CURLOPT_URL, endpoint.curlURL)
+        switch endpoint.security {
+        case .startTLS, .implicitTLS: try handle.set(CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
+        case .none: try handle.set(CURLOPT_USE_SSL, Int(CURLUSESSL_NONE.rawValue))
+        }
+        try handle.set(CURLOPT_SSL_VERIFYPEER, 1)
+        try handle.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile = endpoint.caFile { try handle.set(CURLOPT_CAINFO, caFile) }
+        if let username = endpoint.username {
+            try handle.set(CURLOPT_USERNAME, username)
+            if let password { try handle.set(CURLOPT_PASSWORD, password) }
+        }
+        try handle.set(CURLOPT_CONNECTTIMEOUT, endpoint.connectTimeout)
+        try handle.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, endpoint.responseTimeout)
+        try handle.set(CURLOPT_TIMEOUT, endpoint.responseTimeout * 4)
+        try handle.set(CURLOPT_MAXAGE_CONN, endpoint.idleTimeout)
+        try handle.set(CURLOPT_UPLOAD, 1)
+        let context = Unmanaged.passUnretained(exchange).toOpaque()
+        try handle.setReadFunction(smtpReadBody)
+        try handle.set(CURLOPT_READDATA, pointer: context)
+        try handle.setWriteFunction(smtpDiscardOutput)
+        // The debug stream is how the reply text and the command it answers are seen; VERBOSE only
+        // turns the callback on (nothing is printed while a debug function is set).
+        try handle.setDebugFunction(smtpWatchExchange)
+        try handle.set(CURLOPT_DEBUGDATA, pointer: context)
+        try handle.set(CURLOPT_VERBOSE, 1)
+        return handle
+    }
+
+    /// False for addresses libcurl would pass to the server unchecked and that could break the
+    /// command line: control characters (CR, LF), angle brackets, or no `@`.
+    static func isSafeEnvelopeAddress(_ address: String) -> Bool {
+        !address.isEmpty && address.utf8.count <= 320 && address.contains("@")
+            && !address.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0 == "<" || $0 == ">" }
+    }
+}
+
+/// What the callbacks of one transfer share with the transport: the body being read out, and the
+/// last reply seen with the command it answered. Reached from C through `Unmanaged`; it lives as
+/// long as the transport that registered it, which outlives every handle.
+final class SMTPExchange {
+    enum Stage {
+        case greeting, startTLS, authentication, sender, recipient, data, other
+    }
+
+    private var body: [UInt8] = []
+    private var offset = 0
+    private let secret: String?
+    /// The command the last reply answered.
+    private(set) var stage = Stage.greeting
+    /// The last reply line, cleaned.
+    private(set) var reply: String?
+    /// Its code.
+    private(set) var replyCode: Int?
+
+    init(secret: String?) { self.secret = secret?.isEmpty == true ? nil : secret }
+
+    func begin(_ bytes: [UInt8]) {
+        body = bytes
+        offset = 0
+        reply = nil
+        replyCode = nil
+        stage = .greeting
+    }
+
+    func end() { body = [] }
+
+    func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        let count = min(capacity, body.count - offset)
+        guard count > 0 else { return 0 }
+        body.withUnsafeBytes { source in
+            guard let base = source.baseAddress else { return }
+            UnsafeMutableRawPointer(buffer).copyMemory(from: base + offset, byteCount: count)
+        }
+        offset += count
+        return count
+    }
+
+    func sawCommand(_ bytes: UnsafeRawBufferPointer) {
+        // Only the verb is looked at: AUTH lines carry credentials.
+        let verb = String(decoding: bytes.prefix(8).prefix { $0 != 0x20 && $0 != 0x0D && $0 != 0x0A }, as: UTF8.self).uppercased()
+        switch verb {
+        case "EHLO", "HELO": stage = .greeting
+        case "STARTTLS": stage = .startTLS
+        case "AUTH": stage = .authentication
+        case "MAIL": stage = .sender
+        case "RCPT": stage = .recipient
+        case "DATA": stage = .data
+        case "QUIT", "RSET", "NOOP": stage = .other
+        default: break  // an AUTH continuation line
+        }
+    }
+
+    func sawReply(_ bytes: UnsafeRawBufferPointer) {
+        var line = String(decoding: bytes.prefix(512), as: UTF8.self)
+        line = String(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+        if let secret, line.contains(secret) { line = line.replacingOccurrences(of: secret, with: "***") }
+        guard line.count >= 3, let code = Int(line.prefix(3)) else { return }
+        // A 334 is an AUTH challenge: its text is the server's half of the login, not worth keeping.
+        if code == 334 { line = "334" }
+        reply = String(line.prefix(300))
+        replyCode = code
+    }
+}
+
+private func smtpReadBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let buffer, let context else { return 0 }
+    return Unmanaged<SMTPExchange>.fromOpaque(context).takeUnretainedValue().read(into: buffer, capacity: size * count)
+}
+
+private func smtpDiscardOutput(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    size * count
+}
+
+private func smtpWatchExchange(
+    _ handle: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?, _ size: Int,
+    _ context: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let data, let context, type == CURLINFO_HEADER_IN || type == CURLINFO_HEADER_OUT else { return 0 }
+    let exchange = Unmanaged<SMTPExchange>.fromOpaque(context).takeUnretainedValue()
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    if type == CURLINFO_HEADER_IN { exchange.sawReply(bytes) } else { exchange.sawCommand(bytes) }
+    return 0
+}
+
+@available(*, unavailable)
+extension SMTPExchange: Sendable {}
