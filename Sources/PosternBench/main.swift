@@ -5,9 +5,10 @@ import PosternCrypto
 /// Benchmarks that need Postern's own code, run by the scripts in bench/. Prints key=value pairs.
 ///
 /// `postern-bench codes [seconds]`: action-code mints and verifies per second on one thread.
+/// `postern-bench outbox-queue|outbox-run …`: the outbox end to end (see OutboxBench.swift).
 let arguments = CommandLine.arguments.dropFirst()
 guard let which = arguments.first else {
-    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds]\n".utf8))
+    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | outbox-queue … | outbox-run …\n".utf8))
     exit(64)
 }
 
@@ -42,6 +43,10 @@ case "codes":
         index &+= 1
     }
     print("mint_per_s=\(Int(mints)) verify_per_s=\(Int(verifies)) sink=\(sink & 1)")
+case "outbox-queue":
+    try OutboxBench.queue(arguments.dropFirst())
+case "outbox-run":
+    try OutboxBench.run(arguments.dropFirst())
 default:
     FileHandle.standardError.write(Data("postern-bench: unknown benchmark \(which)\n".utf8))
     exit(64)

@@ -56,7 +56,7 @@ final class SQLiteTransaction: StoreWriter {
     // MARK: accounts
 
     private static let accountColumns =
-        "a.uid, a.email_verified, a.password_hash, a.display_name, a.attributes, a.locale, a.disabled, a.created_at, a.last_sign_in_at, a.providers, d.local_part, d.domain"
+        "a.uid, a.email_verified, a.password_hash, a.display_name, a.attributes, a.locale, a.disabled, a.created_at, a.last_sign_in_at, a.providers, d.local_part, d.domain, a.session_version"
 
     private func readAccount(_ row: Statement) -> Account {
         let email = row.text(10).flatMap { local in row.text(11).map { EmailAddress.restored(localPart: local, domain: $0) } }
@@ -64,7 +64,8 @@ final class SQLiteTransaction: StoreWriter {
         return Account(
             uid: row.text(0) ?? "", email: email, emailVerified: row.integer(1) != 0, passwordHash: row.text(2),
             displayName: row.text(3), attributes: row.text(4), locale: row.text(5), disabled: row.integer(6) != 0,
-            createdAt: row.integer(7), lastSignInAt: row.optionalInteger(8), providers: providers)
+            createdAt: row.integer(7), lastSignInAt: row.optionalInteger(8), providers: providers,
+            sessionVersion: row.integer(12))
     }
 
     func account(uid: String) throws -> Account? {
@@ -85,7 +86,8 @@ final class SQLiteTransaction: StoreWriter {
             a.displayName.map(SQLValue.text) ?? .null, a.attributes.map(SQLValue.text) ?? .null,
             a.locale.map(SQLValue.text) ?? .null, .integer(a.disabled ? 1 : 0), .integer(a.createdAt),
             a.lastSignInAt.map(SQLValue.integer) ?? .null,
-            .text(a.providers.map(\.rawValue).sorted().joined(separator: ",")), .text(a.uid),
+            .text(a.providers.map(\.rawValue).sorted().joined(separator: ",")), .integer(a.sessionVersion),
+            .text(a.uid),
         ]
     }
 
@@ -103,14 +105,14 @@ final class SQLiteTransaction: StoreWriter {
 
     func insertAccount(_ account: Account) throws {
         try db.execute(
-            "INSERT INTO accounts (email_verified, password_hash, display_name, attributes, locale, disabled, created_at, last_sign_in_at, providers, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO accounts (email_verified, password_hash, display_name, attributes, locale, disabled, created_at, last_sign_in_at, providers, session_version, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             accountValues(account))
         try setAddress(of: account)
     }
 
     func updateAccount(_ account: Account) throws {
         let changed = try db.execute(
-            "UPDATE accounts SET email_verified = ?, password_hash = ?, display_name = ?, attributes = ?, locale = ?, disabled = ?, created_at = ?, last_sign_in_at = ?, providers = ? WHERE uid = ?",
+            "UPDATE accounts SET email_verified = ?, password_hash = ?, display_name = ?, attributes = ?, locale = ?, disabled = ?, created_at = ?, last_sign_in_at = ?, providers = ?, session_version = ? WHERE uid = ?",
             accountValues(account))
         guard changed == 1 else { throw StoreError.notFound("account") }
         try setAddress(of: account)

@@ -14,7 +14,8 @@ enum Schema {
             disabled INTEGER NOT NULL DEFAULT 0,
             created_at INTEGER NOT NULL,
             last_sign_in_at INTEGER,
-            providers TEXT NOT NULL DEFAULT ''
+            providers TEXT NOT NULL DEFAULT '',
+            session_version INTEGER NOT NULL DEFAULT 0
         );
         -- A normalized address belongs to at most one account, an account has at most one address.
         CREATE TABLE addresses (
@@ -34,6 +35,8 @@ enum Schema {
             token_hash BLOB PRIMARY KEY,
             family TEXT NOT NULL,
             uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            auth_time INTEGER NOT NULL,
+            method TEXT NOT NULL,
             created_at INTEGER NOT NULL,
             expires_at INTEGER NOT NULL,
             rotated_at INTEGER,
@@ -41,28 +44,33 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
         CREATE INDEX refresh_tokens_uid ON refresh_tokens(uid);
-        -- What a request asked to be mailed; the outbox worker decides what the mail says.
-        CREATE TABLE sign_in_requests (
+        -- Requests for emailed actions; the id is also the nonce of the request's one code.
+        CREATE TABLE action_requests (
             id TEXT PRIMARY KEY,
-            action TEXT NOT NULL,
-            address TEXT NOT NULL,
-            created_at INTEGER NOT NULL,
-            expires_at INTEGER NOT NULL,
+            purpose TEXT NOT NULL,
+            email TEXT NOT NULL,
+            normalized TEXT NOT NULL,
+            uid TEXT,
+            other_email TEXT,
+            password_hash TEXT,
             continue_url TEXT,
             locale TEXT,
             code_challenge TEXT,
-            session_uid TEXT,
-            six_digit_hash BLOB,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            six_digit_digest BLOB,
+            six_digit_key_id INTEGER,
             wrong_tries INTEGER NOT NULL DEFAULT 0,
             consumed_at INTEGER
         );
-        CREATE INDEX sign_in_requests_address ON sign_in_requests(address);
-        CREATE TABLE rate_limits (
-            bucket TEXT PRIMARY KEY,
-            window_start INTEGER NOT NULL,
-            count INTEGER NOT NULL,
-            last_at INTEGER NOT NULL
-        ) WITHOUT ROWID;
+        CREATE INDEX action_requests_address ON action_requests(normalized, purpose);
+        CREATE INDEX action_requests_expiry ON action_requests(expires_at);
+        -- One row per event; buckets are keyed hashes, never addresses in the clear.
+        CREATE TABLE rate_events (
+            bucket BLOB NOT NULL,
+            at INTEGER NOT NULL
+        );
+        CREATE INDEX rate_events_bucket ON rate_events(bucket, at);
         -- Keys: metadata in the clear, the secret sealed (AES-256-GCM) under the master key file.
         CREATE TABLE keys (
             id INTEGER PRIMARY KEY,

@@ -10,9 +10,15 @@ final class InMemoryStore: Store {
         var consumed: [[UInt8]: Int64] = [:]
         var outbox: [QueuedMail] = []
         var suppressions: [String: String] = [:]
+        var requests: [String: ActionRequest] = [:]
+        var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
+        var rateEvents: [[UInt8]: [Int64]] = [:]
     }
 
     private let state = Mutex(State())
+
+    /// The whole state, for assertions.
+    func snapshot() -> State { state.withLock { $0 } }
 
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
         let snapshot = state.withLock { $0 }
@@ -62,7 +68,10 @@ final class InMemoryStore: Store {
             }
             state.accounts[account.uid] = account
         }
-        func deleteAccount(uid: String) throws { state.accounts[uid] = nil }
+        func deleteAccount(uid: String) throws {
+            state.accounts[uid] = nil
+            state.refreshTokens = state.refreshTokens.filter { $0.value.uid != uid }
+        }
         func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool {
             guard state.consumed[nonce] == nil else { return false }
             state.consumed[nonce] = expiresAt

@@ -28,6 +28,9 @@ public struct Account: Sendable, Hashable {
     public var lastSignInAt: Int64?
     /// Methods the account has signed in with.
     public var providers: Set<Provider>
+    /// Raised when every session is revoked; ID tokens carry the version they were issued under
+    /// (claim `sv`) and are refused once it changes.
+    public var sessionVersion: Int64
 
     /// True when the account has no address (an anonymous session).
     public var isAnonymous: Bool { email == nil }
@@ -36,8 +39,9 @@ public struct Account: Sendable, Hashable {
     public init(
         uid: String, email: EmailAddress? = nil, emailVerified: Bool = false, passwordHash: String? = nil,
         displayName: String? = nil, attributes: String? = nil, locale: String? = nil, disabled: Bool = false,
-        createdAt: Int64, lastSignInAt: Int64? = nil, providers: Set<Provider> = []
+        createdAt: Int64, lastSignInAt: Int64? = nil, providers: Set<Provider> = [], sessionVersion: Int64 = 0
     ) {
+        self.sessionVersion = sessionVersion
         self.uid = uid
         self.email = email
         self.emailVerified = emailVerified

@@ -38,9 +38,22 @@ public struct ActionCodeAuthority: Sendable {
     /// The id of the signing key.
     public var activeKeyID: UInt32 { active.id }
 
+    /// The key with `id`, if the ring holds it.
+    func key(id: UInt32) -> Key? { verifying.first { $0.id == id } }
+
     /// Mints a code for `action`, bound to `binding`, living `ttl` seconds from `now`.
     /// - Throws: `CryptoError` when the random generator fails.
     public func mint(_ action: EmailAction, binding: StateBinding, ttl: Int64, now: Int64) throws(CryptoError) -> Minted {
+        try mint(action, binding: binding, ttl: ttl, now: now, nonce: nil)
+    }
+
+    /// Mints a code whose nonce is `nonce` (16 bytes: the id of the request it answers), or a
+    /// random one when nil.
+    /// - Throws: `CryptoError` when the random generator fails or the nonce is not 16 bytes.
+    public func mint(
+        _ action: EmailAction, binding: StateBinding, ttl: Int64, now: Int64, nonce: [UInt8]?
+    ) throws(CryptoError) -> Minted {
+        if let nonce, nonce.count != 16 { throw .malformed("code nonce (needs 16 bytes)") }
         let expiresAt = now + max(ttl, 1)
         var buffer = (
             UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
@@ -53,7 +66,11 @@ public struct ActionCodeAuthority: Sendable {
             raw[5] = action.wireValue
             Self.put32(UInt32(truncatingIfNeeded: now), raw, 6)
             Self.put32(UInt32(truncatingIfNeeded: expiresAt), raw, 10)
-            try SecureRandom.fillBuffered(UnsafeMutableRawBufferPointer(rebasing: raw[14..<30]))
+            if let nonce {
+                nonce.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[14..<30]).copyMemory(from: $0) }
+            } else {
+                try SecureRandom.fillBuffered(UnsafeMutableRawBufferPointer(rebasing: raw[14..<30]))
+            }
             binding.bytes.withUnsafeBytes { b in
                 UnsafeMutableRawBufferPointer(rebasing: raw[30..<46]).copyMemory(from: b)
             }

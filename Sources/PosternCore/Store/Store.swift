@@ -40,6 +40,12 @@ public protocol StoreReader: OutboxReader {
     func account(address: EmailAddress) throws -> Account?
     /// Whether the code with this nonce has been consumed.
     func isConsumed(nonce: [UInt8]) throws -> Bool
+    /// The action request with `id`.
+    func actionRequest(id: String) throws -> ActionRequest?
+    /// Unconsumed, unexpired requests of `purpose` for `address`, newest first.
+    func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest]
+    /// The refresh token whose SHA-256 is `hash`.
+    func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
 }
 
 /// Changes inside one transaction: all of them land, or none.
@@ -62,6 +68,27 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
     func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool
     /// Forgets used codes that expired before `now`; returns how many.
     func pruneConsumedCodes(now: Int64) throws -> Int
+
+    /// Records an action request.
+    func insertActionRequest(_ request: ActionRequest) throws
+    /// Replaces an action request (its code state). Throws `notFound` when absent.
+    func updateActionRequest(_ request: ActionRequest) throws
+    /// Forgets requests that expired before `now`; returns how many.
+    func pruneActionRequests(now: Int64) throws -> Int
+
+    /// Records a refresh token.
+    func insertRefreshToken(_ token: RefreshTokenRecord) throws
+    /// Marks a token as exchanged for its successor.
+    func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws
+    /// Revokes every token of a family; returns how many were live.
+    func revokeRefreshFamily(_ family: String) throws -> Int
+    /// Revokes every token of an account; returns how many were live.
+    func revokeRefreshTokens(uid: String) throws -> Int
+
+    /// Counts one event against `bucket` (an opaque key, never an address in the clear): nil when
+    /// allowed, else the seconds until it would be. `interval`: least seconds between two events
+    /// (0: none); `perHour`: most events in a rolling hour window (0: none).
+    func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64?
 }
 
 /// Durable state behind Core. SQLite is the embedded default; PostgreSQL can implement the same.

@@ -1,0 +1,95 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternMail
+import PosternStore
+
+/// `postern-bench outbox-queue` and `outbox-run`: drive the real outbox (SQLite store, worker pool,
+/// transports, templates) for the integration tests and `bench/smtp`.
+///
+/// - `outbox-queue --database DB --count N [--to PREFIX] [--domain D] [--give-up-in S]`: queues N
+///   sign-in intents for PREFIX0@D … PREFIX(N-1)@D in one transaction.
+/// - `outbox-run --database DB [--smtp-url URL] [--smtp-ca-file F] [--smtp-password-file F]
+///   [--workers 4] [--base-delay 30] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR]`:
+///   runs the pool until no message is unfinished, then prints the counts and the rate.
+enum OutboxBench {
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func options(_ arguments: ArraySlice<String>) throws -> [String: String] {
+        var options: [String: String] = [:]
+        var iterator = arguments.makeIterator()
+        while let key = iterator.next() {
+            guard key.hasPrefix("--"), let value = iterator.next() else { throw UsageError(description: "expected --name value, got \(key)") }
+            options[String(key.dropFirst(2))] = value
+        }
+        return options
+    }
+
+    static func number(_ options: [String: String], _ key: String, _ fallback: Int64) throws -> Int64 {
+        guard let text = options[key] else { return fallback }
+        guard let value = Int64(text) else { throw UsageError(description: "--\(key) must be a whole number") }
+        return value
+    }
+
+    static func queue(_ arguments: ArraySlice<String>) throws {
+        let options = try options(arguments)
+        let store = try SQLiteStore(path: options["database"] ?? "./postern.db")
+        let count = try number(options, "count", 1)
+        let prefix = options["to"] ?? "user"
+        let domain = options["domain"] ?? "example.com"
+        let giveUpIn = try number(options, "give-up-in", 600)
+        let recipients = try (0..<count).map { try EmailAddress.parse("\(prefix)\($0)@\(domain)") }
+        let now = SystemClock().unixSeconds()
+        let started = Date()
+        try store.write { writer in
+            for (index, recipient) in recipients.enumerated() {
+                _ = try writer.enqueue(.signIn(requestID: "bench-\(prefix)-\(index)"), recipient: recipient, now: now, giveUpAt: now + giveUpIn)
+            }
+        }
+        print("queued=\(count) seconds=\(String(format: "%.3f", Date().timeIntervalSince(started)))")
+    }
+
+    static func run(_ arguments: ArraySlice<String>) throws {
+        let options = try options(arguments)
+        let store = try SQLiteStore(path: options["database"] ?? "./postern.db")
+        let config = try MailTransportConfig.parse(
+            url: options["smtp-url"], caFile: options["smtp-ca-file"], passwordFile: options["smtp-password-file"])
+        let factory = try config.transportFactory()
+        let templates = URL(fileURLWithPath: options["templates"] ?? "templates", isDirectory: true)
+        let renderer = try TemplateDirectory.load(templates).renderer(branding: MailBranding(appName: "Postern Bench"))
+        let from = try MailMailbox.parse(options["mail-from"] ?? "Postern <no-reply@example.com>")
+        let clock = SystemClock()
+        let compose: OutboxWorkerPool.Compose = { message in
+            let now = clock.now()
+            let link = "https://auth.example.com/action?mode=signIn&oobCode=bench-\(message.id)"
+            let content = MailContent.signIn(link: link, code: String(format: "%06d", message.id % 1_000_000), expiresAt: now.addingTimeInterval(600))
+            let mail = MailMessage(content: content, recipient: message.recipient, requestedAt: now)
+            let token = Base64URL.encode(try SecureRandom.bytes(16))
+            return try renderer.compose(mail, preferences: [nil], now: now, from: from, messageIDToken: token)
+        }
+        let policy = DeliveryPolicy(
+            baseDelay: try number(options, "base-delay", 30), lease: try number(options, "lease", 60))
+        let configuration = OutboxWorkerPool.Configuration(
+            workers: Int(try number(options, "workers", 4)), policy: policy,
+            pollInterval: Double(options["poll"] ?? "1") ?? 1)
+        let logger = Logger(label: "outbox", level: .info) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        let pool = OutboxWorkerPool(store: store, transport: factory, compose: compose, configuration: configuration, logger: logger)
+        let timeout = Double(try number(options, "timeout", 600))
+        let started = Date()
+        pool.start()
+        pool.wake()
+        var counts = try store.read { try $0.outboxCounts() }
+        while counts.unfinished > 0 && Date().timeIntervalSince(started) < timeout {
+            Thread.sleep(forTimeInterval: 0.02)
+            counts = try store.read { try $0.outboxCounts() }
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        pool.stop()
+        let finished = counts[.sent] + counts[.dead]
+        print(
+            "\(counts) elapsed=\(String(format: "%.3f", elapsed)) per_s=\(String(format: "%.0f", Double(finished) / max(elapsed, 0.001)))")
+        if counts.unfinished > 0 { exit(1) }
+    }
+}

@@ -1,0 +1,52 @@
+/// What the flows need to know from the settings.
+public struct AuthConfiguration: Sendable {
+    /// Origin of the links in mail, without a trailing slash.
+    public var publicURL: String
+    /// Hosts a continue URL may point to (exact match).
+    public var allowedContinueHosts: [String]
+    public var ttlSignIn: Int64 = 600
+    public var ttlResetPassword: Int64 = 3600
+    public var ttlVerifyEmail: Int64 = 259_200
+    /// Lifetime of the recoverEmail link sent to the old address after a change.
+    public var ttlRecoverEmail: Int64 = 7 * 86_400
+    public var mailInterval: Int64 = 60
+    public var mailPerHour: Int64 = 5
+    /// Lifetime of an ID token.
+    public var idTokenLifetime: Int64 = 3600
+    /// Lifetime of a refresh token.
+    public var refreshTokenLifetime: Int64 = 30 * 86_400
+    /// How recent a sign-in sensitive operations need.
+    public var recentSignInWindow: Int64 = 300
+    /// Wrong 6-digit codes that kill a code.
+    public var maximumWrongCodes = 5
+    /// Wrong 6-digit codes allowed per address per hour, across codes.
+    public var wrongCodesPerHour: Int64 = 20
+    /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
+    public var sendNoAccountMail = false
+
+    /// Creates a configuration.
+    public init(publicURL: String, allowedContinueHosts: [String]) {
+        self.publicURL = publicURL
+        self.allowedContinueHosts = allowedContinueHosts
+    }
+
+    /// From the resolved settings.
+    public init(_ settings: Settings) {
+        self.init(publicURL: settings.publicURL, allowedContinueHosts: settings.effectiveContinueHosts)
+        ttlSignIn = settings.ttlSignIn
+        ttlResetPassword = settings.ttlResetPassword
+        ttlVerifyEmail = settings.ttlVerifyEmail
+        mailInterval = settings.mailInterval
+        mailPerHour = settings.mailPerHour
+    }
+
+    /// The lifetime of a request of `purpose`.
+    func lifetime(_ purpose: ActionRequest.Purpose) -> Int64 {
+        switch purpose {
+        case .signIn, .signUp: ttlSignIn
+        case .resetPassword: ttlResetPassword
+        case .verifyEmail, .changeEmail: ttlVerifyEmail
+        case .recoverEmail: ttlRecoverEmail
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import PosternCrypto
+
+extension AuthService {
+    /// The state a request's code is bound to, computed the same way when minting (content stage)
+    /// and when verifying: nil when the state it needs is gone (account deleted, address moved).
+    static func binding(for request: ActionRequest, tx: any StoreReader) throws -> StateBinding? {
+        switch request.purpose {
+        case .signIn, .signUp:
+            return StateBinding(request.id, request.email.normalized)
+        case .resetPassword:
+            guard let uid = request.uid, let account = try tx.account(uid: uid), account.email == request.email else {
+                return nil
+            }
+            return account.credentialBinding
+        case .verifyEmail:
+            guard let uid = request.uid, let account = try tx.account(uid: uid), account.email == request.email else {
+                return nil
+            }
+            return StateBinding(uid, request.email.normalized)
+        case .changeEmail:
+            // email: the new address; otherEmail: the account's address when the change was asked.
+            guard let uid = request.uid, let old = request.otherEmail, let account = try tx.account(uid: uid),
+                account.email == old
+            else { return nil }
+            return StateBinding(uid, old.normalized, request.email.normalized)
+        case .recoverEmail:
+            // email: the old address (the recipient); otherEmail: the address the account moved to.
+            guard let uid = request.uid, let moved = request.otherEmail, let account = try tx.account(uid: uid),
+                account.email == moved
+            else { return nil }
+            return StateBinding(uid, moved.normalized, request.email.normalized)
+        }
+    }
+
+    /// The request id a code's nonce names.
+    static func requestID(of code: ActionCode) -> String { Base64URL.encode(code.nonce) }
+
+    /// The keyed digest of a 6-digit code for `requestID`.
+    static func sixDigitDigest(_ digits: String, requestID: String, keyID: UInt32, ring: KeyRing) -> [UInt8]? {
+        ring.actionCodes.digest(Array("six-digit|\(requestID)|\(digits)".utf8), keyID: keyID)
+    }
+
+    /// Extracts the oobCode (or 6 digits) from what a caller sent: a pasted `link`, an `oobCode`
+    /// or a `code`.
+    func codeInput(link: String?, oobCode: String?, code: String?) throws(AuthError) -> PastedAction {
+        if let link, !link.isEmpty {
+            do { return try parser.parse(link) } catch { throw .invalidCode(error.message) }
+        }
+        if let oobCode, !oobCode.isEmpty { return .oobCode(oobCode) }
+        if let code, !code.isEmpty {
+            guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw .invalidArgument("code must be the 6 digits from the mail.")
+            }
+            return .sixDigitCode(code)
+        }
+        throw .invalidArgument("Give link, oobCode or code.")
+    }
+
+    /// Verifies an oobCode and loads its request, checking that it is unused and still bound to
+    /// the current state. `expecting` nil accepts any action.
+    static func verifiedRequest(
+        _ text: String, expecting: EmailAction?, ring: KeyRing, now: Int64, tx: any StoreReader
+    ) throws -> (ActionCode, ActionRequest) {
+        let code: ActionCode
+        do { code = try ring.actionCodes.verify(text, now: now) } catch { throw AuthError.code(error) }
+        if let expecting, code.action != expecting { throw AuthError.code(.wrongAction) }
+        guard let request = try tx.actionRequest(id: requestID(of: code)), request.purpose.action == code.action else {
+            throw AuthError.code(.stateChanged)
+        }
+        if try request.consumedAt != nil || tx.isConsumed(nonce: code.nonce) { throw AuthError.code(.alreadyUsed) }
+        guard let binding = try binding(for: request, tx: tx), ConstantTime.equals(binding.bytes, code.binding.bytes) else {
+            throw AuthError.code(.stateChanged)
+        }
+        return (code, request)
+    }
+
+    /// Marks a request's code as used, in the caller's transaction; false when it already was.
+    static func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any StoreWriter) throws -> Bool {
+        guard let nonce = Base64URL.decode(request.id), try tx.consume(nonce: nonce, expiresAt: expiresAt) else {
+            return false
+        }
+        var used = request
+        used.consumedAt = now
+        try tx.updateActionRequest(used)
+        return true
+    }
+}
+
+extension ActionCodeAuthority {
+    /// HMAC of `message` under the key `keyID` (active or retired), or nil when the ring has no such key.
+    public func digest(_ message: [UInt8], keyID: UInt32) -> [UInt8]? {
+        key(id: keyID)?.mac.authenticate(message)
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import PosternCrypto
+
+/// What `POST /v1/email-link/send` takes.
+public struct EmailLinkRequest: Sendable {
+    public var email: String
+    public var continueURL: String?
+    public var locale: String?
+    /// PKCE S256 challenge: base64url(SHA-256(codeVerifier)).
+    public var codeChallenge: String?
+    public var idToken: String?
+    public var clientIP: String
+
+    public init(
+        email: String, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
+        idToken: String? = nil, clientIP: String = ""
+    ) {
+        self.email = email
+        self.continueURL = continueURL
+        self.locale = locale
+        self.codeChallenge = codeChallenge
+        self.idToken = idToken
+        self.clientIP = clientIP
+    }
+}
+
+/// What `POST /v1/email-link/complete` takes.
+public struct EmailLinkCompletion: Sendable {
+    /// Any pasted text holding the link.
+    public var link: String?
+    public var oobCode: String?
+    /// The 6 digits from the mail; needs `email`.
+    public var code: String?
+    public var email: String?
+    public var codeVerifier: String?
+    public var idToken: String?
+    public var allowMigration: Bool
+
+    public init(
+        link: String? = nil, oobCode: String? = nil, code: String? = nil, email: String? = nil,
+        codeVerifier: String? = nil, idToken: String? = nil, allowMigration: Bool = false
+    ) {
+        self.link = link
+        self.oobCode = oobCode
+        self.code = code
+        self.email = email
+        self.codeVerifier = codeVerifier
+        self.idToken = idToken
+        self.allowMigration = allowMigration
+    }
+}
+
+extension AuthService {
+    /// Records a sign-in request and queues its mail. Answers the same for every address: the
+    /// account is not looked up here.
+    /// - Throws: `AuthError` for a malformed address, continue URL, challenge or ID token, and
+    ///   `tooManyAttempts` past the per-address limit.
+    public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) {
+        try checkClient(ip: input.clientIP)
+        let email = try parseEmail(input.email)
+        let continueURL = try checkContinueURL(input.continueURL)
+        if let challenge = input.codeChallenge {
+            guard challenge.count == 43, Base64URL.decode(challenge)?.count == 32 else {
+                throw .invalidArgument("codeChallenge must be base64url(SHA-256(codeVerifier)): 43 characters.")
+            }
+        }
+        let sessionUid = try input.idToken.map { token throws(AuthError) in try verifyIDToken(token).account.uid }
+        let now = clock.unixSeconds()
+        let request = ActionRequest(
+            id: try Self.newID(), purpose: .signIn, email: email, uid: sessionUid, continueURL: continueURL,
+            locale: input.locale.flatMap(Self.cleanLocale), codeChallenge: input.codeChallenge, createdAt: now,
+            expiresAt: now + config.ttlSignIn)
+        try recordRequest(request, intent: .signIn(requestID: request.id))
+    }
+
+    /// Completes an email-link sign-in (or a password sign-up's confirmation) by link, oobCode, or
+    /// address + 6-digit code, resolving the six cases of API.md's table.
+    /// - Throws: `AuthError`: `INVALID_OOB_CODE`, `EXPIRED_OOB_CODE`, `EMAIL_MISMATCH`,
+    ///   `INVALID_CODE_VERIFIER`, `MIGRATION_REQUIRED` (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`,
+    ///   `USER_DISABLED`, `TOO_MANY_ATTEMPTS_TRY_LATER`.
+    public func completeEmailLink(_ input: EmailLinkCompletion) throws(AuthError) -> LoginDescriptor {
+        let presented = try input.idToken.map { token throws(AuthError) in try verifyIDToken(token).account }
+        let typedEmail = try input.email.map { text throws(AuthError) in try parseEmail(text) }
+        let ring = keys.current
+        let now = clock.unixSeconds()
+        let request: ActionRequest
+        let codeExpiry: Int64
+        var cameByLink = true
+        switch try codeInput(link: input.link, oobCode: input.oobCode, code: input.code) {
+        case .link(let link):
+            guard link.mode == .signIn else {
+                throw .invalidCode("This is a \(link.mode.rawValue) link, not a sign-in link.")
+            }
+            (request, codeExpiry) = try signInRequest(oobCode: link.oobCode, ring: ring, now: now)
+        case .oobCode(let text):
+            (request, codeExpiry) = try signInRequest(oobCode: text, ring: ring, now: now)
+        case .sixDigitCode(let digits):
+            guard let typedEmail else { throw .invalidArgument("email is required with the 6-digit code.") }
+            request = try sixDigitRequest(digits, email: typedEmail, ring: ring, now: now)
+            codeExpiry = request.expiresAt
+            cameByLink = false
+        }
+        // Proof that the person completing is the one who asked, or holds the mailbox. A typed
+        // 6-digit code already proves the mailbox.
+        if cameByLink {
+            try checkPossession(request: request, verifier: input.codeVerifier, typedEmail: typedEmail)
+        }
+        return try finishSignIn(
+            request: request, codeExpiry: codeExpiry, presented: presented, allowMigration: input.allowMigration,
+            method: request.purpose == .signUp ? "password" : "emailLink", now: now)
+    }
+
+    private func signInRequest(oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
+        try read { tx in
+            let (code, request) = try Self.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
+            return (request, code.expiresAt)
+        }
+    }
+
+    private func checkPossession(request: ActionRequest, verifier: String?, typedEmail: EmailAddress?) throws(AuthError) {
+        if let challenge = request.codeChallenge {
+            if let verifier {
+                let computed = Base64URL.encode(SHA256.hash(verifier))
+                guard ConstantTime.equals(Array(computed.utf8), Array(challenge.utf8)) else { throw .invalidCodeVerifier }
+                return
+            }
+            // Opened on another device, without the verifier: the typed address proves the mailbox.
+            guard let typedEmail else { throw .invalidCodeVerifier }
+            guard typedEmail == request.email else { throw .emailMismatch }
+            return
+        }
+        if let typedEmail, typedEmail != request.email { throw .emailMismatch }
+    }
+
+    /// Finds the request a 6-digit code belongs to; a wrong code counts against the newest code
+    /// (5 wrong tries kill it) and against the address (across codes).
+    private func sixDigitRequest(_ digits: String, email: EmailAddress, ring: KeyRing, now: Int64) throws(AuthError) -> ActionRequest {
+        let bucket = addressBucket("six-digit-failure", email)
+        let (perHour, maximum) = (config.wrongCodesPerHour, config.maximumWrongCodes)
+        enum Outcome: Sendable { case found(ActionRequest), wrong, limited(Int64) }
+        let outcome = try write { tx -> Outcome in
+            // Counted without recording, so that a correct code is never refused for earlier mistakes
+            // unless the address is over its limit.
+            let candidates = try tx.openActionRequests(purpose: .signIn, address: email, now: now)
+            for candidate in candidates {
+                guard let stored = candidate.sixDigitDigest, let keyID = candidate.sixDigitKeyID,
+                    let digest = Self.sixDigitDigest(digits, requestID: candidate.id, keyID: keyID, ring: ring),
+                    candidate.wrongTries < maximum
+                else { continue }
+                if ConstantTime.equals(digest, stored) { return .found(candidate) }
+            }
+            if let wait = try tx.rateLimit(bucket: bucket, now: now, interval: 0, perHour: perHour) {
+                return .limited(wait)
+            }
+            if var newest = candidates.first(where: { $0.sixDigitDigest != nil }) {
+                newest.wrongTries += 1
+                try tx.updateActionRequest(newest)
+            }
+            return .wrong
+        }
+        switch outcome {
+        case .found(let request): return request
+        case .wrong: throw .invalidCode("The 6-digit code is wrong or has expired.")
+        case .limited(let wait): throw .tooManyAttempts(retryAfter: wait)
+        }
+    }
+
+    /// The shared end of every sign-in: resolves the six cases in one transaction, consumes the
+    /// request's code (except when refusing), and issues the session.
+    func finishSignIn(
+        request: ActionRequest, codeExpiry: Int64, presented: Account?, allowMigration: Bool, method: String, now: Int64
+    ) throws(AuthError) -> LoginDescriptor {
+        let issue = try sessionIssuer()
+        return try write { tx -> LoginDescriptor in
+            // Re-read inside the transaction: the state may have moved since the checks above.
+            guard let current = try tx.actionRequest(id: request.id), current.consumedAt == nil else {
+                throw AuthError.code(.alreadyUsed)
+            }
+            var session = try presented.flatMap { try tx.account(uid: $0.uid) }
+            if presented == nil, let uid = current.uid {
+                // The session that asked for the link (a sign-up upgrading its anonymous account).
+                session = try tx.account(uid: uid).flatMap { $0.isAnonymous ? $0 : nil }
+            }
+            let holder = try tx.account(address: current.email)
+            let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
+            var migration: LoginDescriptor.Migration?
+            var account: Account
+            switch resolution {
+            case .migrationRequired(let anonymousUid):
+                throw AuthError.migrationRequired(anonymousUid: anonymousUid)
+            case .credentialInUse:
+                throw AuthError.credentialAlreadyInUse
+            case .create:
+                account = Account(uid: try Self.newID(), email: current.email, createdAt: now)
+                try tx.insertAccount(account)
+            case .signIn(let uid), .reauthenticate(let uid):
+                guard let found = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
+                account = found
+            case .upgradeAnonymous(let uid):
+                guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                found.email = current.email
+                account = found
+            case .link(let uid):
+                guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                if let old = found.email, old != current.email {
+                    try Self.queueRecovery(uid: uid, old: old, new: current.email, tx: tx, now: now, ttl: self.config.ttlRecoverEmail)
+                }
+                found.email = current.email
+                account = found
+            case .migrate(let from, let to):
+                guard let found = try tx.account(uid: to) else { throw AuthError.code(.stateChanged) }
+                try tx.deleteAccount(uid: from)
+                account = found
+                migration = .init(fromUid: from, toUid: to, allowMigration: true)
+            }
+            if account.disabled { throw AuthError.userDisabled }
+            guard try Self.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
+                throw AuthError.code(.alreadyUsed)
+            }
+            // The link proved the mailbox.
+            account.emailVerified = true
+            account.providers.insert(.emailLink)
+            if current.purpose == .signUp, resolution.isNewUser, let hash = current.passwordHash {
+                account.passwordHash = hash
+                account.providers.insert(.password)
+            }
+            account.locale = account.locale ?? current.locale
+            account.lastSignInAt = now
+            try tx.updateAccount(account)
+            let issued = try issue(account, method, now, nil, tx)
+            return LoginDescriptor(
+                uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued,
+                migration: migration)
+        }
+    }
+
+    /// Records a recoverEmail request for the old address and queues its mail.
+    static func queueRecovery(
+        uid: String, old: EmailAddress, new: EmailAddress, tx: any StoreWriter, now: Int64, ttl: Int64
+    ) throws {
+        let recovery = ActionRequest(
+            id: try newID(), purpose: .recoverEmail, email: old, uid: uid, otherEmail: new, createdAt: now,
+            expiresAt: now + ttl)
+        try tx.insertActionRequest(recovery)
+        _ = try tx.enqueue(.recoverEmail(requestID: recovery.id), recipient: old, now: now, giveUpAt: recovery.expiresAt)
+    }
+
+    /// A BCP 47-looking tag (letters, digits, hyphens, ≤ 35 characters), lower-cased; nil otherwise.
+    static func cleanLocale(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.count <= 35,
+            trimmed.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else { return nil }
+        return trimmed.replacingOccurrences(of: "_", with: "-").lowercased()
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import PosternCrypto
+
+/// What the content stage decided a queued intent's mail says.
+public struct ComposedMail: Sendable, Hashable {
+    /// The message kind and its values (links with live codes).
+    public var message: MailMessage
+    /// Locale preferences in order: the request's, the account's.
+    public var localePreferences: [String?]
+}
+
+extension AuthService {
+    /// The content stage, run by the outbox worker the first time it claims a message: looks the
+    /// address up, mints the code, and picks the mail — sign-in vs confirm-sign-up vs
+    /// account-already-exists, a reset vs nothing (or no-account). Nil means nothing is to be sent
+    /// (the request expired or was used, the account is gone, a reset for an unknown address).
+    /// - Throws: `AuthError` when the store or the random generator fails (the worker retries).
+    public func composeMail(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
+        let ring = keys.current
+        let now = clock.unixSeconds()
+        let config = self.config
+        let links = LinkMaker(publicURL: config.publicURL)
+        let requestedAt = clock.now()
+        return try write { tx -> ComposedMail? in
+            switch intent {
+            case .passwordChanged(let uid):
+                guard let account = try tx.account(uid: uid), let email = account.email else { return nil }
+                return ComposedMail(
+                    message: MailMessage(content: .passwordChanged(resetLink: nil), recipient: email, requestedAt: requestedAt,
+                                         displayName: account.displayName),
+                    localePreferences: [account.locale])
+            case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
+                .recoverEmail(let id):
+                guard var request = try tx.actionRequest(id: id), request.consumedAt == nil, request.expiresAt > now else {
+                    return nil
+                }
+                let holder = try tx.account(address: request.email)
+                let preferences = [request.locale, holder?.locale]
+                let expiresAt = Date(timeIntervalSince1970: TimeInterval(request.expiresAt))
+                func mint() throws -> String? {
+                    guard let binding = try Self.binding(for: request, tx: tx), let nonce = Base64URL.decode(request.id) else {
+                        return nil
+                    }
+                    let minted = try ring.actionCodes.mint(
+                        request.purpose.action, binding: binding, ttl: request.expiresAt - now, now: now, nonce: nonce)
+                    return links.link(mode: request.purpose.action, code: minted.text, continueURL: request.continueURL,
+                                      lang: request.locale)
+                }
+                let content: MailContent
+                switch request.purpose {
+                case .signIn:
+                    guard let link = try mint() else { return nil }
+                    let digits = String(format: "%06u", try SecureRandom.uniform(below: 1_000_000))
+                    request.sixDigitKeyID = ring.actionCodes.activeKeyID
+                    request.sixDigitDigest = Self.sixDigitDigest(
+                        digits, requestID: request.id, keyID: ring.actionCodes.activeKeyID, ring: ring)
+                    try tx.updateActionRequest(request)
+                    content = .signIn(link: link, code: digits, expiresAt: expiresAt)
+                case .signUp:
+                    if holder != nil {
+                        // Never a second account: the link signs in to the existing one, password unchanged.
+                        request.passwordHash = nil
+                        try tx.updateActionRequest(request)
+                        guard let link = try mint() else { return nil }
+                        content = .accountAlreadyExists(signInLink: link, expiresAt: expiresAt, resetLink: nil)
+                    } else {
+                        guard let link = try mint() else { return nil }
+                        content = .confirmSignUp(link: link, expiresAt: expiresAt)
+                    }
+                case .resetPassword:
+                    guard let holder else {
+                        return config.sendNoAccountMail
+                            ? ComposedMail(
+                                message: MailMessage(content: .noAccount(signUpLink: nil), recipient: request.email,
+                                                     requestedAt: requestedAt),
+                                localePreferences: preferences)
+                            : nil
+                    }
+                    request.uid = holder.uid
+                    try tx.updateActionRequest(request)
+                    guard let link = try mint() else { return nil }
+                    content = .resetPassword(link: link, expiresAt: expiresAt)
+                case .verifyEmail:
+                    guard let link = try mint() else { return nil }
+                    content = .verifyEmail(link: link, expiresAt: expiresAt)
+                case .changeEmail:
+                    guard let old = request.otherEmail, let link = try mint() else { return nil }
+                    content = .verifyAndChangeEmail(link: link, expiresAt: expiresAt, oldEmail: old, newEmail: request.email)
+                case .recoverEmail:
+                    guard let moved = request.otherEmail, let link = try mint() else { return nil }
+                    content = .recoverEmail(link: link, expiresAt: expiresAt, oldEmail: request.email, newEmail: moved)
+                }
+                return ComposedMail(
+                    message: MailMessage(content: content, recipient: request.email, requestedAt: requestedAt,
+                                         displayName: holder?.displayName),
+                    localePreferences: preferences)
+            }
+        }
+    }
+}
+
+/// Builds action links: `{public-url}/action?mode=…&oobCode=…[&continueUrl=…][&lang=…]`.
+struct LinkMaker: Sendable {
+    let publicURL: String
+
+    func link(mode: EmailAction, code: String, continueURL: String?, lang: String?) -> String {
+        var link = "\(publicURL)/action?mode=\(mode.rawValue)&oobCode=\(code)"
+        if let continueURL { link += "&continueUrl=" + Self.escape(continueURL) }
+        if let lang { link += "&lang=" + Self.escape(lang) }
+        return link
+    }
+
+    static func escape(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}

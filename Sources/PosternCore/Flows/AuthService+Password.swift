@@ -1,0 +1,112 @@
+import PosternCrypto
+
+extension AuthService {
+    /// Verify-first sign-up: checks the password policy, hashes the password, records the request
+    /// and queues the mail. The answer is the same for every address; the account is created when
+    /// the mailed link is completed (an address that has an account gets "you already have one").
+    /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
+    public func signUp(
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, clientIP: String
+    ) throws(AuthError) {
+        try checkClient(ip: clientIP)
+        let address = try parseEmail(email)
+        try PasswordPolicy.check(password, email: address)
+        let continueURL = try checkContinueURL(continueURL)
+        let sessionUid = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account.uid }
+        let hash = try hashPassword(password)
+        let now = clock.unixSeconds()
+        let request = ActionRequest(
+            id: try Self.newID(), purpose: .signUp, email: address, uid: sessionUid, passwordHash: hash,
+            continueURL: continueURL, locale: locale.flatMap(Self.cleanLocale), createdAt: now,
+            expiresAt: now + config.ttlSignIn)
+        try recordRequest(request, intent: .signUp(requestID: request.id))
+    }
+
+    /// Password sign-in. Every failure — unknown address, no password, wrong password — is
+    /// `INVALID_LOGIN_CREDENTIALS` after the same scrypt work; `USER_DISABLED` only once the
+    /// password proved right. Resolves the six cases like an email link.
+    /// - Throws: `AuthError`.
+    public func signInWithPassword(
+        email: String, password: String, idToken: String?, allowMigration: Bool, clientIP: String
+    ) throws(AuthError) -> LoginDescriptor {
+        try checkClient(ip: clientIP)
+        let presented = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account }
+        // A malformed address is refused like an unknown one, after the same work.
+        let address = try? EmailAddress.parse(email)
+        let holder = try address.flatMap { address throws(AuthError) in try read { try $0.account(address: address) } }
+        let stored = holder?.passwordHash ?? dummyPasswordHash
+        let matches = (try? PasswordHasher.verify(password, against: stored)) ?? false
+        guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
+        guard !holder.disabled else { throw .userDisabled }
+        let now = clock.unixSeconds()
+        let issue = try sessionIssuer()
+        let rehash = hasher.needsRehash(stored) ? try hashPassword(password) : nil
+        return try write { tx -> LoginDescriptor in
+            var session = try presented.flatMap { try tx.account(uid: $0.uid) }
+            if session?.uid == holder.uid { session = try tx.account(uid: holder.uid) }
+            guard let current = try tx.account(address: address), current.uid == holder.uid,
+                current.passwordHash == holder.passwordHash
+            else { throw AuthError.invalidLoginCredentials }
+            var account = current
+            var migration: LoginDescriptor.Migration?
+            switch SignInResolution.resolve(presented: session, holder: current, allowMigration: allowMigration) {
+            case .migrationRequired(let anonymousUid): throw AuthError.migrationRequired(anonymousUid: anonymousUid)
+            case .credentialInUse: throw AuthError.credentialAlreadyInUse
+            case .migrate(let from, let to):
+                try tx.deleteAccount(uid: from)
+                migration = .init(fromUid: from, toUid: to, allowMigration: true)
+            default: break
+            }
+            if let rehash { account.passwordHash = rehash }
+            account.lastSignInAt = now
+            try tx.updateAccount(account)
+            let session2 = try issue(account, "password", now, nil, tx)
+            return LoginDescriptor(
+                uid: account.uid, email: account.email?.address, isNewUser: false, session: session2, migration: migration)
+        }
+    }
+
+    /// Asks for a reset link: records the request and queues the mail; 202 for every address.
+    /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
+    public func requestPasswordReset(email: String, continueURL: String?, locale: String?, clientIP: String) throws(AuthError) {
+        try checkClient(ip: clientIP)
+        let address = try parseEmail(email)
+        let continueURL = try checkContinueURL(continueURL)
+        let now = clock.unixSeconds()
+        let request = ActionRequest(
+            id: try Self.newID(), purpose: .resetPassword, email: address, continueURL: continueURL,
+            locale: locale.flatMap(Self.cleanLocale), createdAt: now, expiresAt: now + config.ttlResetPassword)
+        try recordRequest(request, intent: .resetPassword(requestID: request.id))
+    }
+
+    /// Sets or changes the password of a recently signed-in account; revokes its other sessions,
+    /// mails a notice, and returns a fresh session.
+    /// - Throws: `AuthError.requiresRecentLogin`, `weakPassword`, `invalidIDToken`.
+    public func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
+        let (account, _) = try verifyRecentSignIn(idToken)
+        guard !account.isAnonymous else {
+            throw .invalidArgument("An anonymous account needs an address first: use password sign-up with its idToken.")
+        }
+        try PasswordPolicy.check(password, email: account.email)
+        let hash = try hashPassword(password)
+        let now = clock.unixSeconds()
+        let issue = try sessionIssuer()
+        let session = try write { tx -> Session in
+            guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
+            current.passwordHash = hash
+            current.providers.insert(.password)
+            try Self.revokeAllSessions(of: &current, tx: tx, now: now)
+            try tx.updateAccount(current)
+            if let email = current.email {
+                try Self.queueNotice(.passwordChanged(uid: current.uid), to: email, tx: tx, now: now)
+            }
+            return try issue(current, "password", now, nil, tx)
+        }
+        mailQueued()
+        return session
+    }
+
+    func hashPassword(_ password: String) throws(AuthError) -> String {
+        do { return try hasher.hash(password) } catch { throw .internalError("password hashing failed: \(error)") }
+    }
+}

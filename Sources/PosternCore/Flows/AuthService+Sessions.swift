@@ -1,0 +1,124 @@
+import Foundation
+import PosternCrypto
+
+extension AuthService {
+    /// Creates an anonymous account and signs it in.
+    /// - Throws: `AuthError` (503 when the store is down).
+    public func signInAnonymously() throws(AuthError) -> Session {
+        let uid = try Self.newID()
+        let now = clock.unixSeconds()
+        let issue = try sessionIssuer()
+        return try write { tx in
+            let account = Account(uid: uid, createdAt: now, lastSignInAt: now)
+            try tx.insertAccount(account)
+            return try issue(account, "anonymous", now, nil, tx)
+        }
+    }
+
+    /// A closure that issues a session inside a transaction: an ID token and a stored refresh token.
+    /// Arguments: account, sign-in method, auth_time, the refresh family to continue (or nil).
+    typealias SessionIssuer = @Sendable (Account, String, Int64, String?, any StoreWriter) throws -> Session
+
+    func sessionIssuer() throws(AuthError) -> SessionIssuer {
+        let signer = keys.current.idTokenSigner
+        let clock = self.clock
+        let config = self.config
+        return { account, method, authTime, family, tx in
+            let now = clock.unixSeconds()
+            var claims: [String: Any] = [
+                "iss": config.publicURL, "aud": config.publicURL, "sub": account.uid, "iat": now,
+                "exp": now + config.idTokenLifetime, "auth_time": authTime, "email_verified": account.emailVerified,
+                "is_anonymous": account.isAnonymous, "sign_in_method": method, "sv": account.sessionVersion,
+            ]
+            claims["email"] = account.email?.address ?? NSNull()
+            let json = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
+            let idToken = try JSONWebToken.sign(claims: json, with: signer)
+            let refresh = Base64URL.encode(try SecureRandom.bytes(32))
+            try tx.insertRefreshToken(
+                RefreshTokenRecord(
+                    hash: SHA256.hash(refresh), family: try family ?? AuthService.newID(), uid: account.uid,
+                    authTime: authTime, method: method, createdAt: now, expiresAt: now + config.refreshTokenLifetime))
+            return Session(
+                uid: account.uid, idToken: idToken, refreshToken: refresh, expiresIn: config.idTokenLifetime,
+                isAnonymous: account.isAnonymous, email: account.email?.address)
+        }
+    }
+
+    /// Verifies an ID token: signature (any key in the JWKS), issuer, expiry, and that the account
+    /// exists, is enabled, and has not revoked its sessions since the token was issued (`sv`).
+    /// - Throws: `AuthError.invalidIDToken`, or `userDisabled`.
+    public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+        let ring = keys.current
+        guard let parsed = try? JSONWebToken.parse(token),
+            let key = ring.idTokenVerifiers.first(where: { $0.keyID == parsed.keyID }), parsed.isSigned(by: key),
+            let object = try? JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any],
+            let uid = object["sub"] as? String, let iat = (object["iat"] as? NSNumber)?.int64Value,
+            let exp = (object["exp"] as? NSNumber)?.int64Value, let authTime = (object["auth_time"] as? NSNumber)?.int64Value,
+            let version = (object["sv"] as? NSNumber)?.int64Value,
+            object["iss"] as? String == config.publicURL
+        else { throw .invalidIDToken }
+        let now = clock.unixSeconds()
+        guard now < exp else { throw .invalidIDToken }
+        guard let account = try read({ tx in try tx.account(uid: uid) }), version == account.sessionVersion else {
+            throw .invalidIDToken
+        }
+        guard !account.disabled else { throw .userDisabled }
+        let claims = IDTokenClaims(
+            uid: uid, issuedAt: iat, expiresAt: exp, authTime: authTime,
+            signInMethod: object["sign_in_method"] as? String ?? "")
+        return (account, claims)
+    }
+
+    /// Verifies an ID token and that its sign-in is at most 5 minutes old.
+    /// - Throws: `AuthError.requiresRecentLogin` and the errors of `verifyIDToken`.
+    public func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+        let verified = try verifyIDToken(token)
+        guard clock.unixSeconds() - verified.claims.authTime <= config.recentSignInWindow else {
+            throw .requiresRecentLogin
+        }
+        return verified
+    }
+
+    /// Exchanges a refresh token for a new session and a new refresh token. Presenting a token
+    /// that was already exchanged revokes its whole family (a stolen token was replayed).
+    /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
+    public func refresh(_ token: String) throws(AuthError) -> Session {
+        let hash = SHA256.hash(token)
+        let now = clock.unixSeconds()
+        let issue = try sessionIssuer()
+        enum Outcome: Sendable { case session(Session), failed(AuthError) }
+        let outcome = try write { tx -> Outcome in
+            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
+                return .failed(.invalidRefreshToken)
+            }
+            if record.revoked { return .failed(.tokenRevoked) }
+            if record.rotatedAt != nil {
+                _ = try tx.revokeRefreshFamily(record.family)
+                return .failed(.tokenRevoked)
+            }
+            guard let account = try tx.account(uid: record.uid) else { return .failed(.invalidRefreshToken) }
+            guard !account.disabled else { return .failed(.userDisabled) }
+            try tx.markRefreshTokenRotated(hash: hash, at: now)
+            return .session(try issue(account, record.method, record.authTime, record.family, tx))
+        }
+        switch outcome {
+        case .session(let session): return session
+        case .failed(let error): throw error
+        }
+    }
+
+    /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way).
+    /// - Throws: `AuthError.unavailable` when the store is down.
+    public func signOut(refreshToken: String) throws(AuthError) {
+        let hash = SHA256.hash(refreshToken)
+        try write { tx in
+            if let record = try tx.refreshToken(hash: hash) { _ = try tx.revokeRefreshFamily(record.family) }
+        }
+    }
+
+    /// Revokes every session of an account: its refresh tokens, and the ID tokens issued so far.
+    static func revokeAllSessions(of account: inout Account, tx: any StoreWriter, now: Int64) throws {
+        _ = try tx.revokeRefreshTokens(uid: account.uid)
+        account.sessionVersion += 1
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import PosternCrypto
+
+/// The sign-in, password, verification and address flows: the Swift API that the daemon's
+/// endpoints and the CLI both call. Request paths do constant work and only record; what a mail
+/// says is decided later by `composeMail` (the outbox's content stage).
+///
+/// Every method is synchronous and thread-safe; state changes run in one store transaction each.
+public final class AuthService: Sendable {
+    let store: any Store
+    let keys: KeyRingCache
+    let clock: any WallClock
+    let config: AuthConfiguration
+    let hasher: PasswordHasher
+    let parser: PastedLinkParser
+    let ipLimiter: IPRateLimiter
+    /// Called after a transaction that queued mail has committed (wakes the outbox workers).
+    let mailQueued: @Sendable () -> Void
+    /// A hash of a random password with `hasher`'s parameters: unknown addresses are checked
+    /// against it so that every failed password sign-in costs the same time.
+    let dummyPasswordHash: String
+
+    /// Creates the service.
+    /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
+    public init(
+        store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
+        hasher: PasswordHasher = .standard, ipPerMinute: Int64 = 300, mailQueued: @escaping @Sendable () -> Void = {}
+    ) throws(AuthError) {
+        self.store = store
+        self.keys = keys
+        self.clock = clock
+        self.config = config
+        self.hasher = hasher
+        self.ipLimiter = IPRateLimiter(perMinute: ipPerMinute)
+        self.mailQueued = mailQueued
+        do {
+            parser = PastedLinkParser(
+                policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))
+            dummyPasswordHash = try hasher.hash(Base64URL.encode(try SecureRandom.bytes(24)))
+        } catch {
+            throw .internalError("cannot set up the flows: \(error)")
+        }
+    }
+
+    // MARK: shared steps
+
+    /// Runs `body` in a write transaction, mapping store failures to 503 and keeping `AuthError`s.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws(AuthError) -> T {
+        do {
+            return try store.write(body)
+        } catch let error as AuthError {
+            throw error
+        } catch let error as StoreError {
+            throw error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)
+        } catch {
+            throw .internalError("\(error)")
+        }
+    }
+
+    /// Runs `body` against a snapshot.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) throws(AuthError) -> T {
+        do {
+            return try store.read(body)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw .unavailable("\(error)")
+        }
+    }
+
+    /// Applies the per-IP limit of the public endpoints.
+    /// - Throws: `AuthError.tooManyAttempts`.
+    public func checkClient(ip: String) throws(AuthError) {
+        if let wait = ipLimiter.take(ip: ip, now: clock.now().timeIntervalSince1970) {
+            throw .tooManyAttempts(retryAfter: wait)
+        }
+    }
+
+    func parseEmail(_ text: String) throws(AuthError) -> EmailAddress {
+        do { return try EmailAddress.parse(text) } catch { throw .invalidEmail(error) }
+    }
+
+    /// Checks a continue URL against the allowed hosts (exact host, http(s), no user-info).
+    func checkContinueURL(_ url: String?) throws(AuthError) -> String? {
+        guard let url, !url.isEmpty else { return nil }
+        guard url.utf8.count <= 2048, !url.contains(where: { $0.isWhitespace || $0 == "\\" }),
+            let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", components.user == nil, components.password == nil,
+            let host = components.host?.lowercased(), !host.isEmpty
+        else { throw .invalidContinueURL("continueUrl must be an absolute http(s) URL without user info.") }
+        let publicHost = URLComponents(string: config.publicURL)?.host?.lowercased()
+        guard config.allowedContinueHosts.contains(host) || host == publicHost else {
+            throw .invalidContinueURL("continueUrl points to a host that is not in --allowed-continue-hosts.")
+        }
+        return url
+    }
+
+    /// A new random id (16 bytes, base64url): uids, request ids, token families.
+    static func newID() throws(AuthError) -> String {
+        do { return Base64URL.encode(try SecureRandom.bytes(16)) } catch { throw .internalError("\(error)") }
+    }
+
+    /// The per-address bucket for `action`: a keyed hash, so the table holds no addresses.
+    func addressBucket(_ action: String, _ email: EmailAddress) -> [UInt8] {
+        Array(SHA256.hash("postern-rate|\(action)|\(email.normalized)").prefix(16))
+    }
+
+    /// Records a mail request of `purpose` and queues its intent, after the per-address limit.
+    /// Does the same work whether or not the address has an account.
+    func recordRequest(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
+        let bucket = addressBucket(request.purpose.rawValue, request.email)
+        let (interval, perHour) = (config.mailInterval, config.mailPerHour)
+        let wait = try write { tx -> Int64? in
+            if let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
+                return wait
+            }
+            try tx.insertActionRequest(request)
+            _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
+            return nil
+        }
+        if let wait { throw .tooManyAttempts(retryAfter: wait) }
+        mailQueued()
+    }
+
+    /// Queues a notice (no code) for `recipient` inside a transaction.
+    static func queueNotice(
+        _ intent: MailIntent, to recipient: EmailAddress, tx: any StoreWriter, now: Int64
+    ) throws {
+        _ = try tx.enqueue(intent, recipient: recipient, now: now, giveUpAt: now + 86_400)
+    }
+}

@@ -1,0 +1,26 @@
+/// The password rules (NIST SP 800-63B style): 8 to 256 characters, no composition rules, not
+/// the address or its local part.
+public enum PasswordPolicy {
+    /// Fewest characters.
+    public static let minimumLength = 8
+    /// Most characters.
+    public static let maximumLength = 256
+
+    /// Checks `password` for the account at `email`.
+    /// - Throws: `AuthError.weakPassword` saying which rule it breaks.
+    public static func check(_ password: String, email: EmailAddress?) throws(AuthError) {
+        let length = password.count
+        guard length >= minimumLength else {
+            throw .weakPassword("The password needs at least \(minimumLength) characters.")
+        }
+        guard length <= maximumLength else {
+            throw .weakPassword("The password may have at most \(maximumLength) characters.")
+        }
+        if let email {
+            let lowered = password.lowercased()
+            if lowered == email.address.lowercased() || lowered == email.normalized || lowered == email.localPart.lowercased() {
+                throw .weakPassword("The password must not be the email address or its part before the @.")
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/// The six cases of API.md's table: what a successful credential does, given the session
+/// presented (if any) and the account that holds the credential's address (if any). Pure.
+public enum SignInResolution: Sendable, Hashable {
+    /// No session, no account: create one (`isNewUser`).
+    case create
+    /// No session, an account: sign in to it.
+    case signIn(holder: String)
+    /// Anonymous session, no account: the anonymous account gets the address, same uid (`isNewUser`).
+    case upgradeAnonymous(uid: String)
+    /// Anonymous session, an account, no `allowMigration`: refuse, consuming nothing.
+    case migrationRequired(anonymousUid: String)
+    /// Anonymous session, an account, `allowMigration`: sign in to it and delete the anonymous one.
+    case migrate(from: String, to: String)
+    /// A normal session, no account: the address is linked to the presented account (`isNewUser`).
+    case link(uid: String)
+    /// A normal session, the same account: a fresh session with a fresh `auth_time`.
+    case reauthenticate(uid: String)
+    /// A normal session, another account: refuse.
+    case credentialInUse
+
+    /// Decides the case.
+    public static func resolve(presented: Account?, holder: Account?, allowMigration: Bool) -> SignInResolution {
+        switch (presented, holder) {
+        case (nil, nil): .create
+        case (nil, let holder?): .signIn(holder: holder.uid)
+        case (let session?, nil): session.isAnonymous ? .upgradeAnonymous(uid: session.uid) : .link(uid: session.uid)
+        case (let session?, let holder?):
+            if session.uid == holder.uid {
+                .reauthenticate(uid: session.uid)
+            } else if session.isAnonymous {
+                allowMigration ? .migrate(from: session.uid, to: holder.uid) : .migrationRequired(anonymousUid: session.uid)
+            } else {
+                .credentialInUse
+            }
+        }
+    }
+
+    /// True exactly when the address had no account before.
+    public var isNewUser: Bool {
+        switch self {
+        case .create, .upgradeAnonymous, .link: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import PosternCore
+import PosternCrypto
+
+extension SQLiteTransaction {
+    // MARK: action requests
+
+    private static let requestColumns =
+        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_digest, six_digit_key_id, wrong_tries, consumed_at"
+
+    private func readRequest(_ row: Statement) throws -> ActionRequest {
+        guard let id = row.text(0), let purpose = row.text(1).flatMap(ActionRequest.Purpose.init(rawValue:)),
+            let email = try row.text(2).map({ try EmailAddress.parse($0) })
+        else { throw StoreError.corrupt("action request row") }
+        return ActionRequest(
+            id: id, purpose: purpose, email: email, uid: row.text(3),
+            otherEmail: try row.text(4).map { try EmailAddress.parse($0) }, passwordHash: row.text(5),
+            continueURL: row.text(6), locale: row.text(7), codeChallenge: row.text(8), createdAt: row.integer(9),
+            expiresAt: row.integer(10), sixDigitDigest: row.blob(11),
+            sixDigitKeyID: row.optionalInteger(12).map { UInt32(truncatingIfNeeded: $0) }, wrongTries: Int(row.integer(13)),
+            consumedAt: row.optionalInteger(14))
+    }
+
+    func actionRequest(id: String) throws -> ActionRequest? {
+        try db.first("SELECT \(Self.requestColumns) FROM action_requests WHERE id = ?", [.text(id)], readRequest)
+    }
+
+    func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
+        var out: [ActionRequest] = []
+        try db.query(
+            "SELECT \(Self.requestColumns) FROM action_requests WHERE normalized = ? AND purpose = ? AND consumed_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 20",
+            [.text(address.normalized), .text(purpose.rawValue), .integer(now)]
+        ) { out.append(try readRequest($0)) }
+        return out
+    }
+
+    private func requestValues(_ r: ActionRequest) -> [SQLValue] {
+        [
+            .text(r.purpose.rawValue), .text(r.email.address), .text(r.email.normalized), r.uid.map(SQLValue.text) ?? .null,
+            r.otherEmail.map { .text($0.address) } ?? .null, r.passwordHash.map(SQLValue.text) ?? .null,
+            r.continueURL.map(SQLValue.text) ?? .null, r.locale.map(SQLValue.text) ?? .null,
+            r.codeChallenge.map(SQLValue.text) ?? .null, .integer(r.createdAt), .integer(r.expiresAt),
+            r.sixDigitDigest.map(SQLValue.blob) ?? .null, r.sixDigitKeyID.map { .integer(Int64($0)) } ?? .null,
+            .integer(Int64(r.wrongTries)), r.consumedAt.map(SQLValue.integer) ?? .null, .text(r.id),
+        ]
+    }
+
+    func insertActionRequest(_ request: ActionRequest) throws {
+        try db.execute(
+            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_digest, six_digit_key_id, wrong_tries, consumed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            requestValues(request))
+    }
+
+    func updateActionRequest(_ request: ActionRequest) throws {
+        let changed = try db.execute(
+            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_digest = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ? WHERE id = ?",
+            requestValues(request))
+        guard changed == 1 else { throw StoreError.notFound("action request") }
+    }
+
+    func pruneActionRequests(now: Int64) throws -> Int {
+        try db.execute("DELETE FROM action_requests WHERE expires_at <= ?", [.integer(now)])
+    }
+
+    // MARK: refresh tokens
+
+    func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
+        try db.first(
+            "SELECT family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked FROM refresh_tokens WHERE token_hash = ?",
+            [.blob(hash)]
+        ) { row in
+            RefreshTokenRecord(
+                hash: hash, family: row.text(0) ?? "", uid: row.text(1) ?? "", authTime: row.integer(2),
+                method: row.text(3) ?? "", createdAt: row.integer(4), expiresAt: row.integer(5),
+                rotatedAt: row.optionalInteger(6), revoked: row.integer(7) != 0)
+        }
+    }
+
+    func insertRefreshToken(_ t: RefreshTokenRecord) throws {
+        try db.execute(
+            "INSERT INTO refresh_tokens (token_hash, family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                .blob(t.hash), .text(t.family), .text(t.uid), .integer(t.authTime), .text(t.method), .integer(t.createdAt),
+                .integer(t.expiresAt), t.rotatedAt.map(SQLValue.integer) ?? .null, .integer(t.revoked ? 1 : 0),
+            ])
+    }
+
+    func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws {
+        try db.execute("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ?", [.integer(at), .blob(hash)])
+    }
+
+    func revokeRefreshFamily(_ family: String) throws -> Int {
+        try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE family = ? AND revoked = 0", [.text(family)])
+    }
+
+    func revokeRefreshTokens(uid: String) throws -> Int {
+        try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE uid = ? AND revoked = 0", [.text(uid)])
+    }
+
+    // MARK: rate limits
+
+    func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
+        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - 3600)])
+        var times: [Int64] = []
+        try db.query("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [.blob(bucket)]) { times.append($0.integer(0)) }
+        if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {
+            return retry
+        }
+        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", [.blob(bucket), .integer(now)])
+        return nil
+    }
+}

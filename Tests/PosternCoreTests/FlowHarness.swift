@@ -1,0 +1,73 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import Testing
+
+/// The flows over the in-memory store, a manual clock and cheap scrypt parameters.
+struct FlowHarness {
+    let clock = ManualClock()
+    let store = InMemoryStore()
+    let service: AuthService
+
+    init(configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+        let manager = KeyRingManager(
+            store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400)
+        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
+        config.mailInterval = 0
+        config.mailPerHour = 0
+        configure(&config)
+        service = try AuthService(
+            store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
+            hasher: .fastForTests, ipPerMinute: 0)
+    }
+
+    /// Runs the content stage on the newest queued mail.
+    func lastMail() throws -> ComposedMail? {
+        guard let queued = store.queuedMail().last else { return nil }
+        return try service.composeMail(queued.intent, recipient: queued.recipient)
+    }
+
+    /// The link of the newest queued mail.
+    func lastLink() throws -> String {
+        guard let mail = try lastMail() else { throw HarnessError.noMail }
+        switch mail.message.content {
+        case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
+            .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _):
+            return link
+        case .accountAlreadyExists(let link, _, _):
+            return link
+        default:
+            throw HarnessError.noLink
+        }
+    }
+
+    /// Signs in `email` by email link, creating the account if needed.
+    @discardableResult
+    func signIn(_ email: String, idToken: String? = nil, allowMigration: Bool = false) throws -> LoginDescriptor {
+        try service.sendEmailLink(EmailLinkRequest(email: email))
+        return try service.completeEmailLink(
+            EmailLinkCompletion(link: try lastLink(), idToken: idToken, allowMigration: allowMigration))
+    }
+
+    func account(_ uid: String) throws -> Account? { try store.read { try $0.account(uid: uid) } }
+
+    enum HarnessError: Error { case noMail, noLink }
+}
+
+/// Expects `body` to throw an `AuthError` with `code`; returns it.
+@discardableResult
+func expectAuthError(
+    _ code: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) -> AuthError? {
+    do {
+        try body()
+        Issue.record("expected \(code), but nothing was thrown", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as AuthError {
+        #expect(error.code == code, "got \(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
