@@ -138,6 +138,16 @@ struct LinkParserTests {
         }
     }
 
+    @Test("a copy of the link cut short for display is the same link; the whole code is kept")
+    func truncatedCopies() throws {
+        let cut = link().dropLast(10)
+        #expect(try parser.parse("\(cut)\u{2026}\n\(link())") == signIn)
+        #expect(try parser.parse("\(link())\n\(cut)...") == signIn)
+        #expect(throws: LinkRefusal.ambiguous) {
+            try parser.parse("\(link())\n\(link().replacingOccurrences(of: "signIn", with: "verifyEmail"))")
+        }
+    }
+
     @Test("a Proofpoint v2 link at the end of a line is not mistaken for quoted-printable")
     func proofpointV2AtLineEnd() throws {
         let wrapped = LinkWrapperEncoders.gateways[2].wrap(link())

@@ -23,7 +23,8 @@ public struct PastedLinkParser: Sendable {
     /// ``maximumInputBytes``; ``LinkRefusal/ambiguous`` for two different valid links; otherwise,
     /// when no valid link is found, the refusal of the first action link seen (foreign host,
     /// missing code, Mimecast, …), or ``LinkRefusal/notAnActionLink`` when there was none. The same
-    /// link seen twice (an HTML mail's `href` and its `originalsrc`) counts once.
+    /// link seen twice (an HTML mail's `href` and its `originalsrc`) counts once, and so does a
+    /// copy whose code was cut short for display: the whole code is kept.
     public func parse(_ text: String) throws(LinkRefusal) -> PastedAction {
         guard text.utf8.count <= Self.maximumInputBytes else { throw .tooLarge }
         var bytes = Array(text.utf8)
@@ -45,13 +46,17 @@ public struct PastedLinkParser: Sendable {
                     firstRefusal = refusal
                 }
             case .accepted(let link):
-                if let accepted {
-                    if accepted.oobCode != link.oobCode || accepted.mode != link.mode {
-                        throw .ambiguous
-                    }
-                } else {
+                guard let previous = accepted else {
                     accepted = link
+                    continue
                 }
+                guard previous.mode == link.mode else { throw .ambiguous }
+                if previous.oobCode == link.oobCode || previous.oobCode.hasPrefix(link.oobCode) {
+                    continue
+                }
+                // A copy cut short for display ("…oobCode=AbC…") is the same link: keep the whole one.
+                guard link.oobCode.hasPrefix(previous.oobCode) else { throw .ambiguous }
+                accepted = link
             }
         }
         if let accepted {
