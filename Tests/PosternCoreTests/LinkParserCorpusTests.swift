@@ -27,7 +27,7 @@ struct LinkParserCorpusTests {
     @Test("the shared corpus is found and holds cases")
     func corpusIsFound() {
         #expect(LinkCorpus.fileURL != nil, "set POSTERN_CORPUS or keep shared/corpus beside the clone")
-        #expect(LinkCorpus.cases.count >= 62)
+        #expect(!LinkCorpus.cases.isEmpty)
         #expect(!LinkCorpus.cases.contains { $0.name == "unreadable line" })
     }
 
