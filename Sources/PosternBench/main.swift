@@ -43,10 +43,15 @@ case "codes":
         index &+= 1
     }
     print("mint_per_s=\(Int(mints)) verify_per_s=\(Int(verifies)) sink=\(sink & 1)")
-case "outbox-queue":
-    try OutboxBench.queue(arguments.dropFirst())
-case "outbox-run":
-    try OutboxBench.run(arguments.dropFirst())
+case "enumeration":
+    try EnumerationBench.run(arguments.dropFirst())
+case "outbox-queue", "outbox-run":
+    do {
+        if which == "outbox-queue" { try OutboxBench.queue(arguments.dropFirst()) } else { try OutboxBench.run(arguments.dropFirst()) }
+    } catch {
+        FileHandle.standardError.write(Data("postern-bench \(which): \(error)\n".utf8))
+        exit(64)
+    }
 default:
     FileHandle.standardError.write(Data("postern-bench: unknown benchmark \(which)\n".utf8))
     exit(64)

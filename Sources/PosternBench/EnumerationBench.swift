@@ -1,0 +1,128 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternStore
+
+/// `postern-bench enumeration [calls]`: for send-link, sign-up, reset and password sign-in, `calls`
+/// calls for addresses that have an account and as many for addresses that do not, interleaved,
+/// through the flows over a real SQLite file. Compares the answers byte for byte and the latencies
+/// (medians, two-sample Kolmogorov–Smirnov). Prints one `name key=value…` line per endpoint.
+enum EnumerationBench {
+    static func run(_ arguments: ArraySlice<String>) throws {
+        let calls = arguments.first.flatMap(Int.init) ?? 2000
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("postern-enum-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("postern.db").path
+        let store = try SQLiteStore(path: path)
+        let clock = SystemClock()
+        let manager = KeyRingManager(
+            store: store, box: try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: path)), clock: clock,
+            maxCodeLifetime: 86_400)
+        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: [])
+        config.mailInterval = 0
+        config.mailPerHour = 0
+        // Real scrypt work, at parameters that keep the run short; the dummy hash uses the same.
+        let hasher = PasswordHasher(logN: 12, blockSize: 8, parallelism: 1)
+        let service = try AuthService(
+            store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
+            hasher: hasher, ipPerMinute: 0)
+
+        let passwordHash = try hasher.hash("the real password")
+        let now = clock.unixSeconds()
+        let existing = (0..<calls).map { "member\($0)@example.com" }
+        let unknown = (0..<calls).map { "stranger\($0)@example.com" }
+        try store.write { tx in
+            for (index, email) in existing.enumerated() {
+                try tx.insertAccount(
+                    Account(uid: "uid-\(index)", email: try EmailAddress.parse(email), emailVerified: true,
+                            passwordHash: passwordHash, createdAt: now, providers: [.password]))
+            }
+        }
+
+        let endpoints: [(String, (String) -> String)] = [
+            ("send_link", { email in answer { try service.sendEmailLink(EmailLinkRequest(email: email)) } }),
+            ("sign_up", { email in
+                answer { try service.signUp(email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil, clientIP: "") }
+            }),
+            ("reset", { email in
+                answer { try service.requestPasswordReset(email: email, continueURL: nil, locale: nil, clientIP: "") }
+            }),
+            ("password_sign_in", { email in
+                answer {
+                    _ = try service.signInWithPassword(email: email, password: "a wrong password", idToken: nil, allowMigration: false, clientIP: "")
+                }
+            }),
+        ]
+        for (name, call) in endpoints {
+            // Warm up both paths.
+            for i in 0..<20 { _ = call(existing[i]); _ = call(unknown[i]) }
+            var timesA: [Double] = []
+            var timesB: [Double] = []
+            var answersA = Set<String>()
+            var answersB = Set<String>()
+            for i in 0..<calls {
+                // Alternate which goes first, so neither always follows the other.
+                let order = i % 2 == 0 ? [true, false] : [false, true]
+                for isExisting in order {
+                    let email = isExisting ? existing[i] : unknown[i]
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    let result = call(email)
+                    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1000
+                    if isExisting { timesA.append(elapsed); answersA.insert(result) } else { timesB.append(elapsed); answersB.insert(result) }
+                }
+            }
+            let medianA = median(timesA)
+            let medianB = median(timesB)
+            let (d, p) = kolmogorovSmirnov(timesA, timesB)
+            let identical = answersA == answersB && answersA.count == 1
+            print(
+                "\(name) identical_answers=\(identical) answer=\(answersA.first ?? "?")"
+                    + " median_existing_us=\(String(format: "%.1f", medianA)) median_unknown_us=\(String(format: "%.1f", medianB))"
+                    + " median_diff=\(String(format: "%.3f", abs(medianA - medianB) / max(medianA, medianB)))"
+                    + " ks_d=\(String(format: "%.4f", d)) ks_p=\(String(format: "%.4f", p))")
+        }
+    }
+
+    /// The answer a caller would see: the HTTP status and body the daemon sends for this outcome.
+    static func answer(_ body: () throws -> Void) -> String {
+        do {
+            try body()
+            return #"202 {"status":"sent"}"#
+        } catch let error as AuthError {
+            return "\(error.status) \(error.code) \(error.message)"
+        } catch {
+            return "500 \(error)"
+        }
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// Two-sample Kolmogorov–Smirnov statistic D and its asymptotic p-value.
+    static func kolmogorovSmirnov(_ a: [Double], _ b: [Double]) -> (Double, Double) {
+        let x = a.sorted()
+        let y = b.sorted()
+        var i = 0
+        var j = 0
+        var d = 0.0
+        while i < x.count && j < y.count {
+            let value = min(x[i], y[j])
+            while i < x.count && x[i] <= value { i += 1 }
+            while j < y.count && y[j] <= value { j += 1 }
+            d = max(d, abs(Double(i) / Double(x.count) - Double(j) / Double(y.count)))
+        }
+        let n = Double(x.count * y.count) / Double(x.count + y.count)
+        let lambda = (n.squareRoot() + 0.12 + 0.11 / n.squareRoot()) * d
+        var p = 0.0
+        for k in 1...100 {
+            let term = 2 * (k % 2 == 1 ? 1.0 : -1.0) * exp(-2 * Double(k * k) * lambda * lambda)
+            p += term
+            if abs(term) < 1e-10 { break }
+        }
+        return (d, min(max(p, 0), 1))
+    }
+}

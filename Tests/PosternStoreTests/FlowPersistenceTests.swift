@@ -1,0 +1,126 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternStore
+import Testing
+
+/// The flows over a real SQLite file.
+struct SQLiteFlowHarness {
+    let database: TemporaryDatabase
+    let store: SQLiteStore
+    let clock = ManualClock()
+    let service: AuthService
+
+    init() throws {
+        database = try TemporaryDatabase()
+        store = try SQLiteStore(path: database.path)
+        let manager = KeyRingManager(
+            store: store, box: try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: database.path)),
+            clock: clock, maxCodeLifetime: 7 * 86_400)
+        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
+        config.mailInterval = 0
+        config.mailPerHour = 0
+        service = try AuthService(
+            store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
+            hasher: .fastForTests, ipPerMinute: 0)
+    }
+
+    /// Runs the content stage on the newest queued message and returns its link.
+    func lastLink() throws -> String {
+        let newest = try #require(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first)
+        let composed = try #require(try service.composeMail(newest.intent, recipient: newest.recipient))
+        switch composed.message.content {
+        case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
+            .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _), .accountAlreadyExists(let link, _, _):
+            return link
+        default:
+            throw CancellationError()
+        }
+    }
+}
+
+@Suite("Flows persisted in SQLite")
+struct FlowPersistenceTests {
+    @Test("email link, sign-up, reset, change and recovery survive reopening the database")
+    func flowsPersist() throws {
+        let h = try SQLiteFlowHarness()
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.signUp(email: "b@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil, clientIP: "")
+        let b = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.requestPasswordReset(email: "b@example.com", continueURL: nil, locale: nil, clientIP: "")
+        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "new password")
+        try h.service.requestEmailChange(idToken: login.session.idToken, newEmail: "c@example.com", continueURL: nil)
+        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        let session = try h.service.refresh(login.session.refreshToken)
+
+        let reopened = try SQLiteStore(path: h.database.path)
+        let a = try #require(try reopened.read { try $0.account(uid: login.uid) })
+        #expect(a.email?.address == "c@example.com")
+        #expect(a.emailVerified)
+        let bAccount = try #require(try reopened.read { try $0.account(uid: b.uid) })
+        #expect(try PasswordHasher.verify("new password", against: #require(bAccount.passwordHash)))
+        #expect(bAccount.providers == [.password, .emailLink])
+        let token = try #require(try reopened.read { try $0.refreshToken(hash: SHA256.hash(session.refreshToken)) })
+        #expect(token.uid == login.uid && !token.revoked)
+        #expect(try reopened.read { try $0.refreshToken(hash: SHA256.hash(login.session.refreshToken)) }?.rotatedAt != nil)
+        // What the tables hold in the clear: no refresh token, no code.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: h.database.path))
+            + ((try? Data(contentsOf: URL(fileURLWithPath: h.database.path + "-wal"))) ?? Data())
+        #expect(bytes.range(of: Data(session.refreshToken.utf8)) == nil)
+    }
+
+    @Test("a failure in the middle of a flow leaves no half state")
+    func noHalfState() throws {
+        let h = try SQLiteFlowHarness()
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        let link = try h.lastLink()
+        let existing = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        let anonymous = try h.service.signInAnonymously()
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        let second = try h.lastLink()
+        // MIGRATION_REQUIRED is thrown after the transaction read the request and both accounts:
+        // nothing of it may remain — the code still works afterwards.
+        #expect(throws: AuthError.self) {
+            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: second, idToken: anonymous.idToken))
+        }
+        #expect(try h.store.read { try $0.account(uid: anonymous.uid) } != nil)
+        let login = try h.service.completeEmailLink(
+            EmailLinkCompletion(link: second, idToken: anonymous.idToken, allowMigration: true))
+        #expect(login.uid == existing.uid)
+        #expect(try h.store.read { try $0.account(uid: anonymous.uid) } == nil)
+    }
+
+    @Test("50 concurrent completions of one code: exactly one succeeds")
+    func concurrentCompletions() throws {
+        let h = try SQLiteFlowHarness()
+        try h.service.sendEmailLink(EmailLinkRequest(email: "race@example.com"))
+        let link = try h.lastLink()
+        let wins = Counter()
+        let refusals = Counter()
+        DispatchQueue.concurrentPerform(iterations: 50) { _ in
+            do {
+                _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+                wins.increment()
+            } catch let error as AuthError where error.code == "INVALID_OOB_CODE" {
+                refusals.increment()
+            } catch {}
+        }
+        #expect(wins.value == 1)
+        #expect(refusals.value == 49)
+        let accounts = try h.store.read { try $0.account(address: EmailAddress.parse("race@example.com")) }
+        #expect(accounts != nil)
+    }
+
+    @Test("rate limits are kept in the store, keyed by hash")
+    func rateLimitsPersist() throws {
+        let database = try TemporaryDatabase()
+        let store = try SQLiteStore(path: database.path)
+        let bucket = Array(SHA256.hash("bucket").prefix(16))
+        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1000, interval: 60, perHour: 2) } == nil)
+        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1010, interval: 60, perHour: 2) } == 50)
+        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1060, interval: 60, perHour: 2) } == nil)
+        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1200, interval: 60, perHour: 2) } == 3400)
+        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 4600, interval: 60, perHour: 2) } == nil)
+    }
+}
