@@ -42,7 +42,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "PosternBench",
-            dependencies: ["PosternCore", "PosternCrypto"],
+            dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
             swiftSettings: strict),
 
         .testTarget(name: "PosternCryptoTests", dependencies: ["PosternCrypto"], swiftSettings: strict),

@@ -10,7 +10,7 @@ import PosternStore
 /// - `outbox-queue --database DB --count N [--to PREFIX] [--domain D] [--give-up-in S]`: queues N
 ///   sign-in intents for PREFIX0@D … PREFIX(N-1)@D in one transaction.
 /// - `outbox-run --database DB [--smtp-url URL] [--smtp-ca-file F] [--smtp-password-file F]
-///   [--workers 4] [--base-delay 30] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR]`:
+///   [--workers 4] [--base-delay 30] [--max-delay 3600] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR]`:
 ///   runs the pool until no message is unfinished, then prints the counts and the rate.
 enum OutboxBench {
     struct UsageError: Error, CustomStringConvertible {
@@ -70,7 +70,8 @@ enum OutboxBench {
             return try renderer.compose(mail, preferences: [nil], now: now, from: from, messageIDToken: token)
         }
         let policy = DeliveryPolicy(
-            baseDelay: try number(options, "base-delay", 30), lease: try number(options, "lease", 60))
+            baseDelay: try number(options, "base-delay", 30), maximumDelay: try number(options, "max-delay", 3_600),
+            lease: try number(options, "lease", 60))
         let configuration = OutboxWorkerPool.Configuration(
             workers: Int(try number(options, "workers", 4)), policy: policy,
             pollInterval: Double(options["poll"] ?? "1") ?? 1)

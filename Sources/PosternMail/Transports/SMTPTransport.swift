@@ -128,7 +128,9 @@ final class SMTPExchange {
     private var body: [UInt8] = []
     private var offset = 0
     private let secret: String?
-    /// The command the last reply answered.
+    /// The command last sent.
+    private var command = Stage.greeting
+    /// The command the last kept reply answered.
     private(set) var stage = Stage.greeting
     /// The last reply line, cleaned.
     private(set) var reply: String?
@@ -143,6 +145,7 @@ final class SMTPExchange {
         reply = nil
         replyCode = nil
         stage = .greeting
+        command = .greeting
     }
 
     func end() { body = [] }
@@ -162,18 +165,20 @@ final class SMTPExchange {
         // Only the verb is looked at: AUTH lines carry credentials.
         let verb = String(decoding: bytes.prefix(8).prefix { $0 != 0x20 && $0 != 0x0D && $0 != 0x0A }, as: UTF8.self).uppercased()
         switch verb {
-        case "EHLO", "HELO": stage = .greeting
-        case "STARTTLS": stage = .startTLS
-        case "AUTH": stage = .authentication
-        case "MAIL": stage = .sender
-        case "RCPT": stage = .recipient
-        case "DATA": stage = .data
-        case "QUIT", "RSET", "NOOP": stage = .other
+        case "EHLO", "HELO": command = .greeting
+        case "STARTTLS": command = .startTLS
+        case "AUTH": command = .authentication
+        case "MAIL": command = .sender
+        case "RCPT": command = .recipient
+        case "DATA": command = .data
+        case "QUIT", "RSET", "NOOP": command = .other
         default: break  // an AUTH continuation line
         }
     }
 
     func sawReply(_ bytes: UnsafeRawBufferPointer) {
+        // After a failure curl says QUIT before giving up; its 221 must not hide the failing reply.
+        guard command != .other else { return }
         var line = String(decoding: bytes.prefix(512), as: UTF8.self)
         line = String(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
         if let secret, line.contains(secret) { line = line.replacingOccurrences(of: secret, with: "***") }
@@ -182,6 +187,7 @@ final class SMTPExchange {
         if code == 334 { line = "334" }
         reply = String(line.prefix(300))
         replyCode = code
+        stage = command
     }
 }
 

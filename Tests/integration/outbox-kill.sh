@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# kill -9 of the sending process with 2,000 messages queued: after a restart every message is
+# delivered, and no more are delivered twice than there are workers (each worker records a send
+# before it starts the next; the leases of the dead process expire and the messages go back).
+set -euo pipefail
+source "$(dirname "$0")/outbox_lib.bash"
+
+workers=4
+port=$(free_port)
+start_server kill --port "$port"
+db="$work/kill.db"
+"$bench" outbox-queue --database "$db" --count 2000 >/dev/null
+"$bench" outbox-run --database "$db" --smtp-url "smtp+plain://127.0.0.1:$port" --workers "$workers" --lease 3 \
+  >"$work/first.out" 2>"$work/first.err" &
+first=$!
+pids+=("$first")
+for _ in $(seq 600); do
+  [ "$(ls "$work/kill/out" 2>/dev/null | wc -l)" -ge 400 ] && break
+  sleep 0.05
+done
+kill -9 "$first"
+wait "$first" 2>/dev/null || true
+at_kill=$(ls "$work/kill/out" | wc -l)
+unfinished=$(sql "$db" "SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'dead')")
+claimed=$(sql "$db" "SELECT count(*) FROM outbox WHERE state = 'claimed'")
+echo "killed after $at_kill deliveries; $unfinished unfinished, $claimed claimed by the dead process"
+[ "$unfinished" -gt 0 ] || fail "the kill came too late to test anything"
+
+"$bench" outbox-run --database "$db" --smtp-url "smtp+plain://127.0.0.1:$port" --workers "$workers" --lease 3 --poll 0.2 \
+  --timeout 300 >"$work/second.out" 2>"$work/second.err" || { cat "$work/second.out"; tail "$work/second.err"; fail "restart"; }
+grep -q "sent=2000 dead=0" "$work/second.out" || fail "$(cat "$work/second.out")"
+"$python" - "$work/kill/out" "$workers" <<'PY'
+import collections, os, sys
+names = os.listdir(sys.argv[1])
+per = collections.Counter(name.split("-", 1)[1] for name in names)
+missing = [f"user{i}@example.com.eml" for i in range(2000) if per[f"user{i}@example.com.eml"] == 0]
+duplicates = sum(n - 1 for n in per.values() if n > 1)
+print(f"delivered={len(names)} distinct={len(per)} duplicates={duplicates} missing={len(missing)}")
+assert not missing, missing[:5]
+assert duplicates <= int(sys.argv[2]), f"{duplicates} duplicates with {sys.argv[2]} workers"
+PY
+echo "outbox kill -9: ok"
