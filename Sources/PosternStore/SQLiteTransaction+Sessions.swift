@@ -5,7 +5,7 @@ extension SQLiteTransaction {
     // MARK: action requests
 
     private static let requestColumns =
-        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_digest, six_digit_key_id, wrong_tries, consumed_at"
+        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at"
 
     private func readRequest(_ row: Statement) throws -> ActionRequest {
         guard let id = row.text(0), let purpose = row.text(1).flatMap(ActionRequest.Purpose.init(rawValue:)),
@@ -15,9 +15,8 @@ extension SQLiteTransaction {
             id: id, purpose: purpose, email: email, uid: row.text(3),
             otherEmail: try row.text(4).map { try EmailAddress.parse($0) }, passwordHash: row.text(5),
             continueURL: row.text(6), locale: row.text(7), codeChallenge: row.text(8), createdAt: row.integer(9),
-            expiresAt: row.integer(10), sixDigitDigest: row.blob(11),
-            sixDigitKeyID: row.optionalInteger(12).map { UInt32(truncatingIfNeeded: $0) }, wrongTries: Int(row.integer(13)),
-            consumedAt: row.optionalInteger(14))
+            expiresAt: row.integer(10), sixDigitKeyID: row.optionalInteger(11).map { UInt32(truncatingIfNeeded: $0) },
+            wrongTries: Int(row.integer(12)), consumedAt: row.optionalInteger(13))
     }
 
     func actionRequest(id: String) throws -> ActionRequest? {
@@ -39,20 +38,20 @@ extension SQLiteTransaction {
             r.otherEmail.map { .text($0.address) } ?? .null, r.passwordHash.map(SQLValue.text) ?? .null,
             r.continueURL.map(SQLValue.text) ?? .null, r.locale.map(SQLValue.text) ?? .null,
             r.codeChallenge.map(SQLValue.text) ?? .null, .integer(r.createdAt), .integer(r.expiresAt),
-            r.sixDigitDigest.map(SQLValue.blob) ?? .null, r.sixDigitKeyID.map { .integer(Int64($0)) } ?? .null,
+            r.sixDigitKeyID.map { .integer(Int64($0)) } ?? .null,
             .integer(Int64(r.wrongTries)), r.consumedAt.map(SQLValue.integer) ?? .null, .text(r.id),
         ]
     }
 
     func insertActionRequest(_ request: ActionRequest) throws {
         try db.execute(
-            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_digest, six_digit_key_id, wrong_tries, consumed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             requestValues(request))
     }
 
     func updateActionRequest(_ request: ActionRequest) throws {
         let changed = try db.execute(
-            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_digest = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ? WHERE id = ?",
+            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ? WHERE id = ?",
             requestValues(request))
         guard changed == 1 else { throw StoreError.notFound("action request") }
     }

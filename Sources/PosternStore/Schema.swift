@@ -58,7 +58,6 @@ enum Schema {
             code_challenge TEXT,
             created_at INTEGER NOT NULL,
             expires_at INTEGER NOT NULL,
-            six_digit_digest BLOB,
             six_digit_key_id INTEGER,
             wrong_tries INTEGER NOT NULL DEFAULT 0,
             consumed_at INTEGER

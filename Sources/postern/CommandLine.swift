@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternServer
 
 /// Exit codes of every command (API.md).
 enum ExitCode: Int32 {
@@ -37,6 +38,10 @@ struct ParsedArguments {
             var name = String(argument.dropFirst(2))
             if let equals = name.firstIndex(of: "=") {
                 options[String(name[..<equals])] = String(name[name.index(after: equals)...])
+                continue
+            }
+            if Settings.booleanFlags.contains(name) {
+                options[name] = "true"
                 continue
             }
             if Self.booleans.contains(name) {
@@ -99,4 +104,19 @@ func settingsHelp() -> String {
     }
     lines.append("  --config FILE             POSTERN_CONFIG")
     return lines.joined(separator: "\n")
+}
+
+/// Runs a start-up step, turning `StartupError` and `CommandFailure` into a command failure with
+/// the right exit code.
+func startup<T>(_ body: () throws(StartupError) -> T) throws(CommandFailure) -> T {
+    do {
+        return try body()
+    } catch {
+        throw CommandFailure(code: error.exitCode == 64 ? .usage : .unavailable, message: error.description)
+    }
+}
+
+/// The JSON-lines logger on standard error.
+func standardErrorLogger(_ label: String) -> Logger {
+    Logger(label: label) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternServer
 
 /// `postern keys list|rotate`.
 enum KeysCommand {
@@ -7,9 +8,10 @@ enum KeysCommand {
         Usage: postern keys list [--json]
                postern keys rotate [--purpose action-code|id-token]
 
-        list    the keys in the store: id, purpose, status, created, retired, verify-until.
+        list    the keys in the store: id, purpose, status, created, retired, verify-until (never secrets).
         rotate  a new active key per purpose; the old one is retired and keeps verifying until
                 everything it signed has expired, then is removed at the next start or rotation.
+                A running daemon picks the new keys up within 30 seconds.
 
         """
 
@@ -21,8 +23,9 @@ enum KeysCommand {
         guard arguments.words.count == 2, ["list", "rotate"].contains(arguments.words[1]) else {
             throw CommandFailure(code: .usage, message: "keys needs list or rotate; see postern keys --help")
         }
-        let environment = try Environment(try arguments.settings(), label: "keys")
-        _ = try environment.keys.prepare()
+        let settings = try arguments.settings()
+        let storage = try startup { () throws(StartupError) in try PosternStorage(settings: settings) }
+        _ = try startup { () throws(StartupError) in try storage.openKeys() }
         if arguments.words[1] == "rotate" {
             let purposes: [KeyPurpose]
             if let name = arguments.options["purpose"] {
@@ -34,12 +37,12 @@ enum KeysCommand {
                 purposes = KeyPurpose.allCases
             }
             for purpose in purposes {
-                let key = try environment.keys.rotate(purpose)
+                let key = try storage.keyManager.rotate(purpose)
                 print("rotated \(purpose.rawValue): new active key \(key.id)")
             }
             return ExitCode.success.rawValue
         }
-        let records = try environment.keys.list()
+        let records = try storage.keyManager.list()
         let date = { (seconds: Int64?) in
             seconds.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "-"
         }

@@ -2,17 +2,19 @@ import Foundation
 import PosternCore
 import PosternServer
 
-/// `postern serve`: so far the skeleton that opens the store, prepares the keys and answers the
-/// health, readiness and JWKS endpoints; the daemon issue adds the API, pages and mail workers.
+/// `postern serve`: the HTTP API, the hosted pages and the outbox workers, until SIGTERM/SIGINT.
 enum ServeCommand {
     static let help = """
         Usage: postern serve [settings]
 
-        Runs the daemon until SIGTERM or SIGINT. Opens (and migrates) the database, creates the
-        master key file beside it (0600) and the signing keys on first start, then serves:
-          GET /healthz                 liveness
-          GET /readyz                  the store answers
-          GET /.well-known/jwks.json   public keys of ID tokens
+        Runs the daemon until SIGTERM or SIGINT: the HTTP API of API.md, the hosted action page
+        (/action), and the outbox workers that deliver mail. On first start it creates the
+        database, the master key file beside it (0600) and the signing keys. It refuses to start,
+        saying what to fix, on a bad setting: a relative public URL, a broken template, an SMTP URL
+        it cannot use. Stopping is graceful: no new connections, requests and sends in flight
+        finish, unstarted mail is given back to the queue.
+
+        Logs: one JSON object per line on standard error; never codes, links, tokens or passwords.
 
         """
 
@@ -22,40 +24,25 @@ enum ServeCommand {
             return ExitCode.success.rawValue
         }
         let settings = try arguments.settings()
-        let environment = try Environment(settings, label: "serve")
-        let ring: KeyRing
-        do {
-            ring = try environment.keys.prepare()
-        } catch {
-            throw CommandFailure(code: .unavailable, message: "cannot prepare the signing keys: \(error)")
-        }
-        let jwks = (try? JSONSerialization.data(withJSONObject: ring.jwks, options: [.sortedKeys]))
-            .map { String(decoding: $0, as: UTF8.self) } ?? #"{"keys":[]}"#
-        let store = environment.store
+        let logger = standardErrorLogger("serve")
+        let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
+        let router = APIRouter(runtime: runtime)
+        runtime.workers.start()
         let server: HTTPServer
         do {
-            server = try HTTPServer(listen: settings.listen) { request in
-                switch (request.method, request.path) {
-                case ("GET", "/healthz"), ("HEAD", "/healthz"):
-                    return .json(200, #"{"status":"ok"}"#)
-                case ("GET", "/readyz"), ("HEAD", "/readyz"):
-                    let ready = (try? store.read { _ in true }) ?? false
-                    return ready ? .json(200, #"{"status":"ready"}"#)
-                        : .error(503, code: "UNAVAILABLE", message: "The store does not answer.")
-                case ("GET", "/.well-known/jwks.json"):
-                    return .json(200, jwks)
-                default:
-                    return .error(404, code: "NOT_FOUND", message: "No endpoint \(request.method) \(request.path).")
-                }
-            }
+            server = try HTTPServer(listen: settings.listen, threads: 4) { request in router.handle(request) }
         } catch {
+            runtime.workers.stop()
             throw CommandFailure(code: .unavailable, message: "\(error)")
         }
-        environment.logger.info(
-            "listening", ["listen": settings.listen, "database": settings.database, "publicUrl": settings.publicURL])
+        logger.info(
+            "listening",
+            ["listen": settings.listen, "database": settings.database, "publicUrl": settings.publicURL,
+             "workers": String(settings.workers)])
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
         let stop = DispatchSemaphore(value: 0)
         let sources = [SIGTERM, SIGINT].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -64,10 +51,11 @@ enum ServeCommand {
             return source
         }
         stop.wait()
-        environment.logger.info("stopping")
+        logger.info("stopping")
         server.stop()
+        let drained = runtime.workers.stop(timeout: 60)
         withExtendedLifetime(sources) {}
-        environment.logger.info("stopped")
+        logger.info("stopped", ["workersDrained": String(drained)])
         return ExitCode.success.rawValue
     }
 }

@@ -46,9 +46,7 @@ public struct ActionRequest: Sendable, Hashable {
     public var createdAt: Int64
     /// When the request and its code stop working.
     public var expiresAt: Int64
-    /// HMAC of the 6-digit code, under the action-code key `sixDigitKeyID`.
-    public var sixDigitDigest: [UInt8]?
-    /// The key that made `sixDigitDigest`.
+    /// The action-code key the sign-in mail's 6-digit code was derived under; nil until mailed.
     public var sixDigitKeyID: UInt32?
     /// Wrong 6-digit tries so far; 5 kill the code.
     public var wrongTries: Int
@@ -59,7 +57,7 @@ public struct ActionRequest: Sendable, Hashable {
     public init(
         id: String, purpose: Purpose, email: EmailAddress, uid: String? = nil, otherEmail: EmailAddress? = nil,
         passwordHash: String? = nil, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
-        createdAt: Int64, expiresAt: Int64, sixDigitDigest: [UInt8]? = nil, sixDigitKeyID: UInt32? = nil,
+        createdAt: Int64, expiresAt: Int64, sixDigitKeyID: UInt32? = nil,
         wrongTries: Int = 0, consumedAt: Int64? = nil
     ) {
         self.id = id
@@ -73,7 +71,6 @@ public struct ActionRequest: Sendable, Hashable {
         self.codeChallenge = codeChallenge
         self.createdAt = createdAt
         self.expiresAt = expiresAt
-        self.sixDigitDigest = sixDigitDigest
         self.sixDigitKeyID = sixDigitKeyID
         self.wrongTries = wrongTries
         self.consumedAt = consumedAt

@@ -38,6 +38,7 @@ public struct AuthConfiguration: Sendable {
         ttlVerifyEmail = settings.ttlVerifyEmail
         mailInterval = settings.mailInterval
         mailPerHour = settings.mailPerHour
+        sendNoAccountMail = settings.sendNoAccountMail
     }
 
     /// The lifetime of a request of `purpose`.

@@ -9,7 +9,7 @@ extension AuthService {
         let ring = keys.current
         let now = clock.unixSeconds()
         return try read { tx in
-            let (code, request) = try Self.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
+            let (code, request) = try self.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
             return ActionInfo(
                 mode: code.action, email: request.email.address, expiresAt: code.expiresAt, continueURL: request.continueURL)
         }
@@ -36,9 +36,9 @@ extension AuthService {
         let now = clock.unixSeconds()
         let config = self.config
         let applied = try write { [hash] tx -> AppliedAction in
-            let (code, request) = try Self.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
+            let (code, request) = try self.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
             guard let uid = request.uid, var account = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
-            guard try Self.consume(request, expiresAt: code.expiresAt, now: now, tx: tx) else {
+            guard try self.consume(request, expiresAt: code.expiresAt, now: now, tx: tx) else {
                 throw AuthError.code(.alreadyUsed)
             }
             switch request.purpose {

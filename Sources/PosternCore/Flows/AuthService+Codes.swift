@@ -36,9 +36,13 @@ extension AuthService {
     /// The request id a code's nonce names.
     static func requestID(of code: ActionCode) -> String { Base64URL.encode(code.nonce) }
 
-    /// The keyed digest of a 6-digit code for `requestID`.
-    static func sixDigitDigest(_ digits: String, requestID: String, keyID: UInt32, ring: KeyRing) -> [UInt8]? {
-        ring.actionCodes.digest(Array("six-digit|\(requestID)|\(digits)".utf8), keyID: keyID)
+    /// The 6-digit code of a sign-in request: derived from its id under the key `keyID`, so the
+    /// store keeps no code and the hosted page can show it to whoever holds the link.
+    static func sixDigitCode(requestID: String, keyID: UInt32, ring: KeyRing) -> String? {
+        guard let mac = ring.actionCodes.digest(Array("six-digit-code|\(requestID)".utf8), keyID: keyID) else { return nil }
+        let value = UInt32(mac[0]) << 24 | UInt32(mac[1]) << 16 | UInt32(mac[2]) << 8 | UInt32(mac[3])
+        let digits = String(value % 1_000_000)
+        return String(repeating: "0", count: 6 - digits.count) + digits
     }
 
     /// Extracts the oobCode (or 6 digits) from what a caller sent: a pasted `link`, an `oobCode`
@@ -59,27 +63,45 @@ extension AuthService {
 
     /// Verifies an oobCode and loads its request, checking that it is unused and still bound to
     /// the current state. `expecting` nil accepts any action.
-    static func verifiedRequest(
+    func verifiedRequest(
         _ text: String, expecting: EmailAction?, ring: KeyRing, now: Int64, tx: any StoreReader
     ) throws -> (ActionCode, ActionRequest) {
-        let code: ActionCode
-        do { code = try ring.actionCodes.verify(text, now: now) } catch { throw AuthError.code(error) }
-        if let expecting, code.action != expecting { throw AuthError.code(.wrongAction) }
-        guard let request = try tx.actionRequest(id: requestID(of: code)), request.purpose.action == code.action else {
-            throw AuthError.code(.stateChanged)
+        func refuse(_ error: ActionCodeError) -> AuthError {
+            metrics.refused(error.reason.rawValue)
+            return .code(error)
         }
-        if try request.consumedAt != nil || tx.isConsumed(nonce: code.nonce) { throw AuthError.code(.alreadyUsed) }
-        guard let binding = try binding(for: request, tx: tx), ConstantTime.equals(binding.bytes, code.binding.bytes) else {
-            throw AuthError.code(.stateChanged)
+        let code: ActionCode
+        do { code = try ring.actionCodes.verify(text, now: now) } catch { throw refuse(error) }
+        if let expecting, code.action != expecting { throw refuse(.wrongAction) }
+        guard let request = try tx.actionRequest(id: Self.requestID(of: code)), request.purpose.action == code.action else {
+            throw refuse(.stateChanged)
+        }
+        if try request.consumedAt != nil || tx.isConsumed(nonce: code.nonce) { throw refuse(.alreadyUsed) }
+        guard let binding = try Self.binding(for: request, tx: tx), ConstantTime.equals(binding.bytes, code.binding.bytes) else {
+            throw refuse(.stateChanged)
         }
         return (code, request)
     }
 
+    /// Mints the code of `request` and builds its link; nil when the state it binds to is gone.
+    func mintLink(for request: ActionRequest, ring: KeyRing, now: Int64, tx: any StoreReader) throws -> (link: String, code: String)? {
+        guard let binding = try Self.binding(for: request, tx: tx), let nonce = Base64URL.decode(request.id) else {
+            return nil
+        }
+        let minted = try ring.actionCodes.mint(
+            request.purpose.action, binding: binding, ttl: request.expiresAt - now, now: now, nonce: nonce)
+        metrics.minted(request.purpose.action)
+        let link = LinkMaker(publicURL: config.publicURL).link(
+            mode: request.purpose.action, code: minted.text, continueURL: request.continueURL, lang: request.locale)
+        return (link, minted.text)
+    }
+
     /// Marks a request's code as used, in the caller's transaction; false when it already was.
-    static func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any StoreWriter) throws -> Bool {
+    func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any StoreWriter) throws -> Bool {
         guard let nonce = Base64URL.decode(request.id), try tx.consume(nonce: nonce, expiresAt: expiresAt) else {
             return false
         }
+        metrics.consumed(request.purpose.action)
         var used = request
         used.consumedAt = now
         try tx.updateActionRequest(used)

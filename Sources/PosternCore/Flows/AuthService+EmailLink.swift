@@ -112,7 +112,7 @@ extension AuthService {
 
     private func signInRequest(oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
         try read { tx in
-            let (code, request) = try Self.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
+            let (code, request) = try self.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
             return (request, code.expiresAt)
         }
     }
@@ -143,16 +143,15 @@ extension AuthService {
             // unless the address is over its limit.
             let candidates = try tx.openActionRequests(purpose: .signIn, address: email, now: now)
             for candidate in candidates {
-                guard let stored = candidate.sixDigitDigest, let keyID = candidate.sixDigitKeyID,
-                    let digest = Self.sixDigitDigest(digits, requestID: candidate.id, keyID: keyID, ring: ring),
-                    candidate.wrongTries < maximum
+                guard let keyID = candidate.sixDigitKeyID, candidate.wrongTries < maximum,
+                    let expected = Self.sixDigitCode(requestID: candidate.id, keyID: keyID, ring: ring)
                 else { continue }
-                if ConstantTime.equals(digest, stored) { return .found(candidate) }
+                if ConstantTime.equals(Array(expected.utf8), Array(digits.utf8)) { return .found(candidate) }
             }
             if let wait = try tx.rateLimit(bucket: bucket, now: now, interval: 0, perHour: perHour) {
                 return .limited(wait)
             }
-            if var newest = candidates.first(where: { $0.sixDigitDigest != nil }) {
+            if var newest = candidates.first(where: { $0.sixDigitKeyID != nil }) {
                 newest.wrongTries += 1
                 try tx.updateActionRequest(newest)
             }
@@ -214,7 +213,7 @@ extension AuthService {
                 migration = .init(fromUid: from, toUid: to, allowMigration: true)
             }
             if account.disabled { throw AuthError.userDisabled }
-            guard try Self.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
+            guard try self.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
                 throw AuthError.code(.alreadyUsed)
             }
             // The link proved the mailbox.

@@ -19,7 +19,6 @@ extension AuthService {
         let ring = keys.current
         let now = clock.unixSeconds()
         let config = self.config
-        let links = LinkMaker(publicURL: config.publicURL)
         let requestedAt = clock.now()
         return try write { tx -> ComposedMail? in
             switch intent {
@@ -38,22 +37,15 @@ extension AuthService {
                 let preferences = [request.locale, holder?.locale]
                 let expiresAt = Date(timeIntervalSince1970: TimeInterval(request.expiresAt))
                 func mint() throws -> String? {
-                    guard let binding = try Self.binding(for: request, tx: tx), let nonce = Base64URL.decode(request.id) else {
-                        return nil
-                    }
-                    let minted = try ring.actionCodes.mint(
-                        request.purpose.action, binding: binding, ttl: request.expiresAt - now, now: now, nonce: nonce)
-                    return links.link(mode: request.purpose.action, code: minted.text, continueURL: request.continueURL,
-                                      lang: request.locale)
+                    try self.mintLink(for: request, ring: ring, now: now, tx: tx)?.link
                 }
                 let content: MailContent
                 switch request.purpose {
                 case .signIn:
-                    guard let link = try mint() else { return nil }
-                    let digits = String(format: "%06u", try SecureRandom.uniform(below: 1_000_000))
+                    guard let link = try mint(),
+                        let digits = Self.sixDigitCode(requestID: request.id, keyID: ring.actionCodes.activeKeyID, ring: ring)
+                    else { return nil }
                     request.sixDigitKeyID = ring.actionCodes.activeKeyID
-                    request.sixDigitDigest = Self.sixDigitDigest(
-                        digits, requestID: request.id, keyID: ring.actionCodes.activeKeyID, ring: ring)
                     try tx.updateActionRequest(request)
                     content = .signIn(link: link, code: digits, expiresAt: expiresAt)
                 case .signUp:

@@ -19,6 +19,8 @@ public final class AuthService: Sendable {
     /// A hash of a random password with `hasher`'s parameters: unknown addresses are checked
     /// against it so that every failed password sign-in costs the same time.
     let dummyPasswordHash: String
+    /// Codes minted, consumed and refused.
+    public let metrics = CodeMetrics()
 
     /// Creates the service.
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.

@@ -37,7 +37,7 @@ public struct Logger: Sendable {
         object["level"] = level.rawValue
         object["logger"] = label
         object["msg"] = message
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         sink(String(decoding: data, as: UTF8.self))
     }
 

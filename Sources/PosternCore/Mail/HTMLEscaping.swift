@@ -1,7 +1,7 @@
 /// Escapes text for HTML element content and quoted attribute values.
-enum HTMLEscaping {
+public enum HTMLEscaping {
     /// Appends `value` to `out` with `& < > " '` replaced by character references.
-    static func append(_ value: String, to out: inout String) {
+    public static func append(_ value: String, to out: inout String) {
         let utf8 = value.utf8
         guard utf8.contains(where: needsEscape) else {
             out.append(value)
@@ -31,8 +31,8 @@ enum HTMLEscaping {
         out.append(contentsOf: value[chunkStart..<utf8.endIndex])
     }
 
-    /// `value` escaped for HTML.
-    static func escape(_ value: String) -> String {
+    /// `value` with `& < > " '` replaced by character references.
+    public static func escape(_ value: String) -> String {
         var out = ""
         append(value, to: &out)
         return out

@@ -19,6 +19,8 @@ public struct Settings: Sendable, Equatable {
     public var mailPerHour: Int64 = 5
     public var ipPerMinute: Int64 = 300
     public var workers: Int64 = 4
+    public var trustProxy = false
+    public var sendNoAccountMail = false
 
     /// The defaults.
     public init() {}
@@ -108,7 +110,24 @@ public struct Settings: Sendable, Equatable {
         number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0) { s, v in s.mailPerHour = v },
         number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0) { s, v in s.ipPerMinute = v },
         number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1) { s, v in s.workers = v },
+        boolean("trust-proxy", "POSTERN_TRUST_PROXY", "take the client IP from X-Forwarded-For (only behind a proxy you run)") { s, v in s.trustProxy = v },
+        boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
     ]
+
+    /// Flags that take no value on the command line (`--trust-proxy` means true).
+    public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail"]
+
+    private static func boolean(
+        _ flag: String, _ environment: String, _ help: String, _ apply: @escaping @Sendable (inout Settings, Bool) -> Void
+    ) -> Descriptor {
+        Descriptor(flag: flag, environment: environment, help: help) { s, v throws(SettingsError) in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": apply(&s, true)
+            case "0", "false", "no", "off": apply(&s, false)
+            default: throw SettingsError("must be true or false, not \(v.debugDescription)")
+            }
+        }
+    }
 
     private static func text(
         _ flag: String, _ environment: String, _ help: String,

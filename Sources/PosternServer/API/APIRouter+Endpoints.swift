@@ -1,0 +1,152 @@
+import Foundation
+import PosternCore
+
+extension APIRouter {
+    /// The JSON endpoints of API.md.
+    static func apiRoutes(_ runtime: PosternRuntime) -> [Route] {
+        let service = runtime.service
+        let sent = HTTPResponse.json(202, #"{"status":"sent"}"#)
+        return [
+            Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200) { c throws(AuthError) in
+                try service.checkClient(ip: c.clientIP)
+                _ = try c.body()
+                return JSONAnswer.respond(200, JSONAnswer.session(try service.signInAnonymously()))
+            },
+            Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
+                let body = try c.body()
+                try service.sendEmailLink(EmailLinkRequest(
+                    email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
+                    codeChallenge: try body.string("codeChallenge"), idToken: try body.string("idToken"), clientIP: c.clientIP))
+                return sent
+            },
+            Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200) { c throws(AuthError) in
+                try service.checkClient(ip: c.clientIP)
+                let body = try c.body()
+                let login = try service.completeEmailLink(EmailLinkCompletion(
+                    link: try body.string("link"), oobCode: try body.string("oobCode"), code: try body.string("code"),
+                    email: try body.string("email"), codeVerifier: try body.string("codeVerifier"),
+                    idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false))
+                return JSONAnswer.respond(200, JSONAnswer.login(login))
+            },
+            Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
+                let body = try c.body()
+                try service.signUp(
+                    email: try body.required("email"), password: try body.required("password"), idToken: try body.string("idToken"),
+                    continueURL: try body.string("continueUrl"), locale: try body.string("locale"), clientIP: c.clientIP)
+                return .json(202, #"{"status":"verification_sent"}"#)
+            },
+            Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200) { c throws(AuthError) in
+                let body = try c.body()
+                let login = try service.signInWithPassword(
+                    email: try body.required("email"), password: try body.required("password"),
+                    idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false,
+                    clientIP: c.clientIP)
+                return JSONAnswer.respond(200, JSONAnswer.login(login))
+            },
+            Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
+                let body = try c.body()
+                try service.requestPasswordReset(
+                    email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
+                    clientIP: c.clientIP)
+                return sent
+            },
+            Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200) { c throws(AuthError) in
+                try service.checkClient(ip: c.clientIP)
+                let body = try c.body()
+                let info = try service.inspectAction(link: try body.string("link"), oobCode: try body.string("oobCode"))
+                let answer: [String: Any] = [
+                    "mode": info.mode.rawValue, "email": info.email, "expiresAt": JSONAnswer.iso(info.expiresAt),
+                    "continueUrl": info.continueURL ?? NSNull(),
+                ]
+                return JSONAnswer.respond(200, answer)
+            },
+            Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200) { c throws(AuthError) in
+                try service.checkClient(ip: c.clientIP)
+                let body = try c.body()
+                let applied = try service.applyAction(
+                    link: try body.string("link"), oobCode: try body.string("oobCode"), newPassword: try body.string("newPassword"))
+                return JSONAnswer.respond(200, ["mode": applied.mode.rawValue, "email": applied.email])
+            },
+            Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200) { c throws(AuthError) in
+                try service.checkClient(ip: c.clientIP)
+                let session = try service.refresh(try c.body().required("refreshToken"))
+                return JSONAnswer.respond(200, JSONAnswer.session(session))
+            },
+            Route(method: "POST", path: "/v1/sign-out", summary: "Revoke a refresh token's family", access: .public, status: 204) { c throws(AuthError) in
+                try service.signOut(refreshToken: try c.body().required("refreshToken"))
+                return HTTPResponse(status: 204)
+            },
+            Route(method: "GET", path: "/v1/me", summary: "The signed-in user", access: .user, status: 200) { c throws(AuthError) in
+                JSONAnswer.respond(200, JSONAnswer.user(try service.me(idToken: try c.idToken())))
+            },
+            Route(method: "PATCH", path: "/v1/me", summary: "Change displayName and attributes", access: .user, status: 200) { c throws(AuthError) in
+                let body = try c.body()
+                let name: String?? = body.has("displayName") ? .some(try body.string("displayName")) : .none
+                let user = try service.updateProfile(idToken: try c.idToken(), displayName: name, attributes: try body.objectText("attributes"))
+                return JSONAnswer.respond(200, JSONAnswer.user(user))
+            },
+            Route(method: "DELETE", path: "/v1/me", summary: "Delete the account (recent sign-in)", access: .user, status: 204) { c throws(AuthError) in
+                try service.deleteAccount(idToken: try c.idToken())
+                return HTTPResponse(status: 204)
+            },
+            Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200) { c throws(AuthError) in
+                let session = try service.setPassword(idToken: try c.idToken(), password: try c.body().required("password"))
+                return JSONAnswer.respond(200, JSONAnswer.session(session))
+            },
+            Route(method: "POST", path: "/v1/me/email", summary: "Ask to change the address (recent sign-in)", access: .user, status: 202) { c throws(AuthError) in
+                let body = try c.body()
+                try service.requestEmailChange(idToken: try c.idToken(), newEmail: try body.required("newEmail"), continueURL: try body.string("continueUrl"))
+                return sent
+            },
+            Route(method: "POST", path: "/v1/me/verify-email", summary: "Mail a verification link", access: .user, status: 202) { c throws(AuthError) in
+                try service.requestEmailVerification(idToken: try c.idToken(), continueURL: try c.body().string("continueUrl"))
+                return sent
+            },
+            Route(method: "POST", path: "/v1/admin/links", summary: "Make an action link (and optionally mail it)", access: .admin, status: 200) { c throws(AuthError) in
+                let body = try c.body()
+                let issued = try service.issueLink(
+                    action: try body.required("action"), email: try body.required("email"), continueURL: try body.string("continueUrl"),
+                    locale: try body.string("locale"), queue: try body.bool("send") ?? false)
+                return JSONAnswer.respond(200, [
+                    "link": issued.link, "oobCode": issued.oobCode, "expiresAt": JSONAnswer.iso(issued.expiresAt), "queued": issued.queued,
+                ])
+            },
+            Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200) { c throws(AuthError) in
+                guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
+                guard let user = try service.user(email: email) else { throw .userNotFound }
+                return JSONAnswer.respond(200, JSONAnswer.user(user))
+            },
+            Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200) { c throws(AuthError) in
+                let body = try c.body()
+                let name: String?? = body.has("displayName") ? .some(try body.string("displayName")) : .none
+                let user = try service.updateUser(
+                    uid: c.parameters["uid"] ?? "", disabled: try body.bool("disabled"), emailVerified: try body.bool("emailVerified"),
+                    displayName: name)
+                return JSONAnswer.respond(200, JSONAnswer.user(user))
+            },
+            Route(method: "DELETE", path: "/v1/admin/users/{uid}", summary: "Delete a user", access: .admin, status: 204) { c throws(AuthError) in
+                try service.deleteUser(uid: c.parameters["uid"] ?? "")
+                return HTTPResponse(status: 204)
+            },
+            Route(method: "GET", path: "/v1/admin/outbox", summary: "Outbox message metadata (never bodies)", access: .admin, status: 200) { c throws(AuthError) in
+                var state: OutboxState?
+                if let name = c.request.query["status"] {
+                    guard let parsed = OutboxState(rawValue: name) else {
+                        throw .invalidArgument("status must be one of \(OutboxState.allCases.map(\.rawValue).joined(separator: ", ")).")
+                    }
+                    state = parsed
+                }
+                let messages = try service.outboxMessages(state: state, limit: 500)
+                return JSONAnswer.respond(200, ["messages": messages.map(JSONAnswer.outbox)])
+            },
+            Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200) { c throws(AuthError) in
+                guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
+                guard try service.retryOutboxMessage(id: id) else {
+                    throw AuthError(status: 409, code: "NOT_DEAD", message: "Only a dead message can be retried.")
+                }
+                runtime.workers.wake()
+                return JSONAnswer.respond(200, ["id": id, "status": "queued"])
+            },
+        ]
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+
+/// The HTTP surface of API.md: routes requests to the flows, answers JSON errors that name the
+/// field, counts everything for `/metrics`, and serves its own table as `/openapi.json`.
+public final class APIRouter: Sendable {
+    let runtime: PosternRuntime
+    let metrics: HTTPMetrics
+    let routes: [Route]
+
+    /// Builds the routes over `runtime`.
+    public init(runtime: PosternRuntime) {
+        self.runtime = runtime
+        let metrics = HTTPMetrics()
+        self.metrics = metrics
+        var routes = Self.apiRoutes(runtime) + ActionPages(runtime: runtime).routes()
+            + Self.operationsRoutes(runtime, metrics: metrics)
+        let contract = OpenAPIDocument.render(routes + [OpenAPIDocument.placeholderRoute])
+        routes.append(OpenAPIDocument.route(serving: contract))
+        self.routes = routes
+    }
+
+    /// Answers one request (called from the HTTP server's threads).
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var label = "unmatched"
+        var response: HTTPResponse
+        let candidates = routes.compactMap { route in route.match(request.path).map { (route, $0) } }
+        if candidates.isEmpty {
+            response = JSONAnswer.error(AuthError(status: 404, code: "NOT_FOUND", message: "There is no endpoint \(request.path)."))
+        } else if let (route, parameters) = candidates.first(where: { $0.0.method == request.method })
+            ?? (request.method == "HEAD" ? candidates.first(where: { $0.0.method == "GET" }) : nil)
+        {
+            label = route.path
+            response = run(route, parameters: parameters, request: request)
+            if request.method == "HEAD" { response.body = [] }
+        } else {
+            let allowed = Set(candidates.map(\.0.method)).sorted().joined(separator: ", ")
+            response = JSONAnswer.error(
+                AuthError(status: 405, code: "METHOD_NOT_ALLOWED", message: "\(request.path) takes \(allowed)."))
+            response.headers.append(("Allow", allowed))
+        }
+        response.headers.append(("Cache-Control", "no-store"))
+        metrics.record(route: label, method: request.method, status: response.status,
+                       seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        return response
+    }
+
+    private func run(_ route: Route, parameters: [String: String], request: HTTPRequest) -> HTTPResponse {
+        let clientIP = clientAddress(request)
+        do throws(AuthError) {
+            if route.access == .admin {
+                guard let expected = runtime.settings.adminToken else {
+                    throw AuthError(status: 404, code: "NOT_FOUND", message: "The admin API is disabled (no --admin-token).")
+                }
+                let given = RouteContext(request: request, parameters: [:], clientIP: clientIP).bearer ?? ""
+                guard ConstantTime.equals(Array(given.utf8), Array(expected.utf8)) else {
+                    throw AuthError(status: 401, code: "UNAUTHORIZED", message: "The admin token is missing or wrong.")
+                }
+            }
+            return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
+        } catch {
+            if error.status >= 500 {
+                runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.message])
+            }
+            return JSONAnswer.error(error)
+        }
+    }
+
+    /// The client IP: the socket's, or with `--trust-proxy` the first X-Forwarded-For entry.
+    func clientAddress(_ request: HTTPRequest) -> String {
+        if runtime.settings.trustProxy, let forwarded = request.headers["x-forwarded-for"],
+            let first = forwarded.split(separator: ",").first
+        {
+            return first.trimmingCharacters(in: .whitespaces)
+        }
+        return request.clientIP
+    }
+
+    /// The routes, for the OpenAPI document and its test.
+    public var routeTable: [(method: String, path: String)] { routes.map { ($0.method, $0.path) } }
+}

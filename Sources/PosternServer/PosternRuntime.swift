@@ -1,0 +1,148 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternMail
+import PosternStore
+
+/// Why Postern cannot start: a sentence saying what to fix, and the exit code.
+public struct StartupError: Error, Sendable, CustomStringConvertible {
+    /// What to fix.
+    public let description: String
+    /// 64 for a bad setting, 69 when a dependency (the database, the templates) is unusable.
+    public let exitCode: Int32
+
+    static func setting(_ message: String) -> StartupError { StartupError(description: message, exitCode: 64) }
+    static func dependency(_ message: String) -> StartupError { StartupError(description: message, exitCode: 69) }
+}
+
+/// The composition root: everything a command needs, built from the settings — the store, the
+/// key ring, the templates, the transport, the flows and the outbox workers. `postern serve`,
+/// `send-link` and `handle-link` all open the same store through this.
+public final class PosternRuntime: Sendable {
+    public let settings: Settings
+    public let logger: Logger
+    public let store: SQLiteStore
+    public let keys: KeyRingCache
+    public let keyManager: KeyRingManager
+    public let renderer: MailRenderer
+    public let service: AuthService
+    public let workers: OutboxWorkerPool
+    public let clock: any WallClock
+    public let sender: MailMailbox
+    let transportFactory: MailTransportFactory
+
+    /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
+    /// public URL) so that a misconfiguration stops the start with a clear message.
+    /// - Throws: `StartupError`.
+    public init(settings: Settings, logger: Logger, clock: any WallClock = SystemClock(), hasher: PasswordHasher = .standard) throws(StartupError) {
+        self.settings = settings
+        self.logger = logger
+        self.clock = clock
+        do {
+            sender = try MailMailbox.parse(settings.mailFrom)
+        } catch {
+            throw .setting("--mail-from: \(error)")
+        }
+        let transportConfig: MailTransportConfig
+        do {
+            transportConfig = try MailTransportConfig.parse(
+                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile)
+            transportFactory = try transportConfig.transportFactory()
+        } catch {
+            throw .setting("--smtp-url: \(error)")
+        }
+        let templateDirectory = Self.templateDirectory(settings.templates)
+        let templates: TemplateSet
+        do {
+            templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
+            renderer = try templates.renderer(branding: MailBranding(appName: "Postern"))
+        } catch {
+            throw .setting("--templates \(templateDirectory): \(error)")
+        }
+        let storage = try PosternStorage(settings: settings, clock: clock)
+        store = storage.store
+        keyManager = storage.keyManager
+        keys = try storage.openKeys()
+        let poolBox = WorkerPoolBox()
+        do {
+            service = try AuthService(
+                store: store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher,
+                ipPerMinute: settings.ipPerMinute, mailQueued: { poolBox.pool?.wake() })
+        } catch {
+            throw .setting("\(error.message)")
+        }
+        let service = self.service
+        let renderer = self.renderer
+        let sender = self.sender
+        workers = OutboxWorkerPool(
+            store: store, transport: transportFactory,
+            compose: { message in
+                guard let composed = try service.composeMail(message.intent, recipient: message.recipient) else { return nil }
+                return try renderer.compose(
+                    composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
+                    messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
+            },
+            clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
+            logger: Logger(label: "outbox", sink: logger.sink))
+        poolBox.pool = workers
+        logger.info("configured", ["transport": transportConfig.description, "templates": templateDirectory])
+    }
+
+    /// The template directory: the setting, else `templates/` in the working directory, else the
+    /// one bundled beside the executable's package (`.build/<config>/postern` → `templates/`).
+    static func templateDirectory(_ setting: String?) -> String {
+        if let setting { return setting }
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: "templates/en") { return "templates" }
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "postern").resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("templates")
+            if fileManager.fileExists(atPath: candidate.appendingPathComponent("en").path) { return candidate.path }
+            directory = directory.deletingLastPathComponent()
+        }
+        return "templates"
+    }
+}
+
+/// The database, its master key file and the key ring: what every command that touches state
+/// opens, including those that need no templates or transport (`postern keys`).
+public struct PosternStorage: Sendable {
+    public let store: SQLiteStore
+    public let keyManager: KeyRingManager
+    let clock: any WallClock
+
+    /// Opens (creating and migrating) the database and the master key file beside it.
+    /// - Throws: `StartupError` (exit 69) naming the file and what failed.
+    public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
+        self.clock = clock
+        do {
+            store = try SQLiteStore(path: settings.database)
+            let box = try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: settings.database))
+            keyManager = KeyRingManager(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
+        } catch {
+            throw .dependency("--database \(settings.database): \(error)")
+        }
+    }
+
+    /// Creates missing keys, removes expired ones, and opens the ring.
+    /// - Throws: `StartupError` when the keys cannot be read or opened with the master key.
+    public func openKeys() throws(StartupError) -> KeyRingCache {
+        do {
+            return try KeyRingCache(manager: keyManager, clock: clock)
+        } catch {
+            throw .dependency("cannot open the signing keys: \(error)")
+        }
+    }
+}
+
+/// Lets the flows wake the pool that is built after them. `@unchecked Sendable`: `pool` is set
+/// once, before anything can queue mail, under the lock.
+final class WorkerPoolBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: OutboxWorkerPool?
+    var pool: OutboxWorkerPool? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
