@@ -88,9 +88,26 @@ public final class PosternRuntime: Sendable {
         logger.info("configured", ["transport": transportConfig.description, "templates": templateDirectory])
     }
 
+    /// Delivers what is queued now (for one-shot commands: a notice queued by `handle-link`),
+    /// waiting at most `timeout` seconds; a running daemon would deliver it too. Returns the
+    /// counts left.
+    @discardableResult
+    public func deliverQueued(timeout: Double) -> OutboxCounts {
+        workers.start()
+        let deadline = Date().addingTimeInterval(timeout)
+        var counts = OutboxCounts()
+        while Date() < deadline {
+            counts = (try? store.read { try $0.outboxCounts() }) ?? counts
+            if counts[.queued] + counts[.claimed] == 0 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        workers.stop(timeout: 30)
+        return counts
+    }
+
     /// The template directory: the setting, else `templates/` in the working directory, else the
     /// one bundled beside the executable's package (`.build/<config>/postern` → `templates/`).
-    static func templateDirectory(_ setting: String?) -> String {
+    public static func templateDirectory(_ setting: String?) -> String {
         if let setting { return setting }
         let fileManager = FileManager.default
         if fileManager.fileExists(atPath: "templates/en") { return "templates" }

@@ -24,7 +24,7 @@ struct ParsedArguments {
     var switches: Set<String> = []
 
     /// Options that take no value.
-    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin"]
+    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin", "all-dead"]
 
     init(_ arguments: [String]) throws(CommandFailure) {
         var index = 0
@@ -87,7 +87,7 @@ struct ParsedArguments {
     }
 
     /// Options that belong to commands rather than settings.
-    static let commandOptions: Set<String> = ["purpose", "action", "email", "continue-url", "locale", "format"]
+    static let commandOptions: Set<String> = ["purpose", "action", "email", "continue-url", "locale", "format", "uid", "older-than"]
 }
 
 /// Writes to standard error.
@@ -116,7 +116,8 @@ func startup<T>(_ body: () throws(StartupError) -> T) throws(CommandFailure) -> 
     }
 }
 
-/// The JSON-lines logger on standard error.
-func standardErrorLogger(_ label: String) -> Logger {
-    Logger(label: label) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+/// The JSON-lines logger on standard error. One-shot commands log warnings and errors only; their
+/// own output is for people.
+func standardErrorLogger(_ label: String, level: Logger.Level = .warning) -> Logger {
+    Logger(label: label, level: level) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
 }

@@ -24,7 +24,7 @@ enum ServeCommand {
             return ExitCode.success.rawValue
         }
         let settings = try arguments.settings()
-        let logger = standardErrorLogger("serve")
+        let logger = standardErrorLogger("serve", level: .info)
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
         let router = APIRouter(runtime: runtime)
         runtime.workers.start()

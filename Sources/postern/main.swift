@@ -8,11 +8,12 @@ let usage = """
 
     Commands:
       serve            run the daemon: HTTP API, hosted pages, mail delivery (until SIGTERM/SIGINT)
-      keys list        show the signing keys (ids, purpose, status; never the secrets)
-      keys rotate      make new active keys; old ones keep verifying until their codes expire
-                       (--purpose action-code|id-token; default both)
-
-    Not yet in this build (tracked as open issues): send-link, handle-link, templates, outbox, users.
+      send-link        make a sign-in, reset or verification link and mail it (--action, --email)
+      handle-link      complete the action link found in pasted text (argument or stdin)
+      templates        check the mail templates, or render one with sample data
+      keys             list the signing keys, or rotate them
+      outbox           mail delivery: status, retry dead messages, purge old ones
+      users            show, disable, enable or delete a user
 
     Every command takes --help and the settings below.
     Exit codes: 0 success, 64 usage, 65 bad input, 69 a dependency is down, 70 internal.
@@ -34,6 +35,11 @@ func run() -> Int32 {
         switch command {
         case "serve": return try ServeCommand.run(parsed)
         case "keys": return try KeysCommand.run(parsed)
+        case "send-link": return try SendLinkCommand.run(parsed)
+        case "handle-link": return try HandleLinkCommand.run(parsed)
+        case "templates": return try TemplatesCommand.run(parsed)
+        case "outbox": return try OutboxCommand.run(parsed)
+        case "users": return try UsersCommand.run(parsed)
         case "help":
             print(usage + settingsHelp())
             return ExitCode.success.rawValue
@@ -41,6 +47,10 @@ func run() -> Int32 {
             throw CommandFailure(code: .usage, message: "unknown command \(command.debugDescription); see postern --help")
         }
     } catch let failure as CommandFailure {
+        printError("postern: \(failure.message)")
+        return failure.code.rawValue
+    } catch let failure as AuthError {
+        let failure = commandFailure(failure)
         printError("postern: \(failure.message)")
         return failure.code.rawValue
     } catch {

@@ -45,6 +45,13 @@ extension AuthService {
         return String(repeating: "0", count: 6 - digits.count) + digits
     }
 
+    /// What a pasted text holds (a link, a bare oobCode, or 6 digits), validated against the
+    /// public URL and allowed hosts; consumes nothing.
+    /// - Throws: `AuthError.invalidCode` with a reason a person can act on.
+    public func readPasted(_ text: String) throws(AuthError) -> PastedAction {
+        try codeInput(link: text, oobCode: nil, code: nil)
+    }
+
     /// Extracts the oobCode (or 6 digits) from what a caller sent: a pasted `link`, an `oobCode`
     /// or a `code`.
     func codeInput(link: String?, oobCode: String?, code: String?) throws(AuthError) -> PastedAction {

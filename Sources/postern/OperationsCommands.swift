@@ -1,0 +1,130 @@
+import Foundation
+import PosternCore
+import PosternServer
+
+/// `postern outbox status|retry|purge`.
+enum OutboxCommand {
+    static let help = """
+        Usage: postern outbox status [--json]
+               postern outbox retry ID | --all-dead
+               postern outbox purge [--older-than DAYS]   (default 7)
+
+        status  counts by state and the latest messages (metadata only: never bodies or links).
+        retry   queues a dead message again; a running daemon picks it up within a second.
+        purge   deletes sent and dead messages finished more than DAYS ago.
+
+        """
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if arguments.switches.contains("help") {
+            print(help + settingsHelp())
+            return ExitCode.success.rawValue
+        }
+        guard arguments.words.count >= 2, ["status", "retry", "purge"].contains(arguments.words[1]) else {
+            throw CommandFailure(code: .usage, message: "outbox needs status, retry or purge; see postern outbox --help")
+        }
+        let settings = try arguments.settings()
+        let runtime = try startup { () throws(StartupError) in
+            try PosternRuntime(settings: settings, logger: standardErrorLogger("outbox"))
+        }
+        let service = runtime.service
+        switch arguments.words[1] {
+        case "status":
+            let counts = try flow { () throws(AuthError) in try service.outboxCounts() }
+            let latest = try flow { () throws(AuthError) in try service.outboxMessages(state: nil, limit: 20) }
+            if arguments.switches.contains("json") {
+                printJSON([
+                    "counts": Dictionary(uniqueKeysWithValues: OutboxState.allCases.map { ($0.rawValue, counts[$0]) }),
+                    "latest": latest.map { ["id": $0.id, "kind": $0.intent.name, "recipient": $0.recipient.address,
+                                            "state": $0.state.rawValue, "attempts": $0.attempts, "lastReply": $0.lastReply ?? ""] },
+                ])
+            } else {
+                print(counts.description)
+                for m in latest {
+                    print("\(m.id)\t\(m.state.rawValue)\t\(m.intent.name)\t\(m.recipient.address)\tattempts=\(m.attempts)\t\(m.lastReply ?? "")")
+                }
+            }
+        case "retry":
+            var ids: [Int64] = []
+            if arguments.words.count == 3, let id = Int64(arguments.words[2]) {
+                ids = [id]
+            } else if arguments.options["all-dead"] != nil || arguments.words.last == "--all-dead" || arguments.switches.contains("all-dead") {
+                ids = try flow { () throws(AuthError) in try service.outboxMessages(state: .dead, limit: 100_000) }.map(\.id)
+            } else {
+                throw CommandFailure(code: .usage, message: "outbox retry needs a message ID or --all-dead")
+            }
+            var retried = 0
+            for id in ids where try flow({ () throws(AuthError) in try service.retryOutboxMessage(id: id) }) { retried += 1 }
+            print("queued \(retried) message(s) again")
+            if retried == 0 && ids.count == 1 { return ExitCode.badInput.rawValue }
+        default:
+            let days = Int64(arguments.options["older-than"] ?? "7")
+            guard let days, days >= 0 else { throw CommandFailure(code: .usage, message: "--older-than takes a number of days") }
+            let purged = try flow { () throws(AuthError) in try service.purgeOutbox(olderThan: days * 86_400) }
+            print("purged \(purged) message(s)")
+        }
+        return ExitCode.success.rawValue
+    }
+}
+
+/// `postern users show|disable|enable|delete`.
+enum UsersCommand {
+    static let help = """
+        Usage: postern users show    --email ADDR | --uid UID [--json]
+               postern users disable --email ADDR | --uid UID   (signs the user out everywhere)
+               postern users enable  --email ADDR | --uid UID
+               postern users delete  --email ADDR | --uid UID
+
+        """
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if arguments.switches.contains("help") {
+            print(help + settingsHelp())
+            return ExitCode.success.rawValue
+        }
+        guard arguments.words.count == 2, ["show", "disable", "enable", "delete"].contains(arguments.words[1]) else {
+            throw CommandFailure(code: .usage, message: "users needs show, disable, enable or delete; see postern users --help")
+        }
+        let settings = try arguments.settings()
+        let runtime = try startup { () throws(StartupError) in
+            try PosternRuntime(settings: settings, logger: standardErrorLogger("users"))
+        }
+        let service = runtime.service
+        let found: UserRecord?
+        if let email = arguments.options["email"] {
+            found = try flow { () throws(AuthError) in try service.user(email: email) }
+        } else if let uid = arguments.options["uid"] {
+            found = try flow { () throws(AuthError) in try service.user(uid: uid) }
+        } else {
+            throw CommandFailure(code: .usage, message: "give --email ADDR or --uid UID")
+        }
+        guard let user = found else { throw CommandFailure(code: .badInput, message: "no such user") }
+        var result = user
+        switch arguments.words[1] {
+        case "disable", "enable":
+            let disable = arguments.words[1] == "disable"
+            result = try flow { () throws(AuthError) in try service.updateUser(uid: user.uid, disabled: disable, emailVerified: nil, displayName: nil) }
+        case "delete":
+            try flow { () throws(AuthError) in try service.deleteUser(uid: user.uid) }
+            print("deleted \(user.uid)")
+            return ExitCode.success.rawValue
+        default:
+            break
+        }
+        if arguments.switches.contains("json") {
+            printJSON(["uid": result.uid, "email": result.email ?? NSNull(), "emailVerified": result.emailVerified,
+                       "displayName": result.displayName ?? NSNull(), "isAnonymous": result.isAnonymous,
+                       "providers": result.providers, "createdAt": isoDate(result.createdAt),
+                       "lastSignInAt": result.lastSignInAt.map(isoDate) ?? NSNull(), "disabled": result.disabled])
+        } else {
+            print("uid:            \(result.uid)")
+            print("email:          \(result.email ?? "-")\(result.emailVerified ? " (verified)" : "")")
+            print("display name:   \(result.displayName ?? "-")")
+            print("providers:      \(result.providers.joined(separator: ", "))")
+            print("created:        \(isoDate(result.createdAt))")
+            print("last sign-in:   \(result.lastSignInAt.map(isoDate) ?? "-")")
+            print("disabled:       \(result.disabled)")
+        }
+        return ExitCode.success.rawValue
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import PosternCore
+
+/// Prints a JSON object on one line (for `--json`).
+func printJSON(_ object: Any) {
+    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+        return
+    }
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// A flow error as a command failure: 65 for bad input (invalid or expired link, malformed
+/// address), 69 when the store is down, 70 for the rest.
+func commandFailure(_ error: AuthError) -> CommandFailure {
+    let code: ExitCode = error.status == 503 ? .unavailable : error.status >= 500 ? .internalError : .badInput
+    return CommandFailure(code: code, message: "\(error.message) (\(error.code))")
+}
+
+/// Runs a flow, mapping its error.
+func flow<T>(_ body: () throws(AuthError) -> T) throws(CommandFailure) -> T {
+    do { return try body() } catch { throw commandFailure(error) }
+}
+
+/// Seconds since 1970 as ISO 8601.
+func isoDate(_ seconds: Int64) -> String {
+    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+}
+
+/// Reads standard input up to `limit` bytes (one more is read so that "too large" can be told).
+func readStandardInput(limit: Int) -> String {
+    var data = Data()
+    while data.count <= limit, let chunk = try? FileHandle.standardInput.read(upToCount: 65_536), !chunk.isEmpty {
+        data.append(chunk)
+    }
+    return String(decoding: data, as: UTF8.self)
+}

@@ -1,0 +1,76 @@
+import Foundation
+import PosternCore
+import PosternServer
+
+/// `postern send-link`: makes a link and delivers its mail, directly or through a running daemon.
+enum SendLinkCommand {
+    static let help = """
+        Usage: postern send-link --action ACTION --email ADDR [--continue-url URL] [--locale L]
+                                 [--print] [--queue-only] [--json] [settings]
+
+        Mints a code for ADDR, queues the mail that carries it and delivers it now (unless
+        --queue-only leaves it to a running daemon). ACTION: sign-in, reset-password, verify-email.
+        A reset or verification needs an existing account (this is an operator's tool: unlike the
+        public API it says so). --print also writes the link to standard output.
+
+        Exit codes: 0 sent (or queued), 64 usage, 65 bad input or no such account,
+        69 the mail could not be delivered now (it stays queued, or is dead: see postern outbox status).
+
+        """
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if arguments.switches.contains("help") {
+            print(help + settingsHelp())
+            return ExitCode.success.rawValue
+        }
+        guard let action = arguments.options["action"], AuthService.issuableActions.contains(action) else {
+            throw CommandFailure(code: .usage, message: "--action must be one of \(AuthService.issuableActions.joined(separator: ", "))")
+        }
+        guard let email = arguments.options["email"] else { throw CommandFailure(code: .usage, message: "--email is required") }
+        let settings = try arguments.settings()
+        let runtime = try startup { () throws(StartupError) in
+            try PosternRuntime(settings: settings, logger: standardErrorLogger("send-link"))
+        }
+        let issued = try flow { () throws(AuthError) in
+            try runtime.service.issueLink(
+                action: action, email: email, continueURL: arguments.options["continue-url"], locale: arguments.options["locale"],
+                queue: true)
+        }
+        var state = OutboxState.queued
+        var reply: String?
+        if !arguments.switches.contains("queue-only"), let id = issued.messageID {
+            runtime.workers.start()
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                if let message = try? runtime.store.read({ try $0.outboxMessage(id: id) }) {
+                    state = message.state
+                    reply = message.lastReply
+                    if message.state.isFinished || message.state == .retrying { break }
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            runtime.workers.stop(timeout: 30)
+        }
+        if arguments.switches.contains("json") {
+            var object: [String: Any] = [
+                "action": action, "expiresAt": isoDate(issued.expiresAt), "messageId": issued.messageID ?? 0, "state": state.rawValue,
+            ]
+            if arguments.switches.contains("print") { object["link"] = issued.link }
+            if let reply { object["reply"] = reply }
+            printJSON(object)
+        } else {
+            if arguments.switches.contains("print") { print(issued.link) }
+            let recipient = (try? EmailAddress.parse(email).address) ?? email
+            switch state {
+            case .sent: printError("Sent the \(action) mail to \(recipient) (expires \(isoDate(issued.expiresAt))).")
+            case .queued, .claimed: printError("Queued the \(action) mail to \(recipient); a running daemon will deliver it.")
+            case .retrying: printError("Could not deliver to \(recipient) yet (\(reply ?? "no reply")); it stays queued and will be retried.")
+            case .dead: printError("Delivery to \(recipient) failed for good: \(reply ?? "no reply").")
+            }
+        }
+        switch state {
+        case .sent, .queued, .claimed: return ExitCode.success.rawValue
+        case .retrying, .dead: return arguments.switches.contains("queue-only") ? ExitCode.success.rawValue : ExitCode.unavailable.rawValue
+        }
+    }
+}

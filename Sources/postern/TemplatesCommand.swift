@@ -1,0 +1,72 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternMail
+import PosternServer
+
+/// `postern templates check|render`.
+enum TemplatesCommand {
+    static let help = """
+        Usage: postern templates check [--templates DIR]
+               postern templates render --action KIND --locale L [--format text|html|eml] [--templates DIR]
+
+        check   validates every template: syntax, unknown variables, missing required parts.
+        render  previews one message with sample data. KIND: \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")).
+
+        """
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        if arguments.switches.contains("help") {
+            print(help + settingsHelp())
+            return ExitCode.success.rawValue
+        }
+        guard arguments.words.count == 2, ["check", "render"].contains(arguments.words[1]) else {
+            throw CommandFailure(code: .usage, message: "templates needs check or render; see postern templates --help")
+        }
+        let settings = try arguments.settings()
+        let directory = PosternRuntime.templateDirectory(settings.templates)
+        let set: TemplateSet
+        do {
+            set = try TemplateDirectory.load(URL(fileURLWithPath: directory))
+        } catch {
+            throw CommandFailure(code: .badInput, message: "\(error)")
+        }
+        let problems = set.check()
+        if arguments.words[1] == "check" {
+            for problem in problems { print(problem) }
+            if problems.isEmpty {
+                print("\(directory): every template is valid.")
+                return ExitCode.success.rawValue
+            }
+            printError("\(problems.count) problem(s) in \(directory)")
+            return ExitCode.badInput.rawValue
+        }
+        guard let name = arguments.options["action"], let kind = MailMessageKind(rawValue: name) else {
+            throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let renderer: MailRenderer
+        do {
+            renderer = try set.renderer(branding: MailBranding(appName: "Postern"))
+        } catch {
+            throw CommandFailure(code: .badInput, message: "\(error)")
+        }
+        let now = Date()
+        let message = MailMessage.sample(of: kind, now: now, publicURL: settings.publicURL)
+        let preferences = [arguments.options["locale"]]
+        switch arguments.options["format"] ?? "text" {
+        case "text":
+            let rendered = renderer.render(message, preferences: preferences, now: now)
+            print("Subject: \(rendered.subject)\n\n\(rendered.text)")
+        case "html":
+            print(renderer.render(message, preferences: preferences, now: now).html)
+        case "eml":
+            let from = try MailMailbox.parse(settings.mailFrom)
+            let mail = try renderer.compose(message, preferences: preferences, now: now, from: from,
+                                            messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
+            FileHandle.standardOutput.write(Data(mail.bytes))
+        default:
+            throw CommandFailure(code: .usage, message: "--format must be text, html or eml")
+        }
+        return ExitCode.success.rawValue
+    }
+}
