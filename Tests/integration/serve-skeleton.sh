@@ -4,7 +4,7 @@
 # and stops cleanly on SIGTERM.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-postern="$root/.build/debug/postern"
+postern=${POSTERN_BIN:-$root/.build/debug/postern}
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"

@@ -1,0 +1,51 @@
+import PosternCore
+import Testing
+
+@Suite("Settings")
+struct SettingsTests {
+    @Test("defaults are the embedded ones")
+    func defaults() throws {
+        let s = try Settings.resolve(flags: [:], environment: [:], file: [:])
+        #expect(s.listen == "127.0.0.1:8080")
+        #expect(s.database == "./postern.db")
+        #expect(s.smtpURL == nil)
+        #expect(s.publicURL == "http://127.0.0.1:8080")
+        #expect(s.effectiveContinueHosts == ["127.0.0.1"])
+        #expect(s.ttlSignIn == 600 && s.ttlResetPassword == 3600 && s.ttlVerifyEmail == 259_200)
+        #expect(s.mailInterval == 60 && s.mailPerHour == 5 && s.ipPerMinute == 300 && s.workers == 4)
+        #expect(s.adminToken == nil)
+    }
+
+    @Test("a flag beats the environment, which beats the file")
+    func precedence() throws {
+        let file = ["workers": "2", "ttl-sign-in": "900", "public-url": "https://file.example.com"]
+        let environment = ["POSTERN_WORKERS": "3", "POSTERN_TTL_SIGN_IN": "1200"]
+        let flags = ["workers": "5"]
+        let s = try Settings.resolve(flags: flags, environment: environment, file: file)
+        #expect(s.workers == 5)
+        #expect(s.ttlSignIn == 1200)
+        #expect(s.publicURL == "https://file.example.com")
+        #expect(s.effectiveContinueHosts == ["file.example.com"])
+    }
+
+    @Test("bad settings name the setting, where it came from, and what to fix", arguments: [
+        (["public-url": "/relative"], [String: String](), "--public-url"),
+        (["public-url": "ftp://x.example.com"], [:], "--public-url"),
+        ([:], ["POSTERN_WORKERS": "zero"], "POSTERN_WORKERS"),
+        (["workers": "0"], [:], "--workers"),
+        (["listen": "8080"], [:], "--listen"),
+        (["smtp-url": "http://mail.example.com"], [:], "--smtp-url"),
+        (["admin-token": "short"], [:], "--admin-token"),
+        (["trust-proxy": "maybe"], [:], "--trust-proxy"),
+    ])
+    func refusals(flags: [String: String], environment: [String: String], origin: String) {
+        let error = #expect(throws: SettingsError.self) { try Settings.resolve(flags: flags, environment: environment, file: [:]) }
+        #expect(error?.message.hasPrefix(origin) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("the file's keys are the flag names")
+    func fileKeys() throws {
+        let s = try Settings.resolve(flags: [:], environment: [:], file: ["allowed-continue-hosts": "App.Example.com, b.example.com"])
+        #expect(s.allowedContinueHosts == ["app.example.com", "b.example.com"])
+    }
+}

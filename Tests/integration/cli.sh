@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The command line as people meet it: --help everywhere, exit codes (64 usage, 65 bad input),
+# settings from flags, environment and a JSON file, send-link and handle-link without a daemon.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+postern=${POSTERN_BIN:-$root/.build/debug/postern}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+export POSTERN_TEMPLATES="$root/templates"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_exit() { # CODE command...
+  local want=$1; shift
+  set +e; "$@" >out.txt 2>err.txt; local got=$?; set -e
+  [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "$* exited $got, want $want"; }
+}
+
+for command in "" serve send-link handle-link templates keys outbox users; do
+  expect_exit 0 "$postern" $command --help
+  grep -q "Usage: postern" out.txt || fail "postern $command --help has no usage line"
+  grep -q -- "--database" out.txt || fail "postern $command --help does not list the settings"
+done
+expect_exit 64 "$postern"
+expect_exit 64 "$postern" frobnicate
+expect_exit 64 "$postern" send-link --email a@example.com
+expect_exit 64 "$postern" send-link --action sign-in --email a@example.com --no-such-flag 1
+expect_exit 64 "$postern" keys list --workers 0
+grep -q -- "--workers" err.txt || fail "a bad setting is not named"
+
+# Settings precedence, seen through `templates check`, which reads only --templates.
+echo '{"templates": "/nonexistent-from-file"}' > config.json
+expect_exit 65 env -u POSTERN_TEMPLATES "$postern" templates check --config config.json
+grep -q "nonexistent-from-file" err.txt || fail "the config file was not read"
+expect_exit 65 env POSTERN_TEMPLATES=/nonexistent-from-env "$postern" templates check --config config.json
+grep -q "nonexistent-from-env" err.txt || fail "the environment does not beat the file"
+expect_exit 0 env POSTERN_TEMPLATES=/nonexistent-from-env "$postern" templates check --config config.json --templates "$root/templates"
+echo '{"no-such-key": 1}' > bad.json
+expect_exit 64 "$postern" keys list --config bad.json
+
+# A broken template stops everything that sends mail, at start, with the place named.
+cp -r "$root/templates" broken
+printf 'Hello {{nonsense}}\n' > broken/en/sign-in.txt
+expect_exit 65 "$postern" templates check --templates broken
+grep -q "sign-in.txt" out.txt || fail "templates check does not name the file"
+expect_exit 64 "$postern" serve --templates broken --listen 127.0.0.1:1
+expect_exit 64 "$postern" serve --smtp-url "smtp://user@" --listen 127.0.0.1:1
+
+# send-link and handle-link on the embedded defaults, no daemon.
+expect_exit 0 "$postern" send-link --action sign-in --email Ann@Example.com --print
+link=$(head -1 out.txt)
+case "$link" in http://127.0.0.1:8080/action\?mode=signIn\&oobCode=*) ;; *) fail "unexpected link $link";; esac
+ls mail-out/*.eml >/dev/null || fail "no .eml written"
+expect_exit 0 "$postern" handle-link --inspect "Sign in: <$link>"
+grep -q "signIn link for Ann@example.com" out.txt || fail "inspect: $(cat out.txt)"
+printf 'Forwarded message:\n> %s\n' "$link" > pasted.txt
+expect_exit 0 "$postern" handle-link --json < pasted.txt
+python3 -c 'import json,sys; d=json.load(open("out.txt")); assert d["isNewUser"] is True and d["session"]["idToken"], d'
+expect_exit 65 "$postern" handle-link "$link"
+grep -q "INVALID_OOB_CODE" err.txt || fail "a replay is not refused clearly"
+expect_exit 65 "$postern" handle-link "https://evil.example.net/action?mode=signIn&oobCode=abc"
+expect_exit 65 "$postern" send-link --action reset-password --email nobody@example.com
+expect_exit 65 "$postern" send-link --action sign-in --email "not an address"
+expect_exit 0 "$postern" send-link --action reset-password --email ann@example.com --print
+reset=$(head -1 out.txt)
+echo "a new password 1" | "$postern" handle-link "$reset" --new-password-stdin >out.txt 2>err.txt || fail "reset: $(cat err.txt)"
+grep -qi "password of ann@example.com was changed" out.txt || fail "reset: $(cat out.txt)"
+expect_exit 0 "$postern" users show --email ann@example.com --json
+python3 -c 'import json; d=json.load(open("out.txt")); assert d["providers"]==["emailLink","password"], d'
+expect_exit 0 "$postern" outbox status --json
+python3 -c 'import json; d=json.load(open("out.txt")); assert d["counts"]["sent"]>=3, d'
+expect_exit 0 "$postern" users disable --email ann@example.com
+expect_exit 0 "$postern" keys rotate --purpose action-code
+expect_exit 0 "$postern" keys list --json
+python3 -c 'import json; d=json.load(open("out.txt")); assert sorted(k["status"] for k in d if k["purpose"]=="action-code")==["active","retired"], d'
+echo "cli: ok"
