@@ -135,6 +135,12 @@ enum ActionLinkReader {
     /// are chosen by (``MailLocale/normalized(_:)``, up to case), or nil: the tag only picks a
     /// template, so an odd one is dropped rather than refused.
     private static func languageTag(_ bytes: [UInt8]) -> String? {
+        // The common bare language (`en`, `de`) skips the String work: MailLocale takes any 2 or 3
+        // lower-case letters as they are.
+        if bytes.count == 2 || bytes.count == 3,
+           bytes.allSatisfy({ $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         guard !bytes.isEmpty, bytes.count <= 64, let tag = String(validating: bytes, as: UTF8.self),
               MailLocale.normalized(tag) == tag.lowercased()
         else { return nil }
