@@ -8,6 +8,24 @@ import PosternStore
 /// through the flows over a real SQLite file. Compares the answers byte for byte and the latencies
 /// (medians, two-sample Kolmogorov–Smirnov). Prints one `name key=value…` line per endpoint.
 enum EnumerationBench {
+    /// `postern-bench enumeration-seed DB N`: N accounts member<i>@example.com with the password
+    /// "the real password" (scrypt log2 N = 12), for the HTTP run against `postern serve`.
+    static func seed(_ arguments: ArraySlice<String>) throws {
+        guard let path = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
+            throw CancellationError()
+        }
+        let store = try SQLiteStore(path: path)
+        let passwordHash = try PasswordHasher(logN: 12, blockSize: 8, parallelism: 1).hash("the real password")
+        let now = SystemClock().unixSeconds()
+        try store.write { tx in
+            for index in 0..<count {
+                try tx.insertAccount(
+                    Account(uid: "uid-\(index)", email: try EmailAddress.parse("member\(index)@example.com"), emailVerified: true,
+                            passwordHash: passwordHash, createdAt: now, providers: [.password]))
+            }
+        }
+    }
+
     static func run(_ arguments: ArraySlice<String>) throws {
         let calls = arguments.first.flatMap(Int.init) ?? 2000
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("postern-enum-\(UUID().uuidString)")

@@ -45,6 +45,8 @@ case "codes":
     print("mint_per_s=\(Int(mints)) verify_per_s=\(Int(verifies)) sink=\(sink & 1)")
 case "enumeration":
     try EnumerationBench.run(arguments.dropFirst())
+case "enumeration-seed":
+    try EnumerationBench.seed(arguments.dropFirst())
 case "outbox-queue", "outbox-run":
     do {
         if which == "outbox-queue" { try OutboxBench.queue(arguments.dropFirst()) } else { try OutboxBench.run(arguments.dropFirst()) }

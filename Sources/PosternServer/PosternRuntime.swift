@@ -34,7 +34,8 @@ public final class PosternRuntime: Sendable {
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) so that a misconfiguration stops the start with a clear message.
     /// - Throws: `StartupError`.
-    public init(settings: Settings, logger: Logger, clock: any WallClock = SystemClock(), hasher: PasswordHasher = .standard) throws(StartupError) {
+    public init(settings: Settings, logger: Logger, clock: any WallClock = SystemClock()) throws(StartupError) {
+        let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
         self.settings = settings
         self.logger = logger
         self.clock = clock

@@ -20,6 +20,7 @@ public struct Settings: Sendable, Equatable {
     public var ipPerMinute: Int64 = 300
     public var workers: Int64 = 4
     public var trustProxy = false
+    public var scryptLogN: Int64 = 15
     public var sendNoAccountMail = false
 
     /// The defaults.
@@ -110,6 +111,7 @@ public struct Settings: Sendable, Equatable {
         number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0) { s, v in s.mailPerHour = v },
         number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0) { s, v in s.ipPerMinute = v },
         number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1) { s, v in s.workers = v },
+        number("scrypt-log-n", "POSTERN_SCRYPT_LOG_N", "scrypt cost of new password hashes, log2 N with r=8 p=1 (default 15: 32 MiB; old hashes still verify)", minimum: 10) { s, v in s.scryptLogN = min(v, 20) },
         boolean("trust-proxy", "POSTERN_TRUST_PROXY", "take the client IP from X-Forwarded-For (only behind a proxy you run)") { s, v in s.trustProxy = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
     ]
