@@ -3,6 +3,7 @@ import PosternCore
 import PosternCrypto
 import PosternMail
 import PosternStore
+import Synchronization
 
 /// `postern-bench outbox-queue` and `outbox-run`: drive the real outbox (SQLite store, worker pool,
 /// transports, templates) for the integration tests and `bench/smtp`.
@@ -10,7 +11,7 @@ import PosternStore
 /// - `outbox-queue --database DB --count N [--to PREFIX] [--domain D] [--give-up-in S]`: queues N
 ///   sign-in intents for PREFIX0@D … PREFIX(N-1)@D in one transaction.
 /// - `outbox-run --database DB [--smtp-url URL] [--smtp-ca-file F] [--smtp-password-file F]
-///   [--workers 4] [--base-delay 30] [--max-delay 3600] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR]`:
+///   [--workers 4] [--batch 16] [--base-delay 30] [--max-delay 3600] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed]`:
 ///   runs the pool until no message is unfinished, then prints the counts and the rate.
 enum OutboxBench {
     struct UsageError: Error, CustomStringConvertible {
@@ -61,19 +62,28 @@ enum OutboxBench {
         let renderer = try TemplateDirectory.load(templates).renderer(branding: MailBranding(appName: "Postern Bench"))
         let from = try MailMailbox.parse(options["mail-from"] ?? "Postern <no-reply@example.com>")
         let clock = SystemClock()
+        let kind = options["kind"] ?? "sign-in"
+        guard kind == "sign-in" || kind == "password-changed" else { throw UsageError(description: "--kind must be sign-in or password-changed") }
+        let tally = Tally()
         let compose: OutboxWorkerPool.Compose = { message in
             let now = clock.now()
             let link = "https://auth.example.com/action?mode=signIn&oobCode=bench-\(message.id)"
-            let content = MailContent.signIn(link: link, code: String(format: "%06d", message.id % 1_000_000), expiresAt: now.addingTimeInterval(600))
+            let content =
+                kind == "sign-in"
+                ? MailContent.signIn(link: link, code: String(format: "%06d", message.id % 1_000_000), expiresAt: now.addingTimeInterval(600))
+                : MailContent.passwordChanged(resetLink: link)
             let mail = MailMessage(content: content, recipient: message.recipient, requestedAt: now)
             let token = Base64URL.encode(try SecureRandom.bytes(16))
-            return try renderer.compose(mail, preferences: [nil], now: now, from: from, messageIDToken: token)
+            let outgoing = try renderer.compose(mail, preferences: [nil], now: now, from: from, messageIDToken: token)
+            tally.bytes.add(outgoing.bytes.count, ordering: .relaxed)
+            tally.count.add(1, ordering: .relaxed)
+            return outgoing
         }
         let policy = DeliveryPolicy(
             baseDelay: try number(options, "base-delay", 30), maximumDelay: try number(options, "max-delay", 3_600),
             lease: try number(options, "lease", 60))
         let configuration = OutboxWorkerPool.Configuration(
-            workers: Int(try number(options, "workers", 4)), policy: policy,
+            workers: Int(try number(options, "workers", 4)), policy: policy, batchSize: Int(try number(options, "batch", 16)),
             pollInterval: Double(options["poll"] ?? "1") ?? 1)
         let logger = Logger(label: "outbox", level: .info) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
         let pool = OutboxWorkerPool(store: store, transport: factory, compose: compose, configuration: configuration, logger: logger)
@@ -81,16 +91,24 @@ enum OutboxBench {
         let started = Date()
         pool.start()
         pool.wake()
-        var counts = try store.read { try $0.outboxCounts() }
-        while counts.unfinished > 0 && Date().timeIntervalSince(started) < timeout {
+        while try store.read({ try $0.outboxUnfinishedCount() }) > 0 && Date().timeIntervalSince(started) < timeout {
             Thread.sleep(forTimeInterval: 0.02)
-            counts = try store.read { try $0.outboxCounts() }
         }
         let elapsed = Date().timeIntervalSince(started)
+        let counts = try store.read { try $0.outboxCounts() }
         pool.stop()
         let finished = counts[.sent] + counts[.dead]
+        let composed = tally.count.load(ordering: .relaxed)
+        let averageSize = composed == 0 ? 0 : tally.bytes.load(ordering: .relaxed) / composed
         print(
-            "\(counts) elapsed=\(String(format: "%.3f", elapsed)) per_s=\(String(format: "%.0f", Double(finished) / max(elapsed, 0.001)))")
+            "\(counts) elapsed=\(String(format: "%.3f", elapsed)) per_s=\(String(format: "%.0f", Double(finished) / max(elapsed, 0.001)))"
+                + " bytes_per_message=\(averageSize)")
         if counts.unfinished > 0 { exit(1) }
     }
+}
+
+/// What the bench's content stage composed: messages and bytes.
+final class Tally: Sendable {
+    let bytes = Atomic<Int>(0)
+    let count = Atomic<Int>(0)
 }

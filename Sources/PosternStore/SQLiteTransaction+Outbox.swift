@@ -1,4 +1,3 @@
-import Foundation
 import PosternCore
 
 extension SQLiteTransaction {
@@ -9,7 +8,7 @@ extension SQLiteTransaction {
     private func readMessage(_ row: Statement) throws -> OutboxMessage {
         guard let intentText = row.text(1), let local = row.text(2), let domain = row.text(3),
             let state = row.text(4).flatMap(OutboxState.init(rawValue:)),
-            let intent = try? JSONDecoder().decode(MailIntent.self, from: Data(intentText.utf8))
+            let intent = MailIntent(storageText: intentText)
         else { throw StoreError.corrupt("outbox row") }
         return OutboxMessage(
             id: row.integer(0), intent: intent, recipient: EmailAddress.restored(localPart: local, domain: domain),
@@ -47,6 +46,10 @@ extension SQLiteTransaction {
         try db.first("SELECT \(Self.metadataColumns) FROM outbox WHERE id = ?", [.integer(id)], readMessage)
     }
 
+    func outboxUnfinishedCount() throws -> Int {
+        Int(try db.first("SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying', 'claimed')") { $0.integer(0) } ?? 0)
+    }
+
     func isSuppressed(_ address: EmailAddress) throws -> Bool {
         try db.first("SELECT 1 FROM suppressions WHERE address = ?", [.text(address.normalized)]) { _ in true } ?? false
     }
@@ -54,14 +57,13 @@ extension SQLiteTransaction {
     // MARK: changes
 
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
-        let encoded = String(decoding: try JSONEncoder().encode(intent), as: UTF8.self)
         try db.execute(
             """
             INSERT INTO outbox (intent, recipient_local, recipient_domain, recipient_normalized, state, next_attempt_at, created_at, give_up_at)
             VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)
             """,
             [
-                .text(encoded), .text(recipient.localPart), .text(recipient.domain), .text(recipient.normalized),
+                .text(intent.storageText), .text(recipient.localPart), .text(recipient.domain), .text(recipient.normalized),
                 .integer(now), .integer(now), .integer(giveUpAt),
             ])
         return db.lastInsertedRowID

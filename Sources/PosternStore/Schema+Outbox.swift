@@ -4,7 +4,9 @@ extension Schema {
     /// `next_attempt_at` is when a queued or retrying message is due and, while it is claimed, when
     /// its lease ends: so one index finds every claimable message, including those of dead workers.
     /// The body and the envelope are stored once composed (retries send the same message) and
-    /// erased when the message is sent or dead.
+    /// erased when the message is sent or dead. One index only: every other index would be
+    /// rewritten on each claim and each outcome, the hottest writes; releasing leases and purging are
+    /// rare and may scan.
     static let outboxMigration = """
         CREATE TABLE outbox (
             id INTEGER PRIMARY KEY,
@@ -26,8 +28,6 @@ extension Schema {
             body BLOB
         );
         CREATE INDEX outbox_due ON outbox(next_attempt_at) WHERE state IN ('queued', 'retrying', 'claimed');
-        CREATE INDEX outbox_owner ON outbox(lease_owner) WHERE state = 'claimed';
-        CREATE INDEX outbox_finished ON outbox(finished_at) WHERE finished_at IS NOT NULL;
         CREATE TABLE suppressions (
             address TEXT PRIMARY KEY,
             reason TEXT NOT NULL,

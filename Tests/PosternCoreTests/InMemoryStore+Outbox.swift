@@ -23,6 +23,8 @@ extension InMemoryStore.Transaction {
         return counts
     }
 
+    func outboxUnfinishedCount() throws -> Int { try outboxCounts().unfinished }
+
     func outboxMessages(state wanted: OutboxState?, limit: Int) throws -> [OutboxMessage] {
         state.outbox.enumerated().reversed()
             .filter { !$0.element.purged && (wanted == nil || $0.element.state == wanted) }

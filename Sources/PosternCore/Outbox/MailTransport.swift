@@ -6,8 +6,20 @@
 public protocol MailTransport: AnyObject {
     /// Sends `mail` and says how it went.
     func deliver(_ mail: OutgoingMail) -> DeliveryOutcome
+    /// Sends `mail`, but completes it (for SMTP: sends the final ".") only once `gate` returns
+    /// true; when it returns false the message is abandoned unsent and the outcome is transient.
+    /// The outbox passes "the previous outcome is recorded" here, so its fsync overlaps this send.
+    func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome
     /// Closes the connection, if any; the next `deliver(_:)` opens a new one.
     func close()
+}
+
+extension MailTransport {
+    /// Waits for `gate` first, then sends: for transports that cannot hold a message back at its end.
+    public func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome {
+        guard gate() else { return .transient(reply: "not sent: the previous outcome could not be recorded", connectionFailed: true) }
+        return deliver(mail)
+    }
 }
 
 /// Makes one transport per worker.

@@ -2,6 +2,8 @@
 public protocol OutboxReader {
     /// How many messages are in each state.
     func outboxCounts() throws -> OutboxCounts
+    /// How many messages are queued, retrying or claimed (cheap: the due index answers it).
+    func outboxUnfinishedCount() throws -> Int
     /// Metadata of messages in `state` (all states when nil), newest first, at most `limit`.
     func outboxMessages(state: OutboxState?, limit: Int) throws -> [OutboxMessage]
     /// Metadata of one message.

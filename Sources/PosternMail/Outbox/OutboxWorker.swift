@@ -16,6 +16,8 @@ final class OutboxWorker: @unchecked Sendable {
     private let logger: Logger?
     private let signal: WorkerSignal
     private var transport: (any MailTransport)?
+    /// Where this worker's outcome records run, so the next send can start meanwhile.
+    private let recorder: DispatchQueue
 
     init(
         owner: String, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
@@ -31,6 +33,7 @@ final class OutboxWorker: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.signal = signal
+        self.recorder = DispatchQueue(label: "postern-outbox-record")
     }
 
     private var policy: DeliveryPolicy { configuration.policy }
@@ -106,34 +109,56 @@ final class OutboxWorker: @unchecked Sendable {
             for (id, action) in settled { log(action, id: id) }
         }
 
+        // Each outcome is recorded while the next message is already on its way, but the next one
+        // is not completed (SMTP's final ".") until that record is durable: a crash leaves at most
+        // one sent-but-unrecorded message per worker, and the fsync overlaps the SMTP round trips.
+        var leaseUntil = lease
+        var pending: PendingRecord?
+        defer { _ = pending?.wait() }
         for (position, item) in ready.enumerated() {
             var (life, claim, mail) = item
             if signal.isStopping {
+                try settle(&pending)
                 try release(ready[position...].map { $0.1.message.id }, at: clock.unixSeconds())
                 break
             }
-            let outcome = deliver(mail)
+            let previous = pending
+            let outcome = deliver(mail) { previous?.wait() ?? true }
+            try settle(&pending)
             let finished = clock.unixSeconds()
             let action = life.attempted(outcome, now: finished, jitter: random())
             let recipient = claim.message.recipient
             let id = claim.message.id
-            let leaseUntil = finished + policy.lease
-            let more = position + 1 < ready.count
-            try store.write { writer in
-                try Self.record(action, id: id, recipient: recipient, owner: owner, now: finished, in: writer)
-                if more { try writer.extendLeases(owner: owner, leaseUntil: leaseUntil) }
+            // The rest of the batch keeps its lease: renewed in the same transaction once half of it
+            // is used up (a slow server), not on every message.
+            let renewal: Int64? = position + 1 < ready.count && finished + policy.lease / 2 >= leaseUntil ? finished + policy.lease : nil
+            if let renewal { leaseUntil = renewal }
+            let store = self.store
+            pending = PendingRecord(on: recorder) {
+                try store.write { writer in
+                    try Self.record(action, id: id, recipient: recipient, owner: owner, now: finished, in: writer)
+                    if let renewal { try writer.extendLeases(owner: owner, leaseUntil: renewal) }
+                }
             }
             log(action, id: id)
             if case .transient(_, connectionFailed: true) = outcome, position + 1 < ready.count {
                 // The connection is down: the rest of the batch waits as long as a first retry would.
+                try settle(&pending)
                 try release(ready[(position + 1)...].map { $0.1.message.id }, at: finished + policy.baseDelay)
                 break
             }
         }
+        try settle(&pending)
         return true
     }
 
-    private func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
+    /// Waits for the record in flight; throws its error.
+    private func settle(_ pending: inout PendingRecord?) throws {
+        defer { pending = nil }
+        if let pending, let error = pending.failure() { throw error }
+    }
+
+    private func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome {
         if transport == nil {
             do {
                 transport = try makeTransport()
@@ -142,7 +167,7 @@ final class OutboxWorker: @unchecked Sendable {
             }
         }
         guard let transport else { return .transient(reply: "no transport", connectionFailed: true) }
-        return transport.deliver(mail)
+        return transport.deliver(mail, completingAfter: gate)
     }
 
     private func release(_ ids: [Int64], at: Int64) throws {
@@ -177,5 +202,34 @@ final class OutboxWorker: @unchecked Sendable {
             logger.warning("outbox: dead", ["id": "\(id)", "reply": reply, "suppressed": suppress ? "true" : "false"])
         case .deliver, .none: break
         }
+    }
+}
+
+/// An outcome record running on the worker's recorder queue.
+///
+/// `@unchecked Sendable`: `error` is written once on the recorder queue before `done` is
+/// signalled, and read only after waiting for `done`.
+final class PendingRecord: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var error: (any Error)?
+    private var finished = false
+
+    init(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> Void) {
+        queue.async {
+            do { try work() } catch { self.error = error }
+            self.done.signal()
+        }
+    }
+
+    /// Waits until the record is durable (or failed): true when it is durable. Worker thread only.
+    func wait() -> Bool { failure() == nil }
+
+    /// Waits, then the error, if the record failed. Worker thread only.
+    func failure() -> (any Error)? {
+        if !finished {
+            done.wait()
+            finished = true
+        }
+        return error
     }
 }

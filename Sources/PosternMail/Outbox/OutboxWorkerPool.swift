@@ -31,7 +31,7 @@ public final class OutboxWorkerPool: Sendable {
 
         /// The configuration; the defaults are the production values.
         public init(
-            workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 8, pollInterval: Double = 1,
+            workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 16, pollInterval: Double = 1,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
         ) {
             self.workers = max(1, workers)

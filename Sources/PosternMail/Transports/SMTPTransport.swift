@@ -28,6 +28,12 @@ public final class SMTPTransport: MailTransport {
 
     /// Sends `mail`; never throws, every failure is a ``DeliveryOutcome``.
     public func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
+        deliver(mail) { true }
+    }
+
+    /// Sends `mail`, holding back the end of data (the final ".") until `gate` returns true; when it
+    /// returns false the transfer is aborted and the message is not delivered.
+    public func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome {
         guard SMTPTransport.isSafeEnvelopeAddress(mail.envelope.sender) else {
             return .transient(reply: "not sent: the sender address has characters SMTP cannot carry", connectionFailed: true)
         }
@@ -49,14 +55,23 @@ public final class SMTPTransport: MailTransport {
             easy = nil
             return .transient(reply: "not sent: \(error.message)", connectionFailed: true)
         }
-        exchange.begin(mail.bytes)
-        defer { exchange.end() }
+        return withoutActuallyEscaping(gate) { gate in
+            exchange.begin(mail.bytes, gate: gate)
+            defer { exchange.end() }
+            return perform(handle)
+        }
+    }
+
+    private func perform(_ handle: CurlEasyHandle) -> DeliveryOutcome {
         do throws(CurlError) {
             try handle.perform()
             let code = exchange.replyCode ?? handle.responseCode
             return DeliveryOutcome.classify(replyCode: code == 0 ? 250 : code, reply: exchange.reply ?? "\(code)")
         } catch {
             easy = nil
+            if exchange.gateRefused {
+                return .transient(reply: "not sent: the previous outcome could not be recorded", connectionFailed: true)
+            }
             return classifyFailure(error, responseCode: handle.responseCode)
         }
     }
@@ -127,6 +142,9 @@ final class SMTPExchange {
 
     private var body: [UInt8] = []
     private var offset = 0
+    private var gate: (() -> Bool)?
+    /// True when the gate said no and the transfer was aborted before its end.
+    private(set) var gateRefused = false
     private let secret: String?
     /// The command last sent.
     private var command = Stage.greeting
@@ -139,20 +157,37 @@ final class SMTPExchange {
 
     init(secret: String?) { self.secret = secret?.isEmpty == true ? nil : secret }
 
-    func begin(_ bytes: [UInt8]) {
+    /// Only for the duration of one transfer: `gate` is not escaping.
+    func begin(_ bytes: [UInt8], gate: @escaping () -> Bool) {
         body = bytes
         offset = 0
+        self.gate = gate
+        gateRefused = false
         reply = nil
         replyCode = nil
         stage = .greeting
         command = .greeting
     }
 
-    func end() { body = [] }
+    func end() {
+        body = []
+        gate = nil
+    }
 
+    /// Copies the next part of the body; at its end asks the gate once (0 = end of data,
+    /// `CURL_READFUNC_ABORT` = abandon the message).
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         let count = min(capacity, body.count - offset)
-        guard count > 0 else { return 0 }
+        guard count > 0 else {
+            if let gate {
+                self.gate = nil
+                if !gate() {
+                    gateRefused = true
+                    return Int(CURL_READFUNC_ABORT)
+                }
+            }
+            return 0
+        }
         body.withUnsafeBytes { source in
             guard let base = source.baseAddress else { return }
             UnsafeMutableRawPointer(buffer).copyMemory(from: base + offset, byteCount: count)
