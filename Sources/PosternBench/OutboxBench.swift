@@ -11,8 +11,10 @@ import Synchronization
 /// - `outbox-queue --database DB --count N [--to PREFIX] [--domain D] [--give-up-in S]`: queues N
 ///   sign-in intents for PREFIX0@D … PREFIX(N-1)@D in one transaction.
 /// - `outbox-run --database DB [--smtp-url URL] [--smtp-ca-file F] [--smtp-password-file F]
-///   [--workers 4] [--batch 16] [--base-delay 30] [--max-delay 3600] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed]`:
-///   runs the pool until no message is unfinished, then prints the counts and the rate.
+///   [--workers 4] [--batch 16] [--base-delay 30] [--max-delay 3600] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed] [--then-queue N]`:
+///   runs the pool until no message is unfinished, then prints the counts and the rate. With
+///   `--then-queue N` it then queues N more in this process and measures how soon wake() has them
+///   delivered. SIGTERM stops it gracefully (exit 0 when no lease is left behind).
 enum OutboxBench {
     struct UsageError: Error, CustomStringConvertible {
         let description: String
@@ -88,21 +90,50 @@ enum OutboxBench {
         let logger = Logger(label: "outbox", level: .info) { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
         let pool = OutboxWorkerPool(store: store, transport: factory, compose: compose, configuration: configuration, logger: logger)
         let timeout = Double(try number(options, "timeout", 600))
+        // SIGTERM stops the pool gracefully, as `postern serve` does.
+        let terminated = Tally()
+        signal(SIGTERM, SIG_IGN)
+        let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+        termination.setEventHandler { terminated.count.store(1, ordering: .relaxed) }
+        termination.resume()
+        let stopping = { terminated.count.load(ordering: .relaxed) != 0 }
+
         let started = Date()
         pool.start()
         pool.wake()
-        while try store.read({ try $0.outboxUnfinishedCount() }) > 0 && Date().timeIntervalSince(started) < timeout {
-            Thread.sleep(forTimeInterval: 0.02)
+        func drain(until deadline: Date) throws {
+            while try store.read({ try $0.outboxUnfinishedCount() }) > 0 && Date() < deadline && !stopping() {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
+        try drain(until: started.addingTimeInterval(timeout))
         let elapsed = Date().timeIntervalSince(started)
+        var extra = ""
+        if let later = options["then-queue"].flatMap(Int.init), later > 0, !stopping() {
+            // Mail queued in this process after the queue ran dry: wake() delivers it without
+            // waiting for the next poll (run with a long --poll to see it).
+            let now = clock.unixSeconds()
+            let queuedAt = Date()
+            try store.write { writer in
+                for index in 0..<later {
+                    _ = try writer.enqueue(
+                        .signIn(requestID: "later-\(index)"), recipient: try EmailAddress.parse("later\(index)@example.com"), now: now,
+                        giveUpAt: now + 600)
+                }
+            }
+            pool.wake()
+            try drain(until: queuedAt.addingTimeInterval(timeout))
+            extra = " wake_latency_ms=\(Int(Date().timeIntervalSince(queuedAt) * 1000))"
+        }
+        let stopped = pool.stop()
         let counts = try store.read { try $0.outboxCounts() }
-        pool.stop()
         let finished = counts[.sent] + counts[.dead]
         let composed = tally.count.load(ordering: .relaxed)
         let averageSize = composed == 0 ? 0 : tally.bytes.load(ordering: .relaxed) / composed
         print(
             "\(counts) elapsed=\(String(format: "%.3f", elapsed)) per_s=\(String(format: "%.0f", Double(finished) / max(elapsed, 0.001)))"
-                + " bytes_per_message=\(averageSize)")
+                + " bytes_per_message=\(averageSize)" + extra + (stopping() ? " terminated=1" : ""))
+        if stopping() { exit(stopped && counts[.claimed] == 0 ? 0 : 1) }
         if counts.unfinished > 0 { exit(1) }
     }
 }
