@@ -54,6 +54,48 @@ struct TransportTests {
         }
     }
 
+    @Test("the end of data waits for the gate: asked once, before the last part is handed to curl")
+    func endOfDataGate() {
+        let exchange = SMTPExchange(secret: nil)
+        let body = Array("0123456789".utf8)
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 64)
+        defer { buffer.deallocate() }
+        var asked = 0
+        exchange.begin(body) {
+            asked += 1
+            return true
+        }
+        #expect(exchange.read(into: buffer, capacity: 4) == 4)
+        #expect(exchange.read(into: buffer, capacity: 4) == 4)
+        #expect(asked == 0, "not before the last part")
+        #expect(exchange.read(into: buffer, capacity: 4) == 2)
+        #expect(asked == 1)
+        #expect(exchange.read(into: buffer, capacity: 4) == 0)
+        #expect(asked == 1)
+        exchange.end()
+
+        exchange.begin(body) { false }
+        let abort = 0x1000_0000  // CURL_READFUNC_ABORT
+        #expect(exchange.read(into: buffer, capacity: 64) == abort)
+        #expect(exchange.gateRefused)
+        exchange.end()
+    }
+
+    @Test("reply lines are kept without control characters, AUTH challenges and the password")
+    func replyCleaning() {
+        let exchange = SMTPExchange(secret: "hunter2")
+        exchange.begin([]) { true }
+        Array("AUTH PLAIN AGh1bnRlcjI=\r\n".utf8).withUnsafeBytes { exchange.sawCommand($0) }
+        Array("334 aHVudGVyMg==\r\n".utf8).withUnsafeBytes { exchange.sawReply($0) }
+        #expect(exchange.reply == "334")
+        Array("535 5.7.8 bad password hunter2\r\n".utf8).withUnsafeBytes { exchange.sawReply($0) }
+        #expect(exchange.reply == "535 5.7.8 bad password ***" && exchange.replyCode == 535 && exchange.stage == .authentication)
+        Array("QUIT\r\n".utf8).withUnsafeBytes { exchange.sawCommand($0) }
+        Array("221 bye\r\n".utf8).withUnsafeBytes { exchange.sawReply($0) }
+        #expect(exchange.replyCode == 535, "curl's QUIT after a failure does not hide the failing reply")
+        exchange.end()
+    }
+
     @Test("a refused connection is transient and names the failure, with no password in it")
     func refusedConnection() throws {
         let endpoint = SMTPEndpoint(security: .startTLS, host: "127.0.0.1", port: 9, username: "u", password: .inline("hunter2"))

@@ -73,10 +73,12 @@ public final class OutboxWorkerPool: Sendable {
     /// Starts the workers; calling it again does nothing.
     public func start() {
         guard signal.begin(workers: configuration.workers) else { return }
+        let recorder = OutcomeRecorder(store: store)
+        signal.onAllFinished { recorder.stop() }
         for index in 0..<configuration.workers {
             let worker = OutboxWorker(
                 owner: "\(configuration.ownerPrefix):\(index)", store: store, makeTransport: makeTransport, compose: compose,
-                clock: clock, random: random, configuration: configuration, logger: logger, signal: signal)
+                clock: clock, random: random, configuration: configuration, logger: logger, signal: signal, recorder: recorder)
             let thread = Thread { worker.run() }
             thread.name = "postern-outbox-\(index)"
             thread.start()
@@ -101,6 +103,14 @@ final class WorkerSignal: @unchecked Sendable {
     private var stopping = false
     private var started = false
     private var running = 0
+    private var whenAllFinished: (@Sendable () -> Void)?
+
+    /// Runs `action` once the last worker has finished.
+    func onAllFinished(_ action: @escaping @Sendable () -> Void) {
+        condition.lock()
+        whenAllFinished = action
+        condition.unlock()
+    }
 
     func begin(workers: Int) -> Bool {
         condition.lock()
@@ -144,8 +154,10 @@ final class WorkerSignal: @unchecked Sendable {
     func workerFinished() {
         condition.lock()
         running -= 1
+        let last = running == 0 ? whenAllFinished : nil
         condition.broadcast()
         condition.unlock()
+        last?()
     }
 
     func stop(timeout: Double) -> Bool {

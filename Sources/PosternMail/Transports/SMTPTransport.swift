@@ -174,20 +174,21 @@ final class SMTPExchange {
         gate = nil
     }
 
-    /// Copies the next part of the body; at its end asks the gate once (0 = end of data,
-    /// `CURL_READFUNC_ABORT` = abandon the message).
+    /// Copies the next part of the body. Before handing over the part that ends it, asks the gate
+    /// once: curl knows the size and sends the final "." as soon as the last byte is read, without
+    /// asking for more, so the gate cannot wait for an end-of-file call. A refusal aborts the
+    /// transfer (`CURL_READFUNC_ABORT`): the message is not completed.
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         let count = min(capacity, body.count - offset)
-        guard count > 0 else {
-            if let gate {
-                self.gate = nil
-                if !gate() {
-                    gateRefused = true
-                    return Int(CURL_READFUNC_ABORT)
-                }
+        // The part that ends the body, or the end itself for an empty body.
+        if offset + count == body.count, let gate {
+            self.gate = nil
+            if !gate() {
+                gateRefused = true
+                return Int(CURL_READFUNC_ABORT)
             }
-            return 0
         }
+        guard count > 0 else { return 0 }
         body.withUnsafeBytes { source in
             guard let base = source.baseAddress else { return }
             UnsafeMutableRawPointer(buffer).copyMemory(from: base + offset, byteCount: count)
