@@ -44,7 +44,9 @@ public protocol OutboxWriter: OutboxReader {
     func suppress(_ address: EmailAddress, reason: String, now: Int64) throws
     /// Removes `address` from the suppression list; false when it was not on it.
     func unsuppress(_ address: EmailAddress) throws -> Bool
-    /// Queues a dead message again (due at `now`, attempts reset); false unless it was dead.
+    /// Queues a dead message again: due at `now`, attempts reset, composed afresh, and its 24-hour
+    /// window restarted (its `giveUpAt`, the link's expiry, still holds). The recipient stays
+    /// suppressed until `unsuppress`. False unless it was dead.
     func retryDead(id: Int64, now: Int64) throws -> Bool
     /// Deletes sent and dead messages finished before `before`; returns how many.
     func purgeFinished(before: Int64) throws -> Int

@@ -97,10 +97,17 @@ final class OutboxWorker: @unchecked Sendable {
                 settled.append((claim.message.id, action))
             }
         }
+        // Each outcome is recorded while the next message is already on its way, but the next one
+        // is not completed (SMTP's final ".") until that record is durable: a crash leaves at most
+        // one sent-but-unrecorded message per worker, and the fsync overlaps the SMTP round trips.
+        // The batch's new bodies (and what was settled unsent) go first, the same way: durable
+        // before the first message of the batch is completed.
+        var pending: PendingRecord?
+        defer { _ = pending?.wait() }
         if !stored.isEmpty || !settled.isEmpty {
             let recipients = Dictionary(claims.map { ($0.message.id, $0.message.recipient) }) { first, _ in first }
             let (stored, settled) = (stored, settled)
-            try store.write { writer in
+            pending = recorder.submit { writer in
                 for (id, mail) in stored { _ = try writer.storeMail(id: id, owner: owner, mail: mail) }
                 for (id, action) in settled {
                     try Self.record(action, id: id, recipient: recipients[id], owner: owner, now: now, in: writer)
@@ -109,12 +116,7 @@ final class OutboxWorker: @unchecked Sendable {
             for (id, action) in settled { log(action, id: id) }
         }
 
-        // Each outcome is recorded while the next message is already on its way, but the next one
-        // is not completed (SMTP's final ".") until that record is durable: a crash leaves at most
-        // one sent-but-unrecorded message per worker, and the fsync overlaps the SMTP round trips.
         var leaseUntil = lease
-        var pending: PendingRecord?
-        defer { _ = pending?.wait() }
         for (position, item) in ready.enumerated() {
             var (life, claim, mail) = item
             if signal.isStopping {
