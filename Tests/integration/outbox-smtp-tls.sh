@@ -2,7 +2,8 @@
 # The outbox over SMTP with STARTTLS and AUTH against aiosmtpd, with a certificate made here and
 # trusted through --smtp-ca-file: every message arrives once, and Python's email parser reads back
 # its headers and both parts. Without the CA, with a wrong password, or with a password given
-# twice, nothing is sent.
+# twice, nothing is sent. smtps:// (TLS from the first byte) delivers too; smtp:// to a server
+# without STARTTLS sends nothing.
 set -euo pipefail
 source "$(dirname "$0")/outbox_lib.bash"
 
@@ -63,4 +64,22 @@ code=$?
 set -e
 [ "$code" -ne 0 ] && grep -q "both" "$work/both.err" && ! grep -q secret "$work/both.err" || fail "password twice: $code $(cat "$work/both.err")"
 [ "$(ls "$work/tls/out" | wc -l)" -eq 20 ] || fail "a refused run still delivered"
+
+# smtps:// — TLS from the first byte, same CA.
+port2=$(free_port)
+start_server smtps --port "$port2" --tls-dir "$work/tls" --implicit-tls --auth "postern:pa55:word"
+db4="$work/smtps.db"
+"$bench" outbox-queue --database "$db4" --count 3 >/dev/null
+"$bench" outbox-run --database "$db4" --smtp-url "smtps://postern:pa55%3Aword@127.0.0.1:$port2" --smtp-ca-file "$work/tls/ca.pem" \
+  --timeout 30 >"$work/smtps.out" 2>/dev/null || fail "smtps: $(cat "$work/smtps.out")"
+grep -q "sent=3 dead=0" "$work/smtps.out" && [ "$(ls "$work/smtps/out" | wc -l)" -eq 3 ] || fail "smtps: $(cat "$work/smtps.out")"
+
+# smtp:// requires STARTTLS: a server that does not offer it gets nothing, not a plain-text send.
+port3=$(free_port)
+start_server plain --port "$port3"
+db5="$work/nostarttls.db"
+"$bench" outbox-queue --database "$db5" --count 1 >/dev/null
+"$bench" outbox-run --database "$db5" --smtp-url "smtp://127.0.0.1:$port3" --timeout 2 >/dev/null 2>&1 && fail "sent without STARTTLS"
+[ "$(ls "$work/plain/out" 2>/dev/null | wc -l)" -eq 0 ] || fail "mail went in plain text to a server without STARTTLS"
+[ "$(sql "$db5" "SELECT state FROM outbox")" = retrying ] || fail "no STARTTLS: $(sql "$db5" "SELECT state, last_reply FROM outbox")"
 echo "outbox smtp tls: ok"

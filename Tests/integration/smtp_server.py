@@ -2,7 +2,7 @@
 
 Writes each accepted message to OUT/<n>-<recipient>.eml and prints one line per event.
 Options: --port, --out, --tls-dir (makes a CA and a server certificate for 127.0.0.1 there and
-requires STARTTLS), --auth USER:PASS (AUTH required), --fail-seconds S --fail-code C (answer RCPT
+requires STARTTLS, or with --implicit-tls speaks TLS from the first byte), --auth USER:PASS (AUTH required), --fail-seconds S --fail-code C (answer RCPT
 with C for the first S seconds), --reject-prefix P (550 for recipients starting with P).
 """
 import argparse
@@ -95,6 +95,7 @@ def main():
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--tls-dir")
+    parser.add_argument("--implicit-tls", action="store_true", help="TLS from the first byte (smtps) instead of STARTTLS")
     parser.add_argument("--auth")
     parser.add_argument("--fail-seconds", type=float, default=0)
     parser.add_argument("--fail-code", default="451")
@@ -107,7 +108,10 @@ def main():
         paths = make_certificates(args.tls_dir)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(paths["server.pem"], paths["server.key"])
-        kwargs.update(tls_context=context, require_starttls=True)
+        if args.implicit_tls:
+            kwargs.update(ssl_context=context)
+        else:
+            kwargs.update(tls_context=context, require_starttls=True)
     if args.auth:
         user, password = args.auth.split(":", 1)
 
@@ -116,7 +120,7 @@ def main():
             print(f"auth {mechanism} {'ok' if ok else 'refused'}", flush=True)
             return AuthResult(success=ok, handled=False)
 
-        kwargs.update(authenticator=authenticator, auth_required=True, auth_require_tls=bool(args.tls_dir))
+        kwargs.update(authenticator=authenticator, auth_required=True, auth_require_tls=bool(args.tls_dir) and not args.implicit_tls)
     controller = Controller(Handler(args), hostname="127.0.0.1", port=args.port, server_hostname="localhost", **kwargs)
     controller.start()
     print(f"listening {args.port}", flush=True)
