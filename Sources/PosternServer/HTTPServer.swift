@@ -122,13 +122,18 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     } else {
         let rawURL = url.map { String(cString: $0) } ?? "/"
         let path = String(rawURL.split(separator: "?", maxSplits: 1).first ?? "/")
-        var query: [String: String] = [:]
-        _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
-            guard let cls, let key else { return MHD_Result.YES }
-            let box = Unmanaged<QueryBox>.fromOpaque(cls).takeUnretainedValue()
-            box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
-            return MHD_Result.YES
-        }, Unmanaged.passUnretained(QueryBox(&query)).toOpaque())
+        // The box must outlive the C call: an unretained temporary may be freed before the
+        // callback runs (a use-after-free that crashed the daemon on requests with a query).
+        let queryBox = QueryBox()
+        withExtendedLifetime(queryBox) {
+            _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
+                guard let cls, let key else { return MHD_Result.YES }
+                let box = Unmanaged<QueryBox>.fromOpaque(cls).takeUnretainedValue()
+                box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+                return MHD_Result.YES
+            }, Unmanaged.passUnretained(queryBox).toOpaque())
+        }
+        let query = queryBox.values
         var headers: [String: String] = [:]
         for name in ["authorization", "content-type", "x-forwarded-for", "accept-language", "cookie", "origin"] {
             if let value = header(connection, name) { headers[name] = value }
@@ -151,9 +156,6 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 /// Collects query arguments during `MHD_get_connection_values`. Used on one thread, within one call.
 private final class QueryBox {
     var values: [String: String] = [:]
-    let target: UnsafeMutablePointer<[String: String]>
-    init(_ target: UnsafeMutablePointer<[String: String]>) { self.target = target }
-    deinit { target.pointee = values }
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestContext, _ in

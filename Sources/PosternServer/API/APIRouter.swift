@@ -41,7 +41,10 @@ public final class APIRouter: Sendable {
                 AuthError(status: 405, code: "METHOD_NOT_ALLOWED", message: "\(request.path) takes \(allowed)."))
             response.headers.append(("Allow", allowed))
         }
-        response.headers.append(("Cache-Control", "no-store"))
+        // no-store unless the route chose its caching (the pages set it; the style sheet is cacheable).
+        if !response.headers.contains(where: { $0.0.lowercased() == "cache-control" }) {
+            response.headers.append(("Cache-Control", "no-store"))
+        }
         metrics.record(route: label, method: request.method, status: response.status,
                        seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         return response
