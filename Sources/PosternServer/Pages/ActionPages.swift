@@ -94,11 +94,12 @@ struct ActionPages: Sendable {
             let info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
             let applied = try runtime.service.applyAction(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
             let key = applied.mode == .resetPassword ? "reset.done" : "\(applied.mode.rawValue).done"
-            var body = #"<p id="done">\#(text[key])</p>"#
+            let sentence = text[key].replacingOccurrences(of: "%@", with: "<strong>\(HTMLEscaping.escape(applied.email))</strong>")
+            var body = #"<p id="done">\#(sentence)</p>"#
             if let continueURL = info.continueURL {
                 body += #"<p><a class="button" href="\#(HTMLEscaping.escape(continueURL))">\#(text["back"])</a></p>"#
             }
-            return page(200, text, heading: text[applied.mode == .resetPassword ? "reset.heading" : "\(applied.mode.rawValue).heading"], body: body)
+            return page(200, text, heading: text["done.heading"], body: body)
         } catch {
             return errorPage(error, text)
         }
