@@ -16,6 +16,9 @@ final class OutboxWorker: @unchecked Sendable {
     private let logger: Logger?
     private let signal: WorkerSignal
     private var transport: (any MailTransport)?
+    /// How many messages the next claim asks for.
+    private var claimSize: Int
+    private static let firstClaim = 4
     /// Where outcome records are committed, so the next send can start meanwhile.
     private let recorder: OutcomeRecorder
 
@@ -34,6 +37,7 @@ final class OutboxWorker: @unchecked Sendable {
         self.logger = logger
         self.signal = signal
         self.recorder = recorder
+        self.claimSize = min(Self.firstClaim, configuration.batchSize)
     }
 
     private var policy: DeliveryPolicy { configuration.policy }
@@ -65,8 +69,11 @@ final class OutboxWorker: @unchecked Sendable {
         let owner = self.owner
         let now = clock.unixSeconds()
         let lease = now + policy.lease
-        let limit = configuration.batchSize
+        let limit = claimSize
         let claims = try store.write { try $0.claimDue(owner: owner, now: now, leaseUntil: lease, limit: limit) }
+        // A full claim means a backlog: take more next time (fewer claim commits per message); a
+        // short one means little is waiting: take few, so a burst is shared among the workers.
+        claimSize = claims.count == limit ? min(limit * 2, configuration.batchSize) : min(Self.firstClaim, configuration.batchSize)
         guard !claims.isEmpty else { return false }
 
         // Compose what has no body yet, and settle what must not be sent, in one transaction.

@@ -22,7 +22,8 @@ public final class OutboxWorkerPool: Sendable {
         public var workers: Int
         /// Backoff, deadline and lease.
         public var policy: DeliveryPolicy
-        /// Messages claimed by one worker at a time.
+        /// The most messages one worker claims at a time: it starts with 4 and doubles while each
+        /// claim comes back full (a backlog).
         public var batchSize: Int
         /// Seconds between polls for mail this process was not told about.
         public var pollInterval: Double
@@ -31,7 +32,7 @@ public final class OutboxWorkerPool: Sendable {
 
         /// The configuration; the defaults are the production values.
         public init(
-            workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 16, pollInterval: Double = 1,
+            workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 64, pollInterval: Double = 1,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
         ) {
             self.workers = max(1, workers)
