@@ -11,7 +11,7 @@ import Synchronization
 /// - `outbox-queue --database DB --count N [--to PREFIX] [--domain D] [--give-up-in S]`: queues N
 ///   sign-in intents for PREFIX0@D … PREFIX(N-1)@D in one transaction.
 /// - `outbox-run --database DB [--smtp-url URL] [--smtp-ca-file F] [--smtp-password-file F]
-///   [--workers 4] [--batch 64] [--base-delay 30] [--max-delay 3600] [--lease 60] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed] [--then-queue N]`:
+///   [--workers 4] [--batch 64] [--base-delay 30] [--max-delay 3600] [--lease 150] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed] [--then-queue N]`:
 ///   runs the pool until no message is unfinished, then prints the counts and the rate. With
 ///   `--then-queue N` it then queues N more in this process and measures how soon wake() has them
 ///   delivered. SIGTERM stops it gracefully (exit 0 when no lease is left behind).
@@ -83,7 +83,7 @@ enum OutboxBench {
         }
         let policy = DeliveryPolicy(
             baseDelay: try number(options, "base-delay", 30), maximumDelay: try number(options, "max-delay", 3_600),
-            lease: try number(options, "lease", 60))
+            lease: try number(options, "lease", 150))
         let configuration = OutboxWorkerPool.Configuration(
             workers: Int(try number(options, "workers", 4)), policy: policy, batchSize: Int(try number(options, "batch", 64)),
             pollInterval: Double(options["poll"] ?? "1") ?? 1)

@@ -1,6 +1,10 @@
 import PosternCore
 
 extension SQLiteTransaction {
+    /// The due index's condition, written out so SQLite can use that partial index (it matches
+    /// the condition as written): queries for one worker's claims then read only unfinished rows.
+    static let unfinished = "state IN ('queued', 'retrying', 'claimed')"
+
     private static let metadataColumns =
         "id, intent, recipient_local, recipient_domain, state, attempts, next_attempt_at, created_at, give_up_at, finished_at, last_reply, message_id"
 
@@ -47,7 +51,7 @@ extension SQLiteTransaction {
     }
 
     func outboxUnfinishedCount() throws -> Int {
-        Int(try db.first("SELECT count(*) FROM outbox WHERE state IN ('queued', 'retrying', 'claimed')") { $0.integer(0) } ?? 0)
+        Int(try db.first("SELECT count(*) FROM outbox WHERE \(Self.unfinished)") { $0.integer(0) } ?? 0)
     }
 
     func isSuppressed(_ address: EmailAddress) throws -> Bool {
@@ -106,7 +110,8 @@ extension SQLiteTransaction {
 
     func extendLeases(owner: String, leaseUntil: Int64) throws {
         try db.execute(
-            "UPDATE outbox SET next_attempt_at = ? WHERE state = 'claimed' AND lease_owner = ?", [.integer(leaseUntil), .text(owner)])
+            "UPDATE outbox SET next_attempt_at = ? WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ?",
+            [.integer(leaseUntil), .text(owner)])
     }
 
     func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
@@ -139,7 +144,7 @@ extension SQLiteTransaction {
     func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
         let release = """
             UPDATE outbox SET state = CASE WHEN attempts = 0 THEN 'queued' ELSE 'retrying' END, next_attempt_at = ?, lease_owner = NULL
-            WHERE state = 'claimed' AND lease_owner = ?
+            WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ?
             """
         guard let ids else { return try db.execute(release, [.integer(at), .text(owner)]) }
         var released = 0

@@ -146,5 +146,13 @@ struct OutboxStoreTests {
             "EXPLAIN QUERY PLAN SELECT id FROM outbox WHERE state IN ('queued', 'retrying', 'claimed') AND next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 8"
         ) { plan.append($0.text(3) ?? "") }
         #expect(plan.contains { $0.contains("outbox_due") })
+        for sql in [
+            "UPDATE outbox SET next_attempt_at = 1 WHERE \(SQLiteTransaction.unfinished) AND state = 'claimed' AND lease_owner = 'w'",
+            "SELECT count(*) FROM outbox WHERE \(SQLiteTransaction.unfinished)",
+        ] {
+            var steps: [String] = []
+            try db.query("EXPLAIN QUERY PLAN " + sql) { steps.append($0.text(3) ?? "") }
+            #expect(steps.contains { $0.contains("outbox_due") }, "\(sql): \(steps)")
+        }
     }
 }

@@ -7,11 +7,13 @@ public struct DeliveryPolicy: Sendable, Hashable {
     /// How long after queuing a message is abandoned, in seconds (24 hours), unless its own
     /// `giveUpAt` (the link's expiry) comes first.
     public var maximumAge: Int64
-    /// How long a claim holds a message, in seconds; a worker that dies loses it after this.
+    /// How long a claim holds a message, in seconds (150); a worker that dies loses it after this.
+    /// A busy worker renews it once half is used, so one send may take up to half of it
+    /// (the SMTP transport gives up after 60 s).
     public var lease: Int64
 
     /// The policy; the defaults are the production values.
-    public init(baseDelay: Int64 = 30, maximumDelay: Int64 = 3_600, maximumAge: Int64 = 86_400, lease: Int64 = 60) {
+    public init(baseDelay: Int64 = 30, maximumDelay: Int64 = 3_600, maximumAge: Int64 = 86_400, lease: Int64 = 150) {
         self.baseDelay = max(1, baseDelay)
         self.maximumDelay = max(self.baseDelay, maximumDelay)
         self.maximumAge = maximumAge

@@ -177,7 +177,10 @@ public struct SMTPEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Seconds to wait for a connection (and TLS handshake).
     public var connectTimeout: Int = 10
     /// Seconds to wait for each server reply.
-    public var responseTimeout: Int = 60
+    public var responseTimeout: Int = 30
+    /// Seconds one message may take in all. Must stay under half the outbox lease
+    /// (``DeliveryPolicy/lease``), so a send never outlives the claim it runs under.
+    public var totalTimeout: Int = 60
     /// Seconds an unused connection is kept for reuse; older ones are re-opened.
     public var idleTimeout: Int = 30
 

@@ -109,7 +109,7 @@ public final class SMTPTransport: MailTransport {
         }
         try handle.set(CURLOPT_CONNECTTIMEOUT, endpoint.connectTimeout)
         try handle.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, endpoint.responseTimeout)
-        try handle.set(CURLOPT_TIMEOUT, endpoint.responseTimeout * 4)
+        try handle.set(CURLOPT_TIMEOUT, endpoint.totalTimeout)
         try handle.set(CURLOPT_MAXAGE_CONN, endpoint.idleTimeout)
         try handle.set(CURLOPT_UPLOAD, 1)
         let context = Unmanaged.passUnretained(exchange).toOpaque()
