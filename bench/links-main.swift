@@ -65,6 +65,51 @@ struct LinksBench {
             total += roundSeconds
             best = max(best, Double(roundPastes) / roundSeconds)
         }
-        print("swift pastes=\(pastes) seconds=\(String(format: "%.3f", total)) mean_per_s=\(Int(Double(pastes) / total)) per_s=\(Int(best)) checksum=\(checksum)")
+        let worst = linearity(parser)
+        print("swift pastes=\(pastes) seconds=\(String(format: "%.3f", total)) mean_per_s=\(Int(Double(pastes) / total)) per_s=\(Int(best)) checksum=\(checksum) linear_worst_ratio=\(String(format: "%.2f", worst.ratio)) linear_worst_case=\(worst.name) max_1mib_ms=\(String(format: "%.1f", worst.slowest * 1000))")
+    }
+
+    /// Texts built to hit every loop of the parser as hard as possible, alone and after prefixes
+    /// that put them inside a link or a gateway rewrite.
+    static let adversarialUnits: [(String, String)] = [
+        ("scheme-starts", "https://"), ("unclosed-angle-links", "<https://a "), ("angle-links", "<https://a"),
+        ("url-labels", "<URL:http://"), ("entities", "&amp;"), ("numeric-entities", "&#x00000"),
+        ("qp-escapes", "=3D"), ("soft-breaks", "a=\n"), ("equals-blanks", "=               "), ("percent", "%25"),
+        ("brackets", "(]"), ("punctuation", ".,;:!?"), ("javascript", "javascript:"), ("at-signs", "@\\"),
+        ("v3-stars", "**A*"), ("parameters", "&mode=signIn&oobCode=x"),
+    ]
+    static let prefixes = [
+        "", "https://auth.example.com/action?mode=signIn&oobCode=", "https://nam12.safelinks.protection.outlook.com/?url=",
+        "https://urldefense.com/v3/__https://auth.example.com/action",
+    ]
+
+    /// Linear time, measured: the worst ratio of parse time at 1 MiB to parse time at 256 KiB over
+    /// every adversarial text (linear is 4, quadratic 16), and the slowest 1 MiB parse.
+    static func linearity(_ parser: PastedLinkParser) -> (ratio: Double, name: String, slowest: Double) {
+        func seconds(_ text: String) -> Double {
+            let clock = ContinuousClock()
+            var best = Double.infinity
+            for _ in 0..<3 {
+                let start = clock.now
+                _ = try? parser.parse(text)
+                let elapsed = clock.now - start
+                best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            }
+            return best
+        }
+        func text(_ prefix: String, _ unit: String, bytes: Int) -> String {
+            prefix + String(repeating: unit, count: (bytes - prefix.utf8.count) / unit.utf8.count)
+        }
+        var worst = (ratio: 0.0, name: "", slowest: 0.0)
+        for (index, prefix) in prefixes.enumerated() {
+            for (name, unit) in adversarialUnits {
+                let small = seconds(text(prefix, unit, bytes: PastedLinkParser.maximumInputBytes / 4))
+                let large = seconds(text(prefix, unit, bytes: PastedLinkParser.maximumInputBytes))
+                let ratio = large / max(small, 1e-4)
+                if ratio > worst.ratio { worst = (ratio, "\(name)@\(index)", worst.slowest) }
+                worst.slowest = max(worst.slowest, large)
+            }
+        }
+        return worst
     }
 }
