@@ -11,11 +11,16 @@ extension AuthService {
         try read { tx in try tx.outboxCounts() }
     }
 
-    /// Queues a dead message again; false unless it was dead.
+    /// Queues a dead message again and lifts the suppression of its address (the operator asks
+    /// for another try); false unless it was dead.
     /// - Throws: `AuthError.unavailable`.
     public func retryOutboxMessage(id: Int64) throws(AuthError) -> Bool {
         let now = clock.unixSeconds()
-        let retried = try write { tx in try tx.retryDead(id: id, now: now) }
+        let retried = try write { tx -> Bool in
+            guard let message = try tx.outboxMessage(id: id), message.state == .dead else { return false }
+            _ = try tx.unsuppress(message.recipient)
+            return try tx.retryDead(id: id, now: now)
+        }
         if retried { mailQueued() }
         return retried
     }
