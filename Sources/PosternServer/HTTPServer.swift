@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// Why the HTTP server could not start.
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
@@ -9,22 +10,31 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 
 /// An HTTP server on libmicrohttpd: an internal thread pool on epoll, a connection limit, a
 /// per-connection timeout (so slow clients cannot hold threads), 413 for bodies over 64 KiB,
-/// keep-alive. Each request is answered by `handler` on one of the pool's threads.
+/// keep-alive. GET and HEAD are answered by `handler` on one of the pool's threads; the other
+/// methods, which wait for a store commit, on one of `workers` threads while their connection is
+/// suspended (see `RequestWorkers`).
 public final class HTTPServer: Sendable {
     /// Largest request body accepted.
     public static let maximumBodySize = 64 * 1024
+
+    /// Memory per connection for the request line, headers and read buffer (libmicrohttpd's
+    /// default). A body arrives in chunks, so it need not fit. libmicrohttpd zeroes this memory
+    /// for every request: at 128 KiB that memset was a fifth of a `/healthz` answer's cost.
+    static let connectionMemory = 32 * 1024
 
     /// Answers one request; called concurrently from the pool's threads.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     private let daemon: Daemon
     private let context: Unmanaged<HandlerBox>
+    private let workers: RequestWorkers?
 
-    /// Starts listening on `listen` (`HOST:PORT`, IPv4).
+    /// Starts listening on `listen` (`HOST:PORT`, IPv4) with `threads` polling threads and, when
+    /// `workers` is above 0, that many threads for the requests that are not GET or HEAD.
     /// - Throws: `HTTPServerError` when the address is malformed or cannot be bound.
     public init(
-        listen: String, threads: Int = 4, connectionLimit: Int = 1024, connectionTimeoutSeconds: Int = 30,
-        handler: @escaping Handler
+        listen: String, threads: Int = 4, workers workerCount: Int = 0, connectionLimit: Int = 1024,
+        connectionTimeoutSeconds: Int = 30, handler: @escaping Handler
     ) throws {
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw HTTPServerError(description: "listen address \(listen) is not HOST:PORT")
@@ -36,27 +46,35 @@ public final class HTTPServer: Sendable {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             throw HTTPServerError(description: "listen host \(host) is not an IPv4 address")
         }
-        let box = Unmanaged.passRetained(HandlerBox(handler))
-        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+        let workers = workerCount > 0 ? RequestWorkers(count: workerCount) : nil
+        let box = Unmanaged.passRetained(HandlerBox(handler, workers: workers))
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
                 postern_mhd_start(
                     flags, port, sockaddrPointer, accessHandler, box.toOpaque(), requestCompleted, nil,
-                    UInt32(threads), UInt32(connectionLimit), UInt32(connectionTimeoutSeconds), 128 * 1024)
+                    UInt32(threads), UInt32(connectionLimit), UInt32(connectionTimeoutSeconds), Self.connectionMemory)
             }
         }
         guard let started else {
+            workers?.close()
             box.release()
             throw HTTPServerError(description: "cannot listen on \(listen): \(String(cString: strerror(errno)))")
         }
         daemon = Daemon(started)
         context = box
+        self.workers = workers
     }
 
-    /// Stops accepting, finishes requests in flight, and frees the daemon.
-    public func stop() { daemon.stop() }
+    /// Stops accepting, finishes requests in flight, and frees the daemon. The workers finish
+    /// first: libmicrohttpd must not be stopped with a connection suspended.
+    public func stop() {
+        workers?.close()
+        daemon.stop()
+    }
 
     deinit {
+        workers?.close()
         daemon.stop()
         context.release()
     }
@@ -79,13 +97,33 @@ private final class Daemon: @unchecked Sendable {
 /// The handler, passed to C as the callback context.
 private final class HandlerBox: Sendable {
     let handler: HTTPServer.Handler
-    init(_ handler: @escaping HTTPServer.Handler) { self.handler = handler }
+    let workers: RequestWorkers?
+    init(_ handler: @escaping HTTPServer.Handler, workers: RequestWorkers?) {
+        self.handler = handler
+        self.workers = workers
+    }
 }
 
 /// One request's upload, kept in `*req_cls` between calls. Used by one connection's thread.
 private final class UploadState {
     var body: [UInt8] = []
     var tooLarge = false
+    /// Set when the request went to a worker; holds its answer once the connection is resumed.
+    var answer: WorkerAnswer?
+}
+
+/// A worker's answer, handed back to the connection's polling thread.
+private final class WorkerAnswer: Sendable {
+    private let response = Mutex<HTTPResponse?>(nil)
+    func set(_ value: HTTPResponse) { response.withLock { $0 = value } }
+    func take() -> HTTPResponse? { response.withLock { $0.take() } }
+}
+
+/// A suspended connection, resumed by the worker that answered it. `@unchecked Sendable`:
+/// libmicrohttpd allows `MHD_resume_connection` from any thread, once per suspension.
+private struct SuspendedConnection: @unchecked Sendable {
+    let connection: OpaquePointer?
+    func resume() { MHD_resume_connection(connection) }
 }
 
 private func header(_ connection: OpaquePointer?, _ name: String) -> String? {
@@ -115,7 +153,13 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         uploadSize.pointee = 0
         return MHD_Result.YES
     }
-    let handler = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue().handler
+    let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    let handler = box.handler
+    // Resumed: a worker has answered.
+    if let answer = state.answer {
+        guard let response = answer.take() else { return MHD_Result.NO }
+        return queue(response, on: connection)
+    }
     let response: HTTPResponse
     if state.tooLarge {
         response = .error(413, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
@@ -138,11 +182,27 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         for name in ["authorization", "content-type", "x-forwarded-for", "accept-language", "cookie", "origin"] {
             if let value = header(connection, name) { headers[name] = value }
         }
-        response = handler(
-            HTTPRequest(
-                method: method.map { String(cString: $0) } ?? "GET", path: path, query: query, headers: headers,
-                body: state.body, clientIP: clientAddress(connection)))
+        let request = HTTPRequest(
+            method: method.map { String(cString: $0) } ?? "GET", path: path, query: query, headers: headers,
+            body: state.body, clientIP: clientAddress(connection))
+        if request.method != "GET", request.method != "HEAD", let workers = box.workers {
+            let answer = WorkerAnswer()
+            state.answer = answer
+            let suspended = SuspendedConnection(connection: connection)
+            MHD_suspend_connection(connection)
+            let job: @Sendable () -> Void = {
+                answer.set(handler(request))
+                suspended.resume()
+            }
+            if !workers.submit(job) { job() }
+            return MHD_Result.YES
+        }
+        response = handler(request)
     }
+    return queue(response, on: connection)
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer?) -> MHD_Result {
     let mhdResponse = response.body.withUnsafeBytes { bytes in
         postern_mhd_response_copy(bytes.count, bytes.baseAddress)
     }

@@ -30,7 +30,9 @@ enum ServeCommand {
         runtime.workers.start()
         let server: HTTPServer
         do {
-            server = try HTTPServer(listen: settings.listen, threads: 4) { request in router.handle(request) }
+            // 16 polling threads keep keep-alive connections from queueing behind one another; 64
+            // workers answer the requests that wait for a commit, so up to 64 share one fsync.
+            server = try HTTPServer(listen: settings.listen, threads: 16, workers: 64) { request in router.handle(request) }
         } catch {
             runtime.workers.stop()
             throw CommandFailure(code: .unavailable, message: "\(error)")

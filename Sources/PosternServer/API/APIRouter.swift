@@ -7,7 +7,7 @@ import PosternCrypto
 public final class APIRouter: Sendable {
     let runtime: PosternRuntime
     let metrics: HTTPMetrics
-    let routes: [Route]
+    let table: RouteTable
 
     /// Builds the routes over `runtime`.
     public init(runtime: PosternRuntime) {
@@ -18,7 +18,7 @@ public final class APIRouter: Sendable {
             + Self.operationsRoutes(runtime, metrics: metrics)
         let contract = OpenAPIDocument.render(routes + [OpenAPIDocument.placeholderRoute])
         routes.append(OpenAPIDocument.route(serving: contract))
-        self.routes = routes
+        self.table = RouteTable(routes)
     }
 
     /// Answers one request (called from the HTTP server's threads).
@@ -26,7 +26,7 @@ public final class APIRouter: Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         var label = "unmatched"
         var response: HTTPResponse
-        let candidates = routes.compactMap { route in route.match(request.path).map { (route, $0) } }
+        let candidates = table.candidates(request.path)
         if candidates.isEmpty {
             response = JSONAnswer.error(AuthError(status: 404, code: "NOT_FOUND", message: "There is no endpoint \(request.path)."))
         } else if let (route, parameters) = candidates.first(where: { $0.0.method == request.method })
@@ -82,5 +82,5 @@ public final class APIRouter: Sendable {
     }
 
     /// The routes, for the OpenAPI document and its test.
-    public var routeTable: [(method: String, path: String)] { routes.map { ($0.method, $0.path) } }
+    public var routeTable: [(method: String, path: String)] { table.routes.map { ($0.method, $0.path) } }
 }
