@@ -7,6 +7,7 @@ keep-alive connection; prints one line per endpoint like the in-process run.
 import http.client
 import json
 import math
+import os
 import sys
 import time
 import urllib.parse
@@ -55,7 +56,10 @@ def main():
         elapsed = (time.perf_counter() - start) * 1e6
         return elapsed, f"{response.status} {payload.decode()}"
 
+    only = [n for n in os.environ.get("ENDPOINTS", "").split(",") if n]
     for name, (path, make) in endpoints.items():
+        if only and name not in only:
+            continue
         for i in range(20):
             call(path, make(f"member{i}@example.com"))
             call(path, make(f"stranger{i}@example.com"))

@@ -57,7 +57,14 @@ final class OutboxWorker: @unchecked Sendable {
                 logger?.error("outbox: the store failed", ["owner": owner, "error": "\(error)"])
                 found = false
             }
-            if !found { signal.wait(after: seen, seconds: configuration.pollInterval) }
+            if !found {
+                if signal.wait(after: seen, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
+                    // Woken by new mail: start after a random moment, so that the work a request
+                    // causes (mail or no mail) does not land on the requests that follow it and
+                    // time cannot tell an existing address from an unknown one.
+                    Thread.sleep(forTimeInterval: random() * configuration.wakeJitter)
+                }
+            }
         }
         let owner = self.owner
         let now = clock.unixSeconds()

@@ -29,10 +29,14 @@ public final class OutboxWorkerPool: Sendable {
         public var pollInterval: Double
         /// Prefix of each worker's lease owner name; unique per process by default.
         public var ownerPrefix: String
+        /// A woken worker starts after a random 0..<`wakeJitter` seconds (enumeration resistance:
+        /// see `OutboxWorker`); 0 starts at once.
+        public var wakeJitter: Double
 
         /// The configuration; the defaults are the production values.
         public init(
             workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 64, pollInterval: Double = 1,
+            wakeJitter: Double = 0.25,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
         ) {
             self.workers = max(1, workers)
@@ -40,6 +44,7 @@ public final class OutboxWorkerPool: Sendable {
             self.batchSize = max(1, batchSize)
             self.pollInterval = max(0.01, pollInterval)
             self.ownerPrefix = ownerPrefix
+            self.wakeJitter = max(0, wakeJitter)
         }
     }
 
@@ -142,14 +147,16 @@ final class WorkerSignal: @unchecked Sendable {
         return stopping
     }
 
-    /// Sleeps until woken after `seen`, stopped, or `seconds` passed.
-    func wait(after seen: UInt64, seconds: Double) {
+    /// Sleeps until woken after `seen`, stopped, or `seconds` passed; true when woken by new mail.
+    @discardableResult
+    func wait(after seen: UInt64, seconds: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock()
         defer { condition.unlock() }
         while generation == seen && !stopping {
-            if !condition.wait(until: deadline) { return }
+            if !condition.wait(until: deadline) { return false }
         }
+        return generation != seen && !stopping
     }
 
     func workerFinished() {
