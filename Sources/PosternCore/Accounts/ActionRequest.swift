@@ -46,7 +46,7 @@ public struct ActionRequest: Sendable, Hashable {
     public var createdAt: Int64
     /// When the request and its code stop working.
     public var expiresAt: Int64
-    /// The action-code key the sign-in mail's 6-digit code was derived under; nil until mailed.
+    /// The action-code key the sign-in mail's 6-digit code is derived under (sign-in requests).
     public var sixDigitKeyID: UInt32?
     /// Wrong 6-digit tries so far; 5 kill the code.
     public var wrongTries: Int

@@ -66,10 +66,11 @@ extension AuthService {
         }
         let sessionUid = try input.idToken.map { token throws(AuthError) in try verifyIDToken(token).account.uid }
         let now = clock.unixSeconds()
+        // The key that will derive the mail's 6-digit code is fixed now, so the content stage only reads.
         let request = ActionRequest(
             id: try Self.newID(), purpose: .signIn, email: email, uid: sessionUid, continueURL: continueURL,
             locale: input.locale.flatMap(Self.cleanLocale), codeChallenge: input.codeChallenge, createdAt: now,
-            expiresAt: now + config.ttlSignIn)
+            expiresAt: now + config.ttlSignIn, sixDigitKeyID: keys.current.actionCodes.activeKeyID)
         try recordRequest(request, intent: .signIn(requestID: request.id))
     }
 

@@ -20,7 +20,17 @@ extension AuthService {
         let now = clock.unixSeconds()
         let config = self.config
         let requestedAt = clock.now()
-        return try write { tx -> ComposedMail? in
+        // Only a sign-up of a taken address and a reset change their request; the other intents
+        // compose from a snapshot, which keeps the single store writer free for requests.
+        let changesRequest: Bool = switch intent {
+        case .signUp, .resetPassword: true
+        default: false
+        }
+        let body: @Sendable (any StoreReader, (any StoreWriter)?) throws -> ComposedMail? = { tx, writer in
+            func save(_ request: ActionRequest) throws {
+                guard let writer else { throw AuthError.internalError("the content stage needs a write transaction") }
+                try writer.updateActionRequest(request)
+            }
             switch intent {
             case .passwordChanged(let uid):
                 guard let account = try tx.account(uid: uid), let email = account.email else { return nil }
@@ -42,17 +52,16 @@ extension AuthService {
                 let content: MailContent
                 switch request.purpose {
                 case .signIn:
-                    guard let link = try mint(),
-                        let digits = Self.sixDigitCode(requestID: request.id, keyID: ring.actionCodes.activeKeyID, ring: ring)
+                    // The 6-digit code's key was fixed when the request was recorded.
+                    guard let link = try mint(), let keyID = request.sixDigitKeyID,
+                        let digits = Self.sixDigitCode(requestID: request.id, keyID: keyID, ring: ring)
                     else { return nil }
-                    request.sixDigitKeyID = ring.actionCodes.activeKeyID
-                    try tx.updateActionRequest(request)
                     content = .signIn(link: link, code: digits, expiresAt: expiresAt)
                 case .signUp:
                     if holder != nil {
                         // Never a second account: the link signs in to the existing one, password unchanged.
                         request.passwordHash = nil
-                        try tx.updateActionRequest(request)
+                        try save(request)
                         guard let link = try mint() else { return nil }
                         content = .accountAlreadyExists(signInLink: link, expiresAt: expiresAt, resetLink: nil)
                     } else {
@@ -69,7 +78,7 @@ extension AuthService {
                             : nil
                     }
                     request.uid = holder.uid
-                    try tx.updateActionRequest(request)
+                    try save(request)
                     guard let link = try mint() else { return nil }
                     content = .resetPassword(link: link, expiresAt: expiresAt)
                 case .verifyEmail:
@@ -88,6 +97,9 @@ extension AuthService {
                     localePreferences: preferences)
             }
         }
+        return changesRequest
+            ? try write { tx in try body(tx, tx) }
+            : try read { tx in try body(tx, nil) }
     }
 }
 
