@@ -17,11 +17,13 @@ public final class DirectoryTransport: MailTransport {
             at: self.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
-    /// Writes `mail` to `<unix-ms>-<message-id token>.eml`; a write failure (disk full) is transient.
+    /// Writes `mail` to `<unix-ms>-<message-id token>.eml` (with `-<n>` after the time when two
+    /// files would share a name: an existing file is never replaced); a write failure (disk full)
+    /// is transient.
     public func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
-        let name = "\(Int64(Date().timeIntervalSince1970 * 1000))-\(Self.fileToken(mail.messageID)).eml"
-        let final = directory.appendingPathComponent(name, isDirectory: false)
-        let temporary = directory.appendingPathComponent(".\(name).tmp", isDirectory: false)
+        let stamp = Int64(Date().timeIntervalSince1970 * 1000)
+        let token = Self.fileToken(mail.messageID)
+        let temporary = directory.appendingPathComponent(".\(stamp)-\(token)-\(UUID().uuidString).tmp", isDirectory: false)
         do {
             guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
                 return .transient(reply: "cannot create a file in \(directory.path)", connectionFailed: true)
@@ -30,7 +32,17 @@ public final class DirectoryTransport: MailTransport {
             defer { try? file.close() }
             try file.write(contentsOf: mail.bytes)
             try file.synchronize()
-            try FileManager.default.moveItem(at: temporary, to: final)
+            // link(2) fails when the name exists, so a file appears whole and is never overwritten.
+            var name = ""
+            for attempt in 0..<1000 {
+                name = attempt == 0 ? "\(stamp)-\(token).eml" : "\(stamp)-\(attempt)-\(token).eml"
+                let final = directory.appendingPathComponent(name, isDirectory: false)
+                if link(temporary.path, final.path) == 0 { break }
+                guard errno == EEXIST, attempt < 999 else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+                }
+            }
+            try FileManager.default.removeItem(at: temporary)
             let folder = try FileHandle(forReadingFrom: directory)
             defer { try? folder.close() }
             try folder.synchronize()
