@@ -44,7 +44,7 @@ enum KeysCommand {
         }
         let records = try storage.keyManager.list()
         let date = { (seconds: Int64?) in
-            seconds.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "-"
+            seconds.map(isoDate) ?? "-"
         }
         if arguments.switches.contains("json") {
             let rows = records.map {

@@ -23,7 +23,7 @@ func flow<T>(_ body: () throws(AuthError) -> T) throws(CommandFailure) -> T {
 
 /// Seconds since 1970 as ISO 8601.
 func isoDate(_ seconds: Int64) -> String {
-    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    UTCTimestamp.iso8601(seconds)
 }
 
 /// Reads standard input up to `limit` bytes (one more is read so that "too large" can be told).

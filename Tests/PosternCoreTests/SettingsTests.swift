@@ -1,3 +1,4 @@
+import Foundation
 import PosternCore
 import Testing
 
@@ -47,5 +48,22 @@ struct SettingsTests {
     func fileKeys() throws {
         let s = try Settings.resolve(flags: [:], environment: [:], file: ["allowed-continue-hosts": "App.Example.com, b.example.com"])
         #expect(s.allowedContinueHosts == ["app.example.com", "b.example.com"])
+    }
+}
+
+@Suite("UTC timestamps")
+struct UTCTimestampTests {
+    @Test("match Foundation's ISO 8601 formatter across eras, leap days and the epoch")
+    func matchesFoundation() {
+        let formatter = ISO8601DateFormatter()
+        var seconds: [Int64] = [0, -1, 86_399, 86_400, 951_782_400, 951_868_799, 1_796_032_966, 4_102_444_800, 253_402_300_799]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<2000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            seconds.append(Int64(state >> 30) % 8_000_000_000 - 1_000_000_000)
+        }
+        for s in seconds {
+            #expect(UTCTimestamp.iso8601(s) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(s))), "\(s)")
+        }
     }
 }

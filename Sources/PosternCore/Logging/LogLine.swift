@@ -33,7 +33,7 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: String, _ fields: [String: String] = [:], now: Date = Date()) {
         guard level >= self.level else { return }
         var object: [String: String] = metadata.merging(fields) { $1 }
-        object["ts"] = ISO8601DateFormatter().string(from: now)
+        object["ts"] = UTCTimestamp.iso8601(Int64(now.timeIntervalSince1970.rounded(.down)))
         object["level"] = level.rawValue
         object["logger"] = label
         object["msg"] = message

@@ -93,7 +93,7 @@ enum JSONAnswer {
     }
 
     static func iso(_ seconds: Int64) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        UTCTimestamp.iso8601(seconds)
     }
 
     static func error(_ error: AuthError) -> HTTPResponse {
