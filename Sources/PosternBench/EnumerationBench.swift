@@ -14,7 +14,11 @@ enum EnumerationBench {
         guard let path = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
             throw CancellationError()
         }
-        let store = try SQLiteStore(path: path)
+        try seed(try SQLiteStore(path: path), count: count)
+    }
+
+    /// Inserts `count` accounts `member<i>@example.com` with the password "the real password".
+    static func seed(_ store: SQLiteStore, count: Int) throws {
         let passwordHash = try PasswordHasher(logN: 12, blockSize: 8, parallelism: 1).hash("the real password")
         let now = SystemClock().unixSeconds()
         try store.write { tx in
@@ -46,29 +50,21 @@ enum EnumerationBench {
             store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
             hasher: hasher, ipPerMinute: 0)
 
-        let passwordHash = try hasher.hash("the real password")
-        let now = clock.unixSeconds()
+        try seed(store, count: calls)
         let existing = (0..<calls).map { "member\($0)@example.com" }
         let unknown = (0..<calls).map { "stranger\($0)@example.com" }
-        try store.write { tx in
-            for (index, email) in existing.enumerated() {
-                try tx.insertAccount(
-                    Account(uid: "uid-\(index)", email: try EmailAddress.parse(email), emailVerified: true,
-                            passwordHash: passwordHash, createdAt: now, providers: [.password]))
-            }
-        }
 
         let endpoints: [(String, (String) -> String)] = [
             ("send_link", { email in answer { try service.sendEmailLink(EmailLinkRequest(email: email)) } }),
             ("sign_up", { email in
-                answer { try service.signUp(email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil, clientIP: "") }
+                answer { try service.signUp(email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil) }
             }),
             ("reset", { email in
-                answer { try service.requestPasswordReset(email: email, continueURL: nil, locale: nil, clientIP: "") }
+                answer { try service.requestPasswordReset(email: email, continueURL: nil, locale: nil) }
             }),
             ("password_sign_in", { email in
                 answer {
-                    _ = try service.signInWithPassword(email: email, password: "a wrong password", idToken: nil, allowMigration: false, clientIP: "")
+                    _ = try service.signInWithPassword(email: email, password: "a wrong password", idToken: nil, allowMigration: false)
                 }
             }),
         ]

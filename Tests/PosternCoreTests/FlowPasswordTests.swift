@@ -7,14 +7,14 @@ struct FlowPasswordTests {
     @Test("verify-first sign-up: the link creates the account with the password; a taken address gets account-already-exists")
     func signUp() throws {
         let h = try FlowHarness()
-        try h.service.signUp(email: "a@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: "de", clientIP: "")
+        try h.service.signUp(email: "a@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: "de")
         guard case .confirmSignUp = try #require(try h.lastMail()).message.content else {
             Issue.record("a new address gets confirm-sign-up")
             return
         }
         #expect(try h.lastMail()?.localePreferences.first == "de")
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-            _ = try h.service.signInWithPassword(email: "a@example.com", password: "correct horse", idToken: nil, allowMigration: false, clientIP: "")
+            _ = try h.service.signInWithPassword(email: "a@example.com", password: "correct horse", idToken: nil, allowMigration: false)
         }
         let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         #expect(login.isNewUser)
@@ -22,12 +22,12 @@ struct FlowPasswordTests {
         #expect(account.providers == [.password, .emailLink])
         #expect(account.emailVerified)
         let signedIn = try h.service.signInWithPassword(
-            email: "A@example.com", password: "correct horse", idToken: nil, allowMigration: false, clientIP: "")
+            email: "A@example.com", password: "correct horse", idToken: nil, allowMigration: false)
         #expect(signedIn.uid == login.uid)
         #expect(signedIn.isNewUser == false)
 
         // Signing up again never makes a second account nor changes the password.
-        try h.service.signUp(email: "a@example.com", password: "another password", idToken: nil, continueURL: nil, locale: nil, clientIP: "")
+        try h.service.signUp(email: "a@example.com", password: "another password", idToken: nil, continueURL: nil, locale: nil)
         guard case .accountAlreadyExists = try #require(try h.lastMail()).message.content else {
             Issue.record("a taken address gets account-already-exists")
             return
@@ -36,7 +36,7 @@ struct FlowPasswordTests {
         #expect(again.uid == login.uid)
         #expect(again.isNewUser == false)
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-            _ = try h.service.signInWithPassword(email: "a@example.com", password: "another password", idToken: nil, allowMigration: false, clientIP: "")
+            _ = try h.service.signInWithPassword(email: "a@example.com", password: "another password", idToken: nil, allowMigration: false)
         }
     }
 
@@ -44,7 +44,7 @@ struct FlowPasswordTests {
     func signUpUpgradesAnonymous() throws {
         let h = try FlowHarness()
         let anonymous = try h.service.signInAnonymously()
-        try h.service.signUp(email: "a@example.com", password: "correct horse", idToken: anonymous.idToken, continueURL: nil, locale: nil, clientIP: "")
+        try h.service.signUp(email: "a@example.com", password: "correct horse", idToken: anonymous.idToken, continueURL: nil, locale: nil)
         let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         #expect(login.uid == anonymous.uid)
         #expect(login.isNewUser)
@@ -58,7 +58,7 @@ struct FlowPasswordTests {
     func policy(password: String, email: String) throws {
         let h = try FlowHarness()
         let error = expectAuthError("WEAK_PASSWORD") {
-            try h.service.signUp(email: email, password: password, idToken: nil, continueURL: nil, locale: nil, clientIP: "")
+            try h.service.signUp(email: email, password: password, idToken: nil, continueURL: nil, locale: nil)
         }
         #expect(error?.status == 400)
         #expect(h.store.queuedMail().isEmpty)
@@ -68,22 +68,22 @@ struct FlowPasswordTests {
     func passwordFailures() throws {
         let h = try FlowHarness()
         let noPassword = try h.signIn("linkonly@example.com")
-        try h.service.signUp(email: "pw@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil, clientIP: "")
+        try h.service.signUp(email: "pw@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
         let pw = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         var errors: [AuthError] = []
         for (email, password) in [("nobody@example.com", "correct horse"), ("pw@example.com", "wrong horse"),
                                   ("linkonly@example.com", "correct horse"), ("not an address", "correct horse")] {
             if let error = expectAuthError("INVALID_LOGIN_CREDENTIALS", {
-                _ = try h.service.signInWithPassword(email: email, password: password, idToken: nil, allowMigration: false, clientIP: "")
+                _ = try h.service.signInWithPassword(email: email, password: password, idToken: nil, allowMigration: false)
             }) { errors.append(error) }
         }
         #expect(Set(errors).count == 1, "identical errors")
         _ = try h.service.updateUser(uid: pw.uid, disabled: true, emailVerified: nil, displayName: nil)
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "wrong horse", idToken: nil, allowMigration: false, clientIP: "")
+            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "wrong horse", idToken: nil, allowMigration: false)
         }
         expectAuthError("USER_DISABLED") {
-            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: nil, allowMigration: false, clientIP: "")
+            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: nil, allowMigration: false)
         }
         // Disabling revokes the sessions it had.
         expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: pw.session.idToken) }
@@ -94,32 +94,32 @@ struct FlowPasswordTests {
     @Test("password sign-in resolves the cases too: anonymous session → MIGRATION_REQUIRED, then migrate")
     func passwordMigration() throws {
         let h = try FlowHarness()
-        try h.service.signUp(email: "pw@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil, clientIP: "")
+        try h.service.signUp(email: "pw@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
         let owner = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         let anonymous = try h.service.signInAnonymously()
         expectAuthError("MIGRATION_REQUIRED") {
-            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: false, clientIP: "")
+            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: false)
         }
         let login = try h.service.signInWithPassword(
-            email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: true, clientIP: "")
+            email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: true)
         #expect(login.migration?.fromUid == anonymous.uid)
         #expect(login.migration?.toUid == owner.uid)
         #expect(try h.account(anonymous.uid) == nil)
         let other = try h.signIn("other@example.com")
         expectAuthError("CREDENTIAL_ALREADY_IN_USE") {
-            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: other.session.idToken, allowMigration: false, clientIP: "")
+            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: other.session.idToken, allowMigration: false)
         }
     }
 
     @Test("reset: inspect consumes nothing; apply sets the password, revokes sessions, kills other reset links, queues a notice")
     func reset() throws {
         let h = try FlowHarness()
-        try h.service.signUp(email: "a@example.com", password: "old password", idToken: nil, continueURL: nil, locale: nil, clientIP: "")
+        try h.service.signUp(email: "a@example.com", password: "old password", idToken: nil, continueURL: nil, locale: nil)
         let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
 
-        try h.service.requestPasswordReset(email: "a@example.com", continueURL: "https://app.example.com/done", locale: nil, clientIP: "")
+        try h.service.requestPasswordReset(email: "a@example.com", continueURL: "https://app.example.com/done", locale: nil)
         let first = try h.lastLink()
-        try h.service.requestPasswordReset(email: "a@example.com", continueURL: nil, locale: nil, clientIP: "")
+        try h.service.requestPasswordReset(email: "a@example.com", continueURL: nil, locale: nil)
         let second = try h.lastLink()
         for _ in 0..<3 {
             let info = try h.service.inspectAction(link: first, oobCode: nil)
@@ -139,17 +139,17 @@ struct FlowPasswordTests {
         expectAuthError("INVALID_OOB_CODE") { _ = try h.service.inspectAction(link: second, oobCode: nil) }
         expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(login.session.refreshToken) }
         expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: login.session.idToken) }
-        _ = try h.service.signInWithPassword(email: "a@example.com", password: "new password", idToken: nil, allowMigration: false, clientIP: "")
+        _ = try h.service.signInWithPassword(email: "a@example.com", password: "new password", idToken: nil, allowMigration: false)
     }
 
     @Test("a reset for an unknown address sends nothing (or the no-account notice when enabled)")
     func resetUnknown() throws {
         let h = try FlowHarness()
-        try h.service.requestPasswordReset(email: "nobody@example.com", continueURL: nil, locale: nil, clientIP: "")
+        try h.service.requestPasswordReset(email: "nobody@example.com", continueURL: nil, locale: nil)
         #expect(h.store.queuedMail().count == 1, "recorded like any other address")
         #expect(try h.lastMail() == nil)
         let noisy = try FlowHarness { $0.sendNoAccountMail = true }
-        try noisy.service.requestPasswordReset(email: "nobody@example.com", continueURL: nil, locale: nil, clientIP: "")
+        try noisy.service.requestPasswordReset(email: "nobody@example.com", continueURL: nil, locale: nil)
         guard case .noAccount = try #require(try noisy.lastMail()).message.content else {
             Issue.record("the no-account notice")
             return
@@ -196,7 +196,7 @@ struct FlowPasswordTests {
         _ = try h.service.refresh(fresh.refreshToken)
         h.clock.advance(by: 301)
         expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try h.service.setPassword(idToken: fresh.idToken, password: "another one!") }
-        _ = try h.service.signInWithPassword(email: "a@example.com", password: "a new password", idToken: nil, allowMigration: false, clientIP: "")
+        _ = try h.service.signInWithPassword(email: "a@example.com", password: "a new password", idToken: nil, allowMigration: false)
     }
 }
 

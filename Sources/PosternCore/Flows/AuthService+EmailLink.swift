@@ -9,18 +9,16 @@ public struct EmailLinkRequest: Sendable {
     /// PKCE S256 challenge: base64url(SHA-256(codeVerifier)).
     public var codeChallenge: String?
     public var idToken: String?
-    public var clientIP: String
 
     public init(
         email: String, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
-        idToken: String? = nil, clientIP: String = ""
+        idToken: String? = nil
     ) {
         self.email = email
         self.continueURL = continueURL
         self.locale = locale
         self.codeChallenge = codeChallenge
         self.idToken = idToken
-        self.clientIP = clientIP
     }
 }
 
@@ -56,7 +54,6 @@ extension AuthService {
     /// - Throws: `AuthError` for a malformed address, continue URL, challenge or ID token, and
     ///   `tooManyAttempts` past the per-address limit.
     public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) {
-        try checkClient(ip: input.clientIP)
         let email = try parseEmail(input.email)
         let continueURL = try checkContinueURL(input.continueURL)
         if let challenge = input.codeChallenge {

@@ -6,9 +6,8 @@ extension AuthService {
     /// the mailed link is completed (an address that has an account gets "you already have one").
     /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
     public func signUp(
-        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, clientIP: String
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?
     ) throws(AuthError) {
-        try checkClient(ip: clientIP)
         let address = try parseEmail(email)
         try PasswordPolicy.check(password, email: address)
         let continueURL = try checkContinueURL(continueURL)
@@ -27,9 +26,8 @@ extension AuthService {
     /// password proved right. Resolves the six cases like an email link.
     /// - Throws: `AuthError`.
     public func signInWithPassword(
-        email: String, password: String, idToken: String?, allowMigration: Bool, clientIP: String
+        email: String, password: String, idToken: String?, allowMigration: Bool
     ) throws(AuthError) -> LoginDescriptor {
-        try checkClient(ip: clientIP)
         let presented = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account }
         // A malformed address is refused like an unknown one, after the same work.
         let address = try? EmailAddress.parse(email)
@@ -68,8 +66,7 @@ extension AuthService {
 
     /// Asks for a reset link: records the request and queues the mail; 202 for every address.
     /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
-    public func requestPasswordReset(email: String, continueURL: String?, locale: String?, clientIP: String) throws(AuthError) {
-        try checkClient(ip: clientIP)
+    public func requestPasswordReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
         let address = try parseEmail(email)
         let continueURL = try checkContinueURL(continueURL)
         let now = clock.unixSeconds()

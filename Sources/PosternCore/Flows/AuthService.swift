@@ -70,7 +70,7 @@ public final class AuthService: Sendable {
         }
     }
 
-    /// Applies the per-IP limit of the public endpoints.
+    /// Applies the per-IP limit of the public endpoints (the HTTP layer calls it once per request).
     /// - Throws: `AuthError.tooManyAttempts`.
     public func checkClient(ip: String) throws(AuthError) {
         if let wait = ipLimiter.take(ip: ip, now: clock.now().timeIntervalSince1970) {
@@ -82,19 +82,15 @@ public final class AuthService: Sendable {
         do { return try EmailAddress.parse(text) } catch { throw .invalidEmail(error) }
     }
 
-    /// Checks a continue URL against the allowed hosts (exact host, http(s), no user-info).
+    /// Checks a continue URL with the parser's rule (exact allowed host or the public URL's own,
+    /// http(s) without user info, no https → http downgrade).
     func checkContinueURL(_ url: String?) throws(AuthError) -> String? {
         guard let url, !url.isEmpty else { return nil }
-        guard url.utf8.count <= 2048, !url.contains(where: { $0.isWhitespace || $0 == "\\" }),
-            let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "https" || scheme == "http", components.user == nil, components.password == nil,
-            let host = components.host?.lowercased(), !host.isEmpty
-        else { throw .invalidContinueURL("continueUrl must be an absolute http(s) URL without user info.") }
-        let publicHost = URLComponents(string: config.publicURL)?.host?.lowercased()
-        guard config.allowedContinueHosts.contains(host) || host == publicHost else {
-            throw .invalidContinueURL("continueUrl points to a host that is not in --allowed-continue-hosts.")
+        guard let allowed = parser.policy.allowedContinueURL(url) else {
+            throw .invalidContinueURL(
+                "continueUrl must be an absolute http(s) URL without user info, to the public URL's host or one in --allowed-continue-hosts.")
         }
-        return url
+        return allowed
     }
 
     /// A new random id (16 bytes, base64url): uids, request ids, token families.

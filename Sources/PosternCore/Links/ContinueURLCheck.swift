@@ -20,8 +20,16 @@ enum ContinueURLCheck {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func isLoopback(_ host: [UInt8]) -> Bool {
+    static func isLoopback(_ host: [UInt8]) -> Bool {
         LinkBytes.equals(host, 0..<host.count, "localhost") || LinkBytes.equals(host, 0..<host.count, "127.0.0.1")
             || LinkBytes.equals(host, 0..<host.count, "[::1]")
+    }
+}
+
+extension LinkPolicy {
+    /// `text` when it may be used as a `continueUrl`: the one rule for links in mail and for the
+    /// `continueUrl` a request asks for (see `ContinueURLCheck`); nil otherwise.
+    public func allowedContinueURL(_ text: String) -> String? {
+        ContinueURLCheck.allowedURL(Array(text.utf8), policy: self)
     }
 }

@@ -8,7 +8,6 @@ extension APIRouter {
         let sent = HTTPResponse.json(202, #"{"status":"sent"}"#)
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200) { c throws(AuthError) in
-                try service.checkClient(ip: c.clientIP)
                 _ = try c.body()
                 return JSONAnswer.respond(200, JSONAnswer.session(try service.signInAnonymously()))
             },
@@ -16,11 +15,10 @@ extension APIRouter {
                 let body = try c.body()
                 try service.sendEmailLink(EmailLinkRequest(
                     email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
-                    codeChallenge: try body.string("codeChallenge"), idToken: try body.string("idToken"), clientIP: c.clientIP))
+                    codeChallenge: try body.string("codeChallenge"), idToken: try body.string("idToken")))
                 return sent
             },
             Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200) { c throws(AuthError) in
-                try service.checkClient(ip: c.clientIP)
                 let body = try c.body()
                 let login = try service.completeEmailLink(EmailLinkCompletion(
                     link: try body.string("link"), oobCode: try body.string("oobCode"), code: try body.string("code"),
@@ -32,26 +30,23 @@ extension APIRouter {
                 let body = try c.body()
                 try service.signUp(
                     email: try body.required("email"), password: try body.required("password"), idToken: try body.string("idToken"),
-                    continueURL: try body.string("continueUrl"), locale: try body.string("locale"), clientIP: c.clientIP)
+                    continueURL: try body.string("continueUrl"), locale: try body.string("locale"))
                 return .json(202, #"{"status":"verification_sent"}"#)
             },
             Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200) { c throws(AuthError) in
                 let body = try c.body()
                 let login = try service.signInWithPassword(
                     email: try body.required("email"), password: try body.required("password"),
-                    idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false,
-                    clientIP: c.clientIP)
+                    idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false)
                 return JSONAnswer.respond(200, JSONAnswer.login(login))
             },
             Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
                 let body = try c.body()
                 try service.requestPasswordReset(
-                    email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
-                    clientIP: c.clientIP)
+                    email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"))
                 return sent
             },
             Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200) { c throws(AuthError) in
-                try service.checkClient(ip: c.clientIP)
                 let body = try c.body()
                 let info = try service.inspectAction(link: try body.string("link"), oobCode: try body.string("oobCode"))
                 let answer: [String: Any] = [
@@ -61,14 +56,12 @@ extension APIRouter {
                 return JSONAnswer.respond(200, answer)
             },
             Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200) { c throws(AuthError) in
-                try service.checkClient(ip: c.clientIP)
                 let body = try c.body()
                 let applied = try service.applyAction(
                     link: try body.string("link"), oobCode: try body.string("oobCode"), newPassword: try body.string("newPassword"))
                 return JSONAnswer.respond(200, ["mode": applied.mode.rawValue, "email": applied.email])
             },
             Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200) { c throws(AuthError) in
-                try service.checkClient(ip: c.clientIP)
                 let session = try service.refresh(try c.body().required("refreshToken"))
                 return JSONAnswer.respond(200, JSONAnswer.session(session))
             },

@@ -62,6 +62,11 @@ public final class APIRouter: Sendable {
                     throw AuthError(status: 401, code: "UNAUTHORIZED", message: "The admin token is missing or wrong.")
                 }
             }
+            // The per-IP limit, once, for every public request that can change state or check a
+            // credential (GET and HEAD only look).
+            if route.access == .public, request.method != "GET", request.method != "HEAD" {
+                try runtime.service.checkClient(ip: clientIP)
+            }
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {
             if error.status >= 500 {

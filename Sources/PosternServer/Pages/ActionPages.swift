@@ -90,7 +90,6 @@ struct ActionPages: Sendable {
             return page(403, text, heading: text["error.heading"], body: "<p>\(text["error.form"])</p>")
         }
         do {
-            try runtime.service.checkClient(ip: c.clientIP)
             let info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
             let applied = try runtime.service.applyAction(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
             let key = applied.mode == .resetPassword ? "reset.done" : "\(applied.mode.rawValue).done"
