@@ -1,3 +1,5 @@
+import Foundation
+
 /// An HTTP request as the router sees it: no C types.
 public struct HTTPRequest: Sendable {
     /// GET, HEAD, POST, …
@@ -35,35 +37,14 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
 
-    /// The API's error shape: `{"error": {"code", "message"}}`.
-    public static func error(_ status: Int, code: String, message: String) -> HTTPResponse {
-        json(status, #"{"error":{"code":"\#(code)","message":\#(jsonString(message))}}"#)
-    }
-}
-
-/// `text` as a JSON string literal.
-public func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if scalar.value < 0x20 {
-                out += "\\u00" + String(scalar.value, radix: 16).leftPadded(to: 2)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return out + "\""
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+    /// The API's error shape: `{"error": {"code", "message", …details}}`, with `Retry-After`
+    /// when the details carry `retryAfter`. The one builder of error answers.
+    public static func error(_ status: Int, code: String, message: String, details: [String: String] = [:]) -> HTTPResponse {
+        var object: [String: String] = ["code": code, "message": message]
+        for (key, value) in details where key != "retryAfter" { object[key] = value }
+        let data = (try? JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        var response = HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+        if let retry = details["retryAfter"] { response.headers.append(("Retry-After", retry)) }
+        return response
     }
 }

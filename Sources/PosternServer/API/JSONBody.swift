@@ -97,10 +97,6 @@ enum JSONAnswer {
     }
 
     static func error(_ error: AuthError) -> HTTPResponse {
-        var object: [String: Any] = ["code": error.code, "message": error.message]
-        for (key, value) in error.details where key != "retryAfter" { object[key] = value }
-        var response = HTTPResponse.json(error.status, encode(["error": object]))
-        if let retry = error.details["retryAfter"] { response.headers.append(("Retry-After", retry)) }
-        return response
+        .error(error.status, code: error.code, message: error.message, details: error.details)
     }
 }
