@@ -95,7 +95,7 @@ final class SQLiteConnection {
     /// Runs a statement with no result rows, or several separated by `;` when `args` is empty.
     @discardableResult
     func execute(_ sql: String, _ args: [SQLValue] = []) throws -> Int {
-        if args.isEmpty && sql.contains(";") {
+        if args.isEmpty && sql.utf8.contains(UInt8(ascii: ";")) {
             let rc = sqlite3_exec(handle, sql, nil, nil, nil)
             guard rc == SQLITE_OK else { throw error(rc, sql) }
             return Int(sqlite3_changes(handle))
@@ -132,6 +132,9 @@ final class SQLiteConnection {
             try row(statement)
         }
     }
+
+    /// The statements prepared so far (for tests of the hot statements' plans).
+    var preparedSQL: [String] { Array(cache.keys) }
 
     /// The rowid of the last row this connection inserted.
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }

@@ -3,7 +3,8 @@ import PosternCore
 extension SQLiteTransaction {
     /// The due index's condition, written out so SQLite can use that partial index (it matches
     /// the condition as written): queries for one worker's claims then read only unfinished rows.
-    static let unfinished = "state IN ('queued', 'retrying', 'claimed')"
+    /// Two constants, not three: see `Schema.outboxWithoutListsMigration`.
+    static let unfinished = "state NOT IN ('sent', 'dead')"
 
     private static let metadataColumns =
         "id, intent, recipient_local, recipient_domain, state, attempts, next_attempt_at, created_at, give_up_at, finished_at, last_reply, message_id"
@@ -81,7 +82,7 @@ extension SQLiteTransaction {
             """
             UPDATE outbox SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
             WHERE id IN (
-                SELECT id FROM outbox WHERE state IN ('queued', 'retrying', 'claimed') AND next_attempt_at <= ?
+                SELECT id FROM outbox WHERE \(Self.unfinished) AND next_attempt_at <= ?
                 ORDER BY next_attempt_at, id LIMIT ?)
             RETURNING \(Self.metadataColumns), envelope_sender, envelope_recipients, body,
                 EXISTS (SELECT 1 FROM suppressions WHERE address = recipient_normalized)

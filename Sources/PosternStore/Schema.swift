@@ -83,5 +83,7 @@ enum Schema {
         """,
         // 2: the outbox.
         outboxMigration,
+        // 3: the outbox without IN lists of three or more constants in its constraint and index.
+        outboxWithoutListsMigration,
     ]
 }

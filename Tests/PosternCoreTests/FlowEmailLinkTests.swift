@@ -168,4 +168,24 @@ struct FlowEmailLinkTests {
         #expect(limiter.take(ip: "5.6.7.8", now: 0) == nil)
         #expect(limiter.take(ip: "1.2.3.4", now: 30) == nil)
     }
+
+    @Test("request ids are 16 bytes: the time in milliseconds, then 80 random bits")
+    func requestIDsAreTimePrefixed() throws {
+        let h = try FlowHarness()
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "b@example.com"))
+        h.clock.advance(by: 1.5)
+        try h.service.sendEmailLink(EmailLinkRequest(email: "c@example.com"))
+        let ids = h.store.queuedMail().compactMap { queued -> [UInt8]? in
+            guard case .signIn(let id) = queued.intent else { return nil }
+            return Base64URL.decode(id)
+        }
+        #expect(ids.count == 3)
+        #expect(ids.allSatisfy { $0.count == 16 })
+        func milliseconds(_ id: [UInt8]) -> UInt64 { id.prefix(6).reduce(0) { $0 << 8 | UInt64($1) } }
+        let start = UInt64(h.clock.now().timeIntervalSince1970 * 1000) - 1500
+        #expect(ids.map(milliseconds) == [start, start, start + 1500])
+        #expect(ids[0].suffix(10) != ids[1].suffix(10))
+        #expect(Set(ids.map { $0.suffix(10) }).count == 3)
+    }
 }

@@ -30,6 +30,29 @@ struct TransportTests {
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
     }
 
+    @Test("file: a closed gate leaves no file; a directory gone away is a transient failure, with nothing left behind")
+    func directoryGateAndFailure() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("postern-eml-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let transport = try DirectoryTransport(directory: folder.path)
+        guard case .transient = transport.deliver(mail(), completingAfter: { false }) else {
+            Issue.record("written although the gate was closed")
+            return
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+        guard case .sent = transport.deliver(mail(), completingAfter: { true }) else {
+            Issue.record("not written")
+            return
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).count == 1)
+        try FileManager.default.removeItem(at: folder)
+        guard case .transient(let reply, _) = transport.deliver(mail()) else {
+            Issue.record("a removed directory was not a transient failure")
+            return
+        }
+        #expect(reply.hasPrefix("cannot write to \(folder.path)"))
+    }
+
     @Test("file: a directory that cannot be written is a transient failure")
     func unwritableDirectory() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("postern-notdir-\(UUID().uuidString)")

@@ -143,7 +143,7 @@ struct OutboxStoreTests {
         let db = try SQLiteConnection(path: database.path)
         var plan: [String] = []
         try db.query(
-            "EXPLAIN QUERY PLAN SELECT id FROM outbox WHERE state IN ('queued', 'retrying', 'claimed') AND next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 8"
+            "EXPLAIN QUERY PLAN SELECT id FROM outbox WHERE \(SQLiteTransaction.unfinished) AND next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 8"
         ) { plan.append($0.text(3) ?? "") }
         #expect(plan.contains { $0.contains("outbox_due") })
         for sql in [
@@ -153,6 +153,76 @@ struct OutboxStoreTests {
             var steps: [String] = []
             try db.query("EXPLAIN QUERY PLAN " + sql) { steps.append($0.text(3) ?? "") }
             #expect(steps.contains { $0.contains("outbox_due") }, "\(sql): \(steps)")
+        }
+    }
+
+    @Test("the statements run once per message build no temporary b-tree (an IN list of constants would)")
+    func perMessageStatementsHaveNoEphemeralTables() throws {
+        let db = try SQLiteConnection(path: database.path)
+        let tx = SQLiteTransaction(db)
+        try db.execute("BEGIN IMMEDIATE")
+        let now: Int64 = 100
+        let request = ActionRequest(
+            id: "req", purpose: .signIn, email: alice, uid: nil, continueURL: nil, locale: nil, codeChallenge: nil,
+            createdAt: now, expiresAt: now + 600, sixDigitKeyID: 1)
+        try tx.insertActionRequest(request)
+        var ids: [Int64] = []
+        for n in 0..<4 { ids.append(try tx.enqueue(.signIn(requestID: "r\(n)"), recipient: alice, now: now, giveUpAt: now + 600)) }
+        let perBatch = Set(db.preparedSQL)
+        _ = try tx.claimDue(owner: "w", now: now, leaseUntil: now + 60, limit: 4)
+        // Renewing a batch's leases updates the indexed column of several rows: per batch, rarely.
+        try tx.extendLeases(owner: "w", leaseUntil: now + 120)
+        let claimSQL = Set(db.preparedSQL).subtracting(perBatch)
+        #expect(try tx.storeMail(id: ids[0], owner: "w", mail: mail("a")))
+        #expect(try tx.markSent(id: ids[0], owner: "w", now: now, reply: "250 ok"))
+        #expect(try tx.markRetry(id: ids[1], owner: "w", at: now + 30, reply: "451 later"))
+        #expect(try tx.markDead(id: ids[2], owner: "w", now: now, reply: "550 no"))
+        try db.execute("COMMIT")
+
+        // The claim and the renewal run once per batch, and need the temporary table.
+        let perMessage = Set(db.preparedSQL).subtracting(claimSQL).filter { !$0.hasPrefix("BEGIN") && !$0.hasPrefix("COMMIT") }
+        #expect(perMessage.count >= 7)
+        for sql in perMessage {
+            var opcodes: [String] = []
+            try db.query("EXPLAIN " + sql, Array(repeating: .null, count: sql.filter { $0 == "?" }.count)) { opcodes.append($0.text(1) ?? "") }
+            #expect(!opcodes.isEmpty)
+            #expect(!opcodes.contains("OpenEphemeral"), "\(sql)")
+        }
+    }
+
+    @Test("an outbox of schema 2 is rebuilt by migration 3 with every row and column kept")
+    func outboxRebuildKeepsRows() throws {
+        let old = try TemporaryDatabase()
+        let db = try SQLiteConnection(path: old.path)
+        for sql in Schema.migrations.prefix(2) { try db.execute(sql) }
+        try db.execute("PRAGMA user_version = 2")
+        try db.execute(
+            """
+            INSERT INTO outbox (id, intent, recipient_local, recipient_domain, recipient_normalized, state, attempts,
+                next_attempt_at, lease_owner, created_at, give_up_at, finished_at, last_reply, message_id,
+                envelope_sender, envelope_recipients, body)
+            VALUES (7, 'sign-in:r1', 'Alice', 'example.com', 'alice@example.com', 'claimed', 2, 130, 'w1', 100, 900,
+                NULL, '451 later', '<m@example.com>', 'no-reply@example.com', 'Alice@example.com', x'00ff'),
+                (8, 'sign-in:r2', 'Bob', 'example.com', 'bob@example.com', 'sent', 1, 100, NULL, 100, 900, 120, '250 ok',
+                '<n@example.com>', NULL, NULL, NULL)
+            """)
+        let columns = "SELECT * FROM outbox ORDER BY id"
+        var before: [[String]] = []
+        try db.query(columns) { row in before.append((0..<17).map { row.text(Int32($0)) ?? "NULL" }) }
+
+        let migrated = try SQLiteStore(path: old.path)
+        #expect(try migrated.schemaVersion() == Schema.migrations.count)
+        var after: [[String]] = []
+        let reader = try SQLiteConnection(path: old.path)
+        try reader.query(columns) { row in after.append((0..<17).map { row.text(Int32($0)) ?? "NULL" }) }
+        #expect(after == before)
+        #expect(after.count == 2)
+        // The claimed message is still claimable once its lease ends, through the rebuilt index.
+        let claims = try migrated.write { try $0.claimDue(owner: "w2", now: 130, leaseUntil: 190, limit: 4) }
+        #expect(claims.map(\.message.id) == [7])
+        #expect(claims.first?.mail?.bytes == [0, 255])
+        #expect(throws: (any Error).self) {
+            try reader.execute("UPDATE outbox SET state = 'lost' WHERE id = 8")
         }
     }
 }

@@ -31,13 +31,13 @@ struct SQLiteStoreTests {
 
     @Test("migrations run once; the file is private; data survives reopening")
     func migrationsAndReopen() throws {
-        #expect(try store.schemaVersion() == 2)
+        #expect(try store.schemaVersion() == 3)
         let mode = try FileManager.default.attributesOfItem(atPath: database.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let alice = try account("u1", "Alice@Example.com")
         try store.write { try $0.insertAccount(alice) }
         let reopened = try SQLiteStore(path: database.path)
-        #expect(try reopened.schemaVersion() == 2)
+        #expect(try reopened.schemaVersion() == 3)
         let found = try reopened.read { try $0.account(address: EmailAddress.parse("alice@example.com")) }
         #expect(found == alice)
         #expect(found?.email?.address == "Alice@example.com")

@@ -12,14 +12,27 @@ extension EmailAddress {
     /// address literals, and anything over 254 octets.
     /// - Throws: `EmailAddressError` naming what is wrong.
     public static func parse(_ input: String) throws(EmailAddressError) -> EmailAddress {
-        for scalar in input.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control: if scalar != "\t" { throw EmailAddressError(.controlCharacter) }
-            case .format, .lineSeparator, .paragraphSeparator: throw EmailAddressError(.invisibleCharacter)
-            default: break
+        let text: String
+        if input.utf8.allSatisfy({ $0 < 0x80 }) {
+            // Nearly every address: ASCII needs no Unicode tables (a request's hot path).
+            for byte in input.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+                throw EmailAddressError(.controlCharacter)
             }
+            let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+            let bytes = input.utf8
+            let start = bytes.firstIndex { !isBlank($0) } ?? bytes.endIndex
+            let end = bytes.lastIndex { !isBlank($0) }.map { bytes.index(after: $0) } ?? start
+            text = start < end ? String(Substring(input.utf8[start..<end])) : ""
+        } else {
+            for scalar in input.unicodeScalars {
+                switch scalar.properties.generalCategory {
+                case .control: if scalar != "\t" { throw EmailAddressError(.controlCharacter) }
+                case .format, .lineSeparator, .paragraphSeparator: throw EmailAddressError(.invisibleCharacter)
+                default: break
+                }
+            }
+            text = input.trimmingCharacters(in: .whitespaces)
         }
-        let text = input.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw EmailAddressError(.empty) }
         let scalars = Array(text.unicodeScalars)
 
@@ -64,7 +77,7 @@ extension EmailAddress {
         if domainText.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
             throw EmailAddressError(.displayName)
         }
-        if domainText.contains("@") { throw EmailAddressError(.multipleAt) }
+        if domainText.utf8.contains(UInt8(ascii: "@")) { throw EmailAddressError(.multipleAt) }
         guard local.utf8.count <= 64 else { throw EmailAddressError(.localPartTooLong) }
         let domain = try encodeDomain(domainText)
         guard local.utf8.count + 1 + domain.utf8.count <= maximumLength else { throw EmailAddressError(.tooLong) }
@@ -101,8 +114,12 @@ extension EmailAddress {
         if text.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
             throw EmailAddressError(.displayName)
         }
-        var folded = text.lowercased().precomposedStringWithCanonicalMapping
-        for dot in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] { folded = folded.replacingOccurrences(of: dot, with: ".") }
+        var folded = text.lowercased()
+        if !folded.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII is already NFC and has no ideographic full stops.
+            folded = folded.precomposedStringWithCanonicalMapping
+            for dot in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] { folded = folded.replacingOccurrences(of: dot, with: ".") }
+        }
         var labels: [String] = []
         for label in folded.split(separator: ".", omittingEmptySubsequences: false) {
             guard !label.isEmpty else { throw EmailAddressError(.invalidDomain) }

@@ -82,7 +82,7 @@ extension AuthService {
         let continueURL = try checkContinueURL(continueURL)
         let now = clock.unixSeconds()
         let request = ActionRequest(
-            id: try Self.newID(), purpose: .verifyEmail, email: email, uid: account.uid, continueURL: continueURL,
+            id: try Self.newRequestID(at: clock.now()), purpose: .verifyEmail, email: email, uid: account.uid, continueURL: continueURL,
             locale: account.locale, createdAt: now, expiresAt: now + config.ttlVerifyEmail)
         try recordRequest(request, intent: .verifyEmail(requestID: request.id))
     }
@@ -100,7 +100,7 @@ extension AuthService {
         let continueURL = try checkContinueURL(continueURL)
         let now = clock.unixSeconds()
         let request = ActionRequest(
-            id: try Self.newID(), purpose: .changeEmail, email: address, uid: account.uid, otherEmail: old,
+            id: try Self.newRequestID(at: clock.now()), purpose: .changeEmail, email: address, uid: account.uid, otherEmail: old,
             continueURL: continueURL, locale: account.locale, createdAt: now, expiresAt: now + config.ttlVerifyEmail)
         try recordRequest(request, intent: .changeEmail(requestID: request.id))
     }

@@ -65,7 +65,7 @@ extension AuthService {
         let now = clock.unixSeconds()
         // The key that will derive the mail's 6-digit code is fixed now, so the content stage only reads.
         let request = ActionRequest(
-            id: try Self.newID(), purpose: .signIn, email: email, uid: sessionUid, continueURL: continueURL,
+            id: try Self.newRequestID(at: clock.now()), purpose: .signIn, email: email, uid: sessionUid, continueURL: continueURL,
             locale: input.locale.flatMap(Self.cleanLocale), codeChallenge: input.codeChallenge, createdAt: now,
             expiresAt: now + config.ttlSignIn, sixDigitKeyID: keys.current.actionCodes.activeKeyID)
         try recordRequest(request, intent: .signIn(requestID: request.id))
@@ -236,7 +236,7 @@ extension AuthService {
         uid: String, old: EmailAddress, new: EmailAddress, tx: any StoreWriter, now: Int64, ttl: Int64
     ) throws {
         let recovery = ActionRequest(
-            id: try newID(), purpose: .recoverEmail, email: old, uid: uid, otherEmail: new, createdAt: now,
+            id: try newRequestID(at: Date(timeIntervalSince1970: TimeInterval(now))), purpose: .recoverEmail, email: old, uid: uid, otherEmail: new, createdAt: now,
             expiresAt: now + ttl)
         try tx.insertActionRequest(recovery)
         _ = try tx.enqueue(.recoverEmail(requestID: recovery.id), recipient: old, now: now, giveUpAt: recovery.expiresAt)

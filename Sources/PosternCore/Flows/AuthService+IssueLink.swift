@@ -31,7 +31,7 @@ extension AuthService {
         let continueURL = try checkContinueURL(continueURL)
         let now = clock.unixSeconds()
         let ring = keys.current
-        let id = try Self.newID()
+        let id = try Self.newRequestID(at: clock.now())
         let lifetime = config.lifetime(purpose)
         let cleanLocale = locale.flatMap(Self.cleanLocale)
         let issued = try write { tx -> IssuedLink in

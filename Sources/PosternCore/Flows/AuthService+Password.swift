@@ -15,7 +15,7 @@ extension AuthService {
         let hash = try hashPassword(password)
         let now = clock.unixSeconds()
         let request = ActionRequest(
-            id: try Self.newID(), purpose: .signUp, email: address, uid: sessionUid, passwordHash: hash,
+            id: try Self.newRequestID(at: clock.now()), purpose: .signUp, email: address, uid: sessionUid, passwordHash: hash,
             continueURL: continueURL, locale: locale.flatMap(Self.cleanLocale), createdAt: now,
             expiresAt: now + config.ttlSignIn)
         try recordRequest(request, intent: .signUp(requestID: request.id))
@@ -71,7 +71,7 @@ extension AuthService {
         let continueURL = try checkContinueURL(continueURL)
         let now = clock.unixSeconds()
         let request = ActionRequest(
-            id: try Self.newID(), purpose: .resetPassword, email: address, continueURL: continueURL,
+            id: try Self.newRequestID(at: clock.now()), purpose: .resetPassword, email: address, continueURL: continueURL,
             locale: locale.flatMap(Self.cleanLocale), createdAt: now, expiresAt: now + config.ttlResetPassword)
         try recordRequest(request, intent: .resetPassword(requestID: request.id))
     }

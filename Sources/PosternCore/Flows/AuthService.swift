@@ -93,9 +93,26 @@ public final class AuthService: Sendable {
         return allowed
     }
 
-    /// A new random id (16 bytes, base64url): uids, request ids, token families.
+    /// A new random id (16 bytes, base64url): uids and token families.
     static func newID() throws(AuthError) -> String {
         do { return Base64URL.encode(try SecureRandom.bytes(16)) } catch { throw .internalError("\(error)") }
+    }
+
+    /// A new action-request id, which is also its code's nonce (16 bytes, base64url): the time in
+    /// milliseconds (6 bytes, big-endian) then 80 random bits.
+    ///
+    /// Requests made in the same second share their first six characters, so a group commit's
+    /// inserts land on a few pages of the id index instead of one random page each (measured: the
+    /// WAL written per request roughly halves). The code carries its issue time anyway, so the
+    /// prefix tells nothing new; uniqueness rests on 80 random bits per millisecond.
+    static func newRequestID(at time: Date) throws(AuthError) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let milliseconds = UInt64(max(0, time.timeIntervalSince1970 * 1000))
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+        var random = [UInt8](repeating: 0, count: 10)
+        do { try random.withUnsafeMutableBytes { try SecureRandom.fillBuffered($0) } } catch { throw .internalError("\(error)") }
+        bytes.replaceSubrange(6..<16, with: random)
+        return Base64URL.encode(bytes)
     }
 
     /// The per-address bucket for `action`: a keyed hash, so the table holds no addresses.
