@@ -3,8 +3,8 @@ extension Schema {
     ///
     /// `next_attempt_at` is when a queued or retrying message is due and, while it is claimed, when
     /// its lease ends: so one index finds every claimable message, including those of dead workers.
-    /// The body and the envelope are stored once composed (retries send the same message) and
-    /// erased when the message is sent or dead. One index only: every other index would be
+    /// The body and the envelope are stored when a first attempt fails transiently (retries send
+    /// the same message) and erased when the message is sent or dead. One index only: every other index would be
     /// rewritten on each claim and each outcome, the hottest writes; releasing leases and purging are
     /// rare and may scan.
     static let outboxMigration = """

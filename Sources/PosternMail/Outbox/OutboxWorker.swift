@@ -83,9 +83,12 @@ final class OutboxWorker: @unchecked Sendable {
         claimSize = claims.count == limit ? min(limit * 2, configuration.batchSize) : min(Self.firstClaim, configuration.batchSize)
         guard !claims.isEmpty else { return false }
 
-        // Compose what has no body yet, and settle what must not be sent, in one transaction.
+        // Compose what has no body yet, and settle what must not be sent, in one transaction. A
+        // new body is stored only with a transient failure, so that a retry sends the same bytes
+        // (the same Message-ID): most mail is sent on its first try, and a 4 KB body written and
+        // erased again per message was most of what the writer wrote. After a crash between the
+        // send and its record (at most one message per worker) the message is composed anew.
         var ready: [(DeliveryStateMachine, OutboxClaim, OutgoingMail)] = []
-        var stored: [(Int64, OutgoingMail)] = []
         var settled: [(Int64, DeliveryStateMachine.Action)] = []
         for claim in claims {
             var life = DeliveryStateMachine(claimed: claim.message, owner: owner, policy: policy)
@@ -94,7 +97,6 @@ final class OutboxWorker: @unchecked Sendable {
             if mail == nil && !claim.isSuppressed && now < life.deadline {
                 do {
                     mail = try compose(claim.message)
-                    if let mail { stored.append((claim.message.id, mail)) }
                 } catch {
                     composeFailed = true
                     logger?.warning("outbox: the content stage failed", ["id": "\(claim.message.id)", "intent": claim.message.intent.name])
@@ -114,15 +116,14 @@ final class OutboxWorker: @unchecked Sendable {
         // Each outcome is recorded while the next message is already on its way, but the next one
         // is not completed (SMTP's final ".") until that record is durable: a crash leaves at most
         // one sent-but-unrecorded message per worker, and the fsync overlaps the SMTP round trips.
-        // The batch's new bodies (and what was settled unsent) go first, the same way: durable
-        // before the first message of the batch is completed.
+        // What was settled unsent goes first, the same way: durable before the first message of
+        // the batch is completed.
         var pending: PendingRecord?
         defer { _ = pending?.wait() }
-        if !stored.isEmpty || !settled.isEmpty {
+        if !settled.isEmpty {
             let recipients = Dictionary(claims.map { ($0.message.id, $0.message.recipient) }) { first, _ in first }
-            let (stored, settled) = (stored, settled)
+            let settled = settled
             pending = recorder.submit { writer in
-                for (id, mail) in stored { _ = try writer.storeMail(id: id, owner: owner, mail: mail) }
                 for (id, action) in settled {
                     try Self.record(action, id: id, recipient: recipients[id], owner: owner, now: now, in: writer)
                 }
@@ -149,7 +150,10 @@ final class OutboxWorker: @unchecked Sendable {
             // is used up (a slow server), not on every message.
             let renewal: Int64? = position + 1 < ready.count && finished + policy.lease / 2 >= leaseUntil ? finished + policy.lease : nil
             if let renewal { leaseUntil = renewal }
+            // A retry sends what was composed now: kept before the lease is given up.
+            let keep: OutgoingMail? = if case .retry = action, claim.mail == nil { mail } else { nil }
             pending = recorder.submit { writer in
+                if let keep { _ = try writer.storeMail(id: id, owner: owner, mail: keep) }
                 try Self.record(action, id: id, recipient: recipient, owner: owner, now: finished, in: writer)
                 if let renewal { try writer.extendLeases(owner: owner, leaseUntil: renewal) }
             }
