@@ -12,27 +12,20 @@ extension EmailAddress {
     /// address literals, and anything over 254 octets.
     /// - Throws: `EmailAddressError` naming what is wrong.
     public static func parse(_ input: String) throws(EmailAddressError) -> EmailAddress {
-        let text: String
-        if input.utf8.allSatisfy({ $0 < 0x80 }) {
-            // Nearly every address: ASCII needs no Unicode tables (a request's hot path).
-            for byte in input.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
-                throw EmailAddressError(.controlCharacter)
+        if let address = try parseASCII(input) { return address }
+        return try parseUnicode(input)
+    }
+
+    /// The general parser: any input, Unicode tables and Foundation's NFC.
+    static func parseUnicode(_ input: String) throws(EmailAddressError) -> EmailAddress {
+        for scalar in input.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control: if scalar != "\t" { throw EmailAddressError(.controlCharacter) }
+            case .format, .lineSeparator, .paragraphSeparator: throw EmailAddressError(.invisibleCharacter)
+            default: break
             }
-            let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-            let bytes = input.utf8
-            let start = bytes.firstIndex { !isBlank($0) } ?? bytes.endIndex
-            let end = bytes.lastIndex { !isBlank($0) }.map { bytes.index(after: $0) } ?? start
-            text = start < end ? String(Substring(input.utf8[start..<end])) : ""
-        } else {
-            for scalar in input.unicodeScalars {
-                switch scalar.properties.generalCategory {
-                case .control: if scalar != "\t" { throw EmailAddressError(.controlCharacter) }
-                case .format, .lineSeparator, .paragraphSeparator: throw EmailAddressError(.invisibleCharacter)
-                default: break
-                }
-            }
-            text = input.trimmingCharacters(in: .whitespaces)
         }
+        let text = input.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw EmailAddressError(.empty) }
         let scalars = Array(text.unicodeScalars)
 
@@ -114,12 +107,8 @@ extension EmailAddress {
         if text.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
             throw EmailAddressError(.displayName)
         }
-        var folded = text.lowercased()
-        if !folded.utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII is already NFC and has no ideographic full stops.
-            folded = folded.precomposedStringWithCanonicalMapping
-            for dot in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] { folded = folded.replacingOccurrences(of: dot, with: ".") }
-        }
+        var folded = text.lowercased().precomposedStringWithCanonicalMapping
+        for dot in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] { folded = folded.replacingOccurrences(of: dot, with: ".") }
         var labels: [String] = []
         for label in folded.split(separator: ".", omittingEmptySubsequences: false) {
             guard !label.isEmpty else { throw EmailAddressError(.invalidDomain) }
@@ -141,5 +130,66 @@ extension EmailAddress {
         let domain = labels.joined(separator: ".")
         guard domain.utf8.count <= 253 else { throw EmailAddressError(.domainTooLong) }
         return domain
+    }
+
+    /// The same rules, in the same order, for ASCII input without a quoted local part: nearly
+    /// every address, on a request's hot path, read byte by byte with no Unicode tables. Nil when
+    /// the input needs ``parseUnicode(_:)`` (non-ASCII bytes, or a quoted local part).
+    static func parseASCII(_ input: String) throws(EmailAddressError) -> EmailAddress? {
+        let bytes = Array(input.utf8)
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        if bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { throw EmailAddressError(.controlCharacter) }
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let start = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
+            throw EmailAddressError(.empty)
+        }
+        let text = bytes[start...last]
+        guard text.first != UInt8(ascii: "\"") else { return nil }
+        guard let at = text.firstIndex(of: UInt8(ascii: "@")) else {
+            throw EmailAddressError(text.contains(UInt8(ascii: "<")) || text.contains(0x20) ? .displayName : .missingAt)
+        }
+        let local = text[..<at]
+        try checkDotAtom(local)
+        let domain = text[(at + 1)...]
+        let breaksName: (UInt8) -> Bool = { [0x20, 0x3C, 0x3E, 0x2C, 0x3B].contains($0) }  // space < > , ;
+        if domain.contains(where: breaksName) { throw EmailAddressError(.displayName) }
+        if domain.contains(UInt8(ascii: "@")) { throw EmailAddressError(.multipleAt) }
+        guard local.count <= 64 else { throw EmailAddressError(.localPartTooLong) }
+
+        guard !domain.isEmpty else { throw EmailAddressError(.emptyDomain) }
+        if domain.first == UInt8(ascii: "[") { throw EmailAddressError(.addressLiteral) }
+        let lowered = domain.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+        var lastLabel: ArraySlice<UInt8> = []
+        for label in lowered.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard !label.isEmpty, label.count <= 63, label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-"),
+                label.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 })
+            else { throw EmailAddressError(.invalidDomain) }
+            lastLabel = label
+        }
+        if lastLabel.allSatisfy({ $0 >= 48 && $0 <= 57 }) { throw EmailAddressError(.addressLiteral) }
+        guard lowered.count <= 253 else { throw EmailAddressError(.domainTooLong) }
+        guard local.count + 1 + lowered.count <= maximumLength else { throw EmailAddressError(.tooLong) }
+        return EmailAddress(checkedLocalPart: String(decoding: local, as: UTF8.self), domain: String(decoding: lowered, as: UTF8.self))
+    }
+
+    /// ``checkDotAtom(_:)`` over ASCII bytes.
+    private static func checkDotAtom(_ local: ArraySlice<UInt8>) throws(EmailAddressError) {
+        guard !local.isEmpty else { throw EmailAddressError(.emptyLocalPart) }
+        var previousDot = true
+        for c in local {
+            // < > space , ; : " tab
+            if c == 0x3C || c == 0x3E || c == 0x20 || c == 0x2C || c == 0x3B || c == 0x3A || c == 0x22 || c == 0x09 {
+                throw EmailAddressError(.displayName)
+            }
+            if c == UInt8(ascii: ".") {
+                if previousDot { throw EmailAddressError(.invalidLocalPart) }
+                previousDot = true
+                continue
+            }
+            previousDot = false
+            let alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+            guard alnum || atomSpecials.contains(Unicode.Scalar(c)) else { throw EmailAddressError(.invalidLocalPart) }
+        }
+        if previousDot { throw EmailAddressError(.invalidLocalPart) }
     }
 }

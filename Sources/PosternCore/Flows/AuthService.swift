@@ -123,13 +123,11 @@ public final class AuthService: Sendable {
     /// Records a mail request of `purpose` and queues its intent, after the per-address limit.
     /// Does the same work whether or not the address has an account.
     func recordRequest(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
-        let bucket = addressBucket(request.purpose.rawValue, request.email)
         let (interval, perHour) = (config.mailInterval, config.mailPerHour)
+        // With both limits off there is nothing to count (the same for every address).
+        let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
         let wait = try write { tx -> Int64? in
-            // With both limits off there is nothing to count (the same for every address).
-            if interval > 0 || perHour > 0,
-                let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour)
-            {
+            if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
                 return wait
             }
             try tx.insertActionRequest(request)
