@@ -80,6 +80,13 @@ final class SQLiteTransaction: StoreWriter {
             [.text(address.normalized)], readAccount)
     }
 
+    func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
+        try db.first(
+            "SELECT a.uid, a.password_hash FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",
+            [.text(address.normalized)]
+        ) { PasswordCredential(uid: $0.text(0) ?? "", passwordHash: $0.text(1)) }
+    }
+
     private func accountValues(_ a: Account) -> [SQLValue] {
         [
             .integer(a.emailVerified ? 1 : 0), a.passwordHash.map(SQLValue.text) ?? .null,

@@ -107,6 +107,10 @@ struct SQLiteStoreTests {
         try store.write { [alice] in try $0.updateAccount(alice) }
         #expect(try store.read { try $0.account(address: EmailAddress.parse("a@example.com")) } == nil)
         #expect(try store.read { try $0.account(address: EmailAddress.parse("new@example.com")) } == alice)
+        #expect(
+            try store.read { try $0.passwordCredential(address: EmailAddress.parse("NEW@example.com")) }
+                == PasswordCredential(uid: "u1", passwordHash: "$scrypt$x"))
+        #expect(try store.read { try $0.passwordCredential(address: EmailAddress.parse("a@example.com")) } == nil)
         let anonymous = try account("u3", nil)
         try store.write { try $0.insertAccount(anonymous) }
         #expect(try store.read { try $0.account(uid: "u3") }?.isAnonymous == true)

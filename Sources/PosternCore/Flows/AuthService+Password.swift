@@ -31,20 +31,22 @@ extension AuthService {
         let presented = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account }
         // A malformed address is refused like an unknown one, after the same work.
         let address = try? EmailAddress.parse(email)
-        let holder = try address.flatMap { address throws(AuthError) in try read { try $0.account(address: address) } }
+        // Only the uid and the hash before the check: a known address must not cost more than an
+        // unknown one (measured by bench/enumeration).
+        let holder = try address.flatMap { address throws(AuthError) in try read { try $0.passwordCredential(address: address) } }
         let stored = holder?.passwordHash ?? dummyPasswordHash
         let matches = (try? PasswordHasher.verify(password, against: stored)) ?? false
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
-        guard !holder.disabled else { throw .userDisabled }
         let now = clock.unixSeconds()
         let issue = try sessionIssuer()
         let rehash = hasher.needsRehash(stored) ? try hashPassword(password) : nil
         return try write { tx -> LoginDescriptor in
-            var session = try presented.flatMap { try tx.account(uid: $0.uid) }
-            if session?.uid == holder.uid { session = try tx.account(uid: holder.uid) }
             guard let current = try tx.account(address: address), current.uid == holder.uid,
                 current.passwordHash == holder.passwordHash
             else { throw AuthError.invalidLoginCredentials }
+            guard !current.disabled else { throw AuthError.userDisabled }
+            var session = try presented.flatMap { try tx.account(uid: $0.uid) }
+            if session?.uid == current.uid { session = current }
             var account = current
             var migration: LoginDescriptor.Migration?
             switch SignInResolution.resolve(presented: session, holder: current, allowMigration: allowMigration) {

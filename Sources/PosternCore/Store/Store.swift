@@ -38,6 +38,10 @@ public protocol StoreReader: OutboxReader {
     func account(uid: String) throws -> Account?
     /// The account that holds `address` (compared by its normalized form).
     func account(address: EmailAddress) throws -> Account?
+    /// The uid and password hash of the account that holds `address`: all a password sign-in
+    /// reads before the hash is checked, so that a known address costs about what an unknown one
+    /// does (a whole account row took ~20 µs longer to read than a miss, and showed in timing).
+    func passwordCredential(address: EmailAddress) throws -> PasswordCredential?
     /// Whether the code with this nonce has been consumed.
     func isConsumed(nonce: [UInt8]) throws -> Bool
     /// The action request with `id`.
@@ -101,4 +105,22 @@ public protocol Store: Sendable {
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T
     /// Runs `body` in a transaction and returns once it is durable.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
+}
+
+/// What a password sign-in checks first: whose address it is, and their hash.
+public struct PasswordCredential: Sendable, Equatable {
+    public let uid: String
+    public let passwordHash: String?
+
+    public init(uid: String, passwordHash: String?) {
+        self.uid = uid
+        self.passwordHash = passwordHash
+    }
+}
+
+extension StoreReader {
+    /// Read from the whole account, for stores where that costs nothing (in memory).
+    public func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
+        try account(address: address).map { PasswordCredential(uid: $0.uid, passwordHash: $0.passwordHash) }
+    }
 }
