@@ -188,4 +188,20 @@ struct FlowEmailLinkTests {
         #expect(ids[0].suffix(10) != ids[1].suffix(10))
         #expect(Set(ids.map { $0.suffix(10) }).count == 3)
     }
+
+    @Test("rate buckets are keyed hashes: no address, no unkeyed SHA-256, different under another key ring")
+    func rateBucketsAreKeyed() throws {
+        let first = try FlowHarness { $0.mailInterval = 60 }
+        let second = try FlowHarness { $0.mailInterval = 60 }
+        for h in [first, second] { try h.service.sendEmailLink(EmailLinkRequest(email: "Jane@Example.com")) }
+        let bucketsA = Array(first.store.snapshot().rateEvents.keys)
+        let bucketsB = Array(second.store.snapshot().rateEvents.keys)
+        #expect(bucketsA.count == 1 && bucketsB.count == 1)
+        #expect(bucketsA != bucketsB)
+        let unkeyed = Array(SHA256.hash("postern-rate|signIn|jane@example.com").prefix(16))
+        #expect(!bucketsA.contains(unkeyed))
+        #expect(!bucketsA.contains { String(decoding: $0, as: UTF8.self).contains("jane") })
+        // The same ring finds the same bucket: the limit holds.
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { try first.service.sendEmailLink(EmailLinkRequest(email: "jane@example.com")) }
+    }
 }

@@ -41,6 +41,9 @@ public struct ActionCodeAuthority: Sendable {
     /// The key with `id`, if the ring holds it.
     func key(id: UInt32) -> Key? { verifying.first { $0.id == id } }
 
+    /// The signing key's HMAC, for keyed hashes that are not codes (the rate buckets).
+    var activeMAC: HMACKey { active.mac }
+
     /// Mints a code for `action`, bound to `binding`, living `ttl` seconds from `now`.
     /// - Throws: `CryptoError` when the random generator fails.
     public func mint(_ action: EmailAction, binding: StateBinding, ttl: Int64, now: Int64) throws(CryptoError) -> Minted {

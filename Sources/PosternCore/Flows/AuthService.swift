@@ -115,9 +115,11 @@ public final class AuthService: Sendable {
         return Base64URL.encode(bytes)
     }
 
-    /// The per-address bucket for `action`: a keyed hash, so the table holds no addresses.
+    /// The per-address bucket for `action`: an HMAC under the active action-code key, so the
+    /// table holds no addresses, and a copy of the database alone cannot be searched with a list
+    /// of addresses. Rotating that key starts the counts afresh (they span an hour at most).
     func addressBucket(_ action: String, _ email: EmailAddress) -> [UInt8] {
-        Array(SHA256.hash("postern-rate|\(action)|\(email.normalized)").prefix(16))
+        Array(keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(email.normalized)".utf8)).prefix(16))
     }
 
     /// Records a mail request of `purpose` and queues its intent, after the per-address limit.
