@@ -3,18 +3,6 @@ import Testing
 
 @Suite("Email addresses: the ASCII fast path")
 struct EmailAddressASCIITests {
-    /// SplitMix64: the same strings on every run, so a failure can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What a parser made of `input`: the address's parts, or the reason it was refused.
     func outcome(_ parse: (String) throws(EmailAddressError) -> EmailAddress?, _ input: String) -> String? {
         do {
@@ -32,7 +20,7 @@ struct EmailAddressASCIITests {
             "!", "#", "xn--", "example", "com", "EXAMPLE", "1", "\r", "\n", "\u{7F}", "=", "~", "local", "é",
             String(repeating: "a", count: 63), String(repeating: "b", count: 65),
         ]
-        var generator = SplitMix(state: 20_261_130)
+        var generator = SeededRandom(seed: 20_261_130)
         var fastAnswered = 0
         for round in 0..<30_000 {
             var input = ""
