@@ -3,12 +3,37 @@ import PosternCore
 
 /// One writer thread that commits waiting closures in batches: one fsync for many callers.
 ///
-/// `@unchecked Sendable`: `pending` and `stopped` are only touched with `condition` locked; the
-/// connection is only touched by the writer thread.
+/// A batch whose closures all allow it (``SQLiteStore/writeSyncingLater(_:)``) commits with
+/// `synchronous=NORMAL`: no fsync; the WAL is flushed by the next full commit, or by a passive
+/// checkpoint once ``syncInterval`` has passed with nothing else to do.
+///
+/// `@unchecked Sendable`: `pending` and `counts` are only touched with `condition` locked; the
+/// connection and the sync state are only touched by the writer thread.
 final class GroupCommitWriter: @unchecked Sendable {
+    /// Longest time a commit made without fsync waits for one.
+    static let syncInterval: TimeInterval = 0.2
+
+    /// Commits so far: with an fsync, without, and the flushes of the latter.
+    struct Counts: Sendable, Equatable {
+        var synced = 0
+        var deferred = 0
+        var flushes = 0
+    }
+
     private let condition = NSCondition()
     private var pending: [PendingWrite] = []
+    private var recorded = Counts()
     private let connection: SQLiteConnection
+    /// Whether the connection is at `synchronous=NORMAL` now.
+    private var relaxed = false
+    /// When the last commit without fsync was made, while the WAL holds one not yet flushed.
+    private var unsyncedSince: Date?
+
+    var counts: Counts {
+        condition.lock()
+        defer { condition.unlock() }
+        return recorded
+    }
 
     init(connection: SQLiteConnection) {
         self.connection = connection
@@ -18,10 +43,10 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Runs `body` in the next batch and waits for the batch to be durable.
-    func submit<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+    func submit<T: Sendable>(syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         do {
             let slot = ResultSlot<T>()
-            let work = PendingWrite(run: { writer in
+            let work = PendingWrite(syncingLater: syncingLater, run: { writer in
                 do {
                     slot.value = .success(try body(writer))
                     return true
@@ -41,7 +66,18 @@ final class GroupCommitWriter: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while pending.isEmpty { condition.wait() }
+            while pending.isEmpty {
+                if let since = unsyncedSince {
+                    let due = since.addingTimeInterval(Self.syncInterval)
+                    if !condition.wait(until: due) && pending.isEmpty {
+                        condition.unlock()
+                        flush()
+                        condition.lock()
+                    }
+                } else {
+                    condition.wait()
+                }
+            }
             let batch = Array(pending.prefix(SQLiteStore.maximumBatch))
             pending.removeFirst(batch.count)
             condition.unlock()
@@ -49,8 +85,39 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
+    /// Flushes commits made without fsync: a passive checkpoint fsyncs the WAL before it copies it.
+    private func flush() {
+        do {
+            try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            unsyncedSince = nil
+            condition.lock()
+            recorded.flushes += 1
+            condition.unlock()
+        } catch {
+            // Busy (another process checkpoints): the next full commit or the next turn flushes.
+            unsyncedSince = Date()
+        }
+    }
+
+    /// Sets `synchronous` for the next commit: NORMAL when every closure allows it and the oldest
+    /// unflushed commit is younger than `syncInterval`, FULL otherwise (which flushes those too).
+    private func chooseSync(for batch: [PendingWrite]) -> Bool {
+        var later = batch.allSatisfy(\.syncingLater)
+        if later, let since = unsyncedSince, Date().timeIntervalSince(since) >= Self.syncInterval { later = false }
+        if later != relaxed {
+            do {
+                try connection.execute(later ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL")
+                relaxed = later
+            } catch {
+                later = relaxed
+            }
+        }
+        return later
+    }
+
     private func commit(_ batch: [PendingWrite]) {
         let transaction = SQLiteTransaction(connection)
+        let later = chooseSync(for: batch)
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
@@ -78,6 +145,14 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
         do {
             try connection.execute("COMMIT")
+            if later {
+                if unsyncedSince == nil { unsyncedSince = Date() }
+            } else {
+                unsyncedSince = nil
+            }
+            condition.lock()
+            if later { recorded.deferred += 1 } else { recorded.synced += 1 }
+            condition.unlock()
         } catch {
             _ = try? connection.execute("ROLLBACK")
             let failure = StoreError.unavailable((error as? SQLiteError)?.description ?? "\(error)")
@@ -89,6 +164,8 @@ final class GroupCommitWriter: @unchecked Sendable {
 
 /// A caller's closure, type-erased for the queue.
 private struct PendingWrite {
+    /// The caller allows a commit without fsync (``SQLiteStore/writeSyncingLater(_:)``).
+    let syncingLater: Bool
     /// Runs the closure; true when it succeeded (its result is stored in its slot).
     let run: (SQLiteTransaction) -> Bool
     /// Replaces the result with a failure (the commit failed).

@@ -68,8 +68,18 @@ public final class SQLiteStore: Store {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
-        try writer.submit(body)
+        try writer.submit(syncingLater: false, body)
     }
+
+    /// Committed with `synchronous=NORMAL` when every closure of the batch allows it: in the WAL
+    /// and the page cache, fsynced by the next full commit or by a checkpoint at most
+    /// ``GroupCommitWriter/syncInterval`` later.
+    public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        try writer.submit(syncingLater: true, body)
+    }
+
+    /// How the writer's commits went so far (for tests).
+    var commitCounts: GroupCommitWriter.Counts { writer.counts }
 
     private func borrowReader() throws -> ReaderConnection {
         if let connection = readers.withLock({ $0.popLast() }) { return connection }

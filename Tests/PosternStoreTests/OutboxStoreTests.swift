@@ -225,4 +225,47 @@ struct OutboxStoreTests {
             try reader.execute("UPDATE outbox SET state = 'lost' WHERE id = 8")
         }
     }
+
+    @Test("a write that may sync later is committed at once, and flushed by the next full commit or within the interval")
+    func writeSyncingLater() throws {
+        let ids = try enqueue(3)
+        let start = store.commitCounts
+        _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
+        // Committed: another connection sees the claim at once.
+        let other = try SQLiteStore(path: database.path)
+        #expect(try other.read { try $0.outboxMessage(id: ids[0]) }?.state == .claimed)
+        var counts = store.commitCounts
+        #expect(counts.deferred == start.deferred + 1)
+        #expect(counts.synced == start.synced)
+        // Nothing else to do: a checkpoint flushes it within the interval.
+        Thread.sleep(forTimeInterval: GroupCommitWriter.syncInterval * 2.5)
+        counts = store.commitCounts
+        #expect(counts.flushes == start.flushes + 1)
+
+        // A full commit flushes what came before it, so no checkpoint is needed after it.
+        _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
+        _ = try store.write { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
+        Thread.sleep(forTimeInterval: GroupCommitWriter.syncInterval * 2.5)
+        let after = store.commitCounts
+        #expect(after.flushes == counts.flushes)
+        #expect(after.synced == counts.synced + 1)
+        #expect(after.deferred == counts.deferred + 1)
+    }
+
+    @Test("a steady stream of writes that may sync later still reaches the disk every interval")
+    func steadyDeferredWritesAreSynced() throws {
+        let start = store.commitCounts
+        let until = Date().addingTimeInterval(GroupCommitWriter.syncInterval * 3)
+        var writes = 0
+        let recipient = alice
+        while Date() < until {
+            _ = try store.writeSyncingLater { try $0.enqueue(.signIn(requestID: "r"), recipient: recipient, now: 100, giveUpAt: 900) }
+            writes += 1
+        }
+        #expect(try store.read { try $0.outboxCounts() }.byState[.queued] == writes)
+        let counts = store.commitCounts
+        #expect(counts.deferred - start.deferred > 0)
+        // At least one commit in every interval was full (or a checkpoint ran): never 3 intervals unsynced.
+        #expect((counts.synced - start.synced) + (counts.flushes - start.flushes) >= 2, "\(writes) writes: \(counts)")
+    }
 }

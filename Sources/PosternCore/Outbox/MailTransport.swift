@@ -8,7 +8,7 @@ public protocol MailTransport: AnyObject {
     func deliver(_ mail: OutgoingMail) -> DeliveryOutcome
     /// Sends `mail`, but completes it (for SMTP: sends the final ".") only once `gate` returns
     /// true; when it returns false the message is abandoned unsent and the outcome is transient.
-    /// The outbox passes "the previous outcome is recorded" here, so its fsync overlaps this send.
+    /// The outbox passes "the previous outcome is recorded" here, so its commit overlaps this send.
     func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome
     /// Closes the connection, if any; the next `deliver(_:)` opens a new one.
     func close()

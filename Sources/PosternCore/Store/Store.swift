@@ -105,6 +105,21 @@ public protocol Store: Sendable {
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T
     /// Runs `body` in a transaction and returns once it is durable.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
+    /// Runs `body` in a transaction and returns once it is committed; it reaches the disk within
+    /// the store's sync interval (SQLite: 0.2 s) or with the next ``write(_:)``, whichever is first.
+    /// It survives a crash of the process at once, a crash of the machine after that interval.
+    ///
+    /// Only for records whose loss costs a repeat, never a loss: a delivery outcome (a lost "sent"
+    /// means one more copy of a message that was delivered). Requests, queued mail and bodies use
+    /// ``write(_:)``.
+    func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
+}
+
+extension Store {
+    /// Durable at once: for stores whose writes cost nothing to flush.
+    public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        try write(body)
+    }
 }
 
 /// What a password sign-in checks first: whose address it is, and their hash.

@@ -114,9 +114,12 @@ final class OutboxWorker: @unchecked Sendable {
             }
         }
         // Each outcome is recorded while the next message is already on its way, but the next one
-        // is not completed (SMTP's final ".") until that record is durable: a crash leaves at most
-        // one sent-but-unrecorded message per worker, and the fsync overlaps the SMTP round trips.
-        // What was settled unsent goes first, the same way: durable before the first message of
+        // is not completed (SMTP's final ".") until that record is committed: a crash of the
+        // process leaves at most one sent-but-unrecorded message per worker, and the commit
+        // overlaps the SMTP round trips. Outcomes are committed without waiting for the disk
+        // (`writeSyncingLater`: fsynced within 0.2 s): a crash of the machine may also lose the
+        // outcomes of its last 0.2 s, and those messages are sent once more; none is lost.
+        // What was settled unsent goes first, the same way: committed before the first message of
         // the batch is completed.
         var pending: PendingRecord?
         defer { _ = pending?.wait() }
@@ -234,13 +237,13 @@ final class PendingRecord: @unchecked Sendable {
 
     init(_ change: @escaping @Sendable (any StoreWriter) throws -> Void) { self.change = change }
 
-    /// Recorder thread: the record is durable (`error` nil) or failed.
+    /// Recorder thread: the record is committed (`error` nil) or failed.
     func complete(_ error: (any Error)?) {
         self.error = error
         done.signal()
     }
 
-    /// Waits until the record is durable (or failed): true when it is durable. Worker thread only.
+    /// Waits until the record is committed (or failed): true when it is. Worker thread only.
     func wait() -> Bool { failure() == nil }
 
     /// Waits, then the error, if the record failed. Worker thread only.
@@ -254,7 +257,7 @@ final class PendingRecord: @unchecked Sendable {
 }
 
 /// Commits the workers' outcome records on one thread, all that are waiting in one store write:
-/// fewer threads woken per fsync than one writer per worker, which counts on a busy machine.
+/// fewer threads woken per commit than one writer per worker, which counts on a busy machine.
 ///
 /// `@unchecked Sendable`: `queue` and `stopped` are only touched with `condition` locked.
 final class OutcomeRecorder: @unchecked Sendable {
@@ -299,7 +302,7 @@ final class OutcomeRecorder: @unchecked Sendable {
             if finished { return }
             let changes = batch.map(\.change)
             do {
-                try store.write { writer in
+                try store.writeSyncingLater { writer in
                     for change in changes { try change(writer) }
                 }
                 for record in batch { record.complete(nil) }
