@@ -28,6 +28,10 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var relaxed = false
     /// When the last commit without fsync was made, while the WAL holds one not yet flushed.
     private var unsyncedSince: Date?
+    /// `close()` was called: no new writes; the thread ends once the queue is empty.
+    private var closing = false
+    /// The thread has ended (everything committed and flushed).
+    private var finished = false
 
     var counts: Counts {
         condition.lock()
@@ -56,6 +60,10 @@ final class GroupCommitWriter: @unchecked Sendable {
                 }
             }, fail: { error in slot.value = .failure(error) }, signal: slot.signal)
             condition.lock()
+            guard !closing else {
+                condition.unlock()
+                throw StoreError.unavailable("the store is closed")
+            }
             pending.append(work)
             condition.signal()
             condition.unlock()
@@ -63,10 +71,29 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
+    /// Refuses new writes, commits those already queued, flushes what was committed without
+    /// fsync, and ends the writer thread. Returns when all that is done.
+    func close() {
+        condition.lock()
+        closing = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
     private func run() {
         while true {
             condition.lock()
-            while pending.isEmpty {
+            if pending.isEmpty && closing {
+                condition.unlock()
+                if unsyncedSince != nil { flush() }
+                condition.lock()
+                finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            while pending.isEmpty && !closing {
                 if let since = unsyncedSince {
                     let due = since.addingTimeInterval(Self.syncInterval)
                     if !condition.wait(until: due) && pending.isEmpty {
@@ -81,7 +108,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             let batch = Array(pending.prefix(SQLiteStore.maximumBatch))
             pending.removeFirst(batch.count)
             condition.unlock()
-            commit(batch)
+            if !batch.isEmpty { commit(batch) }
         }
     }
 

@@ -78,6 +78,12 @@ public final class SQLiteStore: Store {
         try writer.submit(syncingLater: true, body)
     }
 
+    /// Commits what is queued, flushes to disk what was committed without fsync, and refuses
+    /// writes from then on (`StoreError.unavailable`). Reads still work. For a graceful stop.
+    public func close() {
+        writer.close()
+    }
+
     /// How the writer's commits went so far (for tests).
     var commitCounts: GroupCommitWriter.Counts { writer.counts }
 

@@ -56,6 +56,8 @@ enum ServeCommand {
         logger.info("stopping")
         server.stop()
         let drained = runtime.workers.stop(timeout: 60)
+        // The workers' last outcomes reach the disk before the process ends.
+        runtime.store.close()
         withExtendedLifetime(sources) {}
         logger.info("stopped", ["workersDrained": String(drained)])
         return ExitCode.success.rawValue

@@ -268,4 +268,20 @@ struct OutboxStoreTests {
         // At least one commit in every interval was full (or a checkpoint ran): never 3 intervals unsynced.
         #expect((counts.synced - start.synced) + (counts.flushes - start.flushes) >= 2, "\(writes) writes: \(counts)")
     }
+
+    @Test("closing commits what is queued, flushes what waited for its fsync, then refuses writes")
+    func closeFlushesAndRefuses() throws {
+        let ids = try enqueue(2)
+        let start = store.commitCounts
+        _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 2) }
+        store.close()
+        let counts = store.commitCounts
+        #expect(counts.flushes == start.flushes + 1)
+        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0) } }
+        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0) } }
+        // Reads still work, and another store sees every commit.
+        #expect(try store.read { try $0.outboxMessage(id: ids[1]) }?.state == .claimed)
+        let reopened = try SQLiteStore(path: database.path)
+        #expect(try reopened.read { try $0.outboxCounts() }.byState[.claimed] == 2)
+    }
 }
