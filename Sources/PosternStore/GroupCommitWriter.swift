@@ -126,17 +126,16 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
-    /// Sets `synchronous` for the next commit: NORMAL when every closure allows it and the oldest
-    /// unflushed commit is younger than `syncInterval`, FULL otherwise (which flushes those too).
+    /// Whether the next commit may skip its fsync: every closure allows it and the oldest unflushed
+    /// commit is younger than `syncInterval`. Sets `synchronous` to match (FULL flushes the older
+    /// commits too); if that fails the connection keeps its mode, and `commit` flushes after a
+    /// commit that needed the fsync but was made without it.
     private func chooseSync(for batch: [PendingWrite]) -> Bool {
         var later = batch.allSatisfy(\.syncingLater)
         if later, let since = unsyncedSince, Date().timeIntervalSince(since) >= Self.syncInterval { later = false }
         if later != relaxed {
-            do {
-                try connection.execute(later ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL")
+            if (try? connection.execute(later ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL")) != nil {
                 relaxed = later
-            } catch {
-                later = relaxed
             }
         }
         return later
@@ -172,14 +171,16 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
         do {
             try connection.execute("COMMIT")
-            if later {
+            if relaxed {
                 if unsyncedSince == nil { unsyncedSince = Date() }
             } else {
                 unsyncedSince = nil
             }
             condition.lock()
-            if later { recorded.deferred += 1 } else { recorded.synced += 1 }
+            if relaxed { recorded.deferred += 1 } else { recorded.synced += 1 }
             condition.unlock()
+            // Needed the fsync but the mode could not be switched: flush now.
+            if !later && relaxed { flush() }
         } catch {
             _ = try? connection.execute("ROLLBACK")
             let failure = StoreError.unavailable((error as? SQLiteError)?.description ?? "\(error)")
