@@ -7,8 +7,8 @@ import PosternCore
 /// `synchronous=NORMAL`: no fsync; the WAL is flushed by the next full commit, or by a passive
 /// checkpoint once ``syncInterval`` has passed with nothing else to do.
 ///
-/// `@unchecked Sendable`: `pending` and `counts` are only touched with `condition` locked; the
-/// connection and the sync state are only touched by the writer thread.
+/// `@unchecked Sendable`: `pending`, `recorded`, `closing` and `finished` are only touched with
+/// `condition` locked; the connection and the sync state only by the writer thread.
 final class GroupCommitWriter: @unchecked Sendable {
     /// Longest time a commit made without fsync waits for one.
     static let syncInterval: TimeInterval = 0.2

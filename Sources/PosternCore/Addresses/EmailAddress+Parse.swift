@@ -64,7 +64,7 @@ extension EmailAddress {
             guard index < scalars.count else {
                 throw EmailAddressError(text.contains("<") || text.contains(" ") ? .displayName : .missingAt)
             }
-            try checkDotAtom(local)
+            try checkDotAtom(ArraySlice(local.utf8))
         }
         let domainText = String(String.UnicodeScalarView(scalars[(index + 1)...]))
         if domainText.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
@@ -78,27 +78,6 @@ extension EmailAddress {
     }
 
     private static let atomSpecials = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)
-
-    private static func checkDotAtom(_ local: String) throws(EmailAddressError) {
-        guard !local.isEmpty else { throw EmailAddressError(.emptyLocalPart) }
-        var previousDot = true
-        for c in local.unicodeScalars {
-            if c == "<" || c == ">" || c == " " || c == "," || c == ";" || c == ":" || c == "\"" || c == "\t" {
-                throw EmailAddressError(.displayName)
-            }
-            guard c.isASCII else { throw EmailAddressError(.nonASCIILocalPart) }
-            if c == "." {
-                if previousDot { throw EmailAddressError(.invalidLocalPart) }
-                previousDot = true
-                continue
-            }
-            previousDot = false
-            let v = c.value
-            let alnum = (v >= 48 && v <= 57) || (v >= 65 && v <= 90) || (v >= 97 && v <= 122)
-            guard alnum || atomSpecials.contains(c) else { throw EmailAddressError(.invalidLocalPart) }
-        }
-        if previousDot { throw EmailAddressError(.invalidLocalPart) }
-    }
 
     /// Lower-cases, NFC-normalizes and IDNA-encodes a domain; checks LDH labels and lengths.
     static func encodeDomain(_ text: String) throws(EmailAddressError) -> String {
@@ -119,14 +98,10 @@ extension EmailAddress {
                 guard let encoded = Punycode.encode(String(label)) else { throw EmailAddressError(.invalidDomain) }
                 ascii = "xn--" + encoded
             }
-            guard ascii.utf8.count <= 63, !ascii.hasPrefix("-"), !ascii.hasSuffix("-"),
-                ascii.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 })
-            else { throw EmailAddressError(.invalidDomain) }
+            guard isHostLabel(ascii.utf8) else { throw EmailAddressError(.invalidDomain) }
             labels.append(ascii)
         }
-        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-            throw EmailAddressError(.addressLiteral)
-        }
+        if let last = labels.last, isNumeric(last.utf8) { throw EmailAddressError(.addressLiteral) }
         let domain = labels.joined(separator: ".")
         guard domain.utf8.count <= 253 else { throw EmailAddressError(.domainTooLong) }
         return domain
@@ -161,18 +136,17 @@ extension EmailAddress {
         let lowered = domain.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
         var lastLabel: ArraySlice<UInt8> = []
         for label in lowered.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
-            guard !label.isEmpty, label.count <= 63, label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-"),
-                label.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 })
-            else { throw EmailAddressError(.invalidDomain) }
+            guard isHostLabel(label) else { throw EmailAddressError(.invalidDomain) }
             lastLabel = label
         }
-        if lastLabel.allSatisfy({ $0 >= 48 && $0 <= 57 }) { throw EmailAddressError(.addressLiteral) }
+        if isNumeric(lastLabel) { throw EmailAddressError(.addressLiteral) }
         guard lowered.count <= 253 else { throw EmailAddressError(.domainTooLong) }
         guard local.count + 1 + lowered.count <= maximumLength else { throw EmailAddressError(.tooLong) }
         return EmailAddress(checkedLocalPart: String(decoding: local, as: UTF8.self), domain: String(decoding: lowered, as: UTF8.self))
     }
 
-    /// ``checkDotAtom(_:)`` over ASCII bytes.
+    /// A dot-atom local part (RFC 5322), as UTF-8: characters that belong to a display name or a
+    /// list are `displayName`, anything not ASCII `nonASCIILocalPart`, the rest `invalidLocalPart`.
     private static func checkDotAtom(_ local: ArraySlice<UInt8>) throws(EmailAddressError) {
         guard !local.isEmpty else { throw EmailAddressError(.emptyLocalPart) }
         var previousDot = true
@@ -181,6 +155,7 @@ extension EmailAddress {
             if c == 0x3C || c == 0x3E || c == 0x20 || c == 0x2C || c == 0x3B || c == 0x3A || c == 0x22 || c == 0x09 {
                 throw EmailAddressError(.displayName)
             }
+            guard c < 0x80 else { throw EmailAddressError(.nonASCIILocalPart) }
             if c == UInt8(ascii: ".") {
                 if previousDot { throw EmailAddressError(.invalidLocalPart) }
                 previousDot = true
@@ -192,4 +167,13 @@ extension EmailAddress {
         }
         if previousDot { throw EmailAddressError(.invalidLocalPart) }
     }
+
+    /// An ASCII host-name label: 1 to 63 of `a-z 0-9 -` (already lower-cased), no hyphen at either end.
+    private static func isHostLabel(_ label: some BidirectionalCollection<UInt8>) -> Bool {
+        !label.isEmpty && label.count <= 63 && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+            && label.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
+    }
+
+    /// All digits: a last label like that makes the domain an address literal in disguise.
+    private static func isNumeric(_ label: some Collection<UInt8>) -> Bool { label.allSatisfy { $0 >= 48 && $0 <= 57 } }
 }

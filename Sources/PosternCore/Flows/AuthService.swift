@@ -109,9 +109,11 @@ public final class AuthService: Sendable {
         var bytes = [UInt8](repeating: 0, count: 16)
         let milliseconds = UInt64(max(0, time.timeIntervalSince1970 * 1000))
         for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-        var random = [UInt8](repeating: 0, count: 10)
-        do { try random.withUnsafeMutableBytes { try SecureRandom.fillBuffered($0) } } catch { throw .internalError("\(error)") }
-        bytes.replaceSubrange(6..<16, with: random)
+        do {
+            try bytes.withUnsafeMutableBytes { try SecureRandom.fillBuffered(UnsafeMutableRawBufferPointer(rebasing: $0[6...])) }
+        } catch {
+            throw .internalError("\(error)")
+        }
         return Base64URL.encode(bytes)
     }
 

@@ -110,8 +110,8 @@ public protocol Store: Sendable {
     /// It survives a crash of the process at once, a crash of the machine after that interval.
     ///
     /// Only for records whose loss costs a repeat, never a loss: a delivery outcome (a lost "sent"
-    /// means one more copy of a message that was delivered). Requests, queued mail and bodies use
-    /// ``write(_:)``.
+    /// means one more copy of a message that was delivered; a lost retry and its kept body mean the
+    /// message is composed anew). Requests and queued mail use ``write(_:)``.
     func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
 }
 

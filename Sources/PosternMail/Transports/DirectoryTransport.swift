@@ -45,7 +45,8 @@ public final class DirectoryTransport: MailTransport {
         } catch {
             return .transient(reply: "cannot write to \(directory.path): \(error.reason)", connectionFailed: true)
         }
-        defer { unlinkat(folder, temporary, 0) }
+        var temporaryRemoved = false
+        defer { if !temporaryRemoved { unlinkat(folder, temporary, 0) } }
         guard gate() else { return .transient(reply: "not sent: the previous outcome could not be recorded", connectionFailed: true) }
         let stamp = Int64(Date().timeIntervalSince1970 * 1000)
         let token = Self.fileToken(mail.messageID)
@@ -53,6 +54,7 @@ public final class DirectoryTransport: MailTransport {
             let name = attempt == 0 ? "\(stamp)-\(token).eml" : "\(stamp)-\(attempt)-\(token).eml"
             if linkat(folder, temporary, folder, name, 0) == 0 {
                 unlinkat(folder, temporary, 0)
+                temporaryRemoved = true
                 guard fsync(folder) == 0 else {
                     return .transient(reply: "cannot flush \(directory.path): \(Self.lastError())", connectionFailed: true)
                 }
