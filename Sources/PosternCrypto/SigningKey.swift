@@ -88,12 +88,43 @@ public final class SigningKey: Sendable {
             BN_bn2binpad(ECDSA_SIG_get0_r(signature), out.baseAddress, 32)
             BN_bn2binpad(ECDSA_SIG_get0_s(signature), out.baseAddress.map { $0 + 32 }, 32)
         }
+        // Low S: (r, s) and (r, n − s) both verify; only the lower one is ever issued or accepted,
+        // so a token has exactly one valid text.
+        if !Self.isLowS(raw) {
+            guard let order = BN_bin2bn(Self.groupOrder, 32, nil), let high = BN_bin2bn(Array(raw[32...]), 32, nil) else {
+                throw .openSSL("BN_bin2bn")
+            }
+            defer {
+                BN_free(order)
+                BN_free(high)
+            }
+            try check(BN_sub(order, order, high), "BN_sub")
+            raw.withUnsafeMutableBufferPointer { out in _ = BN_bn2binpad(order, out.baseAddress.map { $0 + 32 }, 32) }
+        }
         return raw
+    }
+
+    /// The order n of P-256, big-endian.
+    static let groupOrder: [UInt8] = [
+        0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+    ]
+    /// ⌊n / 2⌋, big-endian: the largest s a signature may have.
+    static let halfOrder: [UInt8] = [
+        0x7F, 0xFF, 0xFF, 0xFF, 0x80, 0x00, 0x00, 0x00, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xDE, 0x73, 0x7D, 0x56, 0xD3, 0x8B, 0xCF, 0x42, 0x79, 0xDC, 0xE5, 0x61, 0x7E, 0x31, 0x92, 0xA8,
+    ]
+
+    /// Whether the s half of a raw r ‖ s signature is at most n / 2 (big-endian comparison).
+    static func isLowS(_ signature: [UInt8]) -> Bool {
+        guard signature.count == 64 else { return false }
+        let s = signature[32...]
+        return s.lexicographicallyPrecedes(halfOrder) || s.elementsEqual(halfOrder)
     }
 
     /// True when `signature` (raw r ‖ s) is this key's signature of `message`.
     public func verify(_ signature: [UInt8], of message: [UInt8]) -> Bool {
-        guard signature.count == 64, let ecdsa = ECDSA_SIG_new() else { return false }
+        guard signature.count == 64, Self.isLowS(signature), let ecdsa = ECDSA_SIG_new() else { return false }
         defer { ECDSA_SIG_free(ecdsa) }
         let r = BN_bin2bn(signature, 32, nil)
         let s = signature.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress.map { $0 + 32 }, 32, nil) }

@@ -21,16 +21,33 @@ public final class SQLiteStore: Store {
     /// - Throws: `StoreError.unavailable` when the file cannot be opened or migrated.
     public init(path: String) throws {
         self.path = path
-        let existed = FileManager.default.fileExists(atPath: path)
+        // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database
+        // file's mode, and a database made 0644 and narrowed afterwards left them readable by every
+        // local user (a WAL held password hashes and addresses).
+        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 { Glibc.close(created) }
         do {
             let connection = try SQLiteConnection(path: path)
             try Self.migrate(connection)
-            if !existed { chmod(path, 0o600) }
+            Self.narrowSideFiles(of: path)
             writer = GroupCommitWriter(connection: connection)
         } catch let error as SQLiteError {
             throw StoreError.unavailable("cannot open the database at \(path): \(error.message)")
         }
         readers = Mutex([])
+    }
+
+    /// Gives the -wal and -shm files no more access than the database file has (a database
+    /// created by an older version may have left them 0644).
+    static func narrowSideFiles(of path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        let mode = info.st_mode & 0o777
+        for suffix in ["-wal", "-shm"] {
+            var side = stat()
+            let sidePath = path + suffix
+            if stat(sidePath, &side) == 0, side.st_mode & 0o777 & ~mode != 0 { chmod(sidePath, mode) }
+        }
     }
 
     /// The schema version the database is at.

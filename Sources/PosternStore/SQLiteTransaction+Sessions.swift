@@ -107,4 +107,22 @@ extension SQLiteTransaction {
         try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", [.blob(bucket), .integer(now)])
         return nil
     }
+
+    // MARK: guess budgets
+
+    func guessRecord(bucket: [UInt8]) throws -> GuessRecord? {
+        try db.first("SELECT failures, last_failure_at FROM guess_budgets WHERE bucket = ?", [.blob(bucket)]) {
+            GuessRecord(failures: $0.integer(0), lastFailureAt: $0.integer(1))
+        }
+    }
+
+    func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws {
+        if let record {
+            try db.execute(
+                "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?) ON CONFLICT (bucket) DO UPDATE SET failures = excluded.failures, last_failure_at = excluded.last_failure_at",
+                [.blob(bucket), .integer(record.failures), .integer(record.lastFailureAt)])
+        } else {
+            try db.execute("DELETE FROM guess_budgets WHERE bucket = ?", [.blob(bucket)])
+        }
+    }
 }

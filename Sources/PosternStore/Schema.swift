@@ -85,5 +85,13 @@ enum Schema {
         outboxMigration,
         // 3: the outbox without IN lists of three or more constants in its constraint and index.
         outboxWithoutListsMigration,
+        // 4: failed guesses per address and kind (6-digit codes, passwords), one row a bucket.
+        """
+        CREATE TABLE guess_budgets (
+            bucket BLOB PRIMARY KEY,
+            failures INTEGER NOT NULL,
+            last_failure_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 }

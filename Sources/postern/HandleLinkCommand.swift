@@ -64,10 +64,11 @@ enum HandleLinkCommand {
         let info = try flow { () throws(AuthError) in try service.inspectAction(link: nil, oobCode: oobCode) }
         if arguments.switches.contains("inspect") {
             var object: [String: Any] = [
-                "mode": info.mode.rawValue, "email": info.email, "expiresAt": isoDate(info.expiresAt), "valid": true,
+                "mode": info.mode.rawValue, "email": info.email ?? NSNull(), "expiresAt": isoDate(info.expiresAt), "valid": true,
             ]
             object["continueUrl"] = info.continueURL ?? NSNull()
-            report(json, object, "A \(info.mode.rawValue) link for \(info.email), valid until \(isoDate(info.expiresAt))."
+            let whose = info.email.map { " for \($0)" } ?? " (sent with a PKCE challenge: it completes only with its verifier)"
+            report(json, object, "A \(info.mode.rawValue) link\(whose), valid until \(isoDate(info.expiresAt))."
                    + (info.continueURL.map { " It continues to \($0)." } ?? ""))
             return ExitCode.success.rawValue
         }
@@ -108,8 +109,11 @@ enum HandleLinkCommand {
             "expiresIn": login.session.expiresIn, "isAnonymous": login.session.isAnonymous, "email": login.session.email ?? NSNull(),
         ]
         if json {
+            let migration: Any = login.migration.map {
+                ["fromUid": $0.fromUid, "toUid": $0.toUid, "allowMigration": $0.allowMigration] as [String: Any]
+            } ?? NSNull()
             printJSON(["uid": login.uid, "email": login.email ?? NSNull(), "isNewUser": login.isNewUser, "session": session,
-                       "migration": NSNull()])
+                       "migration": migration, "needsPassword": login.needsPassword])
         } else {
             print("Signed in as \(login.email ?? "?") (uid \(login.uid))\(login.isNewUser ? ", a new account" : "").")
             print("idToken: \(login.session.idToken)")

@@ -21,6 +21,9 @@ let usage = """
     """
 
 func run() -> Int32 {
+    // Everything Postern creates — the database and its -wal/-shm, the key file, mail files — is
+    // for its own user only.
+    umask(0o077)
     let arguments = Array(CommandLine.arguments.dropFirst())
     do {
         let parsed = try ParsedArguments(arguments)

@@ -49,6 +49,17 @@ struct FlowHarness {
             EmailLinkCompletion(link: try lastLink(), idToken: idToken, allowMigration: allowMigration))
     }
 
+    /// Signs `email` up with `password` and confirms on the same device (the PKCE verifier), so
+    /// the password applies.
+    @discardableResult
+    func signUp(_ email: String, password: String, idToken: String? = nil) throws -> LoginDescriptor {
+        let verifier = "sign-up-verifier-" + Base64URL.encode(try SecureRandom.bytes(24))
+        try service.signUp(
+            email: email, password: password, idToken: idToken, continueURL: nil, locale: nil,
+            codeChallenge: Base64URL.encode(SHA256.hash(verifier)))
+        return try service.completeEmailLink(EmailLinkCompletion(link: try lastLink(), codeVerifier: verifier))
+    }
+
     func account(_ uid: String) throws -> Account? { try store.read { try $0.account(uid: uid) } }
 
     enum HarnessError: Error { case noMail, noLink }

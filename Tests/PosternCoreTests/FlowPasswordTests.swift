@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternCrypto
 import Testing
 
 @Suite("Passwords, reset and sessions")
@@ -7,7 +8,10 @@ struct FlowPasswordTests {
     @Test("verify-first sign-up: the link creates the account with the password; a taken address gets account-already-exists")
     func signUp() throws {
         let h = try FlowHarness()
-        try h.service.signUp(email: "a@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: "de")
+        let verifier = "the-sign-up-device-verifier-0123456789abcdefgh"
+        try h.service.signUp(
+            email: "a@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: "de",
+            codeChallenge: Base64URL.encode(SHA256.hash(verifier)))
         guard case .confirmSignUp = try #require(try h.lastMail()).message.content else {
             Issue.record("a new address gets confirm-sign-up")
             return
@@ -16,8 +20,9 @@ struct FlowPasswordTests {
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
             _ = try h.service.signInWithPassword(email: "a@example.com", password: "correct horse", idToken: nil, allowMigration: false)
         }
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), codeVerifier: verifier))
         #expect(login.isNewUser)
+        #expect(!login.needsPassword)
         let account = try #require(try h.account(login.uid))
         #expect(account.providers == [.password, .emailLink])
         #expect(account.emailVerified)
@@ -45,7 +50,8 @@ struct FlowPasswordTests {
         let h = try FlowHarness()
         let anonymous = try h.service.signInAnonymously()
         try h.service.signUp(email: "a@example.com", password: "correct horse", idToken: anonymous.idToken, continueURL: nil, locale: nil)
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        // The same session comes back: that is the device that signed up.
+        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: anonymous.idToken))
         #expect(login.uid == anonymous.uid)
         #expect(login.isNewUser)
         #expect(try h.account(anonymous.uid)?.passwordHash != nil)
@@ -68,8 +74,7 @@ struct FlowPasswordTests {
     func passwordFailures() throws {
         let h = try FlowHarness()
         let noPassword = try h.signIn("linkonly@example.com")
-        try h.service.signUp(email: "pw@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
-        let pw = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let pw = try h.signUp("pw@example.com", password: "correct horse")
         var errors: [AuthError] = []
         for (email, password) in [("nobody@example.com", "correct horse"), ("pw@example.com", "wrong horse"),
                                   ("linkonly@example.com", "correct horse"), ("not an address", "correct horse")] {
@@ -94,8 +99,7 @@ struct FlowPasswordTests {
     @Test("password sign-in resolves the cases too: anonymous session → MIGRATION_REQUIRED, then migrate")
     func passwordMigration() throws {
         let h = try FlowHarness()
-        try h.service.signUp(email: "pw@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
-        let owner = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let owner = try h.signUp("pw@example.com", password: "correct horse")
         let anonymous = try h.service.signInAnonymously()
         expectAuthError("MIGRATION_REQUIRED") {
             _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: false)
@@ -114,8 +118,7 @@ struct FlowPasswordTests {
     @Test("reset: inspect consumes nothing; apply sets the password, revokes sessions, kills other reset links, queues a notice")
     func reset() throws {
         let h = try FlowHarness()
-        try h.service.signUp(email: "a@example.com", password: "old password", idToken: nil, continueURL: nil, locale: nil)
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let login = try h.signUp("a@example.com", password: "old password")
 
         try h.service.requestPasswordReset(email: "a@example.com", continueURL: "https://app.example.com/done", locale: nil)
         let first = try h.lastLink()

@@ -13,6 +13,7 @@ final class InMemoryStore: Store {
         var requests: [String: ActionRequest] = [:]
         var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
         var rateEvents: [[UInt8]: [Int64]] = [:]
+        var guesses: [[UInt8]: GuessRecord] = [:]
     }
 
     private let state = Mutex(State())
@@ -47,6 +48,8 @@ final class InMemoryStore: Store {
             state.accounts.values.first { $0.email == address }
         }
         func isConsumed(nonce: [UInt8]) throws -> Bool { state.consumed[nonce] != nil }
+        func guessRecord(bucket: [UInt8]) throws -> GuessRecord? { state.guesses[bucket] }
+        func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws { state.guesses[bucket] = record }
         func insertKey(_ key: KeyRecord) throws { state.keys[key.id] = key }
         func updateKey(_ key: KeyRecord) throws {
             guard state.keys[key.id] != nil else { throw StoreError.notFound("key") }

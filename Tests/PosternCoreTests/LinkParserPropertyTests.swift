@@ -31,7 +31,7 @@ struct RandomActionLink {
     /// UTF-8, an optional query and fragment.
     static func randomContinueURL(using random: inout SeededRandom) -> String {
         let plain = Array("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789-._~!$&'()*+,;=:@")
-        let hosts = ["https://app.example.com", "https://APP.example.com:8443", "https://auth.example.com"]
+        let hosts = ["https://app.example.com", "https://APP.example.com:443", "https://auth.example.com"]
         var url = hosts.randomElement(using: &random) ?? "https://app.example.com"
         for _ in 0..<Int.random(in: 0...4, using: &random) {
             url += "/"

@@ -87,22 +87,30 @@ struct LinkParserTests {
         func with(_ continueUrl: String) -> String {
             link(extra: "&continueUrl=" + LinkWrapperEncoders.percentEncoded(continueUrl))
         }
-        for good in ["https://app.example.com/", "https://APP.example.com:8443/x?y=1#z", "https://auth.example.com/done"] {
+        for good in ["https://app.example.com/", "https://APP.example.com/x?y=1#z", "https://app.example.com:443/x",
+                     "https://auth.example.com/done", "https://app.example.com/x?modes=1&codes=2#tab"] {
             #expect(try parser.parse(with(good)) == .link(ActionLink(mode: .signIn, oobCode: code, continueUrl: good)), "\(good)")
         }
         for bad in ["//evil.test/x", "/relative", "https:evil.test", "https:///evil.test", "https://app.example.com@evil.test/",
                     "https://app.example.com:443@evil.test", "https://evil.test#@app.example.com", "https:\\\\evil.test",
                     "https://app.example.com\\@evil.test", "https://app.example.com.evil.test/", "http://app.example.com/",
-                    "javascript:alert(1)", "https://app.example.com /x", "https://app.exa\tmple.com/", "ftp://app.example.com/"] {
+                    "javascript:alert(1)", "https://app.example.com /x", "https://app.exa\tmple.com/", "ftp://app.example.com/",
+                    // Another port of an allowed host is another origin (it would receive live codes).
+                    "https://APP.example.com:8443/x", "https://auth.example.com:8443/", "https://app.example.com:80/",
+                    // Parameters the hosted page appends: one already there would be read first.
+                    "https://app.example.com/x?oobCode=EVIL", "https://app.example.com/x?a=1&mode=signIn",
+                    "https://app.example.com/x?OOBCODE=EVIL", "https://app.example.com/x?oob%43ode=EVIL",
+                    "https://app.example.com/x?apiKey=k", "https://app.example.com/x?lang=de", "https://app.example.com/x#oobCode=EVIL"] {
             #expect(throws: LinkRefusal.continueURLNotAllowed, "\(bad)") { try parser.parse(with(bad)) }
         }
         #expect(try parser.parse(link(extra: "&continueUrl=")) == signIn)
 
         // Plain http to a loopback app during development, only when that host is allowed.
-        let developer = PastedLinkParser(policy: try LinkPolicy(publicURL: "https://auth.example.com", allowedHosts: ["localhost"]))
+        let developer = PastedLinkParser(policy: try LinkPolicy(publicURL: "https://auth.example.com", allowedHosts: ["localhost:3000"]))
         let local = "http://localhost:3000/dev"
         #expect(try developer.parse(with(local)) == .link(ActionLink(mode: .signIn, oobCode: code, continueUrl: local)))
         #expect(throws: LinkRefusal.continueURLNotAllowed) { try parser.parse(with(local)) }
+        #expect(throws: LinkRefusal.continueURLNotAllowed) { try developer.parse(with("http://localhost:3001/dev")) }
     }
 
     // MARK: codes and modes

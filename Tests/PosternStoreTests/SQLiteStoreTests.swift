@@ -1,7 +1,7 @@
 import Foundation
 import PosternCore
 import PosternCrypto
-import PosternStore
+@testable import PosternStore
 import Testing
 
 /// A fresh database file in its own temporary directory.
@@ -31,13 +31,13 @@ struct SQLiteStoreTests {
 
     @Test("migrations run once; the file is private; data survives reopening")
     func migrationsAndReopen() throws {
-        #expect(try store.schemaVersion() == 3)
+        #expect(try store.schemaVersion() == Schema.migrations.count)
         let mode = try FileManager.default.attributesOfItem(atPath: database.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let alice = try account("u1", "Alice@Example.com")
         try store.write { try $0.insertAccount(alice) }
         let reopened = try SQLiteStore(path: database.path)
-        #expect(try reopened.schemaVersion() == 3)
+        #expect(try reopened.schemaVersion() == Schema.migrations.count)
         let found = try reopened.read { try $0.account(address: EmailAddress.parse("alice@example.com")) }
         #expect(found == alice)
         #expect(found?.email?.address == "Alice@example.com")

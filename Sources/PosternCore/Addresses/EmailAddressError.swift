@@ -18,6 +18,7 @@ public struct EmailAddressError: Error, Sendable, Hashable, CustomStringConverti
         case domainTooLong
         case addressLiteral
         case tooLong
+        case notMailable
     }
 
     /// Why the address was refused.
@@ -45,6 +46,7 @@ public struct EmailAddressError: Error, Sendable, Hashable, CustomStringConverti
         case .domainTooLong: "The domain after the @ is too long."
         case .addressLiteral: "Addresses at an IP literal ([…]) are not accepted."
         case .tooLong: "The email address is longer than 254 characters."
+        case .notMailable: "The quoted part before the @ has spaces or angle brackets, which no mail this server sends can carry."
         }
     }
 }

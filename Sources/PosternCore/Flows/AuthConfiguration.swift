@@ -15,12 +15,15 @@ public struct AuthConfiguration: Sendable {
     public var idTokenLifetime: Int64 = 3600
     /// Lifetime of a refresh token.
     public var refreshTokenLifetime: Int64 = 30 * 86_400
+    /// Seconds after a refresh token's exchange in which presenting it again gets the same
+    /// successor instead of revoking the family (concurrent refreshes from two tabs).
+    public var refreshReuseGrace: Int64 = 30
     /// How recent a sign-in sensitive operations need.
     public var recentSignInWindow: Int64 = 300
     /// Wrong 6-digit codes that kill a code.
     public var maximumWrongCodes = 5
-    /// Wrong 6-digit codes allowed per address per hour, across codes.
-    public var wrongCodesPerHour: Int64 = 20
+    /// Wrong guesses an address may take (6-digit codes and passwords, each its own budget).
+    public var guessBudget = GuessBudget()
     /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
     public var sendNoAccountMail = false
 

@@ -10,8 +10,10 @@ extension AuthService {
         let now = clock.unixSeconds()
         return try read { tx in
             let (code, request) = try self.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
+            // A PKCE link says nothing of its address to whoever holds it without the verifier.
             return ActionInfo(
-                mode: code.action, email: request.email.address, expiresAt: code.expiresAt, continueURL: request.continueURL)
+                mode: code.action, email: request.codeChallenge == nil ? request.email.address : nil,
+                expiresAt: code.expiresAt, continueURL: request.continueURL)
         }
     }
 
@@ -27,7 +29,7 @@ extension AuthService {
             throw .invalidCode("This is a sign-in link: complete it with /v1/email-link/complete.")
         case .resetPassword:
             guard let newPassword else { throw .invalidArgument("newPassword is required to apply a reset link.") }
-            try PasswordPolicy.check(newPassword, email: try? EmailAddress.parse(info.email))
+            try PasswordPolicy.check(newPassword, email: info.email.flatMap { try? EmailAddress.parse($0) })
             hash = try hashPassword(newPassword)
         default:
             break
@@ -48,6 +50,10 @@ extension AuthService {
                 account.emailVerified = true
                 try Self.revokeAllSessions(of: &account, tx: tx, now: now)
                 try tx.updateAccount(account)
+                // A reset ends every open sign-in link and code of the address too: whoever made
+                // the owner reset may hold one.
+                try Self.endOpenSignIns(of: request.email, tx: tx, now: now)
+                try self.clearGuessBudgets(of: request.email, tx: tx)
                 try Self.queueNotice(.passwordChanged(uid: uid), to: request.email, tx: tx, now: now)
             case .verifyEmail:
                 account.emailVerified = true
@@ -72,6 +78,21 @@ extension AuthService {
         }
         mailQueued()
         return applied
+    }
+
+    /// Marks every open sign-in and sign-up request of `email` used, in the caller's transaction.
+    static func endOpenSignIns(of email: EmailAddress, tx: any StoreWriter, now: Int64) throws {
+        for purpose in [ActionRequest.Purpose.signIn, .signUp] {
+            // The store answers a page at a time (the newest 20); each page is marked, so the loop ends.
+            var page = try tx.openActionRequests(purpose: purpose, address: email, now: now)
+            while !page.isEmpty {
+                for var open in page {
+                    open.consumedAt = now
+                    try tx.updateActionRequest(open)
+                }
+                page = try tx.openActionRequests(purpose: purpose, address: email, now: now)
+            }
+        }
     }
 
     /// Asks for a verification link to the signed-in account's address.

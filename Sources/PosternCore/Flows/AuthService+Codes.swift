@@ -97,7 +97,6 @@ extension AuthService {
         }
         let minted = try ring.actionCodes.mint(
             request.purpose.action, binding: binding, ttl: request.expiresAt - now, now: now, nonce: nonce)
-        metrics.minted(request.purpose.action)
         let link = LinkMaker(publicURL: config.publicURL).link(
             mode: request.purpose.action, code: minted.text, continueURL: request.continueURL, lang: request.locale)
         return (link, minted.text)

@@ -56,11 +56,7 @@ extension AuthService {
     public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) {
         let email = try parseEmail(input.email)
         let continueURL = try checkContinueURL(input.continueURL)
-        if let challenge = input.codeChallenge {
-            guard challenge.count == 43, Base64URL.decode(challenge)?.count == 32 else {
-                throw .invalidArgument("codeChallenge must be base64url(SHA-256(codeVerifier)): 43 characters.")
-            }
-        }
+        try Self.checkChallenge(input.codeChallenge)
         let sessionUid = try input.idToken.map { token throws(AuthError) in try verifyIDToken(token).account.uid }
         let now = clock.unixSeconds()
         // The key that will derive the mail's 6-digit code is fixed now, so the content stage only reads.
@@ -98,14 +94,20 @@ extension AuthService {
             codeExpiry = request.expiresAt
             cameByLink = false
         }
-        // Proof that the person completing is the one who asked, or holds the mailbox. A typed
-        // 6-digit code already proves the mailbox.
+        // PKCE means PKCE: a link sent with a challenge completes only with its verifier (the
+        // typed 6-digit code, which proves the mailbox, is the way in from another device).
+        let verifierMatches = try checkVerifier(input.codeVerifier, request: request)
         if cameByLink {
-            try checkPossession(request: request, verifier: input.codeVerifier, typedEmail: typedEmail)
+            if request.codeChallenge != nil, !verifierMatches { throw .invalidCodeVerifier }
+            if let typedEmail, typedEmail != request.email { throw .emailMismatch }
         }
+        // The session given when the link was asked for binds it only when that device comes
+        // back: the same session, or the verifier. Otherwise this is a plain sign-in to the
+        // address's own account — never an upgrade of a stranger's anonymous account.
+        let sameSession = request.uid != nil && presented?.uid == request.uid
         return try finishSignIn(
-            request: request, codeExpiry: codeExpiry, presented: presented, allowMigration: input.allowMigration,
-            method: request.purpose == .signUp ? "password" : "emailLink", now: now)
+            request: request, codeExpiry: codeExpiry, presented: presented, askerReturned: verifierMatches || sameSession,
+            allowMigration: input.allowMigration, method: request.purpose == .signUp ? "password" : "emailLink", now: now)
     }
 
     private func signInRequest(oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
@@ -115,43 +117,58 @@ extension AuthService {
         }
     }
 
-    private func checkPossession(request: ActionRequest, verifier: String?, typedEmail: EmailAddress?) throws(AuthError) {
-        if let challenge = request.codeChallenge {
-            if let verifier {
-                let computed = Base64URL.encode(SHA256.hash(verifier))
-                guard ConstantTime.equals(Array(computed.utf8), Array(challenge.utf8)) else { throw .invalidCodeVerifier }
-                return
-            }
-            // Opened on another device, without the verifier: the typed address proves the mailbox.
-            guard let typedEmail else { throw .invalidCodeVerifier }
-            guard typedEmail == request.email else { throw .emailMismatch }
-            return
+    /// Checks the shape of a PKCE S256 challenge.
+    /// - Throws: `invalidArgument` unless it is base64url of 32 bytes.
+    static func checkChallenge(_ challenge: String?) throws(AuthError) {
+        guard let challenge else { return }
+        guard challenge.count == 43, Base64URL.decode(challenge)?.count == 32 else {
+            throw .invalidArgument("codeChallenge must be base64url(SHA-256(codeVerifier)): 43 characters.")
         }
-        if let typedEmail, typedEmail != request.email { throw .emailMismatch }
     }
 
-    /// Finds the request a 6-digit code belongs to; a wrong code counts against the newest code
-    /// (5 wrong tries kill it) and against the address (across codes).
+    /// True when `verifier` answers the request's PKCE challenge; false when either is absent.
+    /// - Throws: `invalidCodeVerifier` for a verifier that does not match.
+    private func checkVerifier(_ verifier: String?, request: ActionRequest) throws(AuthError) -> Bool {
+        guard let challenge = request.codeChallenge, let verifier else { return false }
+        let computed = Base64URL.encode(SHA256.hash(verifier))
+        guard ConstantTime.equals(Array(computed.utf8), Array(challenge.utf8)) else { throw .invalidCodeVerifier }
+        return true
+    }
+
+    /// The bucket of an address's guess budget of `kind`.
+    func guessBucket(_ kind: GuessKind, _ email: EmailAddress) -> [UInt8] {
+        addressBucket("guess-\(kind.rawValue)", email)
+    }
+
+    /// Clears every guess budget of `email`: its owner proved the mailbox (a link completed, a
+    /// reset applied), which is also how the owner gets out of a lock an attacker caused.
+    func clearGuessBudgets(of email: EmailAddress, tx: any StoreWriter) throws {
+        for kind in GuessKind.allCases { try tx.setGuessRecord(bucket: guessBucket(kind, email), nil) }
+    }
+
+    /// Finds the request a 6-digit code belongs to, within the address's guess budget: while the
+    /// address is over it every code is refused, the right one included; a wrong code counts
+    /// against the budget and against every open code of the address (5 wrong tries kill a code).
+    /// Asking for a new code resets nothing.
     private func sixDigitRequest(_ digits: String, email: EmailAddress, ring: KeyRing, now: Int64) throws(AuthError) -> ActionRequest {
-        let bucket = addressBucket("six-digit-failure", email)
-        let (perHour, maximum) = (config.wrongCodesPerHour, config.maximumWrongCodes)
+        let bucket = guessBucket(.sixDigitCode, email)
+        let (budget, maximum) = (config.guessBudget, config.maximumWrongCodes)
         enum Outcome: Sendable { case found(ActionRequest), wrong, limited(Int64) }
         let outcome = try write { tx -> Outcome in
-            // Counted without recording, so that a correct code is never refused for earlier mistakes
-            // unless the address is over its limit.
+            let record = try tx.guessRecord(bucket: bucket)
+            if let wait = budget.retryAfter(record, now: now) { return .limited(wait) }
             let candidates = try tx.openActionRequests(purpose: .signIn, address: email, now: now)
-            for candidate in candidates {
-                guard let keyID = candidate.sixDigitKeyID, candidate.wrongTries < maximum,
+                .filter { $0.sixDigitKeyID != nil }
+            for candidate in candidates where candidate.wrongTries < maximum {
+                guard let keyID = candidate.sixDigitKeyID,
                     let expected = Self.sixDigitCode(requestID: candidate.id, keyID: keyID, ring: ring)
                 else { continue }
                 if ConstantTime.equals(Array(expected.utf8), Array(digits.utf8)) { return .found(candidate) }
             }
-            if let wait = try tx.rateLimit(bucket: bucket, now: now, interval: 0, perHour: perHour) {
-                return .limited(wait)
-            }
-            if var newest = candidates.first(where: { $0.sixDigitKeyID != nil }) {
-                newest.wrongTries += 1
-                try tx.updateActionRequest(newest)
+            try tx.setGuessRecord(bucket: bucket, budget.failing(record, now: now))
+            for var candidate in candidates {
+                candidate.wrongTries += 1
+                try tx.updateActionRequest(candidate)
             }
             return .wrong
         }
@@ -164,8 +181,13 @@ extension AuthService {
 
     /// The shared end of every sign-in: resolves the six cases in one transaction, consumes the
     /// request's code (except when refusing), and issues the session.
+    ///
+    /// `askerReturned`: the device that asked for the link is the one completing it (same session
+    /// or PKCE verifier). Only then does the request's own session (a sign-up's anonymous account)
+    /// count, and only then does a password chosen at sign-up apply.
     func finishSignIn(
-        request: ActionRequest, codeExpiry: Int64, presented: Account?, allowMigration: Bool, method: String, now: Int64
+        request: ActionRequest, codeExpiry: Int64, presented: Account?, askerReturned: Bool, allowMigration: Bool,
+        method: String, now: Int64
     ) throws(AuthError) -> LoginDescriptor {
         let issue = try sessionIssuer()
         return try write { tx -> LoginDescriptor in
@@ -174,8 +196,9 @@ extension AuthService {
                 throw AuthError.code(.alreadyUsed)
             }
             var session = try presented.flatMap { try tx.account(uid: $0.uid) }
-            if presented == nil, let uid = current.uid {
-                // The session that asked for the link (a sign-up upgrading its anonymous account).
+            if presented == nil, askerReturned, let uid = current.uid {
+                // The session that asked for the link, proved by the verifier (a sign-up upgrading
+                // its anonymous account on the device that signed up).
                 session = try tx.account(uid: uid).flatMap { $0.isAnonymous ? $0 : nil }
             }
             let holder = try tx.account(address: current.email)
@@ -217,17 +240,25 @@ extension AuthService {
             // The link proved the mailbox.
             account.emailVerified = true
             account.providers.insert(.emailLink)
+            // A password chosen at sign-up applies only on the device that chose it: otherwise
+            // whoever asked could pick the password of an account the address's owner creates.
+            var needsPassword = false
             if current.purpose == .signUp, resolution.isNewUser, let hash = current.passwordHash {
-                account.passwordHash = hash
-                account.providers.insert(.password)
+                if askerReturned {
+                    account.passwordHash = hash
+                    account.providers.insert(.password)
+                } else {
+                    needsPassword = account.passwordHash == nil
+                }
             }
+            try self.clearGuessBudgets(of: current.email, tx: tx)
             account.locale = account.locale ?? current.locale
             account.lastSignInAt = now
             try tx.updateAccount(account)
             let issued = try issue(account, method, now, nil, tx)
             return LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued,
-                migration: migration)
+                migration: migration, needsPassword: needsPassword)
         }
     }
 

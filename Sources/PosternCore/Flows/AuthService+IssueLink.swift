@@ -56,6 +56,7 @@ extension AuthService {
             }
             return IssuedLink(link: link, oobCode: code, expiresAt: request.expiresAt, queued: queue, messageID: messageID)
         }
+        metrics.requested(purpose.action)
         if queue { mailQueued() }
         return issued
     }
@@ -67,7 +68,9 @@ extension AuthService {
         let now = clock.unixSeconds()
         return try? read { tx in
             let (_, request) = try self.verifiedRequest(text, expecting: .signIn, ring: ring, now: now, tx: tx)
-            guard let keyID = request.sixDigitKeyID else { return nil }
+            // A PKCE link's page never shows the code: the person has it in the mail, and the
+            // link alone (leaked, intercepted) must not be enough to sign in.
+            guard request.codeChallenge == nil, let keyID = request.sixDigitKeyID else { return nil }
             return Self.sixDigitCode(requestID: request.id, keyID: keyID, ring: ring)
         }
     }

@@ -5,18 +5,25 @@ extension AuthService {
     /// and queues the mail. The answer is the same for every address; the account is created when
     /// the mailed link is completed (an address that has an account gets "you already have one").
     /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
+    ///
+    /// The password applies only if the confirmation comes back from this device: with the
+    /// verifier of `codeChallenge`, or with the same `idToken`. Confirmed anywhere else, the
+    /// account is created without it (`needsPassword`), so nobody can choose the password of an
+    /// account that the address's owner creates by clicking.
     public func signUp(
-        email: String, password: String, idToken: String?, continueURL: String?, locale: String?
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?,
+        codeChallenge: String? = nil
     ) throws(AuthError) {
         let address = try parseEmail(email)
         try PasswordPolicy.check(password, email: address)
         let continueURL = try checkContinueURL(continueURL)
+        try Self.checkChallenge(codeChallenge)
         let sessionUid = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account.uid }
         let hash = try hashPassword(password)
         let now = clock.unixSeconds()
         let request = ActionRequest(
             id: try Self.newRequestID(at: clock.now()), purpose: .signUp, email: address, uid: sessionUid, passwordHash: hash,
-            continueURL: continueURL, locale: locale.flatMap(Self.cleanLocale), createdAt: now,
+            continueURL: continueURL, locale: locale.flatMap(Self.cleanLocale), codeChallenge: codeChallenge, createdAt: now,
             expiresAt: now + config.ttlSignIn)
         try recordRequest(request, intent: .signUp(requestID: request.id))
     }
@@ -24,6 +31,11 @@ extension AuthService {
     /// Password sign-in. Every failure — unknown address, no password, wrong password — is
     /// `INVALID_LOGIN_CREDENTIALS` after the same scrypt work; `USER_DISABLED` only once the
     /// password proved right. Resolves the six cases like an email link.
+    ///
+    /// Each attempt first takes a guess from the address's budget, in the same way for every
+    /// address (so a lock reveals nothing); while the address is over budget every password is
+    /// refused with `TOO_MANY_ATTEMPTS_TRY_LATER`, the right one included. The guess is taken in
+    /// the same write as the check, so concurrent attempts cannot share one check.
     /// - Throws: `AuthError`.
     public func signInWithPassword(
         email: String, password: String, idToken: String?, allowMigration: Bool
@@ -31,13 +43,24 @@ extension AuthService {
         let presented = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account }
         // A malformed address is refused like an unknown one, after the same work.
         let address = try? EmailAddress.parse(email)
+        let now = clock.unixSeconds()
+        let budget = config.guessBudget
+        let bucket = address.map { guessBucket(.password, $0) }
+        if let bucket {
+            let wait = try write { tx -> Int64? in
+                let record = try tx.guessRecord(bucket: bucket)
+                if let wait = budget.retryAfter(record, now: now) { return wait }
+                try tx.setGuessRecord(bucket: bucket, budget.failing(record, now: now))
+                return nil
+            }
+            if let wait { throw .tooManyAttempts(retryAfter: wait) }
+        }
         // Only the uid and the hash before the check: a known address must not cost more than an
         // unknown one (measured by bench/enumeration).
         let holder = try address.flatMap { address throws(AuthError) in try read { try $0.passwordCredential(address: address) } }
         let stored = holder?.passwordHash ?? dummyPasswordHash
         let matches = (try? PasswordHasher.verify(password, against: stored)) ?? false
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
-        let now = clock.unixSeconds()
         let issue = try sessionIssuer()
         let rehash = hasher.needsRehash(stored) ? try hashPassword(password) : nil
         return try write { tx -> LoginDescriptor in
@@ -57,6 +80,8 @@ extension AuthService {
                 migration = .init(fromUid: from, toUid: to, allowMigration: true)
             default: break
             }
+            // The right password gives back the guess it took, and the ones before.
+            if let bucket { try tx.setGuessRecord(bucket: bucket, nil) }
             if let rehash { account.passwordHash = rehash }
             account.lastSignInAt = now
             try tx.updateAccount(account)

@@ -15,15 +15,31 @@ extension AuthService {
         }
     }
 
+    /// Where a session's refresh token comes from.
+    enum RefreshLineage: Sendable {
+        /// The successor of `token` in `family`: derived from it (see `successorToken`) and stored.
+        case successor(of: String, family: String)
+        /// A successor already stored, handed out again within the reuse grace.
+        case again(String)
+    }
+
     /// A closure that issues a session inside a transaction: an ID token and a stored refresh token.
-    /// Arguments: account, sign-in method, auth_time, the refresh family to continue (or nil).
-    typealias SessionIssuer = @Sendable (Account, String, Int64, String?, any StoreWriter) throws -> Session
+    /// Arguments: account, sign-in method, auth_time, the refresh lineage (nil: a new family with a
+    /// random token).
+    typealias SessionIssuer = @Sendable (Account, String, Int64, RefreshLineage?, any StoreWriter) throws -> Session
+
+    /// The successor of a refresh token: an HMAC of it under the active action-code key, so that
+    /// two concurrent refreshes of one token (two tabs) can both be given the same successor
+    /// without its text being stored anywhere. Unpredictable without the key, like a random one.
+    func successorToken(of token: String) -> String {
+        Base64URL.encode(keys.current.actionCodes.activeMAC.authenticate(Array("postern-refresh-successor|\(token)".utf8)))
+    }
 
     func sessionIssuer() throws(AuthError) -> SessionIssuer {
         let signer = keys.current.idTokenSigner
         let clock = self.clock
         let config = self.config
-        return { account, method, authTime, family, tx in
+        return { account, method, authTime, lineage, tx in
             let now = clock.unixSeconds()
             var claims: [String: Any] = [
                 "iss": config.publicURL, "aud": config.publicURL, "sub": account.uid, "iat": now,
@@ -33,11 +49,23 @@ extension AuthService {
             claims["email"] = account.email?.address ?? NSNull()
             let json = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
             let idToken = try JSONWebToken.sign(claims: json, with: signer)
-            let refresh = Base64URL.encode(try SecureRandom.bytes(32))
-            try tx.insertRefreshToken(
-                RefreshTokenRecord(
-                    hash: SHA256.hash(refresh), family: try family ?? AuthService.newID(), uid: account.uid,
-                    authTime: authTime, method: method, createdAt: now, expiresAt: now + config.refreshTokenLifetime))
+            let refresh: String
+            switch lineage {
+            case .again(let successor):
+                refresh = successor
+            case .successor(let token, let family):
+                refresh = token
+                try tx.insertRefreshToken(
+                    RefreshTokenRecord(
+                        hash: SHA256.hash(refresh), family: family, uid: account.uid, authTime: authTime, method: method,
+                        createdAt: now, expiresAt: now + config.refreshTokenLifetime))
+            case nil:
+                refresh = Base64URL.encode(try SecureRandom.bytes(32))
+                try tx.insertRefreshToken(
+                    RefreshTokenRecord(
+                        hash: SHA256.hash(refresh), family: try AuthService.newID(), uid: account.uid, authTime: authTime,
+                        method: method, createdAt: now, expiresAt: now + config.refreshTokenLifetime))
+            }
             return Session(
                 uid: account.uid, idToken: idToken, refreshToken: refresh, expiresIn: config.idTokenLifetime,
                 isAnonymous: account.isAnonymous, email: account.email?.address)
@@ -80,26 +108,38 @@ extension AuthService {
     }
 
     /// Exchanges a refresh token for a new session and a new refresh token. Presenting a token
-    /// that was already exchanged revokes its whole family (a stolen token was replayed).
+    /// that was already exchanged revokes its whole family (a stolen token was replayed) — except
+    /// within `refreshReuseGrace` seconds of its exchange, while its successor is still unused:
+    /// then it gets that same successor again (two tabs refreshing at once, as Auth0's and Okta's
+    /// reuse interval), so one family has one live token either way.
     /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
     public func refresh(_ token: String) throws(AuthError) -> Session {
         let hash = SHA256.hash(token)
         let now = clock.unixSeconds()
         let issue = try sessionIssuer()
+        let successor = successorToken(of: token)
+        let grace = config.refreshReuseGrace
         enum Outcome: Sendable { case session(Session), failed(AuthError) }
         let outcome = try write { tx -> Outcome in
             guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
                 return .failed(.invalidRefreshToken)
             }
             if record.revoked { return .failed(.tokenRevoked) }
-            if record.rotatedAt != nil {
+            if let rotatedAt = record.rotatedAt {
+                if now - rotatedAt <= grace, let next = try tx.refreshToken(hash: SHA256.hash(successor)),
+                    next.family == record.family, next.rotatedAt == nil, !next.revoked, next.expiresAt > now,
+                    let account = try tx.account(uid: record.uid), !account.disabled
+                {
+                    return .session(try issue(account, record.method, record.authTime, .again(successor), tx))
+                }
                 _ = try tx.revokeRefreshFamily(record.family)
                 return .failed(.tokenRevoked)
             }
             guard let account = try tx.account(uid: record.uid) else { return .failed(.invalidRefreshToken) }
             guard !account.disabled else { return .failed(.userDisabled) }
             try tx.markRefreshTokenRotated(hash: hash, at: now)
-            return .session(try issue(account, record.method, record.authTime, record.family, tx))
+            return .session(
+                try issue(account, record.method, record.authTime, .successor(of: successor, family: record.family), tx))
         }
         switch outcome {
         case .session(let session): return session

@@ -19,7 +19,7 @@ public final class AuthService: Sendable {
     /// A hash of a random password with `hasher`'s parameters: unknown addresses are checked
     /// against it so that every failed password sign-in costs the same time.
     let dummyPasswordHash: String
-    /// Codes minted, consumed and refused.
+    /// Code requests recorded, codes consumed and codes refused.
     public let metrics = CodeMetrics()
 
     /// Creates the service.
@@ -78,8 +78,13 @@ public final class AuthService: Sendable {
         }
     }
 
+    /// An address a request names: parsed, and refused unless a mail to it can be built, so that
+    /// nothing is recorded that could never be sent.
     func parseEmail(_ text: String) throws(AuthError) -> EmailAddress {
-        do { return try EmailAddress.parse(text) } catch { throw .invalidEmail(error) }
+        let address: EmailAddress
+        do { address = try EmailAddress.parse(text) } catch { throw .invalidEmail(error) }
+        guard MailMailbox.problem(with: address) == nil else { throw .invalidEmail(EmailAddressError(.notMailable)) }
+        return address
     }
 
     /// Checks a continue URL with the parser's rule (exact allowed host or the public URL's own,
@@ -139,6 +144,7 @@ public final class AuthService: Sendable {
             return nil
         }
         if let wait { throw .tooManyAttempts(retryAfter: wait) }
+        metrics.requested(request.purpose.action)
         mailQueued()
     }
 

@@ -32,6 +32,10 @@ public struct LoginDescriptor: Sendable, Hashable, Codable {
     public var isNewUser: Bool
     public var session: Session
     public var migration: Migration?
+    /// True when a password sign-up was confirmed away from the device that signed up (no
+    /// verifier, not the same session): the account exists without the chosen password, and the
+    /// app should ask for one (`POST /v1/me/password`; the sign-in is recent).
+    public var needsPassword: Bool = false
 }
 
 /// What `GET /v1/me` returns.
@@ -75,7 +79,9 @@ public struct IDTokenClaims: Sendable, Hashable {
 /// What `/v1/actions/inspect` says about a link, consuming nothing.
 public struct ActionInfo: Sendable, Hashable {
     public var mode: EmailAction
-    public var email: String
+    /// The address, except for a link sent with a PKCE challenge: whoever holds such a link
+    /// without its verifier learns nothing from it.
+    public var email: String?
     public var expiresAt: Int64
     public var continueURL: String?
 }

@@ -13,11 +13,36 @@ enum ContinueURLCheck {
             return nil
         }
         guard let url = LinkURL(bytes), url.isCleanWebURL else { return nil }
-        guard policy.continueHostRules.contains(where: { $0.matches(url) }) else { return nil }
+        guard policy.continueHostRules.contains(where: { $0.matchesOrigin(url) }) else { return nil }
+        guard !carriesActionParameters(url) else { return nil }
         if url.scheme == .http, policy.isSecure, !isLoopback(url.host) {
             return nil
         }
         return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The parameters the hosted page appends to a `continueUrl`; one that is already there would
+    /// come first (`…&oobCode=EVIL&…&oobCode=REAL`), and an app reading the first value would
+    /// sign its user into the attacker's account.
+    /// Lower case: compared ignoring case.
+    static let actionParameters: [StaticString] = ["mode", "oobcode", "apikey", "lang"]
+
+    /// Whether the query or the fragment names one of `actionParameters` (compared after
+    /// percent-decoding and ignoring case, so `OOBCODE` and `oob%43ode` count too).
+    static func carriesActionParameters(_ url: LinkURL) -> Bool {
+        let bytes = url.bytes
+        var found = false
+        func check(_ range: Range<Int>) {
+            QueryParameters.forEachPair(in: bytes, query: range) { key, _ in
+                let name = PercentDecoding.needsDecoding(bytes, key) ? PercentDecoding.decode(bytes, key) : Array(bytes[key])
+                if actionParameters.contains(where: { LinkBytes.equalsIgnoringCase(name, 0..<name.count, $0) }) {
+                    found = true
+                }
+            }
+        }
+        if let query = url.query { check(query) }
+        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) { check((hash + 1)..<bytes.count) }
+        return found
     }
 
     static func isLoopback(_ host: [UInt8]) -> Bool {

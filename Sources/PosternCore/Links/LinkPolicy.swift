@@ -1,13 +1,21 @@
 /// Which links the parser accepts: the origin of the service's public URL, and the app hosts that
 /// may carry action links and be a `continueUrl`'s target.
 public struct LinkPolicy: Sendable, Equatable {
-    /// One allowed host, with the port it is pinned to (nil: any port).
+    /// One allowed host, with the port it is pinned to (nil: not pinned).
     struct HostRule: Sendable, Equatable {
         let host: [UInt8]
         let port: Int?
 
+        /// For an app link: a bare host allows any port.
         func matches(_ url: LinkURL) -> Bool {
             url.host == host && (port == nil || port == url.port)
+        }
+
+        /// For a `continueUrl`, which receives live codes: the exact origin. A bare host means
+        /// the scheme's default port, so another service on another port of an allowed host
+        /// (which the hosted page's Continue button would hand the code to) is refused.
+        func matchesOrigin(_ url: LinkURL) -> Bool {
+            url.host == host && url.port == (port ?? (url.scheme == .http ? 80 : 443))
         }
     }
 

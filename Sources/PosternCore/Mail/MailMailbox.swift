@@ -16,17 +16,25 @@ public struct MailMailbox: Sendable, Hashable {
     ///   ``MimeError/controlCharacterInAddress`` when the address has one (or whitespace or `<>`);
     ///   ``MimeError/nonASCIIAddress`` when the address is not ASCII.
     public init(_ address: EmailAddress, displayName: String? = nil) throws(MimeError) {
-        for byte in address.address.utf8 {
-            if byte >= 0x80 { throw .nonASCIIAddress }
-            if byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") {
-                throw .controlCharacterInAddress
-            }
-        }
+        if let problem = Self.problem(with: address) { throw problem }
         if let displayName, displayName.unicodeScalars.contains(where: TemplateContext.isControl) {
             throw .controlCharacterInDisplayName
         }
         self.address = address
         self.displayName = displayName?.isEmpty == true ? nil : displayName
+    }
+
+    /// Why `address` cannot be put in a header, or nil when it can: the one rule, which the flows
+    /// also apply when a request names an address (a quoted local part may hold spaces and angle
+    /// brackets that `EmailAddress.parse` accepts and no message could carry).
+    public static func problem(with address: EmailAddress) -> MimeError? {
+        for byte in address.address.utf8 {
+            if byte >= 0x80 { return .nonASCIIAddress }
+            if byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") {
+                return .controlCharacterInAddress
+            }
+        }
+        return nil
     }
 
     /// Parses `address`, `Name <address>` or `"Quoted, Name" <address>` (as in `--mail-from`).

@@ -50,6 +50,8 @@ public protocol StoreReader: OutboxReader {
     func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest]
     /// The refresh token whose SHA-256 is `hash`.
     func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
+    /// The failed guesses counted against `bucket` (an opaque key, never an address in the clear).
+    func guessRecord(bucket: [UInt8]) throws -> GuessRecord?
 }
 
 /// Changes inside one transaction: all of them land, or none.
@@ -93,6 +95,9 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
     /// allowed, else the seconds until it would be. `interval`: least seconds between two events
     /// (0: none); `perHour`: most events in a rolling hour window (0: none).
     func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64?
+
+    /// Replaces the failed guesses counted against `bucket`; nil clears them.
+    func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws
 }
 
 /// Durable state behind Core. SQLite is the embedded default; PostgreSQL can implement the same.

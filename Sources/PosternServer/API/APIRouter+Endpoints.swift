@@ -30,7 +30,8 @@ extension APIRouter {
                 let body = try c.body()
                 try service.signUp(
                     email: try body.required("email"), password: try body.required("password"), idToken: try body.string("idToken"),
-                    continueURL: try body.string("continueUrl"), locale: try body.string("locale"))
+                    continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
+                    codeChallenge: try body.string("codeChallenge"))
                 return .json(202, #"{"status":"verification_sent"}"#)
             },
             Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200) { c throws(AuthError) in
@@ -50,7 +51,7 @@ extension APIRouter {
                 let body = try c.body()
                 let info = try service.inspectAction(link: try body.string("link"), oobCode: try body.string("oobCode"))
                 let answer: [String: Any] = [
-                    "mode": info.mode.rawValue, "email": info.email, "expiresAt": JSONAnswer.iso(info.expiresAt),
+                    "mode": info.mode.rawValue, "email": info.email ?? NSNull(), "expiresAt": JSONAnswer.iso(info.expiresAt),
                     "continueUrl": info.continueURL ?? NSNull(),
                 ]
                 return JSONAnswer.respond(200, answer)

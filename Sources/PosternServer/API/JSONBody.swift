@@ -76,6 +76,7 @@ enum JSONAnswer {
     static func login(_ l: LoginDescriptor) -> [String: Any] {
         [
             "uid": l.uid, "email": l.email ?? NSNull(), "isNewUser": l.isNewUser, "session": session(l.session),
+            "needsPassword": l.needsPassword,
             "migration": l.migration.map {
                 ["fromUid": $0.fromUid, "toUid": $0.toUid, "allowMigration": $0.allowMigration] as [String: Any]
             } ?? NSNull(),

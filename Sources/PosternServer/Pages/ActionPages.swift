@@ -51,7 +51,7 @@ struct ActionPages: Sendable {
         // A fresh CSRF cookie for this browser unless it has one.
         let cookie = cookieValue(c.request) ?? Base64URL.encode((try? SecureRandom.bytes(18)) ?? [])
         let token = runtime.service.pageToken(cookie: cookie, oobCode: oobCode)
-        let escapedEmail = HTMLEscaping.escape(info.email)
+        let escapedEmail = HTMLEscaping.escape(info.email ?? "")
         let mode = info.mode.rawValue
         var body = ""
         switch info.mode {
