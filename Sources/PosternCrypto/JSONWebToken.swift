@@ -31,10 +31,7 @@ public enum JSONWebToken {
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
             let claims = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2]),
             let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
-            header["alg"] as? String == "ES256", let kid = header["kid"] as? String,
-            // One text per signature: base64url that decodes alike but reads differently (spare
-            // bits set in the last character) is not the same token.
-            Base64URL.encode(signature) == parts[2]
+            header["alg"] as? String == "ES256", let kid = header["kid"] as? String
         else { throw .malformed("token") }
         return Unverified(
             keyID: kid, claims: Data(claims), signingInput: Array((parts[0] + "." + parts[1]).utf8),

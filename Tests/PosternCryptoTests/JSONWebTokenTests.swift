@@ -23,6 +23,33 @@ struct JSONWebTokenTests {
         #expect(throws: CryptoError.self) { try SigningKey(privateKeyDER: [1, 2, 3], keyID: "x") }
     }
 
+    @Test("signatures are low-S, and the high-S twin (r, n − s) of a valid signature is refused")
+    func lowS() throws {
+        let key = try SigningKey(generatingWithID: "k1")
+        // n and ⌊n/2⌋ of P-256, written out here independently of the implementation.
+        let n: [UInt8] = Array(hex: "FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")
+        let half: [UInt8] = Array(hex: "7FFFFFFF800000007FFFFFFFFFFFFFFFDE737D56D38BCF4279DCE5617E3192A8")
+        for index in 0..<64 {
+            let token = try JSONWebToken.sign(claims: Data(#"{"sub":"u\#(index)"}"#.utf8), with: key)
+            let parsed = try JSONWebToken.parse(token)
+            let parts = token.split(separator: ".").map(String.init)
+            let signature = try #require(Base64URL.decode(parts[2]))
+            let s = Array(signature[32...])
+            #expect(!half.lexicographicallyPrecedes(s), "s is at most n/2")
+            #expect(parsed.isSigned(by: key))
+            // n − s, big-endian subtraction.
+            var twin = [UInt8](repeating: 0, count: 32)
+            var borrow = 0
+            for position in stride(from: 31, through: 0, by: -1) {
+                let difference = Int(n[position]) - Int(s[position]) - borrow
+                twin[position] = UInt8((difference + 256) % 256)
+                borrow = difference < 0 ? 1 : 0
+            }
+            let forged = parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(signature[..<32]) + twin)
+            #expect(!(try JSONWebToken.parse(forged)).isSigned(by: key), "the high-S twin must not verify")
+        }
+    }
+
     /// An independent implementation (PyJWT with `cryptography`) verifies our token against our JWKS.
     @Test("PyJWT verifies a token minted here against the JWKS")
     func independentVerifier() throws {
@@ -60,4 +87,18 @@ func runPython(_ script: String, arguments: [String]) throws -> (status: Int32, 
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+extension Array where Element == UInt8 {
+    /// Bytes from hexadecimal text (test constants only).
+    init(hex: String) {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        self = bytes
+    }
 }

@@ -1,0 +1,192 @@
+"""A real `postern serve` for integration tests: started on free loopback ports with SQLite in a
+temp dir and mail written as .eml files (`--smtp-url file:`), spoken to over HTTP with urllib,
+and stopped with SIGTERM (the exit code and the log are checked then).
+
+Environment: POSTERN_BIN (the binary), E2E_WORK (the temp dir; run_pytest in pytest_lib.bash
+sets both).
+"""
+import email
+import email.policy
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+POSTERN = os.environ.get("POSTERN_BIN") or os.path.join(ROOT, ".build", "debug", "postern")
+
+# Loopback only: no proxy from the environment for this process and what it starts.
+for _name in list(os.environ):
+    if _name.lower() in ("http_proxy", "https_proxy", "all_proxy", "ftp_proxy"):
+        del os.environ[_name]
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = "*"
+HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+# SIGTERM (from the runner) unwinds like Ctrl-C, so fixtures stop what they started.
+signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+def remember_group(pgid):
+    """Notes a process group a test started, for the runner to end if Python itself dies."""
+    work = os.environ.get("E2E_WORK")
+    if work:
+        os.makedirs(work, exist_ok=True)
+        with open(os.path.join(work, "pgids"), "a") as f:
+            f.write(f"{pgid}\n")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class FileMailbox:
+    """The .eml files the `file:` transport writes, read by recipient."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.seen = set()
+
+    def _messages(self):
+        try:
+            names = sorted(os.listdir(self.directory))
+        except FileNotFoundError:
+            return []
+        return [n for n in names if n.endswith(".eml")]
+
+    def next(self, rcpt, timeout=20):
+        """Waits for the next message to `rcpt` not yet read and returns it parsed."""
+        def new():
+            for name in self._messages():
+                if name in self.seen:
+                    continue
+                with open(os.path.join(self.directory, name), "rb") as f:
+                    msg = email.message_from_bytes(f.read(), policy=email.policy.default)
+                if msg["To"].addresses[0].addr_spec.lower() == rcpt.lower():
+                    self.seen.add(name)
+                    return msg
+            return None
+
+        return wait_for(new, timeout, f"a mail to {rcpt}")
+
+    def count_for(self, rcpt):
+        count = 0
+        for name in self._messages():
+            with open(os.path.join(self.directory, name), "rb") as f:
+                msg = email.message_from_bytes(f.read(), policy=email.policy.default)
+            count += msg["To"].addresses[0].addr_spec.lower() == rcpt.lower()
+        return count
+
+
+def text_of(msg):
+    return msg.get_body(("plain",)).get_content()
+
+
+def action_link(msg, public_url, mode):
+    """The one action link of `mode` in the text part."""
+    links = set(re.findall(re.escape(public_url) + r"/action\?[^\s<>\"]+", text_of(msg)))
+    assert len(links) == 1, f"want one action link, found {links}"
+    link = links.pop()
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["mode"] == [mode], (mode, link)
+    return link
+
+
+def six_digits(msg):
+    found = re.findall(r"(?<![\d=])(\d{6})(?!\d)", text_of(msg))
+    assert found, "the mail has no 6-digit code"
+    return found[0]
+
+
+class Daemon:
+    """`postern serve` with its own database and mail directory under `work/name`."""
+
+    def __init__(self, work, name, *extra):
+        self.work = os.path.join(work, name)
+        os.makedirs(self.work, exist_ok=True)
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.public_url = f"http://127.0.0.1:{self.port}"
+        self.database = os.path.join(self.work, "postern.db")
+        self.mail_dir = os.path.join(self.work, "mail")
+        self.mailbox = FileMailbox(self.mail_dir)
+        self.args = [
+            POSTERN, "serve", "--database", self.database, "--public-url", self.public_url,
+            "--listen", f"127.0.0.1:{self.port}", "--smtp-url", f"file:{self.mail_dir}",
+            "--allowed-continue-hosts", "app.example.com", "--scrypt-log-n", "12", *extra,
+        ]
+        self.log_path = os.path.join(self.work, "serve.log")
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen(self.args, cwd=self.work, stdout=self.log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        remember_group(self.process.pid)
+
+        def up():
+            if self.process.poll() is not None:
+                raise AssertionError(f"postern serve exited {self.process.returncode}:\n{open(self.log_path).read()}")
+            try:
+                return self.get("/readyz")[0] == 200
+            except OSError:
+                return False
+
+        wait_for(up, 30, "postern serve to answer /readyz")
+
+    def request(self, method, path, body=None, token=None, headers=None, raw=None, content_type="application/json"):
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        req = urllib.request.Request(self.public_url + path, data=data, method=method)
+        if data is not None and content_type:
+            req.add_header("Content-Type", content_type)
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        for name, value in (headers or {}).items():
+            req.add_header(name, value)
+        try:
+            with HTTP.open(req, timeout=30) as r:
+                status, payload, hdrs = r.status, r.read(), r.headers
+        except urllib.error.HTTPError as e:
+            status, payload, hdrs = e.code, e.read(), e.headers
+        if payload and (hdrs.get("Content-Type") or "").startswith("application/json"):
+            return status, json.loads(payload), hdrs
+        return status, payload, hdrs
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, {} if body is None else body, **kw)
+
+    def stop(self):
+        """SIGTERM; returns the exit code after checking the log holds JSON lines only."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        for line in open(self.log_path).read().splitlines():
+            json.loads(line)
+        return self.process.returncode
+
+
+def check_error(answer, status, code, expected_status):
+    assert status == expected_status, (status, answer)
+    assert isinstance(answer, dict) and answer["error"]["code"] == code, answer
