@@ -6,8 +6,10 @@ step ran); each step asserts what shared/API.md promises.
 Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir for the database, the mail,
 logs and screenshots; made if absent), CHROMIUM / CHROMEDRIVER (default /usr/bin/…).
 """
+import base64
 import email
 import email.policy
+import hashlib
 import json
 import os
 import re
@@ -395,13 +397,17 @@ def sign_in_by_link(postern, smtp, address):
 
 
 def sign_up(postern, smtp, address, password):
-    """Verify-first password sign-up completed through the mailed link: the LoginDescriptor."""
-    status, answer, _ = postern.post("/v1/password/sign-up", {"email": address, "password": password})
+    """Verify-first password sign-up completed through the mailed link on the device that signed
+    up (the PKCE verifier, so the password applies): the LoginDescriptor."""
+    verifier = secrets.token_urlsafe(32)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    status, answer, _ = postern.post("/v1/password/sign-up",
+                                     {"email": address, "password": password, "codeChallenge": challenge})
     assert (status, answer) == (202, {"status": "verification_sent"}), (status, answer)
     msg = smtp.mailbox.next(address)
     link = action_link(msg, postern.public_url, "signIn")
-    status, login, _ = postern.post("/v1/email-link/complete", {"link": link})
-    assert status == 200, login
+    status, login, _ = postern.post("/v1/email-link/complete", {"link": link, "codeVerifier": verifier})
+    assert status == 200 and login["needsPassword"] is False, login
     return login, msg
 
 
