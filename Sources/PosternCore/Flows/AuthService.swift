@@ -1,26 +1,27 @@
 import Foundation
 import PosternCrypto
 
-/// The sign-in, password, verification and address flows: the Swift API that the daemon's
-/// endpoints and the CLI both call. Request paths do constant work and only record; what a mail
-/// says is decided later by `composeMail` (the outbox's content stage).
+/// The flows' one entry point for the daemon's endpoints and the CLI: a thin facade over the
+/// concepts, each its own type — email-link sign-in (`EmailLinkFlow`), passwords
+/// (`PasswordFlow`), links that act on an address (`AddressFlow`), the user's own profile
+/// (`ProfileFlow`), sessions (`SessionFlow`), the action-request ledger (`ActionLedger`), the
+/// outbox's content stage (`MailComposer`) and operator tools (`OperatorTools`). Request paths do
+/// constant work and only record; what a mail says is decided later by `composeMail`.
 ///
 /// Every method is synchronous and thread-safe; state changes run in one store transaction each.
 public final class AuthService: Sendable {
-    let store: any Store
-    let keys: KeyRingCache
-    let clock: any WallClock
-    let config: AuthConfiguration
-    let hasher: PasswordHasher
-    let parser: PastedLinkParser
+    let context: FlowContext
+    let ledger: ActionLedger
+    let sessions: SessionFlow
+    let emailLink: EmailLinkFlow
+    let passwords: PasswordFlow
+    let addresses: AddressFlow
+    let profiles: ProfileFlow
+    let composer: MailComposer
+    let operators: OperatorTools
     let ipLimiter: IPRateLimiter
-    /// Called after a transaction that queued mail has committed (wakes the outbox workers).
-    let mailQueued: @Sendable () -> Void
-    /// A hash of a random password with `hasher`'s parameters: unknown addresses are checked
-    /// against it so that every failed password sign-in costs the same time.
-    let dummyPasswordHash: String
     /// Code requests recorded, codes consumed and codes refused.
-    public let metrics = CodeMetrics()
+    public var metrics: CodeMetrics { context.metrics }
 
     /// Creates the service.
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
@@ -28,130 +29,211 @@ public final class AuthService: Sendable {
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
         hasher: PasswordHasher = .standard, ipPerMinute: Int64 = 300, mailQueued: @escaping @Sendable () -> Void = {}
     ) throws(AuthError) {
-        self.store = store
-        self.keys = keys
-        self.clock = clock
-        self.config = config
-        self.hasher = hasher
-        self.ipLimiter = IPRateLimiter(perMinute: ipPerMinute)
-        self.mailQueued = mailQueued
-        do {
-            parser = PastedLinkParser(
-                policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))
-            dummyPasswordHash = try hasher.hash(Base64URL.encode(try SecureRandom.bytes(24)))
-        } catch {
-            throw .internalError("cannot set up the flows: \(error)")
-        }
-    }
-
-    // MARK: shared steps
-
-    /// Runs `body` in a write transaction, mapping store failures to 503 and keeping `AuthError`s.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws(AuthError) -> T {
-        do {
-            return try store.write(body)
-        } catch let error as AuthError {
-            throw error
-        } catch let error as StoreError {
-            throw error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)
-        } catch {
-            throw .internalError("\(error)")
-        }
-    }
-
-    /// Runs `body` against a snapshot.
-    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) throws(AuthError) -> T {
-        do {
-            return try store.read(body)
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            throw .unavailable("\(error)")
-        }
+        context = try FlowContext(
+            store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), mailQueued: mailQueued)
+        ledger = ActionLedger(context: context)
+        sessions = SessionFlow(context: context)
+        emailLink = EmailLinkFlow(context: context, ledger: ledger, sessions: sessions)
+        passwords = try PasswordFlow(context: context, ledger: ledger, sessions: sessions)
+        addresses = AddressFlow(context: context, ledger: ledger, sessions: sessions)
+        profiles = ProfileFlow(context: context, sessions: sessions)
+        composer = MailComposer(context: context, ledger: ledger)
+        operators = OperatorTools(context: context, ledger: ledger)
+        ipLimiter = IPRateLimiter(perMinute: ipPerMinute)
     }
 
     /// Applies the per-IP limit of the public endpoints (the HTTP layer calls it once per request).
     /// - Throws: `AuthError.tooManyAttempts`.
     public func checkClient(ip: String) throws(AuthError) {
-        if let wait = ipLimiter.take(ip: ip, now: clock.now().timeIntervalSince1970) {
+        if let wait = ipLimiter.take(ip: ip, now: context.clock.now().timeIntervalSince1970) {
             throw .tooManyAttempts(retryAfter: wait)
         }
     }
 
-    /// An address a request names: parsed, and refused unless a mail to it can be built, so that
-    /// nothing is recorded that could never be sent.
-    func parseEmail(_ text: String) throws(AuthError) -> EmailAddress {
-        let address: EmailAddress
-        do { address = try EmailAddress.parse(text) } catch { throw .invalidEmail(error) }
-        guard MailMailbox.problem(with: address) == nil else { throw .invalidEmail(EmailAddressError(.notMailable)) }
-        return address
+    // MARK: email link (EmailLinkFlow)
+
+    /// Records a sign-in request and queues its mail; the same answer for every address.
+    /// - Throws: `AuthError` for malformed input, `tooManyAttempts` past the per-address limit.
+    public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) { try emailLink.send(input) }
+
+    /// Completes an email-link sign-in (or a sign-up's confirmation), resolving API.md's six cases.
+    /// - Throws: `AuthError` (see `EmailLinkFlow.complete`).
+    public func completeEmailLink(_ input: EmailLinkCompletion) throws(AuthError) -> LoginDescriptor {
+        try emailLink.complete(input)
     }
 
-    /// Checks a continue URL with the parser's rule (exact allowed host or the public URL's own,
-    /// http(s) without user info, no https → http downgrade).
-    func checkContinueURL(_ url: String?) throws(AuthError) -> String? {
-        guard let url, !url.isEmpty else { return nil }
-        guard let allowed = parser.policy.allowedContinueURL(url) else {
-            throw .invalidContinueURL(
-                "continueUrl must be an absolute http(s) URL without user info, to the public URL's host or one in --allowed-continue-hosts.")
-        }
-        return allowed
+    // MARK: passwords (PasswordFlow)
+
+    /// Verify-first sign-up; the password applies only when confirmed on this device.
+    /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
+    public func signUp(
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?,
+        codeChallenge: String? = nil
+    ) throws(AuthError) {
+        try passwords.signUp(
+            email: email, password: password, idToken: idToken, continueURL: continueURL, locale: locale,
+            codeChallenge: codeChallenge)
     }
 
-    /// A new random id (16 bytes, base64url): uids and token families.
-    static func newID() throws(AuthError) -> String {
-        do { return Base64URL.encode(try SecureRandom.bytes(16)) } catch { throw .internalError("\(error)") }
+    /// Password sign-in within the address's guess budget.
+    /// - Throws: `AuthError` (see `PasswordFlow.signIn`).
+    public func signInWithPassword(
+        email: String, password: String, idToken: String?, allowMigration: Bool
+    ) throws(AuthError) -> LoginDescriptor {
+        try passwords.signIn(email: email, password: password, idToken: idToken, allowMigration: allowMigration)
     }
 
-    /// A new action-request id, which is also its code's nonce (16 bytes, base64url): the time in
-    /// milliseconds (6 bytes, big-endian) then 80 random bits.
-    ///
-    /// Requests made in the same second share their first six characters, so a group commit's
-    /// inserts land on a few pages of the id index instead of one random page each (measured: the
-    /// WAL written per request roughly halves). The code carries its issue time anyway, so the
-    /// prefix tells nothing new; uniqueness rests on 80 random bits per millisecond.
-    static func newRequestID(at time: Date) throws(AuthError) -> String {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let milliseconds = UInt64(max(0, time.timeIntervalSince1970 * 1000))
-        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-        do {
-            try bytes.withUnsafeMutableBytes { try SecureRandom.fillBuffered(UnsafeMutableRawBufferPointer(rebasing: $0[6...])) }
-        } catch {
-            throw .internalError("\(error)")
-        }
-        return Base64URL.encode(bytes)
+    /// Asks for a reset link; 202 for every address.
+    /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
+    public func requestPasswordReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
+        try passwords.requestReset(email: email, continueURL: continueURL, locale: locale)
     }
 
-    /// The per-address bucket for `action`: an HMAC under the active action-code key, so the
-    /// table holds no addresses, and a copy of the database alone cannot be searched with a list
-    /// of addresses. Rotating that key starts the counts afresh (they span an hour at most).
-    func addressBucket(_ action: String, _ email: EmailAddress) -> [UInt8] {
-        Array(keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(email.normalized)".utf8)).prefix(16))
+    /// Sets the password of a recently signed-in account.
+    /// - Throws: `AuthError.requiresRecentLogin`, `weakPassword`, `invalidIDToken`.
+    public func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
+        try passwords.setPassword(idToken: idToken, password: password)
     }
 
-    /// Records a mail request of `purpose` and queues its intent, after the per-address limit.
-    /// Does the same work whether or not the address has an account.
-    func recordRequest(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
-        let (interval, perHour) = (config.mailInterval, config.mailPerHour)
-        // With both limits off there is nothing to count (the same for every address).
-        let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
-        let wait = try write { tx -> Int64? in
-            if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
-                return wait
-            }
-            try tx.insertActionRequest(request)
-            _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
-            return nil
-        }
-        if let wait { throw .tooManyAttempts(retryAfter: wait) }
-        metrics.requested(request.purpose.action)
-        mailQueued()
+    // MARK: links that act on an address (AddressFlow)
+
+    /// Says what a link is, consuming nothing.
+    /// - Throws: `AuthError` (`INVALID_OOB_CODE`, `EXPIRED_OOB_CODE`, an unusable link).
+    public func inspectAction(link: String?, oobCode: String?) throws(AuthError) -> ActionInfo {
+        try addresses.inspect(link: link, oobCode: oobCode)
     }
 
-    /// Queues a notice (no code) for `recipient` inside a transaction.
-    static func queueNotice(
-        _ intent: MailIntent, to recipient: EmailAddress, tx: any StoreWriter, now: Int64
-    ) throws {
-        _ = try tx.enqueue(intent, recipient: recipient, now: now, giveUpAt: now + 86_400)
+    /// Applies a reset, verification, address change or recovery link.
+    /// - Throws: `AuthError` (see `AddressFlow.apply`).
+    public func applyAction(link: String?, oobCode: String?, newPassword: String?) throws(AuthError) -> AppliedAction {
+        try addresses.apply(link: link, oobCode: oobCode, newPassword: newPassword)
+    }
+
+    /// Asks for a verification link to the signed-in account's address.
+    /// - Throws: `AuthError.invalidIDToken`, `invalidArgument`, `tooManyAttempts`.
+    public func requestEmailVerification(idToken: String, continueURL: String?) throws(AuthError) {
+        try addresses.requestVerification(idToken: idToken, continueURL: continueURL)
+    }
+
+    /// Asks to move a recently signed-in account to `newEmail`.
+    /// - Throws: `AuthError.requiresRecentLogin`, `invalidEmail`, `tooManyAttempts`.
+    public func requestEmailChange(idToken: String, newEmail: String, continueURL: String?) throws(AuthError) {
+        try addresses.requestChange(idToken: idToken, newEmail: newEmail, continueURL: continueURL)
+    }
+
+    // MARK: sessions (SessionFlow)
+
+    /// Creates an anonymous account and signs it in.
+    /// - Throws: `AuthError` (503 when the store is down).
+    public func signInAnonymously() throws(AuthError) -> Session { try sessions.signInAnonymously() }
+
+    /// Verifies an ID token and its account.
+    /// - Throws: `AuthError.invalidIDToken`, `userDisabled`.
+    public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+        try sessions.verifyIDToken(token)
+    }
+
+    /// Verifies an ID token whose sign-in is recent.
+    /// - Throws: `AuthError.requiresRecentLogin` and the errors of `verifyIDToken`.
+    public func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+        try sessions.verifyRecentSignIn(token)
+    }
+
+    /// Exchanges a refresh token for a new session.
+    /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
+    public func refresh(_ token: String) throws(AuthError) -> Session { try sessions.refresh(token) }
+
+    /// Revokes a refresh token's family.
+    /// - Throws: `AuthError.unavailable`.
+    public func signOut(refreshToken: String) throws(AuthError) { try sessions.signOut(refreshToken: refreshToken) }
+
+    // MARK: the user's own account (ProfileFlow)
+
+    /// The signed-in user's record.
+    /// - Throws: `AuthError.invalidIDToken`.
+    public func me(idToken: String) throws(AuthError) -> UserRecord { try profiles.me(idToken: idToken) }
+
+    /// Changes the display name and/or the app-owned attributes.
+    /// - Throws: `AuthError.invalidArgument`, `invalidIDToken`.
+    public func updateProfile(idToken: String, displayName: String??, attributes: String?) throws(AuthError) -> UserRecord {
+        try profiles.update(idToken: idToken, displayName: displayName, attributes: attributes)
+    }
+
+    /// Deletes the signed-in account (recent sign-in).
+    /// - Throws: `AuthError.requiresRecentLogin`, `invalidIDToken`.
+    public func deleteAccount(idToken: String) throws(AuthError) { try profiles.delete(idToken: idToken) }
+
+    // MARK: the ledger (ActionLedger) and the content stage (MailComposer)
+
+    /// What a pasted text holds (a link, a bare oobCode, or 6 digits), consuming nothing.
+    /// - Throws: `AuthError.invalidCode` with a reason a person can act on.
+    public func readPasted(_ text: String) throws(AuthError) -> PastedAction {
+        try ledger.codeInput(link: text, oobCode: nil, code: nil)
+    }
+
+    /// The 6-digit code the hosted page shows for a valid sign-in link; nil for a PKCE link.
+    public func sixDigitCode(forSignInCode text: String) -> String? { ledger.sixDigitCode(forSignInCode: text) }
+
+    /// The content stage of the outbox: what a queued intent's mail says, or nil for nothing.
+    /// - Throws: `AuthError` when the store or the random generator fails (the worker retries).
+    public func composeMail(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
+        try composer.compose(intent, recipient: recipient)
+    }
+
+    // MARK: operators (OperatorTools)
+
+    /// The actions an operator may make links for, by their command-line names.
+    public static var issuableActions: [String] { OperatorTools.issuableActions }
+
+    /// Makes a link for an operator, optionally queuing its mail.
+    /// - Throws: `AuthError.invalidArgument`, `invalidEmail`, `userNotFound`.
+    public func issueLink(
+        action: String, email: String, continueURL: String?, locale: String?, queue: Bool
+    ) throws(AuthError) -> IssuedLink {
+        try operators.issueLink(action: action, email: email, continueURL: continueURL, locale: locale, queue: queue)
+    }
+
+    /// The account holding `email`.
+    /// - Throws: `AuthError.invalidEmail`.
+    public func user(email: String) throws(AuthError) -> UserRecord? { try operators.user(email: email) }
+
+    /// The account `uid`.
+    /// - Throws: `AuthError.unavailable`.
+    public func user(uid: String) throws(AuthError) -> UserRecord? { try operators.user(uid: uid) }
+
+    /// Disables, verifies or renames an account.
+    /// - Throws: `AuthError.userNotFound`.
+    public func updateUser(uid: String, disabled: Bool?, emailVerified: Bool?, displayName: String??) throws(AuthError) -> UserRecord {
+        try operators.updateUser(uid: uid, disabled: disabled, emailVerified: emailVerified, displayName: displayName)
+    }
+
+    /// Deletes an account.
+    /// - Throws: `AuthError.userNotFound`.
+    public func deleteUser(uid: String) throws(AuthError) { try operators.deleteUser(uid: uid) }
+
+    /// Outbox metadata (never bodies), newest first.
+    /// - Throws: `AuthError.unavailable`.
+    public func outboxMessages(state: OutboxState?, limit: Int) throws(AuthError) -> [OutboxMessage] {
+        try operators.outboxMessages(state: state, limit: limit)
+    }
+
+    /// Message counts by state.
+    /// - Throws: `AuthError.unavailable`.
+    public func outboxCounts() throws(AuthError) -> OutboxCounts { try operators.outboxCounts() }
+
+    /// Queues a dead message again; false unless it was dead.
+    /// - Throws: `AuthError.unavailable`.
+    public func retryOutboxMessage(id: Int64) throws(AuthError) -> Bool { try operators.retryOutboxMessage(id: id) }
+
+    /// Deletes finished messages older than `olderThan` seconds.
+    /// - Throws: `AuthError.unavailable`.
+    public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }
+
+    /// A token binding a hosted page's form to a browser and to its link (CSRF).
+    public func pageToken(cookie: String, oobCode: String) -> String { PageToken.make(cookie: cookie, oobCode: oobCode, ring: context.keys.current) }
+
+    /// Whether `token` is `pageToken(cookie:oobCode:)` for these values, in constant time.
+    public func checkPageToken(_ token: String, cookie: String, oobCode: String) -> Bool {
+        PageToken.check(token, cookie: cookie, oobCode: oobCode, ring: context.keys.current)
     }
 }

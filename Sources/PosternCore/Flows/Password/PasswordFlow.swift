@@ -1,31 +1,51 @@
 import PosternCrypto
 
-extension AuthService {
+/// Passwords: verify-first sign-up, sign-in within the address's guess budget, reset requests,
+/// and setting a password on a signed-in account.
+final class PasswordFlow: Sendable {
+    let context: FlowContext
+    let ledger: ActionLedger
+    let sessions: SessionFlow
+    /// A hash of a random password with the hasher's parameters: unknown addresses are checked
+    /// against it so that every failed password sign-in costs the same time.
+    let dummyPasswordHash: String
+
+    /// - Throws: `AuthError.internalError` when hashing fails.
+    init(context: FlowContext, ledger: ActionLedger, sessions: SessionFlow) throws(AuthError) {
+        self.context = context
+        self.ledger = ledger
+        self.sessions = sessions
+        do {
+            dummyPasswordHash = try context.hasher.hash(Base64URL.encode(try SecureRandom.bytes(24)))
+        } catch {
+            throw .internalError("cannot set up the flows: \(error)")
+        }
+    }
+
     /// Verify-first sign-up: checks the password policy, hashes the password, records the request
     /// and queues the mail. The answer is the same for every address; the account is created when
     /// the mailed link is completed (an address that has an account gets "you already have one").
-    /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
     ///
     /// The password applies only if the confirmation comes back from this device: with the
     /// verifier of `codeChallenge`, or with the same `idToken`. Confirmed anywhere else, the
     /// account is created without it (`needsPassword`), so nobody can choose the password of an
     /// account that the address's owner creates by clicking.
-    public func signUp(
-        email: String, password: String, idToken: String?, continueURL: String?, locale: String?,
-        codeChallenge: String? = nil
+    /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
+    func signUp(
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, codeChallenge: String?
     ) throws(AuthError) {
-        let address = try parseEmail(email)
+        let address = try context.parseEmail(email)
         try PasswordPolicy.check(password, email: address)
-        let continueURL = try checkContinueURL(continueURL)
-        try Self.checkChallenge(codeChallenge)
-        let sessionUid = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account.uid }
-        let hash = try hashPassword(password)
-        let now = clock.unixSeconds()
+        let continueURL = try context.checkContinueURL(continueURL)
+        try FlowContext.checkChallenge(codeChallenge)
+        let sessionUid = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account.uid }
+        let hash = try context.hashPassword(password)
+        let now = context.clock.unixSeconds()
         let request = ActionRequest(
-            id: try Self.newRequestID(at: clock.now()), purpose: .signUp, email: address, uid: sessionUid, passwordHash: hash,
-            continueURL: continueURL, locale: locale.flatMap(Self.cleanLocale), codeChallenge: codeChallenge, createdAt: now,
-            expiresAt: now + config.ttlSignIn)
-        try recordRequest(request, intent: .signUp(requestID: request.id))
+            id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .signUp, email: address, uid: sessionUid,
+            passwordHash: hash, continueURL: continueURL, locale: locale.flatMap(FlowContext.cleanLocale),
+            codeChallenge: codeChallenge, createdAt: now, expiresAt: FlowContext.adding(context.config.ttlSignIn, to: now))
+        try ledger.record(request, intent: .signUp(requestID: request.id))
     }
 
     /// Password sign-in. Every failure — unknown address, no password, wrong password — is
@@ -37,17 +57,15 @@ extension AuthService {
     /// refused with `TOO_MANY_ATTEMPTS_TRY_LATER`, the right one included. The guess is taken in
     /// the same write as the check, so concurrent attempts cannot share one check.
     /// - Throws: `AuthError`.
-    public func signInWithPassword(
-        email: String, password: String, idToken: String?, allowMigration: Bool
-    ) throws(AuthError) -> LoginDescriptor {
-        let presented = try idToken.map { token throws(AuthError) in try verifyIDToken(token).account }
+    func signIn(email: String, password: String, idToken: String?, allowMigration: Bool) throws(AuthError) -> LoginDescriptor {
+        let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
         // A malformed address is refused like an unknown one, after the same work.
         let address = try? EmailAddress.parse(email)
-        let now = clock.unixSeconds()
-        let budget = config.guessBudget
-        let bucket = address.map { guessBucket(.password, $0) }
+        let now = context.clock.unixSeconds()
+        let budget = context.config.guessBudget
+        let bucket = address.map { ledger.guessBucket(.password, $0) }
         if let bucket {
-            let wait = try write { tx -> Int64? in
+            let wait = try context.write { tx -> Int64? in
                 let record = try tx.guessRecord(bucket: bucket)
                 if let wait = budget.retryAfter(record, now: now) { return wait }
                 try tx.setGuessRecord(bucket: bucket, budget.failing(record, now: now))
@@ -57,13 +75,13 @@ extension AuthService {
         }
         // Only the uid and the hash before the check: a known address must not cost more than an
         // unknown one (measured by bench/enumeration).
-        let holder = try address.flatMap { address throws(AuthError) in try read { try $0.passwordCredential(address: address) } }
+        let holder = try address.flatMap { address throws(AuthError) in try context.read { try $0.passwordCredential(address: address) } }
         let stored = holder?.passwordHash ?? dummyPasswordHash
         let matches = (try? PasswordHasher.verify(password, against: stored)) ?? false
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
-        let issue = try sessionIssuer()
-        let rehash = hasher.needsRehash(stored) ? try hashPassword(password) : nil
-        return try write { tx -> LoginDescriptor in
+        let issue = try sessions.issuer()
+        let rehash = context.hasher.needsRehash(stored) ? try context.hashPassword(password) : nil
+        return try context.write { tx -> LoginDescriptor in
             guard let current = try tx.account(address: address), current.uid == holder.uid,
                 current.passwordHash == holder.passwordHash
             else { throw AuthError.invalidLoginCredentials }
@@ -85,52 +103,49 @@ extension AuthService {
             if let rehash { account.passwordHash = rehash }
             account.lastSignInAt = now
             try tx.updateAccount(account)
-            let session2 = try issue(account, "password", now, nil, tx)
+            let issued = try issue(account, "password", now, nil, tx)
             return LoginDescriptor(
-                uid: account.uid, email: account.email?.address, isNewUser: false, session: session2, migration: migration)
+                uid: account.uid, email: account.email?.address, isNewUser: false, session: issued, migration: migration)
         }
     }
 
     /// Asks for a reset link: records the request and queues the mail; 202 for every address.
     /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
-    public func requestPasswordReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
-        let address = try parseEmail(email)
-        let continueURL = try checkContinueURL(continueURL)
-        let now = clock.unixSeconds()
+    func requestReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
+        let address = try context.parseEmail(email)
+        let continueURL = try context.checkContinueURL(continueURL)
+        let now = context.clock.unixSeconds()
         let request = ActionRequest(
-            id: try Self.newRequestID(at: clock.now()), purpose: .resetPassword, email: address, continueURL: continueURL,
-            locale: locale.flatMap(Self.cleanLocale), createdAt: now, expiresAt: now + config.ttlResetPassword)
-        try recordRequest(request, intent: .resetPassword(requestID: request.id))
+            id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .resetPassword, email: address,
+            continueURL: continueURL, locale: locale.flatMap(FlowContext.cleanLocale), createdAt: now,
+            expiresAt: FlowContext.adding(context.config.ttlResetPassword, to: now))
+        try ledger.record(request, intent: .resetPassword(requestID: request.id))
     }
 
     /// Sets or changes the password of a recently signed-in account; revokes its other sessions,
     /// mails a notice, and returns a fresh session.
     /// - Throws: `AuthError.requiresRecentLogin`, `weakPassword`, `invalidIDToken`.
-    public func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
-        let (account, _) = try verifyRecentSignIn(idToken)
+    func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
+        let (account, _) = try sessions.verifyRecentSignIn(idToken)
         guard !account.isAnonymous else {
             throw .invalidArgument("An anonymous account needs an address first: use password sign-up with its idToken.")
         }
         try PasswordPolicy.check(password, email: account.email)
-        let hash = try hashPassword(password)
-        let now = clock.unixSeconds()
-        let issue = try sessionIssuer()
-        let session = try write { tx -> Session in
+        let hash = try context.hashPassword(password)
+        let now = context.clock.unixSeconds()
+        let issue = try sessions.issuer()
+        let session = try context.write { tx -> Session in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             current.passwordHash = hash
             current.providers.insert(.password)
-            try Self.revokeAllSessions(of: &current, tx: tx, now: now)
+            try SessionFlow.revokeAll(of: &current, tx: tx)
             try tx.updateAccount(current)
             if let email = current.email {
-                try Self.queueNotice(.passwordChanged(uid: current.uid), to: email, tx: tx, now: now)
+                try ActionLedger.queueNotice(.passwordChanged(uid: current.uid), to: email, tx: tx, now: now)
             }
             return try issue(current, "password", now, nil, tx)
         }
-        mailQueued()
+        context.mailQueued()
         return session
-    }
-
-    func hashPassword(_ password: String) throws(AuthError) -> String {
-        do { return try hasher.hash(password) } catch { throw .internalError("password hashing failed: \(error)") }
     }
 }

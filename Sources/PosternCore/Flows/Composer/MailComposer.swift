@@ -9,17 +9,29 @@ public struct ComposedMail: Sendable, Hashable {
     public var localePreferences: [String?]
 }
 
-extension AuthService {
+/// The outbox's content stage, run by a worker the first time it claims a message: looks the
+/// address up, mints the code and picks the mail. Only here does the service learn whether an
+/// address has an account, after the request has answered.
+final class MailComposer: Sendable {
+    let context: FlowContext
+    let ledger: ActionLedger
+
+    init(context: FlowContext, ledger: ActionLedger) {
+        self.context = context
+        self.ledger = ledger
+    }
+
     /// The content stage, run by the outbox worker the first time it claims a message: looks the
     /// address up, mints the code, and picks the mail — sign-in vs confirm-sign-up vs
     /// account-already-exists, a reset vs nothing (or no-account). Nil means nothing is to be sent
     /// (the request expired or was used, the account is gone, a reset for an unknown address).
     /// - Throws: `AuthError` when the store or the random generator fails (the worker retries).
-    public func composeMail(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
-        let ring = keys.current
-        let now = clock.unixSeconds()
-        let config = self.config
-        let requestedAt = clock.now()
+    func compose(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let config = context.config
+        let requestedAt = context.clock.now()
+        let ledger = self.ledger
         // Only a sign-up of a taken address and a reset change their request; the other intents
         // compose from a snapshot, which keeps the single store writer free for requests.
         let changesRequest: Bool = switch intent {
@@ -40,21 +52,21 @@ extension AuthService {
                     localePreferences: [account.locale])
             case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
                 .recoverEmail(let id):
-                guard var request = try tx.actionRequest(id: id), request.consumedAt == nil, request.expiresAt > now else {
+                guard var request = try tx.actionRequest(id: id), ledger.life(request).isOpen(now: now) else {
                     return nil
                 }
                 let holder = try tx.account(address: request.email)
                 let preferences = [request.locale, holder?.locale]
                 let expiresAt = Date(timeIntervalSince1970: TimeInterval(request.expiresAt))
                 func mint() throws -> String? {
-                    try self.mintLink(for: request, ring: ring, now: now, tx: tx)?.link
+                    try ledger.mintLink(for: request, ring: ring, now: now, tx: tx)?.link
                 }
                 let content: MailContent
                 switch request.purpose {
                 case .signIn:
                     // The 6-digit code's key was fixed when the request was recorded.
                     guard let link = try mint(), let keyID = request.sixDigitKeyID,
-                        let digits = Self.sixDigitCode(requestID: request.id, keyID: keyID, ring: ring)
+                        let digits = ActionLedger.sixDigitCode(requestID: request.id, keyID: keyID, ring: ring)
                     else { return nil }
                     content = .signIn(link: link, code: digits, expiresAt: expiresAt)
                 case .signUp:
@@ -98,8 +110,8 @@ extension AuthService {
             }
         }
         return changesRequest
-            ? try write { tx in try body(tx, tx) }
-            : try read { tx in try body(tx, nil) }
+            ? try context.write { tx in try body(tx, tx) }
+            : try context.read { tx in try body(tx, nil) }
     }
 }
 

@@ -1,14 +1,20 @@
 import Foundation
 import PosternCrypto
 
-extension AuthService {
+/// Sessions: anonymous accounts, ID tokens (ES256) and rotating refresh tokens, their
+/// verification and revocation. Every flow that signs someone in issues through here.
+final class SessionFlow: Sendable {
+    let context: FlowContext
+
+    init(context: FlowContext) { self.context = context }
+
     /// Creates an anonymous account and signs it in.
     /// - Throws: `AuthError` (503 when the store is down).
-    public func signInAnonymously() throws(AuthError) -> Session {
-        let uid = try Self.newID()
-        let now = clock.unixSeconds()
-        let issue = try sessionIssuer()
-        return try write { tx in
+    func signInAnonymously() throws(AuthError) -> Session {
+        let uid = try FlowContext.newID()
+        let now = context.clock.unixSeconds()
+        let issue = try issuer()
+        return try context.write { tx in
             let account = Account(uid: uid, createdAt: now, lastSignInAt: now)
             try tx.insertAccount(account)
             return try issue(account, "anonymous", now, nil, tx)
@@ -26,19 +32,20 @@ extension AuthService {
     /// A closure that issues a session inside a transaction: an ID token and a stored refresh token.
     /// Arguments: account, sign-in method, auth_time, the refresh lineage (nil: a new family with a
     /// random token).
-    typealias SessionIssuer = @Sendable (Account, String, Int64, RefreshLineage?, any StoreWriter) throws -> Session
+    typealias Issuer = @Sendable (Account, String, Int64, RefreshLineage?, any StoreWriter) throws -> Session
 
     /// The successor of a refresh token: an HMAC of it under the active action-code key, so that
     /// two concurrent refreshes of one token (two tabs) can both be given the same successor
     /// without its text being stored anywhere. Unpredictable without the key, like a random one.
     func successorToken(of token: String) -> String {
-        Base64URL.encode(keys.current.actionCodes.activeMAC.authenticate(Array("postern-refresh-successor|\(token)".utf8)))
+        Base64URL.encode(context.keys.current.actionCodes.activeMAC.authenticate(Array("postern-refresh-successor|\(token)".utf8)))
     }
 
-    func sessionIssuer() throws(AuthError) -> SessionIssuer {
-        let signer = keys.current.idTokenSigner
-        let clock = self.clock
-        let config = self.config
+    /// The issuer under the current signing key.
+    func issuer() throws(AuthError) -> Issuer {
+        let signer = context.keys.current.idTokenSigner
+        let clock = context.clock
+        let config = context.config
         return { account, method, authTime, lineage, tx in
             let now = clock.unixSeconds()
             var claims: [String: Any] = [
@@ -63,7 +70,7 @@ extension AuthService {
                 refresh = Base64URL.encode(try SecureRandom.bytes(32))
                 try tx.insertRefreshToken(
                     RefreshTokenRecord(
-                        hash: SHA256.hash(refresh), family: try AuthService.newID(), uid: account.uid, authTime: authTime,
+                        hash: SHA256.hash(refresh), family: try FlowContext.newID(), uid: account.uid, authTime: authTime,
                         method: method, createdAt: now, expiresAt: now + config.refreshTokenLifetime))
             }
             return Session(
@@ -75,19 +82,19 @@ extension AuthService {
     /// Verifies an ID token: signature (any key in the JWKS), issuer, expiry, and that the account
     /// exists, is enabled, and has not revoked its sessions since the token was issued (`sv`).
     /// - Throws: `AuthError.invalidIDToken`, or `userDisabled`.
-    public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
-        let ring = keys.current
+    func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+        let ring = context.keys.current
         guard let parsed = try? JSONWebToken.parse(token),
             let key = ring.idTokenVerifiers.first(where: { $0.keyID == parsed.keyID }), parsed.isSigned(by: key),
             let object = try? JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any],
             let uid = object["sub"] as? String, let iat = (object["iat"] as? NSNumber)?.int64Value,
             let exp = (object["exp"] as? NSNumber)?.int64Value, let authTime = (object["auth_time"] as? NSNumber)?.int64Value,
             let version = (object["sv"] as? NSNumber)?.int64Value,
-            object["iss"] as? String == config.publicURL
+            object["iss"] as? String == context.config.publicURL
         else { throw .invalidIDToken }
-        let now = clock.unixSeconds()
+        let now = context.clock.unixSeconds()
         guard now < exp else { throw .invalidIDToken }
-        guard let account = try read({ tx in try tx.account(uid: uid) }), version == account.sessionVersion else {
+        guard let account = try context.read({ tx in try tx.account(uid: uid) }), version == account.sessionVersion else {
             throw .invalidIDToken
         }
         guard !account.disabled else { throw .userDisabled }
@@ -99,9 +106,9 @@ extension AuthService {
 
     /// Verifies an ID token and that its sign-in is at most 5 minutes old.
     /// - Throws: `AuthError.requiresRecentLogin` and the errors of `verifyIDToken`.
-    public func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+    func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
         let verified = try verifyIDToken(token)
-        guard clock.unixSeconds() - verified.claims.authTime <= config.recentSignInWindow else {
+        guard context.clock.unixSeconds() - verified.claims.authTime <= context.config.recentSignInWindow else {
             throw .requiresRecentLogin
         }
         return verified
@@ -113,14 +120,14 @@ extension AuthService {
     /// then it gets that same successor again (two tabs refreshing at once, as Auth0's and Okta's
     /// reuse interval), so one family has one live token either way.
     /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
-    public func refresh(_ token: String) throws(AuthError) -> Session {
+    func refresh(_ token: String) throws(AuthError) -> Session {
         let hash = SHA256.hash(token)
-        let now = clock.unixSeconds()
-        let issue = try sessionIssuer()
+        let now = context.clock.unixSeconds()
+        let issue = try issuer()
         let successor = successorToken(of: token)
-        let grace = config.refreshReuseGrace
+        let grace = context.config.refreshReuseGrace
         enum Outcome: Sendable { case session(Session), failed(AuthError) }
-        let outcome = try write { tx -> Outcome in
+        let outcome = try context.write { tx -> Outcome in
             guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
                 return .failed(.invalidRefreshToken)
             }
@@ -149,15 +156,15 @@ extension AuthService {
 
     /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way).
     /// - Throws: `AuthError.unavailable` when the store is down.
-    public func signOut(refreshToken: String) throws(AuthError) {
+    func signOut(refreshToken: String) throws(AuthError) {
         let hash = SHA256.hash(refreshToken)
-        try write { tx in
+        try context.write { tx in
             if let record = try tx.refreshToken(hash: hash) { _ = try tx.revokeRefreshFamily(record.family) }
         }
     }
 
     /// Revokes every session of an account: its refresh tokens, and the ID tokens issued so far.
-    static func revokeAllSessions(of account: inout Account, tx: any StoreWriter, now: Int64) throws {
+    static func revokeAll(of account: inout Account, tx: any StoreWriter) throws {
         _ = try tx.revokeRefreshTokens(uid: account.uid)
         account.sessionVersion += 1
     }

@@ -1,0 +1,179 @@
+import Foundation
+import PosternCrypto
+
+/// Email-link sign-in: the request (link + 6-digit code by mail) and its completion by link,
+/// oobCode or address + code, resolving the six cases of API.md's table. A password sign-up's
+/// confirmation completes here too.
+final class EmailLinkFlow: Sendable {
+    let context: FlowContext
+    let ledger: ActionLedger
+    let sessions: SessionFlow
+
+    init(context: FlowContext, ledger: ActionLedger, sessions: SessionFlow) {
+        self.context = context
+        self.ledger = ledger
+        self.sessions = sessions
+    }
+
+    /// Records a sign-in request and queues its mail. Answers the same for every address: the
+    /// account is not looked up here.
+    /// - Throws: `AuthError` for a malformed address, continue URL, challenge or ID token, and
+    ///   `tooManyAttempts` past the per-address limit.
+    func send(_ input: EmailLinkRequest) throws(AuthError) {
+        let email = try context.parseEmail(input.email)
+        let continueURL = try context.checkContinueURL(input.continueURL)
+        try FlowContext.checkChallenge(input.codeChallenge)
+        let sessionUid = try input.idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account.uid }
+        let now = context.clock.unixSeconds()
+        // The key that will derive the mail's 6-digit code is fixed now, so the content stage only reads.
+        let request = ActionRequest(
+            id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .signIn, email: email, uid: sessionUid,
+            continueURL: continueURL, locale: input.locale.flatMap(FlowContext.cleanLocale), codeChallenge: input.codeChallenge,
+            createdAt: now, expiresAt: FlowContext.adding(context.config.ttlSignIn, to: now),
+            sixDigitKeyID: context.keys.current.actionCodes.activeKeyID)
+        try ledger.record(request, intent: .signIn(requestID: request.id))
+    }
+
+    /// Completes an email-link sign-in (or a password sign-up's confirmation).
+    /// - Throws: `AuthError`: `INVALID_OOB_CODE`, `EXPIRED_OOB_CODE`, `EMAIL_MISMATCH`,
+    ///   `INVALID_CODE_VERIFIER`, `MIGRATION_REQUIRED` (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`,
+    ///   `USER_DISABLED`, `TOO_MANY_ATTEMPTS_TRY_LATER`.
+    func complete(_ input: EmailLinkCompletion) throws(AuthError) -> LoginDescriptor {
+        let presented = try input.idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
+        let typedEmail = try input.email.map { text throws(AuthError) in try context.parseEmail(text) }
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let request: ActionRequest
+        let codeExpiry: Int64
+        var cameByLink = true
+        switch try ledger.codeInput(link: input.link, oobCode: input.oobCode, code: input.code) {
+        case .link(let link):
+            guard link.mode == .signIn else {
+                throw .invalidCode("This is a \(link.mode.rawValue) link, not a sign-in link.")
+            }
+            (request, codeExpiry) = try signInRequest(oobCode: link.oobCode, ring: ring, now: now)
+        case .oobCode(let text):
+            (request, codeExpiry) = try signInRequest(oobCode: text, ring: ring, now: now)
+        case .sixDigitCode(let digits):
+            guard let typedEmail else { throw .invalidArgument("email is required with the 6-digit code.") }
+            request = try ledger.requestForSixDigitCode(digits, email: typedEmail, ring: ring, now: now)
+            codeExpiry = request.expiresAt
+            cameByLink = false
+        }
+        // PKCE means PKCE: a link sent with a challenge completes only with its verifier (the
+        // typed 6-digit code, which proves the mailbox, is the way in from another device).
+        let verifierMatches = try Self.checkVerifier(input.codeVerifier, request: request)
+        if cameByLink {
+            if request.codeChallenge != nil, !verifierMatches { throw .invalidCodeVerifier }
+            if let typedEmail, typedEmail != request.email { throw .emailMismatch }
+        }
+        // The session given when the link was asked for binds it only when that device comes
+        // back: the same session, or the verifier. Otherwise this is a plain sign-in to the
+        // address's own account — never an upgrade of a stranger's anonymous account.
+        let sameSession = request.uid != nil && presented?.uid == request.uid
+        return try finish(
+            request: request, codeExpiry: codeExpiry, presented: presented, askerReturned: verifierMatches || sameSession,
+            allowMigration: input.allowMigration, method: request.purpose == .signUp ? "password" : "emailLink", now: now)
+    }
+
+    private func signInRequest(oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
+        try context.read { tx in
+            let (code, request) = try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
+            return (request, code.expiresAt)
+        }
+    }
+
+    /// True when `verifier` answers the request's PKCE challenge; false when either is absent.
+    /// - Throws: `invalidCodeVerifier` for a verifier that does not match.
+    static func checkVerifier(_ verifier: String?, request: ActionRequest) throws(AuthError) -> Bool {
+        guard let challenge = request.codeChallenge, let verifier else { return false }
+        let computed = Base64URL.encode(SHA256.hash(verifier))
+        guard ConstantTime.equals(Array(computed.utf8), Array(challenge.utf8)) else { throw .invalidCodeVerifier }
+        return true
+    }
+
+    /// The shared end of every sign-in by link: resolves the six cases in one transaction,
+    /// consumes the request's code (except when refusing), and issues the session.
+    ///
+    /// `askerReturned`: the device that asked for the link is the one completing it (same session
+    /// or PKCE verifier). Only then does the request's own session (a sign-up's anonymous account)
+    /// count, and only then does a password chosen at sign-up apply.
+    private func finish(
+        request: ActionRequest, codeExpiry: Int64, presented: Account?, askerReturned: Bool, allowMigration: Bool,
+        method: String, now: Int64
+    ) throws(AuthError) -> LoginDescriptor {
+        let issue = try sessions.issuer()
+        let ledger = self.ledger
+        let ttlRecoverEmail = context.config.ttlRecoverEmail
+        return try context.write { tx -> LoginDescriptor in
+            // Re-read inside the transaction: the state may have moved since the checks above.
+            guard let current = try tx.actionRequest(id: request.id), ledger.life(current).phase(now: now) != .used else {
+                throw AuthError.code(.alreadyUsed)
+            }
+            var session = try presented.flatMap { try tx.account(uid: $0.uid) }
+            if presented == nil, askerReturned, let uid = current.uid {
+                // The session that asked for the link, proved by the verifier (a sign-up upgrading
+                // its anonymous account on the device that signed up).
+                session = try tx.account(uid: uid).flatMap { $0.isAnonymous ? $0 : nil }
+            }
+            let holder = try tx.account(address: current.email)
+            let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
+            var migration: LoginDescriptor.Migration?
+            var account: Account
+            switch resolution {
+            case .migrationRequired(let anonymousUid):
+                throw AuthError.migrationRequired(anonymousUid: anonymousUid)
+            case .credentialInUse:
+                throw AuthError.credentialAlreadyInUse
+            case .create:
+                account = Account(uid: try FlowContext.newID(), email: current.email, createdAt: now)
+                try tx.insertAccount(account)
+            case .signIn(let uid), .reauthenticate(let uid):
+                guard let found = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
+                account = found
+            case .upgradeAnonymous(let uid):
+                guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                found.email = current.email
+                account = found
+            case .link(let uid):
+                guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                if let old = found.email, old != current.email {
+                    try ActionLedger.queueRecovery(uid: uid, old: old, new: current.email, tx: tx, now: now, ttl: ttlRecoverEmail)
+                }
+                found.email = current.email
+                account = found
+            case .migrate(let from, let to):
+                guard let found = try tx.account(uid: to) else { throw AuthError.code(.stateChanged) }
+                try tx.deleteAccount(uid: from)
+                account = found
+                migration = .init(fromUid: from, toUid: to, allowMigration: true)
+            }
+            if account.disabled { throw AuthError.userDisabled }
+            guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
+                throw AuthError.code(.alreadyUsed)
+            }
+            // The link proved the mailbox.
+            account.emailVerified = true
+            account.providers.insert(.emailLink)
+            // A password chosen at sign-up applies only on the device that chose it: otherwise
+            // whoever asked could pick the password of an account the address's owner creates.
+            var needsPassword = false
+            if current.purpose == .signUp, resolution.isNewUser, let hash = current.passwordHash {
+                if askerReturned {
+                    account.passwordHash = hash
+                    account.providers.insert(.password)
+                } else {
+                    needsPassword = account.passwordHash == nil
+                }
+            }
+            try ledger.clearGuessBudgets(of: current.email, tx: tx)
+            account.locale = account.locale ?? current.locale
+            account.lastSignInAt = now
+            try tx.updateAccount(account)
+            let issued = try issue(account, method, now, nil, tx)
+            return LoginDescriptor(
+                uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued,
+                migration: migration, needsPassword: needsPassword)
+        }
+    }
+}

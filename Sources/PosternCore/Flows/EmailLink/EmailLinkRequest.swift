@@ -1,0 +1,48 @@
+import Foundation
+
+/// What `POST /v1/email-link/send` takes.
+public struct EmailLinkRequest: Sendable {
+    public var email: String
+    public var continueURL: String?
+    public var locale: String?
+    /// PKCE S256 challenge: base64url(SHA-256(codeVerifier)).
+    public var codeChallenge: String?
+    public var idToken: String?
+
+    public init(
+        email: String, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
+        idToken: String? = nil
+    ) {
+        self.email = email
+        self.continueURL = continueURL
+        self.locale = locale
+        self.codeChallenge = codeChallenge
+        self.idToken = idToken
+    }
+}
+
+/// What `POST /v1/email-link/complete` takes.
+public struct EmailLinkCompletion: Sendable {
+    /// Any pasted text holding the link.
+    public var link: String?
+    public var oobCode: String?
+    /// The 6 digits from the mail; needs `email`.
+    public var code: String?
+    public var email: String?
+    public var codeVerifier: String?
+    public var idToken: String?
+    public var allowMigration: Bool
+
+    public init(
+        link: String? = nil, oobCode: String? = nil, code: String? = nil, email: String? = nil,
+        codeVerifier: String? = nil, idToken: String? = nil, allowMigration: Bool = false
+    ) {
+        self.link = link
+        self.oobCode = oobCode
+        self.code = code
+        self.email = email
+        self.codeVerifier = codeVerifier
+        self.idToken = idToken
+        self.allowMigration = allowMigration
+    }
+}

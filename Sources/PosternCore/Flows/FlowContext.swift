@@ -1,0 +1,142 @@
+import Foundation
+import PosternCrypto
+
+/// What every flow needs, made once per service and shared: the store, the key ring, the clock,
+/// the settings, the password hasher, the pasted-link parser, the code counters and the outbox's
+/// doorbell — and the input checks every request path applies the same way.
+final class FlowContext: Sendable {
+    let store: any Store
+    let keys: KeyRingCache
+    let clock: any WallClock
+    let config: AuthConfiguration
+    let hasher: PasswordHasher
+    let parser: PastedLinkParser
+    let metrics: CodeMetrics
+    /// Called after a transaction that queued mail has committed (wakes the outbox workers).
+    let mailQueued: @Sendable () -> Void
+
+    /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
+    init(
+        store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration, hasher: PasswordHasher,
+        metrics: CodeMetrics, mailQueued: @escaping @Sendable () -> Void
+    ) throws(AuthError) {
+        self.store = store
+        self.keys = keys
+        self.clock = clock
+        self.config = config
+        self.hasher = hasher
+        self.metrics = metrics
+        self.mailQueued = mailQueued
+        do {
+            parser = PastedLinkParser(
+                policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))
+        } catch {
+            throw .internalError("cannot set up the flows: \(error)")
+        }
+    }
+
+    // MARK: transactions
+
+    /// Runs `body` in a write transaction, mapping store failures to 503 and keeping `AuthError`s.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws(AuthError) -> T {
+        do {
+            return try store.write(body)
+        } catch let error as AuthError {
+            throw error
+        } catch let error as StoreError {
+            throw error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)
+        } catch {
+            throw .internalError("\(error)")
+        }
+    }
+
+    /// Runs `body` against a snapshot.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) throws(AuthError) -> T {
+        do {
+            return try store.read(body)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw .unavailable("\(error)")
+        }
+    }
+
+    // MARK: input every request path checks alike
+
+    /// An address a request names: parsed, and refused unless a mail to it can be built, so that
+    /// nothing is recorded that could never be sent.
+    func parseEmail(_ text: String) throws(AuthError) -> EmailAddress {
+        let address: EmailAddress
+        do { address = try EmailAddress.parse(text) } catch { throw .invalidEmail(error) }
+        guard MailMailbox.problem(with: address) == nil else { throw .invalidEmail(EmailAddressError(.notMailable)) }
+        return address
+    }
+
+    /// Checks a continue URL with the parser's rule (the exact origin of an allowed host or the
+    /// public URL's own, http(s) without user info, no https → http downgrade, none of the
+    /// parameters the hosted page appends).
+    func checkContinueURL(_ url: String?) throws(AuthError) -> String? {
+        guard let url, !url.isEmpty else { return nil }
+        guard let allowed = parser.policy.allowedContinueURL(url) else {
+            throw .invalidContinueURL(
+                "continueUrl must be an absolute http(s) URL without user info or mode/oobCode/apiKey/lang parameters, on the public URL's origin or one in --allowed-continue-hosts (a bare host there means the default port).")
+        }
+        return allowed
+    }
+
+    /// A BCP 47-looking tag (letters, digits, hyphens, ≤ 35 characters), lower-cased; nil otherwise.
+    static func cleanLocale(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.count <= 35,
+            trimmed.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else { return nil }
+        return trimmed.replacingOccurrences(of: "_", with: "-").lowercased()
+    }
+
+    /// Checks the shape of a PKCE S256 challenge.
+    /// - Throws: `invalidArgument` unless it is base64url of 32 bytes.
+    static func checkChallenge(_ challenge: String?) throws(AuthError) {
+        guard let challenge else { return }
+        guard challenge.count == 43, Base64URL.decode(challenge)?.count == 32 else {
+            throw .invalidArgument("codeChallenge must be base64url(SHA-256(codeVerifier)): 43 characters.")
+        }
+    }
+
+    /// The scrypt hash of a new password.
+    func hashPassword(_ password: String) throws(AuthError) -> String {
+        do { return try hasher.hash(password) } catch { throw .internalError("password hashing failed: \(error)") }
+    }
+
+    /// `now + seconds`, or the latest representable time when that overflows (a lifetime is
+    /// bounded by the settings; this keeps a bad one from trapping the daemon).
+    static func adding(_ seconds: Int64, to now: Int64) -> Int64 {
+        let (sum, overflow) = now.addingReportingOverflow(seconds)
+        return overflow ? Int64.max : sum
+    }
+
+    // MARK: ids
+
+    /// A new random id (16 bytes, base64url): uids and token families.
+    static func newID() throws(AuthError) -> String {
+        do { return Base64URL.encode(try SecureRandom.bytes(16)) } catch { throw .internalError("\(error)") }
+    }
+
+    /// A new action-request id, which is also its code's nonce (16 bytes, base64url): the time in
+    /// milliseconds (6 bytes, big-endian) then 80 random bits.
+    ///
+    /// Requests made in the same second share their first six characters, so a group commit's
+    /// inserts land on a few pages of the id index instead of one random page each (measured: the
+    /// WAL written per request roughly halves). The code carries its issue time anyway, so the
+    /// prefix tells nothing new; uniqueness rests on 80 random bits per millisecond.
+    static func newRequestID(at time: Date) throws(AuthError) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let milliseconds = UInt64(max(0, time.timeIntervalSince1970 * 1000))
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+        do {
+            try bytes.withUnsafeMutableBytes { try SecureRandom.fillBuffered(UnsafeMutableRawBufferPointer(rebasing: $0[6...])) }
+        } catch {
+            throw .internalError("\(error)")
+        }
+        return Base64URL.encode(bytes)
+    }
+}

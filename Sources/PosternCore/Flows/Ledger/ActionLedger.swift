@@ -1,0 +1,254 @@
+import Foundation
+import PosternCrypto
+
+/// The action-request ledger: records what was asked for an address (after its per-address
+/// limit), mints and verifies the one code of each request, keeps the single-use ledger, derives
+/// the 6-digit codes and keeps the per-address guess budgets. Every flow that mails a code or
+/// completes one goes through here.
+final class ActionLedger: Sendable {
+    let context: FlowContext
+
+    init(context: FlowContext) { self.context = context }
+
+    /// The life of `request` under the configured limits.
+    func life(_ request: ActionRequest) -> ActionRequestLife {
+        ActionRequestLife(request, maximumWrongTries: context.config.maximumWrongCodes)
+    }
+
+    // MARK: recording
+
+    /// The per-address bucket for `action`: an HMAC under the active action-code key, so the
+    /// table holds no addresses, and a copy of the database alone cannot be searched with a list
+    /// of addresses. Rotating that key starts the counts afresh.
+    func addressBucket(_ action: String, _ email: EmailAddress) -> [UInt8] {
+        Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(email.normalized)".utf8)).prefix(16))
+    }
+
+    /// Records a mail request and queues its intent, after the per-address limit. Does the same
+    /// work whether or not the address has an account.
+    /// - Throws: `AuthError.tooManyAttempts` past the limit.
+    func record(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
+        let (interval, perHour) = (context.config.mailInterval, context.config.mailPerHour)
+        // With both limits off there is nothing to count (the same for every address).
+        let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
+        let wait = try context.write { tx -> Int64? in
+            if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
+                return wait
+            }
+            try tx.insertActionRequest(request)
+            _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
+            return nil
+        }
+        if let wait { throw .tooManyAttempts(retryAfter: wait) }
+        context.metrics.requested(request.purpose.action)
+        context.mailQueued()
+    }
+
+    /// Records a recoverEmail request for the old address and queues its mail, in the caller's
+    /// transaction.
+    static func queueRecovery(
+        uid: String, old: EmailAddress, new: EmailAddress, tx: any StoreWriter, now: Int64, ttl: Int64
+    ) throws {
+        let recovery = ActionRequest(
+            id: try FlowContext.newRequestID(at: Date(timeIntervalSince1970: TimeInterval(now))), purpose: .recoverEmail,
+            email: old, uid: uid, otherEmail: new, createdAt: now, expiresAt: FlowContext.adding(ttl, to: now))
+        try tx.insertActionRequest(recovery)
+        _ = try tx.enqueue(.recoverEmail(requestID: recovery.id), recipient: old, now: now, giveUpAt: recovery.expiresAt)
+    }
+
+    /// Queues a notice (no code) for `recipient` inside a transaction.
+    static func queueNotice(_ intent: MailIntent, to recipient: EmailAddress, tx: any StoreWriter, now: Int64) throws {
+        _ = try tx.enqueue(intent, recipient: recipient, now: now, giveUpAt: now + 86_400)
+    }
+
+    /// Ends every open sign-in and sign-up request of `email`, in the caller's transaction.
+    func endOpenSignIns(of email: EmailAddress, tx: any StoreWriter, now: Int64) throws {
+        for purpose in [ActionRequest.Purpose.signIn, .signUp] {
+            // The store answers a page at a time (the newest 20); each page is ended, so the loop ends.
+            var page = try tx.openActionRequests(purpose: purpose, address: email, now: now)
+            while !page.isEmpty {
+                for open in page {
+                    var life = life(open)
+                    guard life.consume(at: now) else { continue }
+                    try tx.updateActionRequest(life.request)
+                }
+                page = try tx.openActionRequests(purpose: purpose, address: email, now: now)
+                    .filter { life($0).isOpen(now: now) }
+            }
+        }
+    }
+
+    // MARK: codes
+
+    /// The state a request's code is bound to, computed the same way when minting (content stage)
+    /// and when verifying: nil when the state it needs is gone (account deleted, address moved).
+    static func binding(for request: ActionRequest, tx: any StoreReader) throws -> StateBinding? {
+        switch request.purpose {
+        case .signIn, .signUp:
+            return StateBinding(request.id, request.email.normalized)
+        case .resetPassword:
+            guard let uid = request.uid, let account = try tx.account(uid: uid), account.email == request.email else {
+                return nil
+            }
+            return account.credentialBinding
+        case .verifyEmail:
+            guard let uid = request.uid, let account = try tx.account(uid: uid), account.email == request.email else {
+                return nil
+            }
+            return StateBinding(uid, request.email.normalized)
+        case .changeEmail:
+            // email: the new address; otherEmail: the account's address when the change was asked.
+            guard let uid = request.uid, let old = request.otherEmail, let account = try tx.account(uid: uid),
+                account.email == old
+            else { return nil }
+            return StateBinding(uid, old.normalized, request.email.normalized)
+        case .recoverEmail:
+            // email: the old address (the recipient); otherEmail: the address the account moved to.
+            guard let uid = request.uid, let moved = request.otherEmail, let account = try tx.account(uid: uid),
+                account.email == moved
+            else { return nil }
+            return StateBinding(uid, moved.normalized, request.email.normalized)
+        }
+    }
+
+    /// The request id a code's nonce names.
+    static func requestID(of code: ActionCode) -> String { Base64URL.encode(code.nonce) }
+
+    /// The 6-digit code of a sign-in request: derived from its id under the key `keyID`, so the
+    /// store keeps no code and the hosted page can show it to whoever holds the link.
+    static func sixDigitCode(requestID: String, keyID: UInt32, ring: KeyRing) -> String? {
+        guard let mac = ring.actionCodes.digest(Array("six-digit-code|\(requestID)".utf8), keyID: keyID) else { return nil }
+        let value = UInt32(mac[0]) << 24 | UInt32(mac[1]) << 16 | UInt32(mac[2]) << 8 | UInt32(mac[3])
+        let digits = String(value % 1_000_000)
+        return String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    /// Extracts the oobCode (or 6 digits) from what a caller sent: a pasted `link`, an `oobCode`
+    /// or a `code`, validated against the public URL and allowed hosts; consumes nothing.
+    /// - Throws: `AuthError.invalidCode` with a reason a person can act on, `invalidArgument`.
+    func codeInput(link: String?, oobCode: String?, code: String?) throws(AuthError) -> PastedAction {
+        if let link, !link.isEmpty {
+            do { return try context.parser.parse(link) } catch { throw .invalidCode(error.message) }
+        }
+        if let oobCode, !oobCode.isEmpty { return .oobCode(oobCode) }
+        if let code, !code.isEmpty {
+            guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw .invalidArgument("code must be the 6 digits from the mail.")
+            }
+            return .sixDigitCode(code)
+        }
+        throw .invalidArgument("Give link, oobCode or code.")
+    }
+
+    /// Verifies an oobCode and loads its request, checking that it is unused and still bound to
+    /// the current state. `expecting` nil accepts any action.
+    func verifiedRequest(
+        _ text: String, expecting: EmailAction?, ring: KeyRing, now: Int64, tx: any StoreReader
+    ) throws -> (ActionCode, ActionRequest) {
+        let metrics = context.metrics
+        func refuse(_ error: ActionCodeError) -> AuthError {
+            metrics.refused(error.reason.rawValue)
+            return .code(error)
+        }
+        let code: ActionCode
+        do { code = try ring.actionCodes.verify(text, now: now) } catch { throw refuse(error) }
+        if let expecting, code.action != expecting { throw refuse(.wrongAction) }
+        guard let request = try tx.actionRequest(id: Self.requestID(of: code)), request.purpose.action == code.action else {
+            throw refuse(.stateChanged)
+        }
+        // The code's own expiry was checked with its MAC; the request's life says whether it was used.
+        if try life(request).phase(now: now) == .used || tx.isConsumed(nonce: code.nonce) { throw refuse(.alreadyUsed) }
+        guard let binding = try Self.binding(for: request, tx: tx), ConstantTime.equals(binding.bytes, code.binding.bytes) else {
+            throw refuse(.stateChanged)
+        }
+        return (code, request)
+    }
+
+    /// Mints the code of `request` and builds its link; nil when the state it binds to is gone.
+    func mintLink(for request: ActionRequest, ring: KeyRing, now: Int64, tx: any StoreReader) throws -> (link: String, code: String)? {
+        guard let binding = try Self.binding(for: request, tx: tx), let nonce = Base64URL.decode(request.id) else {
+            return nil
+        }
+        let minted = try ring.actionCodes.mint(
+            request.purpose.action, binding: binding, ttl: request.expiresAt - now, now: now, nonce: nonce)
+        let link = LinkMaker(publicURL: context.config.publicURL).link(
+            mode: request.purpose.action, code: minted.text, continueURL: request.continueURL, lang: request.locale)
+        return (link, minted.text)
+    }
+
+    /// Marks a request's code as used, in the caller's transaction; false when it already was.
+    func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any StoreWriter) throws -> Bool {
+        var life = life(request)
+        guard let nonce = Base64URL.decode(request.id), life.consume(at: now), try tx.consume(nonce: nonce, expiresAt: expiresAt) else {
+            return false
+        }
+        context.metrics.consumed(request.purpose.action)
+        try tx.updateActionRequest(life.request)
+        return true
+    }
+
+    /// The 6-digit code for the hosted page of a sign-in link, or nil (a PKCE link's page never
+    /// shows it: the person has it in the mail, and the link alone must not be enough).
+    func sixDigitCode(forSignInCode text: String) -> String? {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        return try? context.read { tx in
+            let (_, request) = try self.verifiedRequest(text, expecting: .signIn, ring: ring, now: now, tx: tx)
+            guard request.codeChallenge == nil, let keyID = request.sixDigitKeyID else { return nil }
+            return Self.sixDigitCode(requestID: request.id, keyID: keyID, ring: ring)
+        }
+    }
+
+    // MARK: guess budgets
+
+    /// The bucket of an address's guess budget of `kind`.
+    func guessBucket(_ kind: GuessKind, _ email: EmailAddress) -> [UInt8] {
+        addressBucket("guess-\(kind.rawValue)", email)
+    }
+
+    /// Clears every guess budget of `email`: its owner proved the mailbox (a link completed, a
+    /// reset applied), which is also how the owner gets out of a lock an attacker caused.
+    func clearGuessBudgets(of email: EmailAddress, tx: any StoreWriter) throws {
+        for kind in GuessKind.allCases { try tx.setGuessRecord(bucket: guessBucket(kind, email), nil) }
+    }
+
+    /// Finds the request a 6-digit code belongs to, within the address's guess budget: while the
+    /// address is over it every code is refused, the right one included; a wrong code counts
+    /// against the budget and against every open code of the address (5 wrong tries kill a code).
+    /// Asking for a new code resets nothing.
+    /// - Throws: `invalidCode`, `tooManyAttempts`.
+    func requestForSixDigitCode(_ digits: String, email: EmailAddress, ring: KeyRing, now: Int64) throws(AuthError) -> ActionRequest {
+        let bucket = guessBucket(.sixDigitCode, email)
+        let budget = context.config.guessBudget
+        enum Outcome: Sendable { case found(ActionRequest), wrong, limited(Int64) }
+        let outcome = try context.write { tx -> Outcome in
+            let record = try tx.guessRecord(bucket: bucket)
+            if let wait = budget.retryAfter(record, now: now) { return .limited(wait) }
+            let candidates = try tx.openActionRequests(purpose: .signIn, address: email, now: now).map(self.life)
+            for candidate in candidates where candidate.acceptsSixDigitCode(now: now) {
+                guard let keyID = candidate.request.sixDigitKeyID,
+                    let expected = Self.sixDigitCode(requestID: candidate.request.id, keyID: keyID, ring: ring)
+                else { continue }
+                if ConstantTime.equals(Array(expected.utf8), Array(digits.utf8)) { return .found(candidate.request) }
+            }
+            try tx.setGuessRecord(bucket: bucket, budget.failing(record, now: now))
+            for var candidate in candidates where candidate.request.sixDigitKeyID != nil {
+                candidate.wrongSixDigitCode()
+                try tx.updateActionRequest(candidate.request)
+            }
+            return .wrong
+        }
+        switch outcome {
+        case .found(let request): return request
+        case .wrong: throw .invalidCode("The 6-digit code is wrong or has expired.")
+        case .limited(let wait): throw .tooManyAttempts(retryAfter: wait)
+        }
+    }
+}
+
+extension ActionCodeAuthority {
+    /// HMAC of `message` under the key `keyID` (active or retired), or nil when the ring has no such key.
+    public func digest(_ message: [UInt8], keyID: UInt32) -> [UInt8]? {
+        key(id: keyID)?.mac.authenticate(message)
+    }
+}

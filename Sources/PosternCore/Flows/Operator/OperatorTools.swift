@@ -1,0 +1,146 @@
+/// A link made for an operator or a script (`POST /v1/admin/links`, `postern send-link`).
+public struct IssuedLink: Sendable, Hashable {
+    public var link: String
+    /// The code inside the link: a secret.
+    public var oobCode: String
+    public var expiresAt: Int64
+    /// The mail was queued; `messageID` is its outbox id.
+    public var queued: Bool
+    public var messageID: Int64?
+}
+
+/// What operators do (the admin API and the CLI): make links, look up and change users, watch
+/// and steer the outbox. Unlike the public flows these may tell whether an account exists.
+final class OperatorTools: Sendable {
+    let context: FlowContext
+    let ledger: ActionLedger
+
+    init(context: FlowContext, ledger: ActionLedger) {
+        self.context = context
+        self.ledger = ledger
+    }
+
+    /// The actions an operator may make links for, by their command-line names.
+    static let issuableActions = ["sign-in", "reset-password", "verify-email"]
+
+    /// Makes a link for `email` and, when `queue`, queues the mail that carries it. Unlike the
+    /// public endpoints this is for operators: it tells whether the account exists
+    /// (`USER_NOT_FOUND` for a reset or verification of an unknown address) and has no limits.
+    /// - Throws: `AuthError.invalidArgument` for an unknown action, `invalidEmail`, `userNotFound`.
+    func issueLink(
+        action: String, email: String, continueURL: String?, locale: String?, queue: Bool
+    ) throws(AuthError) -> IssuedLink {
+        let purpose: ActionRequest.Purpose
+        switch action {
+        case "sign-in", "signIn": purpose = .signIn
+        case "reset-password", "resetPassword": purpose = .resetPassword
+        case "verify-email", "verifyEmail": purpose = .verifyEmail
+        default: throw .invalidArgument("action must be one of \(Self.issuableActions.joined(separator: ", ")).")
+        }
+        let address = try context.parseEmail(email)
+        let continueURL = try context.checkContinueURL(continueURL)
+        let now = context.clock.unixSeconds()
+        let ring = context.keys.current
+        let id = try FlowContext.newRequestID(at: context.clock.now())
+        let lifetime = context.config.lifetime(purpose)
+        let cleanLocale = locale.flatMap(FlowContext.cleanLocale)
+        let ledger = self.ledger
+        let issued = try context.write { tx -> IssuedLink in
+            let holder = try tx.account(address: address)
+            if purpose != .signIn, holder == nil { throw AuthError.userNotFound }
+            var request = ActionRequest(
+                id: id, purpose: purpose, email: address, uid: purpose == .signIn ? nil : holder?.uid,
+                continueURL: continueURL, locale: cleanLocale ?? holder?.locale, createdAt: now, expiresAt: FlowContext.adding(lifetime, to: now))
+            if purpose == .signIn { request.sixDigitKeyID = ring.actionCodes.activeKeyID }
+            try tx.insertActionRequest(request)
+            guard let (link, code) = try ledger.mintLink(for: request, ring: ring, now: now, tx: tx) else {
+                throw AuthError.userNotFound
+            }
+            var messageID: Int64?
+            if queue {
+                let intent: MailIntent = switch purpose {
+                case .signIn: .signIn(requestID: id)
+                case .resetPassword: .resetPassword(requestID: id)
+                default: .verifyEmail(requestID: id)
+                }
+                messageID = try tx.enqueue(intent, recipient: address, now: now, giveUpAt: request.expiresAt)
+            }
+            return IssuedLink(link: link, oobCode: code, expiresAt: request.expiresAt, queued: queue, messageID: messageID)
+        }
+        context.metrics.requested(purpose.action)
+        if queue { context.mailQueued() }
+        return issued
+    }
+
+    /// The account holding `email`, for operators.
+    /// - Throws: `AuthError.invalidEmail`.
+    func user(email: String) throws(AuthError) -> UserRecord? {
+        let address = try context.parseEmail(email)
+        return try context.read { tx in try tx.account(address: address).map(UserRecord.init) }
+    }
+
+    /// The account `uid`, for operators.
+    func user(uid: String) throws(AuthError) -> UserRecord? {
+        try context.read { tx in try tx.account(uid: uid).map(UserRecord.init) }
+    }
+
+    /// Changes an account for operators: disabled (revokes its sessions), email verified, name.
+    /// - Throws: `AuthError.userNotFound`.
+    func updateUser(uid: String, disabled: Bool?, emailVerified: Bool?, displayName: String??) throws(AuthError) -> UserRecord {
+                return try context.write { tx in
+            guard var account = try tx.account(uid: uid) else { throw AuthError.userNotFound }
+            if let disabled {
+                account.disabled = disabled
+                if disabled { try SessionFlow.revokeAll(of: &account, tx: tx) }
+            }
+            if let emailVerified { account.emailVerified = emailVerified }
+            if let displayName { account.displayName = displayName }
+            try tx.updateAccount(account)
+            return UserRecord(account)
+        }
+    }
+
+    /// Deletes an account for operators.
+    /// - Throws: `AuthError.userNotFound`.
+    func deleteUser(uid: String) throws(AuthError) {
+        try context.write { tx in
+            guard try tx.account(uid: uid) != nil else { throw AuthError.userNotFound }
+            try tx.deleteAccount(uid: uid)
+        }
+    }
+
+    // MARK: the outbox
+    /// Outbox metadata for operators (never bodies), newest first.
+    /// - Throws: `AuthError.unavailable`.
+    func outboxMessages(state: OutboxState?, limit: Int) throws(AuthError) -> [OutboxMessage] {
+        try context.read { tx in try tx.outboxMessages(state: state, limit: limit) }
+    }
+
+    /// Message counts by state.
+    /// - Throws: `AuthError.unavailable`.
+    func outboxCounts() throws(AuthError) -> OutboxCounts {
+        try context.read { tx in try tx.outboxCounts() }
+    }
+
+    /// Queues a dead message again and lifts the suppression of its address (the operator asks
+    /// for another try); false unless it was dead.
+    /// - Throws: `AuthError.unavailable`.
+    func retryOutboxMessage(id: Int64) throws(AuthError) -> Bool {
+        let now = context.clock.unixSeconds()
+        let retried = try context.write { tx -> Bool in
+            guard let message = try tx.outboxMessage(id: id), message.state == .dead else { return false }
+            _ = try tx.unsuppress(message.recipient)
+            return try tx.retryDead(id: id, now: now)
+        }
+        if retried { context.mailQueued() }
+        return retried
+    }
+
+    /// Deletes sent and dead messages finished more than `olderThan` seconds ago.
+    /// - Throws: `AuthError.unavailable`.
+    func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int {
+        let (before, overflow) = context.clock.unixSeconds().subtractingReportingOverflow(max(0, olderThan))
+        if overflow { return 0 }
+        return try context.write { tx in try tx.purgeFinished(before: before) }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// What a signed-in user does with their own account: read it, change the profile the app owns,
+/// delete it.
+final class ProfileFlow: Sendable {
+    let context: FlowContext
+    let sessions: SessionFlow
+
+    init(context: FlowContext, sessions: SessionFlow) {
+        self.context = context
+        self.sessions = sessions
+    }
+
+    /// The signed-in user's record.
+    /// - Throws: `AuthError.invalidIDToken`.
+    func me(idToken: String) throws(AuthError) -> UserRecord {
+        UserRecord(try sessions.verifyIDToken(idToken).account)
+    }
+
+    /// Changes the display name and/or the app-owned attributes (a JSON object of at most 4 KiB).
+    /// - Throws: `AuthError.invalidArgument` naming the field, `invalidIDToken`.
+    func update(idToken: String, displayName: String??, attributes: String?) throws(AuthError) -> UserRecord {
+        let (account, _) = try sessions.verifyIDToken(idToken)
+        if case .some(.some(let name)) = displayName {
+            guard name.count <= 256, !name.contains(where: { $0.isNewline }) else {
+                throw .invalidArgument("displayName must be one line of at most 256 characters.")
+            }
+        }
+        if let attributes {
+            guard attributes.utf8.count <= 4096 else { throw .invalidArgument("attributes must be at most 4 KiB of JSON.") }
+            guard (try? JSONSerialization.jsonObject(with: Data(attributes.utf8))) is [String: Any] else {
+                throw .invalidArgument("attributes must be a JSON object.")
+            }
+        }
+        return try context.write { tx in
+            guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
+            if let displayName { current.displayName = displayName }
+            if let attributes { current.attributes = attributes }
+            try tx.updateAccount(current)
+            return UserRecord(current)
+        }
+    }
+
+    /// Deletes the signed-in account (sign-in within the last 5 minutes).
+    /// - Throws: `AuthError.requiresRecentLogin`, `invalidIDToken`.
+    func delete(idToken: String) throws(AuthError) {
+        let (account, _) = try sessions.verifyRecentSignIn(idToken)
+        try context.write { tx in try tx.deleteAccount(uid: account.uid) }
+    }
+}
