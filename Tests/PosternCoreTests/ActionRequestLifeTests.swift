@@ -16,11 +16,14 @@ struct ActionRequestLifeTests {
         #expect(life.phase(now: 1000) == .open)
         #expect(life.phase(now: 1599) == .open)
         #expect(life.phase(now: 1600) == .expired)
-        #expect(!life.consume(at: 1600))
+        let late = life.consume(at: 1600)
+        #expect(!late)
         #expect(life.request.consumedAt == nil)
-        #expect(life.consume(at: 1200))
+        let first = life.consume(at: 1200)
+        #expect(first)
         #expect(life.phase(now: 1300) == .used)
-        #expect(!life.consume(at: 1300))
+        let second = life.consume(at: 1300)
+        #expect(!second)
         #expect(life.request.consumedAt == 1200)
     }
 
