@@ -1,12 +1,17 @@
 import Foundation
 /// base64url without padding (RFC 4648 §5), the alphabet of codes, tokens and JWTs.
 public enum Base64URL {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    /// The 64 symbols, in value order.
+    public static let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    private static let symbols: [UInt8] = Array(alphabet.utf8)
     private static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, symbol) in alphabet.enumerated() { table[Int(symbol)] = UInt8(index) }
+        for (index, symbol) in symbols.enumerated() { table[Int(symbol)] = UInt8(index) }
         return table
     }()
+
+    /// Whether `byte` is one of the 64 symbols.
+    public static func isSymbol(_ byte: UInt8) -> Bool { decodeTable[Int(byte)] != 0xFF }
 
     /// Characters needed for `count` bytes.
     public static func encodedLength(_ count: Int) -> Int { (count * 4 + 2) / 3 }
@@ -23,7 +28,7 @@ public enum Base64URL {
     /// Encodes `input` into `out` (which holds `encodedLength(input.count)` bytes); returns the count.
     @discardableResult
     public static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        alphabet.withUnsafeBufferPointer { table in
+        symbols.withUnsafeBufferPointer { table in
             var o = 0
             var i = 0
             let n = input.count

@@ -207,7 +207,7 @@ struct FlowEmailLinkTests {
         let bucketsB = Array(second.store.snapshot().rateEvents.keys)
         #expect(bucketsA.count == 1 && bucketsB.count == 1)
         #expect(bucketsA != bucketsB)
-        let unkeyed = Array(SHA256.hash("postern-rate|signIn|jane@example.com").prefix(16))
+        let unkeyed = Array(SHA256.hash("postern-rate|sign-in|jane@example.com").prefix(16))
         #expect(!bucketsA.contains(unkeyed))
         #expect(!bucketsA.contains { String(decoding: $0, as: UTF8.self).contains("jane") })
         // The same ring finds the same bucket: the limit holds.

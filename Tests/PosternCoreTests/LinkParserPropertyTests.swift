@@ -1,4 +1,5 @@
 import PosternCore
+import PosternCrypto
 import Testing
 
 /// Random action links with the parts the parser must give back.
@@ -10,7 +11,7 @@ struct RandomActionLink {
     static let allowedHosts = ["app.example.com"]
 
     init(using random: inout SeededRandom, host: String = "auth.example.com") {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let alphabet = Array(Base64URL.alphabet)
         let code = String((0..<Int.random(in: 20...100, using: &random)).map { _ in alphabet.randomElement(using: &random) ?? "A" })
         let mode = EmailAction.allCases.randomElement(using: &random) ?? .signIn
         let lang = ["en", "de", "pt-BR", "zh-Hant-TW", nil].randomElement(using: &random) ?? nil

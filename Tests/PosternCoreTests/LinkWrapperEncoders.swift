@@ -1,3 +1,4 @@
+import PosternCrypto
 import Foundation
 
 /// Test-side encoders: what mail gateways and mail clients do to a link, written independently of
@@ -83,7 +84,7 @@ enum LinkWrapperEncoders {
     /// Proofpoint v3: characters outside letters, digits, `.`, `/` and `:` become `*` (one) or
     /// `**X` (a run of 2…65, X from `A–Z a–z 0–9 - _`), and go, in order, into a base64url string.
     static func proofpointV3(_ text: String) -> String {
-        let runLetters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let runLetters = Array(Base64URL.alphabet)
         var template = ""
         var taken = ""
         var pending = [Character]()

@@ -1,3 +1,5 @@
+import PosternCrypto
+
 /// Recognises a pasted code without a link: an oobCode on its own, or the 6-digit code.
 enum BareCodeReader {
     /// Shortest text taken for a bare oobCode; codes are far longer, words rarely this long.
@@ -13,7 +15,7 @@ enum BareCodeReader {
             return .sixDigitCode(digits)
         }
         guard trimmed.count >= minimumOobCodeLength, trimmed.count <= maximumOobCodeLength,
-              trimmed.allSatisfy(isBase64URLByte) else { return nil }
+              trimmed.allSatisfy({ Base64URL.isSymbol($0) }) else { return nil }
         return .oobCode(String(decoding: trimmed, as: UTF8.self))
     }
 
@@ -26,15 +28,5 @@ enum BareCodeReader {
             return nil
         }
         return String(decoding: digits, as: UTF8.self)
-    }
-
-    private static func isBase64URLByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
     }
 }
