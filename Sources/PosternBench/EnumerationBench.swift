@@ -38,7 +38,7 @@ enum EnumerationBench {
         let path = directory.appendingPathComponent("postern.db").path
         let store = try SQLiteStore(path: path)
         let clock = SystemClock()
-        let manager = KeyRingManager(
+        let vault = KeyVault(
             store: store, box: try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: path)), clock: clock,
             maxCodeLifetime: 86_400)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: [])
@@ -47,7 +47,7 @@ enum EnumerationBench {
         // Real scrypt work, at parameters that keep the run short; the dummy hash uses the same.
         let hasher = PasswordHasher(logN: 12, blockSize: 8, parallelism: 1)
         let service = try AuthService(
-            store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
+            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
             hasher: hasher, ipPerMinute: 0)
 
         try seed(store, count: calls)

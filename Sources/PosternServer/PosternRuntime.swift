@@ -23,7 +23,7 @@ public final class PosternRuntime: Sendable {
     public let logger: Logger
     public let store: SQLiteStore
     public let keys: KeyRingCache
-    public let keyManager: KeyRingManager
+    public let keyVault: KeyVault
     public let renderer: MailRenderer
     public let service: AuthService
     public let workers: OutboxWorkerPool
@@ -62,7 +62,7 @@ public final class PosternRuntime: Sendable {
         }
         let storage = try PosternStorage(settings: settings, clock: clock)
         store = storage.store
-        keyManager = storage.keyManager
+        keyVault = storage.keyVault
         keys = try storage.openKeys()
         let poolBox = WorkerPoolBox()
         do {
@@ -127,7 +127,7 @@ public final class PosternRuntime: Sendable {
 /// opens, including those that need no templates or transport (`postern keys`).
 public struct PosternStorage: Sendable {
     public let store: SQLiteStore
-    public let keyManager: KeyRingManager
+    public let keyVault: KeyVault
     let clock: any WallClock
 
     /// Opens (creating and migrating) the database and the master key file beside it.
@@ -137,7 +137,7 @@ public struct PosternStorage: Sendable {
         do {
             store = try SQLiteStore(path: settings.database)
             let box = try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: settings.database))
-            keyManager = KeyRingManager(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
+            keyVault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
         } catch {
             throw .dependency("--database \(settings.database): \(error)")
         }
@@ -147,7 +147,7 @@ public struct PosternStorage: Sendable {
     /// - Throws: `StartupError` when the keys cannot be read or opened with the master key.
     public func openKeys() throws(StartupError) -> KeyRingCache {
         do {
-            return try KeyRingCache(manager: keyManager, clock: clock)
+            return try KeyRingCache(vault: keyVault, clock: clock)
         } catch {
             throw .dependency("cannot open the signing keys: \(error)")
         }

@@ -2,7 +2,9 @@ import Foundation
 import PosternCore
 import Synchronization
 
-/// The embedded store: one SQLite file in WAL mode, every commit fsynced (`synchronous=FULL`).
+/// The embedded store: one SQLite file in WAL mode. Every `write` is fsynced before it returns
+/// (`synchronous=FULL`); batches made only of `writeSyncingLater` writes (delivery outcomes) commit
+/// with `synchronous=NORMAL` and reach the disk with the next full commit or within 0.2 s.
 ///
 /// Writes go through one writer thread that batches whatever callers are waiting into a single
 /// transaction (group commit): each caller's closure runs in its own savepoint, so a closure that

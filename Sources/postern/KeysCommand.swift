@@ -37,12 +37,12 @@ enum KeysCommand {
                 purposes = KeyPurpose.allCases
             }
             for purpose in purposes {
-                let key = try storage.keyManager.rotate(purpose)
+                let key = try storage.keyVault.rotate(purpose)
                 print("rotated \(purpose.rawValue): new active key \(key.id)")
             }
             return ExitCode.success.rawValue
         }
-        let records = try storage.keyManager.list()
+        let records = try storage.keyVault.list()
         let date = { (seconds: Int64?) in
             seconds.map(isoDate) ?? "-"
         }

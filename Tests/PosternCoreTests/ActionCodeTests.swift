@@ -102,13 +102,13 @@ struct KeyRingTests {
     let clock = ManualClock()
     let store = InMemoryStore()
 
-    func manager() throws -> KeyRingManager {
-        KeyRingManager(store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 3600)
+    func vault() throws -> KeyVault {
+        KeyVault(store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 3600)
     }
 
     @Test("a retired key still verifies until its codes expire; a removed key does not")
     func rotation() throws {
-        let keys = try manager()
+        let keys = try vault()
         let ring = try keys.prepare()
         let minted = try ring.actionCodes.mint(.signIn, binding: StateBinding("x"), ttl: 3600, now: clock.unixSeconds())
 
@@ -133,7 +133,7 @@ struct KeyRingTests {
 
     @Test("the ID-token ring publishes retired keys in the JWKS until they expire")
     func idTokenRotation() throws {
-        let keys = try manager()
+        let keys = try vault()
         let first = try keys.prepare()
         #expect(first.jwks["keys"]?.count == 1)
         try keys.rotate(.idToken)
@@ -146,8 +146,8 @@ struct KeyRingTests {
 
     @Test("secrets are sealed: the stored bytes are not the key, and another master key cannot open them")
     func sealed() throws {
-        _ = try manager().prepare()
-        let other = KeyRingManager(store: store, box: try SecretBox(key: Array(repeating: 1, count: 32)), clock: clock, maxCodeLifetime: 3600)
+        _ = try vault().prepare()
+        let other = KeyVault(store: store, box: try SecretBox(key: Array(repeating: 1, count: 32)), clock: clock, maxCodeLifetime: 3600)
         #expect(throws: CryptoError.self) { try other.open() }
     }
 }

@@ -10,14 +10,14 @@ struct FlowHarness {
     let service: AuthService
 
     init(configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
-        let manager = KeyRingManager(
+        let vault = KeyVault(
             store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0
         configure(&config)
         service = try AuthService(
-            store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
+            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
             hasher: .fastForTests, ipPerMinute: 0)
     }
 

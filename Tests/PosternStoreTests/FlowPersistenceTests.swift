@@ -14,14 +14,14 @@ struct SQLiteFlowHarness {
     init() throws {
         database = try TemporaryDatabase()
         store = try SQLiteStore(path: database.path)
-        let manager = KeyRingManager(
+        let vault = KeyVault(
             store: store, box: try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: database.path)),
             clock: clock, maxCodeLifetime: 7 * 86_400)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0
         service = try AuthService(
-            store: store, keys: try KeyRingCache(manager: manager, clock: clock), clock: clock, config: config,
+            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
             hasher: .fastForTests, ipPerMinute: 0)
     }
 

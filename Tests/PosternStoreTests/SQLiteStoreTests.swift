@@ -128,10 +128,10 @@ struct SQLiteStoreTests {
         let mode = try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let clock = ManualClock()
-        let keys = KeyRingManager(store: store, box: box, clock: clock, maxCodeLifetime: 600)
+        let keys = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: 600)
         let ring = try keys.prepare()
         let minted = try ring.actionCodes.mint(.signIn, binding: StateBinding("s"), ttl: 600, now: clock.unixSeconds())
-        let again = KeyRingManager(
+        let again = KeyVault(
             store: try SQLiteStore(path: database.path), box: try MasterKeyFile.loadOrCreate(at: keyPath), clock: clock,
             maxCodeLifetime: 600)
         _ = try again.open().actionCodes.verify(minted.text, now: clock.unixSeconds())

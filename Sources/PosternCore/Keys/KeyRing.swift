@@ -18,7 +18,7 @@ public struct KeyRing: Sendable {
 /// Keys rotate without downtime: `rotate` makes a new active key and retires the old one, which
 /// keeps verifying until `verifyUntil` (its retirement plus the longest lifetime of anything it
 /// signed); after that it is removed and verifies nothing.
-public struct KeyRingManager: Sendable {
+public struct KeyVault: Sendable {
     let store: any Store
     let box: SecretBox
     let clock: any WallClock
@@ -27,7 +27,7 @@ public struct KeyRingManager: Sendable {
     /// Lifetime of an ID token.
     let idTokenLifetime: Int64
 
-    /// Creates a manager over `store`, sealing secrets with `box`.
+    /// Creates the vault over `store`, sealing secrets with `box`.
     public init(
         store: any Store, box: SecretBox, clock: any WallClock, maxCodeLifetime: Int64, idTokenLifetime: Int64 = 3600
     ) {

@@ -3,18 +3,18 @@ import Synchronization
 /// The opened key ring, reloaded from the store now and then so that `postern keys rotate` run by
 /// another process reaches a running daemon without a restart.
 public final class KeyRingCache: Sendable {
-    private let manager: KeyRingManager
+    private let vault: KeyVault
     private let clock: any WallClock
     private let reloadEvery: Int64
     private let state: Mutex<(ring: KeyRing, loadedAt: Int64)>
 
     /// Prepares the ring (creating keys on first start) and caches it.
-    /// - Throws: `StoreError` or `CryptoError` from `KeyRingManager.prepare`.
-    public init(manager: KeyRingManager, clock: any WallClock, reloadEvery: Int64 = 30) throws {
-        self.manager = manager
+    /// - Throws: `StoreError` or `CryptoError` from `KeyVault.prepare`.
+    public init(vault: KeyVault, clock: any WallClock, reloadEvery: Int64 = 30) throws {
+        self.vault = vault
         self.clock = clock
         self.reloadEvery = reloadEvery
-        state = Mutex((try manager.prepare(), clock.unixSeconds()))
+        state = Mutex((try vault.prepare(), clock.unixSeconds()))
     }
 
     /// The ring, at most `reloadEvery` seconds old (the last good one if a reload fails).
@@ -22,7 +22,7 @@ public final class KeyRingCache: Sendable {
         let now = clock.unixSeconds()
         let (ring, loadedAt) = state.withLock { ($0.ring, $0.loadedAt) }
         guard now - loadedAt >= reloadEvery else { return ring }
-        guard let fresh = try? manager.open() else {
+        guard let fresh = try? vault.open() else {
             state.withLock { $0.loadedAt = now }
             return ring
         }

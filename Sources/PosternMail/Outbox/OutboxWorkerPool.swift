@@ -6,8 +6,9 @@ import PosternCore
 ///
 /// - Wakes at once when ``wake()`` is called (by whoever enqueued mail, after its transaction
 ///   committed) and polls every `pollInterval` for mail queued by another process or due for retry.
-/// - Records each outcome durably before the next send, so a crash re-sends at most one message
-///   per worker.
+/// - Records each outcome before the next send (committed at once, fsynced within the store's
+///   sync interval: `Store.writeSyncingLater`), so a crash of the process re-sends at most one
+///   message per worker, and a crash of the machine the mail of that interval.
 /// - ``stop()`` lets in-flight sends finish, records them, and gives back unstarted claims.
 ///   A worker that dies without stopping loses its claims when their lease runs out.
 public final class OutboxWorkerPool: Sendable {
