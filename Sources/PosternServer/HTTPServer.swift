@@ -273,10 +273,11 @@ private final class QueryBox {
 
 private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
     // The answer is sent (or the request abandoned): the next request's clock starts now.
-    if let context, let box = Optional(Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()),
-        let deadlines = box.deadlines
-    {
-        box.deadline(of: connection)?.awaitRequest(now: RequestDeadlines.now(), timeout: deadlines.timeout)
+    if let context {
+        let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+        if let deadlines = box.deadlines {
+            box.deadline(of: connection)?.awaitRequest(now: RequestDeadlines.now(), timeout: deadlines.timeout)
+        }
     }
     guard let requestContext, let raw = requestContext.pointee else { return }
     Unmanaged<UploadState>.fromOpaque(raw).release()

@@ -28,6 +28,7 @@ public enum ConnectionBudget {
     /// afterwards, and the one before.
     public static func raiseFileDescriptorLimit() -> (limit: Int, before: Int) {
         var limits = rlimit()
+        // getrlimit cannot fail for RLIMIT_NOFILE on Linux; should it, assume the usual default.
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits) == 0 else { return (1024, 1024) }
         let before = limits.rlim_cur
         var target = limits.rlim_max
