@@ -12,7 +12,7 @@ free loopback ports). Run by attack-http.sh, which checks that every test ran an
 - /metrics on the main listener: 404 with no admin token configured, 401 with a wrong one, 200
   with the right one; the metrics listener serves it; a busy metrics port stops the start.
 
-Environment: POSTERN_BIN (the postern binary), ATTACK_WORK (a temp dir; made if absent).
+Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir; pytest_lib.bash sets both).
 """
 import http.client
 import json
@@ -20,8 +20,6 @@ import os
 import resource
 import secrets
 import select
-import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -29,94 +27,39 @@ import time
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-POSTERN = os.environ.get("POSTERN_BIN") or os.path.join(ROOT, ".build", "debug", "postern")
+from postern_daemon import POSTERN, Daemon, free_port, wait_for
+
 ADMIN_TOKEN = "attack-admin-" + secrets.token_hex(8)
 REQUEST_TIMEOUT = 3  # --request-timeout of the guarded daemon, seconds
 PER_MINUTE = 5  # --ip-per-minute of both daemons
 
-signal.signal(signal.SIGTERM, signal.default_int_handler)
 # 2,000 client sockets need more than the usual 1,024 descriptors.
 _soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (_hard, _hard))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-class Daemon:
-    def __init__(self, work, name, *args):
-        self.work = os.path.join(work, name)
-        os.makedirs(self.work)
-        self.port = free_port()
-        self.mail = os.path.join(self.work, "mail")
-        self.log_path = os.path.join(self.work, "serve.log")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [POSTERN, "serve", "--listen", f"127.0.0.1:{self.port}", "--database", os.path.join(self.work, "postern.db"),
-             "--smtp-url", f"file:{self.mail}", "--public-url", f"http://127.0.0.1:{self.port}",
-             "--ip-per-minute", str(PER_MINUTE), "--scrypt-log-n", "10", *args],
-            cwd=self.work, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-
-        def up():
-            if self.process.poll() is not None:
-                raise AssertionError(f"postern serve exited {self.process.returncode}:\n{open(self.log_path).read()}")
-            try:
-                return self.request("GET", "/healthz")[0] == 200
-            except OSError:
-                return False
-
-        wait_for(up, 30, f"{name} to answer /healthz")
-
-    def request(self, method, path, body=None, headers=None, source="127.0.0.1", port=None, timeout=10):
-        """One request on a fresh connection from `source`: (status, parsed JSON or bytes, headers)."""
-        connection = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=timeout,
-                                                source_address=(source, 0))
-        try:
-            connection.request(method, path, body=body, headers=headers or {})
-            response = connection.getresponse()
-            raw = response.read()
-            headers = {k.lower(): v for k, v in response.getheaders()}
-        finally:
-            connection.close()
-        if raw and headers.get("content-type", "").startswith("application/json"):
-            return response.status, json.loads(raw), headers
-        return response.status, raw, headers
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-        return self.process.returncode
+def call(daemon, method, path, body=None, headers=None, source="127.0.0.1", port=None, timeout=10):
+    """One request on a fresh connection from `source` (a loopback address), with exactly the
+    headers given (urllib would add a Content-Type): (status, parsed JSON or bytes, headers)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port or daemon.port, timeout=timeout,
+                                            source_address=(source, 0))
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        raw = response.read()
+        answer_headers = {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        connection.close()
+    if raw and answer_headers.get("content-type", "").startswith("application/json"):
+        return response.status, json.loads(raw), answer_headers
+    return response.status, raw, answer_headers
 
 
 @pytest.fixture(scope="module")
 def work():
-    given = os.environ.get("ATTACK_WORK")
-    path = given or tempfile.mkdtemp(prefix="postern-attack-")
+    path = os.environ.get("E2E_WORK") or tempfile.mkdtemp(prefix="postern-attack-http-")
     os.makedirs(path, exist_ok=True)
-    yield path
-    if not given:
-        shutil.rmtree(path, ignore_errors=True)
+    return path
 
 
 def stopped_cleanly(daemon):
@@ -126,15 +69,11 @@ def stopped_cleanly(daemon):
 
 
 @pytest.fixture(scope="module")
-def metrics_port():
-    return free_port()
-
-
-@pytest.fixture(scope="module")
-def guarded(work, metrics_port):
-    """--trust-proxy, an admin token, a 3 s request deadline, the default per-IP cap (64)."""
+def guarded(work):
+    """--trust-proxy, an admin token, a 3 s request deadline, the default per-IP cap (64), its own
+    metrics listener (Daemon gives it a free port)."""
     daemon = Daemon(work, "guarded", "--trust-proxy", "--admin-token", ADMIN_TOKEN,
-                    "--request-timeout", str(REQUEST_TIMEOUT), "--metrics-listen", f"127.0.0.1:{metrics_port}",
+                    "--request-timeout", str(REQUEST_TIMEOUT), "--ip-per-minute", str(PER_MINUTE),
                     "--mail-interval", "0", "--mail-per-hour", "0")
     yield daemon
     stopped_cleanly(daemon)
@@ -143,7 +82,8 @@ def guarded(work, metrics_port):
 @pytest.fixture(scope="module")
 def proxied(work):
     """--trusted-proxies 127.0.0.1/32, no admin token, no metrics listener."""
-    daemon = Daemon(work, "proxied", "--trusted-proxies", "127.0.0.1/32", "--metrics-listen", "off")
+    daemon = Daemon(work, "proxied", "--trusted-proxies", "127.0.0.1/32", "--ip-per-minute", str(PER_MINUTE),
+                    "--metrics-listen", "off")
     yield daemon
     stopped_cleanly(daemon)
 
@@ -172,7 +112,7 @@ def closed_sockets(sockets, wait=0.0):
 
 def healthz_latency(daemon, source):
     start = time.monotonic()
-    status, body, _ = daemon.request("GET", "/healthz", source=source, timeout=5)
+    status, body, _ = call(daemon, "GET", "/healthz", source=source, timeout=5)
     elapsed = time.monotonic() - start
     assert status == 200 and body == {"status": "ok"}, f"/healthz from {source}: {status} {body!r}"
     return elapsed
@@ -242,7 +182,7 @@ def statuses(daemon, forwarded, source="127.0.0.1", calls=PER_MINUTE + 3):
         headers = {"Content-Type": "application/json"}
         if value is not None:
             headers["X-Forwarded-For"] = value
-        answers.append(daemon.request("POST", "/v1/actions/inspect", body=b"{}", headers=headers, source=source)[0])
+        answers.append(call(daemon, "POST", "/v1/actions/inspect", body=b"{}", headers=headers, source=source)[0])
     return answers
 
 
@@ -289,25 +229,28 @@ def raw_exchange(port, data, timeout=5):
 SMUGGLED = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
-@pytest.mark.parametrize("framing", [
+FRAMINGS = [
     b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
     b"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n0\r\n\r\n",
     b"Content-Length: 2\r\nContent-Length: 46\r\n\r\n{}",
-])
-def test_conflicting_framing_is_refused_and_nothing_after_it_is_answered(guarded, framing):
-    request = (b"POST /v1/actions/inspect HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-               + framing + SMUGGLED)
-    out, closed = raw_exchange(guarded.port, request)
-    assert out.count(b"HTTP/1.1 ") == 1, f"not exactly one response:\n{out.decode(errors='replace')}"
-    head, _, body = out.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400"), head
-    assert b"connection: close" in head.lower(), head
-    assert json.loads(body)["error"]["code"] == "BAD_REQUEST"
-    assert closed, "the connection stayed open after the 400"
+]
+
+
+def test_conflicting_framing_is_refused_and_nothing_after_it_is_answered(guarded):
+    for framing in FRAMINGS:
+        request = (b"POST /v1/actions/inspect HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   + framing + SMUGGLED)
+        out, closed = raw_exchange(guarded.port, request)
+        assert out.count(b"HTTP/1.1 ") == 1, f"{framing!r}: not exactly one response:\n{out.decode(errors='replace')}"
+        head, _, body = out.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400"), (framing, head)
+        assert b"connection: close" in head.lower(), (framing, head)
+        assert json.loads(body)["error"]["code"] == "BAD_REQUEST"
+        assert closed, f"{framing!r}: the connection stayed open after the 400"
 
 
 def outbox_recipients(daemon):
-    status, body, _ = daemon.request("GET", "/v1/admin/outbox", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    status, body, _ = call(daemon, "GET", "/v1/admin/outbox", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert status == 200, body
     return {m["recipient"] for m in body["messages"]}
 
@@ -321,43 +264,44 @@ def test_a_json_body_without_the_json_content_type_gets_415_and_sends_no_mail(gu
         headers = {"X-Forwarded-For": f"127.0.10.{i}"}
         if content_type:
             headers["Content-Type"] = content_type
-        status, body, _ = guarded.request("POST", "/v1/email-link/send", body=json.dumps({"email": victim}).encode(),
+        status, body, _ = call(guarded, "POST", "/v1/email-link/send", body=json.dumps({"email": victim}).encode(),
                                           headers=headers)
         assert status == 415 and body["error"]["code"] == "UNSUPPORTED_MEDIA_TYPE", (content_type, status, body)
     control = f"control-{secrets.token_hex(3)}@example.com"
-    status, _, _ = guarded.request("POST", "/v1/email-link/send", body=json.dumps({"email": control}).encode(),
+    status, _, _ = call(guarded, "POST", "/v1/email-link/send", body=json.dumps({"email": control}).encode(),
                                    headers={"Content-Type": "Application/JSON; charset=UTF-8",
                                             "X-Forwarded-For": "127.0.10.100"})
     assert status == 202
     # An empty body is still {} whatever the type says.
-    status, _, _ = guarded.request("POST", "/v1/accounts/anonymous", headers={"X-Forwarded-For": "127.0.10.101"})
+    status, _, _ = call(guarded, "POST", "/v1/accounts/anonymous", headers={"X-Forwarded-For": "127.0.10.101"})
     assert status == 200
     wait_for(lambda: control in outbox_recipients(guarded), 10, "the control mail to be queued")
     recipients = outbox_recipients(guarded)
     assert not recipients.intersection(victims), f"mail was queued for {recipients.intersection(victims)}"
-    wait_for(lambda: os.path.isdir(guarded.mail) and any(control in open(os.path.join(guarded.mail, f), errors="replace").read()
-                                                         for f in os.listdir(guarded.mail)), 10, "the control mail file")
-    for name in os.listdir(guarded.mail):
-        text = open(os.path.join(guarded.mail, name), errors="replace").read()
+    wait_for(lambda: os.path.isdir(guarded.mail_dir) and any(control in open(os.path.join(guarded.mail_dir, f), errors="replace").read()
+                                                         for f in os.listdir(guarded.mail_dir)), 10, "the control mail file")
+    for name in os.listdir(guarded.mail_dir):
+        text = open(os.path.join(guarded.mail_dir, name), errors="replace").read()
         assert not any(v in text for v in victims), f"{name} was sent to a victim"
 
 
 def test_metrics_need_the_admin_token_on_the_main_listener(guarded, proxied):
-    status, body, _ = proxied.request("GET", "/metrics")
+    status, body, _ = call(proxied, "GET", "/metrics")
     assert status == 404 and body["error"]["code"] == "NOT_FOUND", (status, body)
-    status, body, _ = guarded.request("GET", "/metrics")
+    status, body, _ = call(guarded, "GET", "/metrics")
     assert status == 401 and body["error"]["code"] == "UNAUTHORIZED", (status, body)
-    status, body, _ = guarded.request("GET", "/metrics", headers={"Authorization": "Bearer wrong-token-wrong-token"})
+    status, body, _ = call(guarded, "GET", "/metrics", headers={"Authorization": "Bearer wrong-token-wrong-token"})
     assert status == 401, (status, body)
-    status, body, _ = guarded.request("GET", "/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    status, body, _ = call(guarded, "GET", "/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert status == 200 and b"postern_codes_total" in body, (status, body[:200])
 
 
-def test_the_metrics_listener_serves_metrics_and_nothing_else(guarded, metrics_port, work):
-    status, body, headers = guarded.request("GET", "/metrics", port=metrics_port)
+def test_the_metrics_listener_serves_metrics_and_nothing_else(guarded, work):
+    metrics_port = guarded.metrics_port
+    status, body, headers = call(guarded, "GET", "/metrics", port=metrics_port)
     assert status == 200 and b"postern_http_requests_total" in body and b"postern_outbox_messages" in body
     assert headers["content-type"].startswith("text/plain")
-    status, _, _ = guarded.request("GET", "/healthz", port=metrics_port)
+    status, _, _ = call(guarded, "GET", "/healthz", port=metrics_port)
     assert status == 404
     # A busy metrics address stops the start, naming the setting, with exit 69.
     result = subprocess.run(
