@@ -49,6 +49,8 @@ let package = Package(
         .testTarget(name: "PosternCoreTests", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
         .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore"], swiftSettings: strict),
         .testTarget(
+            name: "PosternServerTests", dependencies: ["PosternServer", "PosternCore"], swiftSettings: strict),
+        .testTarget(
             name: "PosternStoreTests", dependencies: ["PosternStore", "PosternCore", "PosternCrypto"],
             swiftSettings: strict),
     ]

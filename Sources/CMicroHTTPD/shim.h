@@ -8,22 +8,40 @@
 #include <microhttpd.h>
 
 /* MHD_start_daemon is variadic: this wrapper passes the fixed option set the server uses, ending
-   with MHD_OPTION_END. */
+   with MHD_OPTION_END. `notify` (may be NULL) hears of every connection opened and closed;
+   `per_ip_limit` 0 means no per-IP cap. */
 static inline struct MHD_Daemon *postern_mhd_start(
     unsigned int flags, uint16_t port, const struct sockaddr *bind_addr,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
-    unsigned int thread_pool_size, unsigned int connection_limit, unsigned int connection_timeout,
-    size_t connection_memory_limit)
+    MHD_NotifyConnectionCallback notify, void *notify_cls,
+    unsigned int thread_pool_size, unsigned int connection_limit, unsigned int per_ip_limit,
+    unsigned int connection_timeout, size_t connection_memory_limit)
 {
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
         MHD_OPTION_SOCK_ADDR, bind_addr,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_END);
+}
+
+/* The connection's socket, or -1. */
+static inline int postern_mhd_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+/* What the connection-notify callback stored for the connection's whole life, or NULL. */
+static inline void *postern_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
 }
 
 /* The response body is copied, so the caller's buffer may go away at once. */

@@ -8,7 +8,8 @@ public struct HTTPRequest: Sendable {
     public let path: String
     /// The decoded query parameters.
     public let query: [String: String]
-    /// Request headers, names lower-cased.
+    /// The request headers the router reads (see `RequestHeaders.forwarded`), names lower-cased,
+    /// repeated lines joined with ", " in arrival order.
     public let headers: [String: String]
     /// The body (at most `HTTPServer.maximumBodySize` bytes).
     public let body: [UInt8]

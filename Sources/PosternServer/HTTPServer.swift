@@ -9,8 +9,10 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An HTTP server on libmicrohttpd: an internal thread pool on epoll, a connection limit, a
-/// per-connection timeout (so slow clients cannot hold threads), 413 for bodies over 64 KiB,
-/// keep-alive. GET and HEAD are answered by `handler` on one of the pool's threads; the other
+/// per-IP connection cap, a deadline for each whole request besides the inactivity timeout (so
+/// slow clients can hold neither threads nor every connection; see `RequestDeadlines`), 413 for
+/// bodies over 64 KiB, 400 and a closed connection for a body whose length is stated two ways
+/// (see `RequestHeaders`), keep-alive. GET and HEAD are answered by `handler` on one of the pool's threads; the other
 /// methods, which wait for a store commit, on one of `workers` threads while their connection is
 /// suspended (see `RequestWorkers`).
 public final class HTTPServer: Sendable {
@@ -28,13 +30,19 @@ public final class HTTPServer: Sendable {
     private let daemon: Daemon
     private let context: Unmanaged<HandlerBox>
     private let workers: RequestWorkers?
+    private let deadlines: RequestDeadlines?
 
     /// Starts listening on `listen` (`HOST:PORT`, IPv4) with `threads` polling threads and, when
     /// `workers` is above 0, that many threads for the requests that are not GET or HEAD.
+    /// `connectionsPerIP` caps one socket peer's connections (0: no cap); `requestTimeoutSeconds`
+    /// above 0 gives each request that long to arrive whole; `connectionTimeoutSeconds` is
+    /// libmicrohttpd's inactivity timeout; `onDeadlineCut` hears how many late connections each
+    /// round of the deadline watchdog cut.
     /// - Throws: `HTTPServerError` when the address is malformed or cannot be bound.
     public init(
         listen: String, threads: Int = 4, workers workerCount: Int = 0, connectionLimit: Int = 1024,
-        connectionTimeoutSeconds: Int = 30, handler: @escaping Handler
+        connectionsPerIP: Int = 0, requestTimeoutSeconds: Int = 0, connectionTimeoutSeconds: Int = 30,
+        onDeadlineCut: @escaping @Sendable (Int) -> Void = { _ in }, handler: @escaping Handler
     ) throws {
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw HTTPServerError(description: "listen address \(listen) is not HOST:PORT")
@@ -47,35 +55,44 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(description: "listen host \(host) is not an IPv4 address")
         }
         let workers = workerCount > 0 ? RequestWorkers(count: workerCount) : nil
-        let box = Unmanaged.passRetained(HandlerBox(handler, workers: workers))
+        let deadlines = requestTimeoutSeconds > 0 ? RequestDeadlines(timeoutSeconds: requestTimeoutSeconds) : nil
+        let box = Unmanaged.passRetained(HandlerBox(handler, workers: workers, deadlines: deadlines))
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
                 postern_mhd_start(
-                    flags, port, sockaddrPointer, accessHandler, box.toOpaque(), requestCompleted, nil,
-                    UInt32(threads), UInt32(connectionLimit), UInt32(connectionTimeoutSeconds), Self.connectionMemory)
+                    flags, port, sockaddrPointer, accessHandler, box.toOpaque(), requestCompleted, box.toOpaque(),
+                    deadlines == nil ? nil : connectionNotified, box.toOpaque(),
+                    UInt32(threads), UInt32(connectionLimit), UInt32(max(connectionsPerIP, 0)),
+                    UInt32(connectionTimeoutSeconds), Self.connectionMemory)
             }
         }
         guard let started else {
+            let reason = String(cString: strerror(errno))
             workers?.close()
             box.release()
-            throw HTTPServerError(description: "cannot listen on \(listen): \(String(cString: strerror(errno)))")
+            throw HTTPServerError(description: "cannot listen on \(listen): \(reason)")
         }
         daemon = Daemon(started)
         context = box
         self.workers = workers
+        self.deadlines = deadlines
+        deadlines?.start(onCut: onDeadlineCut)
     }
 
     /// Stops accepting, finishes requests in flight, and frees the daemon. The workers finish
-    /// first: libmicrohttpd must not be stopped with a connection suspended.
+    /// first: libmicrohttpd must not be stopped with a connection suspended. The deadline
+    /// watchdog ends last, when no connection is left for it to cut.
     public func stop() {
         workers?.close()
         daemon.stop()
+        deadlines?.stop()
     }
 
     deinit {
         workers?.close()
         daemon.stop()
+        deadlines?.stop()
         context.release()
     }
 }
@@ -98,14 +115,24 @@ private final class Daemon: @unchecked Sendable {
 private final class HandlerBox: Sendable {
     let handler: HTTPServer.Handler
     let workers: RequestWorkers?
-    init(_ handler: @escaping HTTPServer.Handler, workers: RequestWorkers?) {
+    let deadlines: RequestDeadlines?
+    init(_ handler: @escaping HTTPServer.Handler, workers: RequestWorkers?, deadlines: RequestDeadlines?) {
         self.handler = handler
         self.workers = workers
+        self.deadlines = deadlines
+    }
+
+    /// The connection's deadline, kept in its socket context from open to close.
+    func deadline(of connection: OpaquePointer?) -> ConnectionDeadline? {
+        guard deadlines != nil, let raw = postern_mhd_socket_context(connection) else { return nil }
+        return Unmanaged<ConnectionDeadline>.fromOpaque(raw).takeUnretainedValue()
     }
 }
 
 /// One request's upload, kept in `*req_cls` between calls. Used by one connection's thread.
 private final class UploadState {
+    /// Read once, on the first call, when the header block is complete.
+    var headers = RequestHeaders()
     var body: [UInt8] = []
     var tooLarge = false
     /// Set when the request went to a worker; holds its answer once the connection is resumed.
@@ -126,16 +153,44 @@ private struct SuspendedConnection: @unchecked Sendable {
     func resume() { MHD_resume_connection(connection) }
 }
 
-private func header(_ connection: OpaquePointer?, _ name: String) -> String? {
-    MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+/// Every header line of the request, repeats included (a lookup by name would see only the first).
+private func requestHeaders(_ connection: OpaquePointer?) -> RequestHeaders {
+    let box = HeaderBox()
+    withExtendedLifetime(box) {
+        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, { cls, _, key, value in
+            guard let cls, let key else { return MHD_Result.YES }
+            let box = Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue()
+            box.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+            return MHD_Result.YES
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+    return box.headers
+}
+
+/// Collects header lines during `MHD_get_connection_values`. Used on one thread, within one call.
+private final class HeaderBox {
+    var headers = RequestHeaders()
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = {
     context, connection, url, method, _, uploadData, uploadSize, requestContext in
     guard let context, let requestContext, let uploadSize else { return MHD_Result.NO }
-    // First call: make the upload state and wait for the body.
+    // First call, with the header block complete: refuse ambiguous framing before reading any of
+    // the body, else make the upload state and wait for the body.
     guard let stateRaw = requestContext.pointee else {
-        requestContext.pointee = Unmanaged.passRetained(UploadState()).toOpaque()
+        let state = UploadState()
+        state.headers = requestHeaders(connection)
+        requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        if let conflict = state.headers.framingConflict {
+            let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+            box.deadline(of: connection)?.answering()
+            // Queued before the body is read, libmicrohttpd answers, reads nothing more and closes
+            // (response.c: a response queued "early" sets discard_request); `Connection: close`
+            // says so to the client.
+            var response = HTTPResponse.error(400, code: "BAD_REQUEST", message: conflict)
+            response.headers.append(("Connection", "close"))
+            return queue(response, on: connection)
+        }
         return MHD_Result.YES
     }
     let state = Unmanaged<UploadState>.fromOpaque(stateRaw).takeUnretainedValue()
@@ -155,6 +210,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
     let handler = box.handler
+    // The request has arrived whole: no deadline while it is answered (perhaps by a worker).
+    box.deadline(of: connection)?.answering()
     // Resumed: a worker has answered.
     if let answer = state.answer {
         guard let response = answer.take() else { return MHD_Result.NO }
@@ -178,12 +235,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             }, Unmanaged.passUnretained(queryBox).toOpaque())
         }
         let query = queryBox.values
-        var headers: [String: String] = [:]
-        for name in ["authorization", "content-type", "x-forwarded-for", "accept-language", "cookie", "origin"] {
-            if let value = header(connection, name) { headers[name] = value }
-        }
         let request = HTTPRequest(
-            method: method.map { String(cString: $0) } ?? "GET", path: path, query: query, headers: headers,
+            method: method.map { String(cString: $0) } ?? "GET", path: path, query: query, headers: state.headers.values,
             body: state.body, clientIP: clientAddress(connection))
         if request.method != "GET", request.method != "HEAD", let workers = box.workers {
             let answer = WorkerAnswer()
@@ -218,10 +271,41 @@ private final class QueryBox {
     var values: [String: String] = [:]
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
+    // The answer is sent (or the request abandoned): the next request's clock starts now.
+    if let context {
+        let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+        if let deadlines = box.deadlines {
+            box.deadline(of: connection)?.awaitRequest(now: RequestDeadlines.now(), timeout: deadlines.timeout)
+        }
+    }
     guard let requestContext, let raw = requestContext.pointee else { return }
     Unmanaged<UploadState>.fromOpaque(raw).release()
     requestContext.pointee = nil
+}
+
+/// Opens and closes each connection's deadline. "Closed" comes before libmicrohttpd closes the
+/// socket, which `RequestDeadlines` relies on.
+private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, socketContext, event in
+    guard let context, let socketContext else { return }
+    let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    guard let deadlines = box.deadlines else { return }
+    // 0.9.75 imports these codes without names: MHD_CONNECTION_NOTIFY_STARTED is 0, _CLOSED 1.
+    switch event.rawValue {
+    case 0:
+        let socket = postern_mhd_connection_socket(connection)
+        guard socket >= 0 else { return }
+        let deadline = deadlines.opened(socket: socket, now: RequestDeadlines.now())
+        socketContext.pointee = Unmanaged.passRetained(deadline).toOpaque()
+    case 1:
+        guard let raw = socketContext.pointee else { return }
+        let deadline = Unmanaged<ConnectionDeadline>.fromOpaque(raw)
+        deadlines.closed(deadline.takeUnretainedValue())
+        deadline.release()
+        socketContext.pointee = nil
+    default:
+        break
+    }
 }
 
 private func clientAddress(_ connection: OpaquePointer?) -> String {

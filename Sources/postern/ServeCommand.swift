@@ -24,23 +24,56 @@ enum ServeCommand {
             return ExitCode.success.rawValue
         }
         let settings = try arguments.settings()
+        let clientAddresses: ClientAddressPolicy
+        do {
+            clientAddresses = try ClientAddressPolicy(settings: settings)
+        } catch {
+            throw CommandFailure(code: .usage, message: "--trusted-proxies: \(error)")
+        }
         let logger = standardErrorLogger("serve", level: .info)
+        // Every connection is a descriptor: take all the system allows, and keep libmicrohttpd's
+        // limit below it so an excess is refused at once instead of starving the listener.
+        let descriptors = ConnectionBudget.raiseFileDescriptorLimit()
+        let pollingThreads = 16
+        let connectionLimit = ConnectionBudget.connections(
+            fileDescriptors: descriptors.limit, deliveryWorkers: Int(settings.workers), pollingThreads: pollingThreads)
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
-        let router = APIRouter(runtime: runtime)
+        let router = APIRouter(runtime: runtime, clientAddresses: clientAddresses)
         runtime.workers.start()
+        let onDeadlineCut: @Sendable (Int) -> Void = { count in
+            logger.info("request deadline passed: connections closed", ["connections": String(count)])
+        }
         let server: HTTPServer
         do {
             // 16 polling threads keep keep-alive connections from queueing behind one another; 64
             // workers answer the requests that wait for a commit, so up to 64 share one fsync.
-            server = try HTTPServer(listen: settings.listen, threads: 16, workers: 64) { request in router.handle(request) }
+            server = try HTTPServer(listen: settings.listen, threads: 16, workers: 64,
+                connectionLimit: connectionLimit, connectionsPerIP: Int(settings.connectionsPerIP),
+                requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut) { request in router.handle(request) }
         } catch {
             runtime.workers.stop()
             throw CommandFailure(code: .unavailable, message: "\(error)")
         }
+        // Metrics get their own listener, by default on loopback only: the counters are not for
+        // the public (the main listener serves them only with the admin token).
+        var metricsServer: HTTPServer?
+        if let metricsListen = settings.metricsListen {
+            do {
+                metricsServer = try HTTPServer(listen: metricsListen, threads: 1, connectionLimit: 64,
+                    requestTimeoutSeconds: Int(settings.requestTimeout)) { request in router.serveMetrics(request) }
+            } catch {
+                server.stop()
+                runtime.workers.stop()
+                throw CommandFailure(code: .unavailable, message: "--metrics-listen: \(error) (give another HOST:PORT, or off)")
+            }
+        }
         logger.info(
             "listening",
             ["listen": settings.listen, "database": settings.database, "publicUrl": settings.publicURL,
-             "workers": String(settings.workers)])
+             "workers": String(settings.workers), "metricsListen": settings.metricsListen ?? "off",
+             "fileDescriptorLimit": String(descriptors.limit), "fileDescriptorLimitBefore": String(descriptors.before),
+             "connectionLimit": String(connectionLimit), "connectionsPerIp": String(settings.connectionsPerIP),
+             "requestTimeoutSeconds": String(settings.requestTimeout)])
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -54,11 +87,12 @@ enum ServeCommand {
         }
         stop.wait()
         logger.info("stopping")
+        metricsServer?.stop()
         server.stop()
         let drained = runtime.workers.stop(timeout: 60)
         // The workers' last outcomes reach the disk before the process ends.
         runtime.store.close()
-        withExtendedLifetime(sources) {}
+        withExtendedLifetime((sources, metricsServer)) {}
         logger.info("stopped", ["workersDrained": String(drained)])
         return ExitCode.success.rawValue
     }

@@ -199,6 +199,8 @@ class Postern:
             "--smtp-url", f"smtp://{SMTP_USER}@127.0.0.1:{smtp.port}", "--smtp-password-file", password_file,
             "--smtp-ca-file", smtp.ca, "--mail-from", "Postern <no-reply@example.com>",
             "--admin-token", ADMIN_TOKEN, "--mail-interval", "0", "--mail-per-hour", "0", "--ip-per-minute", "0",
+            # No metrics listener: parallel runs must not race for its default port.
+            "--metrics-listen", "off",
         ]
         self.log_path = os.path.join(work, "serve.log")
         self.log = open(self.log_path, "w")

@@ -19,7 +19,8 @@ cd "$work"
 port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
 # An admin token, so the admin routes exist (without one they answer 404 by design).
-"$postern" serve --listen "127.0.0.1:$port" --admin-token "openapi-test-admin-token" 2>serve.log &
+"$postern" serve --listen "127.0.0.1:$port" --admin-token "openapi-test-admin-token" \
+  --metrics-listen off 2>serve.log &
 pid=$!
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 

@@ -130,7 +130,10 @@ class Daemon:
         self.args = [
             POSTERN, "serve", "--database", self.database, "--public-url", self.public_url,
             "--listen", f"127.0.0.1:{self.port}", "--smtp-url", f"file:{self.mail_dir}",
-            "--allowed-continue-hosts", "app.example.com", "--scrypt-log-n", "12", *extra,
+            "--allowed-continue-hosts", "app.example.com", "--scrypt-log-n", "12",
+            # Its own metrics port, so daemons side by side do not race for the default 9464
+            # (a later --metrics-listen in `extra` wins).
+            "--metrics-listen", f"127.0.0.1:{self.metrics_port}", *extra,
         ]
         self.log_path = os.path.join(self.work, "serve.log")
         self.log = open(self.log_path, "w")

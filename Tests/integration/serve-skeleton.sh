@@ -9,6 +9,7 @@ work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
 port=$((20000 + RANDOM % 20000))
+metrics_port=$((port + 1))
 
 set +e
 "$postern" serve --public-url not-a-url 2>err.txt
@@ -17,12 +18,16 @@ set -e
 [ "$code" -eq 64 ] || { echo "bad --public-url exited $code, want 64"; exit 1; }
 grep -q "public-url" err.txt || { echo "the error does not name the setting"; cat err.txt; exit 1; }
 
-"$postern" serve --listen "127.0.0.1:$port" 2>serve.log &
+# The metrics listener on a port of its own, so parallel runs do not race for the default 9464.
+"$postern" serve --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$metrics_port" 2>serve.log &
 pid=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 [ "$(curl -sf "http://127.0.0.1:$port/healthz")" = '{"status":"ok"}' ]
 [ "$(curl -sf "http://127.0.0.1:$port/readyz")" = '{"status":"ready"}' ]
 curl -sf "http://127.0.0.1:$port/.well-known/jwks.json" | grep -q '"crv":"P-256"'
+# /metrics: on its own listener; on the main one not without the admin token (none configured: 404).
+curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q '^postern_outbox_messages'
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" = 404 ]
 [ "$(stat -c %a postern.db)" = 600 ] && [ "$(stat -c %a postern.key)" = 600 ]
 status=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary @<(head -c 70000 /dev/zero) "http://127.0.0.1:$port/v1/x")
 [ "$status" = 413 ] || { echo "70 KB body got $status, want 413"; exit 1; }

@@ -22,6 +22,15 @@ public struct Settings: Sendable, Equatable {
     public var trustProxy = false
     public var scryptLogN: Int64 = 15
     public var sendNoAccountMail = false
+    /// Most connections one socket peer may hold at once (0: no cap).
+    public var connectionsPerIP: Int64 = 64
+    /// Seconds a connection has to deliver a whole request (headers and body) after it opens or
+    /// after the previous answer.
+    public var requestTimeout: Int64 = 10
+    /// CIDRs of the proxies whose X-Forwarded-For entries are believed (checked by the server).
+    public var trustedProxies: [String] = []
+    /// Where `/metrics` is served without a token (HOST:PORT), or nil for nowhere.
+    public var metricsListen: String? = "127.0.0.1:9464"
 
     /// The defaults.
     public init() {}
@@ -112,7 +121,22 @@ public struct Settings: Sendable, Equatable {
         number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0) { s, v in s.ipPerMinute = v },
         number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1) { s, v in s.workers = v },
         number("scrypt-log-n", "POSTERN_SCRYPT_LOG_N", "scrypt cost of new password hashes, log2 N with r=8 p=1 (default 15: 32 MiB; old hashes still verify)", minimum: 10) { s, v in s.scryptLogN = min(v, 20) },
-        boolean("trust-proxy", "POSTERN_TRUST_PROXY", "take the client IP from X-Forwarded-For (only behind a proxy you run)") { s, v in s.trustProxy = v },
+        boolean("trust-proxy", "POSTERN_TRUST_PROXY", "the socket peer is a proxy you run: take the client IP from the rightmost X-Forwarded-For entry (see --trusted-proxies for several hops)") { s, v in s.trustProxy = v },
+        number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0) { s, v in s.connectionsPerIP = v },
+        number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1) { s, v in s.requestTimeout = v },
+        text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
+            s.trustedProxies = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        },
+        text("metrics-listen", "POSTERN_METRICS_LISTEN", "HOST:PORT of the listener that serves /metrics without a token, or off (default 127.0.0.1:9464)") { s, v throws(SettingsError) in
+            if v.lowercased() == "off" {
+                s.metricsListen = nil
+                return
+            }
+            guard let colon = v.lastIndex(of: ":"), UInt16(v[v.index(after: colon)...]) != nil, colon != v.startIndex else {
+                throw SettingsError("must be HOST:PORT, such as 127.0.0.1:9464, or off")
+            }
+            s.metricsListen = v
+        },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
     ]
 

@@ -22,22 +22,48 @@ extension APIRouter {
                 response.headers.append(("Access-Control-Allow-Origin", "*"))
                 return response
             },
-            Route(method: "GET", path: "/metrics", summary: "Prometheus metrics", access: .operations, status: 200) { _ throws(AuthError) in
-                var text = metrics.render()
-                text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
-                let counts = (try? service.outboxCounts()) ?? OutboxCounts()
-                for state in OutboxState.allCases {
-                    text += #"postern_outbox_messages{state="\#(state.rawValue)"} \#(counts[state])"# + "\n"
-                }
-                text += "# HELP postern_codes_total Action codes minted, consumed and refused.\n# TYPE postern_codes_total counter\n"
-                for entry in service.metrics.snapshot() {
-                    let label = entry.event == "refused" ? "reason" : "action"
-                    text += #"postern_codes_total{event="\#(entry.event)",\#(label)="\#(entry.label)"} \#(entry.count)"# + "\n"
-                }
-                return HTTPResponse(
-                    status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+            // On the main listener only with the admin token: the counters tell known addresses
+            // from unknown ones. The metrics listener (`serveMetrics`) serves it without one.
+            Route(method: "GET", path: "/metrics", summary: "Prometheus metrics (admin token; also on --metrics-listen)", access: .admin, status: 200) { _ throws(AuthError) in
+                metricsAnswer(service: service, metrics: metrics)
             },
         ]
+    }
+}
+
+extension APIRouter {
+    /// The Prometheus text: HTTP counters, outbox states and action-code events.
+    static func metricsAnswer(service: AuthService, metrics: HTTPMetrics) -> HTTPResponse {
+        var text = metrics.render()
+        text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
+        let counts = (try? service.outboxCounts()) ?? OutboxCounts()
+        for state in OutboxState.allCases {
+            text += #"postern_outbox_messages{state="\#(state.rawValue)"} \#(counts[state])"# + "\n"
+        }
+        text += "# HELP postern_codes_total Action codes minted, consumed and refused.\n# TYPE postern_codes_total counter\n"
+        for entry in service.metrics.snapshot() {
+            let label = entry.event == "refused" ? "reason" : "action"
+            text += #"postern_codes_total{event="\#(entry.event)",\#(label)="\#(entry.label)"} \#(entry.count)"# + "\n"
+        }
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+    }
+
+    /// Answers a request to the metrics listener (`--metrics-listen`): `/metrics` with no token —
+    /// whoever can reach that address is trusted with it — and 404 for every other path.
+    public func serveMetrics(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.path == "/metrics" else {
+            return .error(404, code: "NOT_FOUND", message: "This listener serves only /metrics.")
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var response = HTTPResponse.error(405, code: "METHOD_NOT_ALLOWED", message: "/metrics takes GET.")
+            response.headers.append(("Allow", "GET"))
+            return response
+        }
+        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics)
+        if request.method == "HEAD" { response.body = [] }
+        response.headers.append(("Cache-Control", "no-store"))
+        return response
     }
 }
 

@@ -8,10 +8,13 @@ public final class APIRouter: Sendable {
     let runtime: PosternRuntime
     let metrics: HTTPMetrics
     let table: RouteTable
+    let clientAddresses: ClientAddressPolicy
 
-    /// Builds the routes over `runtime`.
-    public init(runtime: PosternRuntime) {
+    /// Builds the routes over `runtime`; `clientAddresses` says whose address a request counts
+    /// against (build it from the settings with `ClientAddressPolicy(settings:)`).
+    public init(runtime: PosternRuntime, clientAddresses: ClientAddressPolicy) {
         self.runtime = runtime
+        self.clientAddresses = clientAddresses
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime) + ActionPages(runtime: runtime).routes()
@@ -62,6 +65,11 @@ public final class APIRouter: Sendable {
                     throw AuthError(status: 401, code: "UNAUTHORIZED", message: "The admin token is missing or wrong.")
                 }
             }
+            // Before the rate limit and any work: a refused body costs the client nothing.
+            if route.takesJSONBody, !request.body.isEmpty, !JSONContentType.accepts(request.headers["content-type"]) {
+                throw AuthError(
+                    status: 415, code: "UNSUPPORTED_MEDIA_TYPE", message: "A request body must be JSON sent as Content-Type: application/json.")
+            }
             // The per-IP limit, once, for every public request that can change state or check a
             // credential (GET and HEAD only look).
             if route.access == .public, request.method != "GET", request.method != "HEAD" {
@@ -76,14 +84,10 @@ public final class APIRouter: Sendable {
         }
     }
 
-    /// The client IP: the socket's, or with `--trust-proxy` the first X-Forwarded-For entry.
+    /// The client IP: the socket's, or behind trusted proxies the nearest X-Forwarded-For hop
+    /// they did not write (see `ClientAddressPolicy`).
     func clientAddress(_ request: HTTPRequest) -> String {
-        if runtime.settings.trustProxy, let forwarded = request.headers["x-forwarded-for"],
-            let first = forwarded.split(separator: ",").first
-        {
-            return first.trimmingCharacters(in: .whitespaces)
-        }
-        return request.clientIP
+        clientAddresses.clientIP(peer: request.clientIP, forwardedFor: request.headers["x-forwarded-for"])
     }
 
     /// The routes, for the OpenAPI document and its test.

@@ -44,6 +44,10 @@ struct Route: Sendable {
     let status: Int
     let handler: @Sendable (RouteContext) throws(AuthError) -> HTTPResponse
 
+    /// Whether a body sent to this route is JSON, so must say `Content-Type: application/json`:
+    /// the API's `/v1/` endpoints that take one. The hosted page's form (`POST /action`) is not.
+    var takesJSONBody: Bool { path.hasPrefix("/v1/") && method != "GET" && method != "HEAD" }
+
     /// The path parameters when `path` matches this route's pattern.
     func match(_ requestPath: String) -> [String: String]? {
         let pattern = path.split(separator: "/", omittingEmptySubsequences: false)

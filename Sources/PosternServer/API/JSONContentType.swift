@@ -1,0 +1,17 @@
+import Foundation
+
+/// Whether a request's `Content-Type` says its body is JSON.
+///
+/// Why it matters: a web page may send any site a cross-origin POST without asking first only as
+/// `text/plain`, `application/x-www-form-urlencoded` or `multipart/form-data`. A JSON endpoint that
+/// took such a body would let any page make its visitors' browsers send sign-in mail (or call any
+/// other endpoint) in their name. `application/json` needs a CORS preflight, which Postern does
+/// not grant.
+enum JSONContentType {
+    /// True for `application/json` with any parameters (`; charset=utf-8`), in any case.
+    static func accepts(_ header: String?) -> Bool {
+        guard let header else { return false }
+        let mediaType = header.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+    }
+}
