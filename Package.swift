@@ -32,13 +32,15 @@ let package = Package(
         .target(name: "PosternCore", dependencies: ["PosternCrypto"], swiftSettings: strict),
         .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "CSQLite"], swiftSettings: strict),
         .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),
+        // HTTP: knows the flows, not the store or the transports (the assembly wires them).
+        .target(name: "PosternServer", dependencies: ["PosternCore", "CMicroHTTPD"], swiftSettings: strict),
+        // The composition root: storage → flows → delivery; `postern serve` adds HTTP on top.
         .target(
-            name: "PosternServer",
-            dependencies: ["PosternCore", "PosternStore", "PosternMail", "CMicroHTTPD"],
+            name: "PosternAssembly", dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
             swiftSettings: strict),
         .executableTarget(
             name: "postern",
-            dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail", "PosternServer"],
+            dependencies: ["PosternCore", "PosternCrypto", "PosternMail", "PosternAssembly", "PosternServer"],
             swiftSettings: strict),
         .executableTarget(
             name: "PosternBench",

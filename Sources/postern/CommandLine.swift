@@ -1,6 +1,6 @@
 import Foundation
+import PosternAssembly
 import PosternCore
-import PosternServer
 
 /// Exit codes of every command (API.md).
 enum ExitCode: Int32 {

@@ -1,6 +1,6 @@
 import Foundation
+import PosternAssembly
 import PosternCore
-import PosternServer
 
 /// `postern handle-link`: finds the action link in pasted text and completes it.
 enum HandleLinkCommand {

@@ -1,6 +1,6 @@
 import Foundation
+import PosternAssembly
 import PosternCore
-import PosternServer
 
 /// `postern keys list|rotate`.
 enum KeysCommand {

@@ -1,6 +1,6 @@
 import Foundation
+import PosternAssembly
 import PosternCore
-import PosternServer
 
 /// `postern outbox status|retry|purge`.
 enum OutboxCommand {
@@ -24,10 +24,9 @@ enum OutboxCommand {
             throw CommandFailure(code: .usage, message: "outbox needs status, retry or purge; see postern outbox --help")
         }
         let settings = try arguments.settings()
-        let runtime = try startup { () throws(StartupError) in
-            try PosternRuntime(settings: settings, logger: standardErrorLogger("outbox"))
-        }
-        let service = runtime.service
+        // No templates, no transport: the outbox commands only read and change the queue.
+        let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
+        let service = flows.service
         switch arguments.words[1] {
         case "status":
             let counts = try flow { () throws(AuthError) in try service.outboxCounts() }
@@ -86,10 +85,8 @@ enum UsersCommand {
             throw CommandFailure(code: .usage, message: "users needs show, disable, enable or delete; see postern users --help")
         }
         let settings = try arguments.settings()
-        let runtime = try startup { () throws(StartupError) in
-            try PosternRuntime(settings: settings, logger: standardErrorLogger("users"))
-        }
-        let service = runtime.service
+        let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
+        let service = flows.service
         let found: UserRecord?
         if let email = arguments.options["email"] {
             found = try flow { () throws(AuthError) in try service.user(email: email) }

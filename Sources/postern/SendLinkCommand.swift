@@ -1,6 +1,6 @@
 import Foundation
+import PosternAssembly
 import PosternCore
-import PosternServer
 
 /// `postern send-link`: makes a link and delivers its mail, directly or through a running daemon.
 enum SendLinkCommand {

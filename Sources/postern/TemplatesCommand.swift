@@ -1,8 +1,8 @@
 import Foundation
+import PosternAssembly
 import PosternCore
 import PosternCrypto
 import PosternMail
-import PosternServer
 
 /// `postern templates check|render`.
 enum TemplatesCommand {

@@ -105,6 +105,14 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
 /// A write closure runs inside a transaction and is committed durably before `write` returns;
 /// writers may be batched into one commit (group commit). If the closure throws, none of its changes
 /// are kept and the error is rethrown. Closures must not block on anything but the store.
+///
+/// Isolation the flows rely on: write closures are serializable — each sees every write committed
+/// before it and none that commits after it starts, as if the writes ran one at a time (SQLite:
+/// one writer thread runs them in turn, each in its own savepoint). The flows read, decide and
+/// write in one closure on that basis ("consumed?", "guess budget left?", "lease still mine?"). A
+/// store that runs writes concurrently must give the same guarantee (PostgreSQL: SERIALIZABLE, or
+/// row locks on what a closure reads before it decides, with retries of serialization failures).
+/// Reads see one consistent snapshot, which may be older than a write that has just returned.
 public protocol Store: Sendable {
     /// Runs `body` against a consistent snapshot.
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T
@@ -118,9 +126,15 @@ public protocol Store: Sendable {
     /// means one more copy of a message that was delivered; a lost retry and its kept body mean the
     /// message is composed anew). Requests and queued mail use ``write(_:)``.
     func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
+    /// Commits what is queued, makes everything committed durable, and refuses later writes (reads
+    /// still work). Called once, at shutdown.
+    func close()
 }
 
 extension Store {
+    /// Nothing to flush: for stores whose writes are durable when they return.
+    public func close() {}
+
     /// Durable at once: for stores whose writes cost nothing to flush.
     public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         try write(body)

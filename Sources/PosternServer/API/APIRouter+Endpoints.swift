@@ -3,7 +3,7 @@ import PosternCore
 
 extension APIRouter {
     /// The JSON endpoints of API.md.
-    static func apiRoutes(_ runtime: PosternRuntime) -> [Route] {
+    static func apiRoutes(_ runtime: ServerContext) -> [Route] {
         let service = runtime.service
         let sent = HTTPResponse.json(202, #"{"status":"sent"}"#)
         return [
@@ -138,7 +138,7 @@ extension APIRouter {
                 guard try service.retryOutboxMessage(id: id) else {
                     throw AuthError(status: 409, code: "NOT_DEAD", message: "Only a dead message can be retried.")
                 }
-                runtime.workers.wake()
+                runtime.wakeOutbox()
                 return JSONAnswer.respond(200, ["id": id, "status": "queued"])
             },
         ]

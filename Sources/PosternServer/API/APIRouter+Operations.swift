@@ -3,7 +3,7 @@ import PosternCore
 
 extension APIRouter {
     /// Health, readiness, metrics and the public keys.
-    static func operationsRoutes(_ runtime: PosternRuntime, metrics: HTTPMetrics) -> [Route] {
+    static func operationsRoutes(_ runtime: ServerContext, metrics: HTTPMetrics) -> [Route] {
         let service = runtime.service
         return [
             Route(method: "GET", path: "/healthz", summary: "Liveness", access: .operations, status: 200) { _ throws(AuthError) in

@@ -5,14 +5,14 @@ import PosternCrypto
 /// The HTTP surface of API.md: routes requests to the flows, answers JSON errors that name the
 /// field, counts everything for `/metrics`, and serves its own table as `/openapi.json`.
 public final class APIRouter: Sendable {
-    let runtime: PosternRuntime
+    let runtime: ServerContext
     let metrics: HTTPMetrics
     let table: RouteTable
     let clientAddresses: ClientAddressPolicy
 
     /// Builds the routes over `runtime`; `clientAddresses` says whose address a request counts
     /// against (build it from the settings with `ClientAddressPolicy(settings:)`).
-    public init(runtime: PosternRuntime, clientAddresses: ClientAddressPolicy) {
+    public init(runtime: ServerContext, clientAddresses: ClientAddressPolicy) {
         self.runtime = runtime
         self.clientAddresses = clientAddresses
         let metrics = HTTPMetrics()

@@ -5,7 +5,7 @@ import PosternCrypto
 /// The hosted action page, `/action`: GET and HEAD only look (mail scanners fetch links and must
 /// not burn them); the page's form POST, protected by a per-browser CSRF token, does the work.
 struct ActionPages: Sendable {
-    let runtime: PosternRuntime
+    let runtime: ServerContext
     static let cookieName = "postern_csrf"
 
     /// Headers every page carries: no referrer (the URL holds a code), no framing, no inline

@@ -15,36 +15,101 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
     static func dependency(_ message: String) -> StartupError { StartupError(description: message, exitCode: 69) }
 }
 
-/// The composition root: everything a command needs, built from the settings — the store, the
-/// key ring, the templates, the transport, the flows and the outbox workers. `postern serve`,
-/// `send-link` and `handle-link` all open the same store through this.
+// The composition root, in layers, each built only by the commands that use it:
+//   PosternStorage  the database, its master key file and the key ring   (keys)
+//   PosternFlows    + the flows over them                                  (users, outbox)
+//   PosternRuntime  + the templates, the transport and the outbox workers  (send-link, handle-link, serve)
+// The HTTP layer is built on top by `postern serve` from a `ServerContext`.
+
+/// The database, its master key file and the key ring: what every command that touches state
+/// opens, including those that need no templates or transport (`postern keys`).
+public struct PosternStorage: Sendable {
+    public let store: any Store
+    public let keyVault: KeyVault
+    let clock: any WallClock
+
+    /// Opens (creating and migrating) the database and the master key file beside it.
+    /// - Throws: `StartupError` (exit 69) naming the file and what failed.
+    public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
+        self.clock = clock
+        do {
+            let store = try SQLiteStore(path: settings.database)
+            self.store = store
+            let box = try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: settings.database))
+            keyVault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
+        } catch {
+            throw .dependency("--database \(settings.database): \(error)")
+        }
+    }
+
+    /// Creates missing keys, removes expired ones, and opens the ring.
+    /// - Throws: `StartupError` when the keys cannot be read or opened with the master key.
+    public func openKeys() throws(StartupError) -> KeyRingCache {
+        do {
+            return try KeyRingCache(vault: keyVault, clock: clock)
+        } catch {
+            throw .dependency("cannot open the signing keys: \(error)")
+        }
+    }
+}
+
+/// The storage and the flows over it: for the commands that read and change accounts and the
+/// outbox but send nothing themselves (`users`, `outbox`). Parses no template, reads no SMTP
+/// password.
+public struct PosternFlows: Sendable {
+    public let settings: Settings
+    public let storage: PosternStorage
+    public let keys: KeyRingCache
+    public let service: AuthService
+    public let clock: any WallClock
+
+    /// Opens the storage and builds the flows; `mailQueued` is rung after a commit that queued mail.
+    /// - Throws: `StartupError`.
+    public init(
+        settings: Settings, clock: any WallClock = SystemClock(), mailQueued: @escaping @Sendable () -> Void = {}
+    ) throws(StartupError) {
+        self.settings = settings
+        self.clock = clock
+        storage = try PosternStorage(settings: settings, clock: clock)
+        keys = try storage.openKeys()
+        let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
+        do {
+            service = try AuthService(
+                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher,
+                ipPerMinute: settings.ipPerMinute, mailQueued: mailQueued)
+        } catch {
+            throw .setting("\(error.message)")
+        }
+    }
+
+    /// The store.
+    public var store: any Store { storage.store }
+}
+
+/// Everything a command that sends needs: the flows, the templates, the transport and the outbox
+/// workers. `postern serve`, `send-link` and `handle-link` open the same store through this.
 public final class PosternRuntime: Sendable {
     public let settings: Settings
     public let logger: Logger
-    public let store: SQLiteStore
-    public let keys: KeyRingCache
-    public let keyVault: KeyVault
+    public let flows: PosternFlows
     public let renderer: MailRenderer
-    public let service: AuthService
     public let workers: OutboxWorkerPool
-    public let clock: any WallClock
     public let sender: MailMailbox
-    let transportFactory: MailTransportFactory
 
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
-    /// public URL) so that a misconfiguration stops the start with a clear message.
+    /// public URL) before the database is opened, so that a misconfiguration stops the start with
+    /// a clear message.
     /// - Throws: `StartupError`.
     public init(settings: Settings, logger: Logger, clock: any WallClock = SystemClock()) throws(StartupError) {
-        let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
         self.settings = settings
         self.logger = logger
-        self.clock = clock
         do {
             sender = try MailMailbox.parse(settings.mailFrom)
         } catch {
             throw .setting("--mail-from: \(error)")
         }
         let transportConfig: MailTransportConfig
+        let transportFactory: MailTransportFactory
         do {
             transportConfig = try MailTransportConfig.parse(
                 url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile)
@@ -53,30 +118,20 @@ public final class PosternRuntime: Sendable {
             throw .setting("--smtp-url: \(error)")
         }
         let templateDirectory = Self.templateDirectory(settings.templates)
-        let templates: TemplateSet
         do {
-            templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
+            let templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
             renderer = try templates.renderer(branding: MailBranding(appName: "Postern"))
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }
-        let storage = try PosternStorage(settings: settings, clock: clock)
-        store = storage.store
-        keyVault = storage.keyVault
-        keys = try storage.openKeys()
+        // The flows ring the workers, which are built after them.
         let poolBox = WorkerPoolBox()
-        do {
-            service = try AuthService(
-                store: store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher,
-                ipPerMinute: settings.ipPerMinute, mailQueued: { poolBox.pool?.wake() })
-        } catch {
-            throw .setting("\(error.message)")
-        }
-        let service = self.service
+        flows = try PosternFlows(settings: settings, clock: clock, mailQueued: { poolBox.pool?.wake() })
+        let service = flows.service
         let renderer = self.renderer
         let sender = self.sender
         workers = OutboxWorkerPool(
-            store: store, transport: transportFactory,
+            store: flows.store, transport: transportFactory,
             compose: { message in
                 guard let composed = try service.composeMail(message.intent, recipient: message.recipient) else { return nil }
                 return try renderer.compose(
@@ -88,6 +143,13 @@ public final class PosternRuntime: Sendable {
         poolBox.pool = workers
         logger.info("configured", ["transport": transportConfig.description, "templates": templateDirectory])
     }
+
+    /// The flows.
+    public var service: AuthService { flows.service }
+    /// The store.
+    public var store: any Store { flows.store }
+    /// The key ring.
+    public var keys: KeyRingCache { flows.keys }
 
     /// Delivers what is queued now (for one-shot commands: a notice queued by `handle-link`),
     /// waiting at most `timeout` seconds; a running daemon would deliver it too. Returns the
@@ -120,37 +182,6 @@ public final class PosternRuntime: Sendable {
             directory = directory.deletingLastPathComponent()
         }
         return "templates"
-    }
-}
-
-/// The database, its master key file and the key ring: what every command that touches state
-/// opens, including those that need no templates or transport (`postern keys`).
-public struct PosternStorage: Sendable {
-    public let store: SQLiteStore
-    public let keyVault: KeyVault
-    let clock: any WallClock
-
-    /// Opens (creating and migrating) the database and the master key file beside it.
-    /// - Throws: `StartupError` (exit 69) naming the file and what failed.
-    public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
-        self.clock = clock
-        do {
-            store = try SQLiteStore(path: settings.database)
-            let box = try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: settings.database))
-            keyVault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
-        } catch {
-            throw .dependency("--database \(settings.database): \(error)")
-        }
-    }
-
-    /// Creates missing keys, removes expired ones, and opens the ring.
-    /// - Throws: `StartupError` when the keys cannot be read or opened with the master key.
-    public func openKeys() throws(StartupError) -> KeyRingCache {
-        do {
-            return try KeyRingCache(vault: keyVault, clock: clock)
-        } catch {
-            throw .dependency("cannot open the signing keys: \(error)")
-        }
     }
 }
 

@@ -1,0 +1,30 @@
+import PosternCore
+
+/// What the router and the hosted pages need, and nothing more: the flows, the key ring (for the
+/// JWKS), the settings they read, a logger, and the outbox's doorbell. Built by the composition
+/// root (`PosternAssembly`), so this target knows neither the store nor the mail transports and
+/// its tests drive the router over the in-memory store.
+public struct ServerContext: Sendable {
+    /// The flows.
+    public let service: AuthService
+    /// The signing keys, for `/.well-known/jwks.json`.
+    public let keys: KeyRingCache
+    /// The resolved settings (admin token, public URL).
+    public let settings: Settings
+    /// Where request failures are logged.
+    public let logger: Logger
+    /// Wakes the outbox workers (an operator queued a dead message again).
+    public let wakeOutbox: @Sendable () -> Void
+
+    /// Creates the context.
+    public init(
+        service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger,
+        wakeOutbox: @escaping @Sendable () -> Void
+    ) {
+        self.service = service
+        self.keys = keys
+        self.settings = settings
+        self.logger = logger
+        self.wakeOutbox = wakeOutbox
+    }
+}
