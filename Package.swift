@@ -47,13 +47,16 @@ let package = Package(
             dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
             swiftSettings: strict),
 
+        // Test doubles for the test targets only: the in-memory store, a manual clock, cheap scrypt.
+        .target(name: "PosternTestSupport", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
+
         .testTarget(name: "PosternCryptoTests", dependencies: ["PosternCrypto"], swiftSettings: strict),
-        .testTarget(name: "PosternCoreTests", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
+        .testTarget(name: "PosternCoreTests", dependencies: ["PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore"], swiftSettings: strict),
         .testTarget(
-            name: "PosternServerTests", dependencies: ["PosternServer", "PosternCore"], swiftSettings: strict),
+            name: "PosternServerTests", dependencies: ["PosternServer", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "PosternStoreTests", dependencies: ["PosternStore", "PosternCore", "PosternCrypto"],
+            name: "PosternStoreTests", dependencies: ["PosternStore", "PosternCore", "PosternCrypto", "PosternTestSupport"],
             swiftSettings: strict),
     ]
 )

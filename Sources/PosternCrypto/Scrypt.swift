@@ -20,9 +20,6 @@ public struct PasswordHasher: Sendable {
     /// The default: N = 2^15, r = 8, p = 1 (32 MiB, tens of milliseconds).
     public static let standard = PasswordHasher(logN: 15, blockSize: 8, parallelism: 1)
 
-    /// Cheap parameters for tests that exercise flows, not the hash.
-    public static let fastForTests = PasswordHasher(logN: 4, blockSize: 1, parallelism: 1)
-
     /// Creates a hasher with explicit parameters.
     public init(logN: Int, blockSize: Int, parallelism: Int) {
         self.logN = logN

@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 import PosternCrypto
 import Testing
+import PosternTestSupport
 
 @Suite("Action codes")
 struct ActionCodeTests {

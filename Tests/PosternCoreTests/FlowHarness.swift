@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 import PosternCrypto
 import Testing
+import PosternTestSupport
 
 /// The flows over the in-memory store, a manual clock and cheap scrypt parameters.
 struct FlowHarness {

@@ -1,6 +1,7 @@
 import Foundation
 import PosternCore
 import Testing
+import PosternTestSupport
 
 /// The in-memory fake follows the SQLite store's outbox rules, so Core's tests can rely on it.
 @Suite("In-memory outbox")

@@ -3,6 +3,7 @@ import PosternCore
 import PosternCrypto
 import PosternStore
 import Testing
+import PosternTestSupport
 
 /// The flows over a real SQLite file.
 struct SQLiteFlowHarness {

@@ -151,3 +151,4 @@ final class Counter: Sendable {
 }
 
 import Synchronization
+import PosternTestSupport

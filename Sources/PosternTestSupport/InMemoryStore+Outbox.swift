@@ -17,34 +17,34 @@ extension InMemoryStore.Transaction {
         return index
     }
 
-    func outboxCounts() throws -> OutboxCounts {
+    public func outboxCounts() throws -> OutboxCounts {
         var counts = OutboxCounts()
         for mail in state.outbox where !mail.purged { counts.byState[mail.state, default: 0] += 1 }
         return counts
     }
 
-    func outboxUnfinishedCount() throws -> Int { try outboxCounts().unfinished }
+    public func outboxUnfinishedCount() throws -> Int { try outboxCounts().unfinished }
 
-    func outboxMessages(state wanted: OutboxState?, limit: Int) throws -> [OutboxMessage] {
+    public func outboxMessages(state wanted: OutboxState?, limit: Int) throws -> [OutboxMessage] {
         state.outbox.enumerated().reversed()
             .filter { !$0.element.purged && (wanted == nil || $0.element.state == wanted) }
             .prefix(max(0, limit))
             .map { metadata($0.element, id: Int64($0.offset + 1)) }
     }
 
-    func outboxMessage(id: Int64) throws -> OutboxMessage? {
+    public func outboxMessage(id: Int64) throws -> OutboxMessage? {
         let index = Int(id) - 1
         return state.outbox.indices.contains(index) && !state.outbox[index].purged ? metadata(state.outbox[index], id: id) : nil
     }
 
-    func isSuppressed(_ address: EmailAddress) throws -> Bool { state.suppressions[address.normalized] != nil }
+    public func isSuppressed(_ address: EmailAddress) throws -> Bool { state.suppressions[address.normalized] != nil }
 
-    func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
+    public func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
         state.outbox.append(.init(intent: intent, recipient: recipient, createdAt: now, giveUpAt: giveUpAt, nextAttemptAt: now))
         return Int64(state.outbox.count)
     }
 
-    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
+    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
         let due = state.outbox.indices
             .filter { [.queued, .retrying, .claimed].contains(state.outbox[$0].state) && state.outbox[$0].nextAttemptAt <= now }
             .sorted { (state.outbox[$0].nextAttemptAt, $0) < (state.outbox[$1].nextAttemptAt, $1) }
@@ -60,24 +60,24 @@ extension InMemoryStore.Transaction {
         }
     }
 
-    func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool {
+    public func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool {
         guard let index = held(id, by: owner) else { return false }
         state.outbox[index].mail = mail
         state.outbox[index].messageID = mail.messageID
         return true
     }
 
-    func extendLeases(owner: String, leaseUntil: Int64) throws {
+    public func extendLeases(owner: String, leaseUntil: Int64) throws {
         for index in state.outbox.indices where state.outbox[index].state == .claimed && state.outbox[index].leaseOwner == owner {
             state.outbox[index].nextAttemptAt = leaseUntil
         }
     }
 
-    func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+    public func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
         finish(id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
     }
 
-    func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+    public func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
         finish(id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
     }
 
@@ -92,7 +92,7 @@ extension InMemoryStore.Transaction {
         return true
     }
 
-    func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+    public func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
         guard let index = held(id, by: owner) else { return false }
         state.outbox[index].state = .retrying
         state.outbox[index].nextAttemptAt = at
@@ -102,7 +102,7 @@ extension InMemoryStore.Transaction {
         return true
     }
 
-    func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
+    public func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
         let chosen = ids ?? state.outbox.indices.map { Int64($0 + 1) }
         var released = 0
         for id in chosen {
@@ -115,15 +115,15 @@ extension InMemoryStore.Transaction {
         return released
     }
 
-    func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
+    public func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
         state.suppressions[address.normalized] = reason
     }
 
-    func unsuppress(_ address: EmailAddress) throws -> Bool {
+    public func unsuppress(_ address: EmailAddress) throws -> Bool {
         state.suppressions.removeValue(forKey: address.normalized) != nil
     }
 
-    func retryDead(id: Int64, now: Int64) throws -> Bool {
+    public func retryDead(id: Int64, now: Int64) throws -> Bool {
         let index = Int(id) - 1
         guard state.outbox.indices.contains(index), state.outbox[index].state == .dead, !state.outbox[index].purged else { return false }
         state.outbox[index].state = .queued
@@ -135,7 +135,7 @@ extension InMemoryStore.Transaction {
         return true
     }
 
-    func purgeFinished(before: Int64) throws -> Int {
+    public func purgeFinished(before: Int64) throws -> Int {
         // Ids are positions here, so purged rows become tombstones rather than being removed.
         var purged = 0
         for index in state.outbox.indices
@@ -149,24 +149,24 @@ extension InMemoryStore.Transaction {
 
 extension InMemoryStore {
     /// A queued message, as far as Core's tests look at it.
-    struct QueuedMail: Sendable, Equatable {
-        var intent: MailIntent
-        var recipient: EmailAddress
-        var createdAt: Int64
-        var giveUpAt: Int64
-        var nextAttemptAt: Int64 = 0
-        var state: OutboxState = .queued
-        var attempts = 0
-        var leaseOwner: String?
-        var finishedAt: Int64?
-        var lastReply: String?
-        var messageID: String?
-        var mail: OutgoingMail?
-        var purged = false
+    public struct QueuedMail: Sendable, Equatable {
+        public var intent: MailIntent
+        public var recipient: EmailAddress
+        public var createdAt: Int64
+        public var giveUpAt: Int64
+        public var nextAttemptAt: Int64 = 0
+        public var state: OutboxState = .queued
+        public var attempts = 0
+        public var leaseOwner: String?
+        public var finishedAt: Int64?
+        public var lastReply: String?
+        public var messageID: String?
+        public var mail: OutgoingMail?
+        public var purged = false
     }
 }
 
 extension InMemoryStore {
     /// Everything queued so far, oldest first.
-    func queuedMail() -> [QueuedMail] { snapshot().outbox }
+    public func queuedMail() -> [QueuedMail] { snapshot().outbox }
 }

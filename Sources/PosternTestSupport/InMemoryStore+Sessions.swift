@@ -1,32 +1,32 @@
 import PosternCore
 
 extension InMemoryStore.Transaction {
-    func actionRequest(id: String) throws -> ActionRequest? { state.requests[id] }
+    public func actionRequest(id: String) throws -> ActionRequest? { state.requests[id] }
 
-    func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
+    public func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
         state.requests.values
             .filter { $0.purpose == purpose && $0.email == address && $0.consumedAt == nil && $0.expiresAt > now }
             .sorted { $0.createdAt > $1.createdAt }
     }
 
-    func insertActionRequest(_ request: ActionRequest) throws { state.requests[request.id] = request }
+    public func insertActionRequest(_ request: ActionRequest) throws { state.requests[request.id] = request }
 
-    func updateActionRequest(_ request: ActionRequest) throws {
+    public func updateActionRequest(_ request: ActionRequest) throws {
         guard state.requests[request.id] != nil else { throw StoreError.notFound("action request") }
         state.requests[request.id] = request
     }
 
-    func pruneActionRequests(now: Int64) throws -> Int {
+    public func pruneActionRequests(now: Int64) throws -> Int {
         let before = state.requests.count
         state.requests = state.requests.filter { $0.value.expiresAt > now }
         return before - state.requests.count
     }
 
-    func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? { state.refreshTokens[hash] }
-    func insertRefreshToken(_ token: RefreshTokenRecord) throws { state.refreshTokens[token.hash] = token }
-    func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws { state.refreshTokens[hash]?.rotatedAt = at }
+    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? { state.refreshTokens[hash] }
+    public func insertRefreshToken(_ token: RefreshTokenRecord) throws { state.refreshTokens[token.hash] = token }
+    public func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws { state.refreshTokens[hash]?.rotatedAt = at }
 
-    func revokeRefreshFamily(_ family: String) throws -> Int {
+    public func revokeRefreshFamily(_ family: String) throws -> Int {
         var count = 0
         for (key, token) in state.refreshTokens where token.family == family && !token.revoked {
             state.refreshTokens[key]?.revoked = true
@@ -35,7 +35,7 @@ extension InMemoryStore.Transaction {
         return count
     }
 
-    func revokeRefreshTokens(uid: String) throws -> Int {
+    public func revokeRefreshTokens(uid: String) throws -> Int {
         var count = 0
         for (key, token) in state.refreshTokens where token.uid == uid && !token.revoked {
             state.refreshTokens[key]?.revoked = true
@@ -44,7 +44,7 @@ extension InMemoryStore.Transaction {
         return count
     }
 
-    func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
+    public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
         let times = (state.rateEvents[bucket] ?? []).filter { $0 > now - 3600 }
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {
             return retry
