@@ -78,7 +78,7 @@ public struct PosternFlows: Sendable {
                 store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher,
                 ipPerMinute: settings.ipPerMinute, mailQueued: mailQueued)
         } catch {
-            throw .setting("\(error.message)")
+            throw .setting(error.logDetail ?? error.message)
         }
     }
 

@@ -13,7 +13,9 @@ func printJSON(_ object: Any) {
 /// address), 69 when the store is down, 70 for the rest.
 func commandFailure(_ error: AuthError) -> CommandFailure {
     let code: ExitCode = error.status == 503 ? .unavailable : error.status >= 500 ? .internalError : .badInput
-    return CommandFailure(code: code, message: "\(error.message) (\(error.code))")
+    // The operator running the command may see what went wrong inside (never a secret: store
+    // errors carry no bound values).
+    return CommandFailure(code: code, message: "\(error.logDetail.map { "\(error.message) \($0)" } ?? error.message) (\(error.code))")
 }
 
 /// Runs a flow, mapping its error.

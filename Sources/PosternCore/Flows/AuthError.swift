@@ -9,13 +9,17 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// Extra fields of the error object (`anonymousUid` for `MIGRATION_REQUIRED`, `retryAfter`).
     public let details: [String: String]
+    /// What went wrong inside, for the operator's log only — never in an answer (a store error
+    /// names the statement that failed). Set for 5xx errors.
+    public let logDetail: String?
 
     /// Creates an error.
-    public init(status: Int, code: String, message: String, details: [String: String] = [:]) {
+    public init(status: Int, code: String, message: String, details: [String: String] = [:], logDetail: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.details = details
+        self.logDetail = logDetail
     }
 
     public var description: String { "\(code): \(message)" }
@@ -74,10 +78,15 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
             status: 429, code: "TOO_MANY_ATTEMPTS_TRY_LATER", message: "Too many attempts; try again later.",
             details: ["retryAfter": String(max(retryAfter, 1))])
     }
-    public static func unavailable(_ message: String) -> AuthError {
-        AuthError(status: 503, code: "UNAVAILABLE", message: message)
+    /// The store (or another dependency) failed; the answer says a fixed sentence, `detail` goes
+    /// to the log.
+    public static func unavailable(_ detail: String) -> AuthError {
+        AuthError(
+            status: 503, code: "UNAVAILABLE", message: "The service cannot reach its database just now; try again shortly.",
+            logDetail: detail)
     }
-    public static func internalError(_ message: String) -> AuthError {
-        AuthError(status: 500, code: "INTERNAL", message: message)
+    /// A fault inside the service; the answer says a fixed sentence, `detail` goes to the log.
+    public static func internalError(_ detail: String) -> AuthError {
+        AuthError(status: 500, code: "INTERNAL", message: "Something went wrong inside the service; it has been logged.", logDetail: detail)
     }
 }

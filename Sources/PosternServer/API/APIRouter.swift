@@ -78,7 +78,7 @@ public final class APIRouter: Sendable {
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {
             if error.status >= 500 {
-                runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.message])
+                runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.logDetail ?? error.message])
             }
             return JSONAnswer.error(error)
         }

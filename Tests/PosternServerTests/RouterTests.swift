@@ -1,0 +1,139 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+@testable import PosternServer
+import PosternTestSupport
+import Synchronization
+import Testing
+
+/// The router over the in-memory store: routing, 404/405/Allow, HEAD, the admin token, the
+/// metrics exposure, the JSON content type, the per-IP limit and what a 503 says — no HTTP
+/// server, no SQLite, no mail.
+@Suite("Router")
+struct RouterTests {
+    /// A store whose every transaction fails the way a broken database does, with the statement.
+    final class BrokenStore: Store {
+        func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
+            throw StoreError.unavailable("disk I/O error: INSERT INTO action_requests (purpose, email) VALUES (?, ?)")
+        }
+        func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+            throw StoreError.unavailable("disk I/O error: INSERT INTO action_requests (purpose, email) VALUES (?, ?)")
+        }
+    }
+
+    static func harness(
+        adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false
+    ) throws -> (router: APIRouter, log: @Sendable () -> [String]) {
+        let clock = ManualClock()
+        let store = InMemoryStore()
+        let vault = KeyVault(store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 86_400)
+        let keys = try KeyRingCache(vault: vault, clock: clock)
+        var settings = Settings()
+        settings.adminToken = adminToken
+        settings.ipPerMinute = ipPerMinute
+        settings.mailInterval = 0
+        settings.mailPerHour = 0
+        let config = AuthConfiguration(settings)
+        let service = try AuthService(
+            store: breakStoreAfterStart ? BrokenStore() : store, keys: keys, clock: clock, config: config,
+            hasher: .fastForTests, ipPerMinute: ipPerMinute)
+        let lines = LogLines()
+        let logger = Logger(label: "test", sink: { lines.append($0) })
+        let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger, wakeOutbox: {})
+        let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))
+        return (router, { lines.all() })
+    }
+
+    final class LogLines: Sendable {
+        private let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        func all() -> [String] { lines.withLock { $0 } }
+    }
+
+    static func request(
+        _ method: String, _ path: String, query: [String: String] = [:], body: String? = nil,
+        contentType: String? = "application/json", bearer: String? = nil, ip: String = "192.0.2.1"
+    ) -> HTTPRequest {
+        var headers: [String: String] = [:]
+        if body != nil, let contentType { headers["content-type"] = contentType }
+        if let bearer { headers["authorization"] = "Bearer \(bearer)" }
+        return HTTPRequest(method: method, path: path, query: query, headers: headers, body: Array((body ?? "").utf8), clientIP: ip)
+    }
+
+    static func json(_ response: HTTPResponse) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    static func errorCode(_ response: HTTPResponse) -> String? {
+        (json(response)["error"] as? [String: Any])?["code"] as? String
+    }
+
+    static func header(_ response: HTTPResponse, _ name: String) -> String? {
+        response.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    @Test("an unknown path is 404, a known path with another method 405 with Allow, HEAD of a GET has no body")
+    func routing() throws {
+        let (router, _) = try Self.harness()
+        let missing = router.handle(Self.request("GET", "/v1/nothing"))
+        #expect(missing.status == 404 && Self.errorCode(missing) == "NOT_FOUND")
+        let wrong = router.handle(Self.request("DELETE", "/v1/email-link/send"))
+        #expect(wrong.status == 405 && Self.header(wrong, "Allow") == "POST")
+        let head = router.handle(Self.request("HEAD", "/healthz"))
+        #expect(head.status == 200 && head.body.isEmpty)
+        let get = router.handle(Self.request("GET", "/healthz"))
+        #expect(get.status == 200 && !get.body.isEmpty && Self.header(get, "Cache-Control") == "no-store")
+    }
+
+    @Test("admin routes: 404 with no admin token configured, 401 with a wrong one, through with the right one")
+    func adminToken() throws {
+        let token = "router-test-admin-token-0123456789"
+        let disabled = try Self.harness().router.handle(Self.request("GET", "/v1/admin/users", query: ["email": "a@example.com"], bearer: token))
+        #expect(disabled.status == 404 && Self.errorCode(disabled) == "NOT_FOUND")
+        let (router, _) = try Self.harness(adminToken: token)
+        for wrong in [nil, "x", token + "x", String(token.dropLast())] {
+            let answer = router.handle(Self.request("GET", "/v1/admin/users", query: ["email": "a@example.com"], bearer: wrong))
+            #expect(answer.status == 401, "\(wrong ?? "none")")
+        }
+        let right = router.handle(Self.request("GET", "/v1/admin/users", query: ["email": "a@example.com"], bearer: token))
+        #expect(right.status == 404 && Self.errorCode(right) == "USER_NOT_FOUND")
+        let metrics = router.handle(Self.request("GET", "/metrics", bearer: token))
+        #expect(metrics.status == 200 && String(decoding: metrics.body, as: UTF8.self).contains("postern_http_requests_total"))
+        #expect(router.handle(Self.request("GET", "/metrics")).status == 401)
+    }
+
+    @Test("a JSON endpoint refuses a non-empty body that is not application/json (415) and queues nothing")
+    func contentType() throws {
+        let (router, _) = try Self.harness()
+        let body = #"{"email":"a@example.com"}"#
+        let plain = router.handle(Self.request("POST", "/v1/email-link/send", body: body, contentType: "text/plain"))
+        #expect(plain.status == 415 && Self.errorCode(plain) == "UNSUPPORTED_MEDIA_TYPE")
+        let none = router.handle(Self.request("POST", "/v1/email-link/send", body: body, contentType: nil))
+        #expect(none.status == 415)
+        let json = router.handle(Self.request("POST", "/v1/email-link/send", body: body, contentType: "application/json; charset=utf-8"))
+        #expect(json.status == 202)
+        let wrongType = router.handle(Self.request("POST", "/v1/email-link/send", body: #"{"email":7}"#))
+        #expect(wrongType.status == 400 && Self.errorCode(wrongType) == "INVALID_ARGUMENT")
+    }
+
+    @Test("the per-IP limit: 429 with Retry-After past it, per client address")
+    func perIPLimit() throws {
+        let (router, _) = try Self.harness(ipPerMinute: 2)
+        let body = #"{"email":"a@example.com"}"#
+        #expect(router.handle(Self.request("POST", "/v1/password/reset", body: body)).status == 202)
+        #expect(router.handle(Self.request("POST", "/v1/password/reset", body: body)).status == 202)
+        let limited = router.handle(Self.request("POST", "/v1/password/reset", body: body))
+        #expect(limited.status == 429 && Self.header(limited, "Retry-After") != nil)
+        #expect(router.handle(Self.request("POST", "/v1/password/reset", body: body, ip: "192.0.2.2")).status == 202)
+    }
+
+    @Test("a 503 says a fixed sentence; the statement that failed goes to the log only")
+    func unavailableSaysNoSQL() throws {
+        let (router, log) = try Self.harness(breakStoreAfterStart: true)
+        let answer = router.handle(Self.request("POST", "/v1/email-link/send", body: #"{"email":"a@example.com"}"#))
+        #expect(answer.status == 503 && Self.errorCode(answer) == "UNAVAILABLE")
+        let text = String(decoding: answer.body, as: UTF8.self)
+        #expect(!text.contains("INSERT") && !text.contains("action_requests") && !text.contains("disk I/O"), "\(text)")
+        #expect(log().contains { $0.contains("action_requests") }, "the operator's log has the detail")
+    }
+}
