@@ -58,7 +58,10 @@ enum OutboxCommand {
             if retried == 0 && ids.count == 1 { return ExitCode.badInput.rawValue }
         default:
             let days = Int64(arguments.options["older-than"] ?? "7")
-            guard let days, days >= 0 else { throw CommandFailure(code: .usage, message: "--older-than takes a number of days") }
+            // At most 100 years: days × 86,400 must not overflow.
+            guard let days, days >= 0, days <= 36_500 else {
+                throw CommandFailure(code: .usage, message: "--older-than takes a number of days from 0 to 36500")
+            }
             let purged = try flow { () throws(AuthError) in try service.purgeOutbox(olderThan: days * 86_400) }
             print("purged \(purged) message(s)")
         }

@@ -38,10 +38,24 @@ struct SettingsTests {
         (["smtp-url": "http://mail.example.com"], [:], "--smtp-url"),
         (["admin-token": "short"], [:], "--admin-token"),
         (["trust-proxy": "maybe"], [:], "--trust-proxy"),
+        // Every number is bounded: no setting can overflow the arithmetic it feeds.
+        (["ttl-sign-in": "9223372036854775807"], [:], "--ttl-sign-in"),
+        (["ttl-sign-in": "9223372036854775808"], [:], "--ttl-sign-in"),
+        (["ttl-reset-password": "2592001"], [:], "--ttl-reset-password"),
+        ([:], ["POSTERN_TTL_VERIFY_EMAIL": "99999999999"], "POSTERN_TTL_VERIFY_EMAIL"),
+        (["scrypt-log-n": "21"], [:], "--scrypt-log-n"),
+        (["workers": "100000"], [:], "--workers"),
+        (["mail-interval": "-1"], [:], "--mail-interval"),
     ])
     func refusals(flags: [String: String], environment: [String: String], origin: String) {
         let error = #expect(throws: SettingsError.self) { try Settings.resolve(flags: flags, environment: environment, file: [:]) }
         #expect(error?.message.hasPrefix(origin) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("the longest lifetime a setting allows is 30 days, and it is accepted")
+    func longestTTL() throws {
+        let s = try Settings.resolve(flags: ["ttl-verify-email": "2592000"], environment: [:], file: [:])
+        #expect(s.ttlVerifyEmail == 30 * 86_400)
     }
 
     @Test("the file's keys are the flag names")

@@ -113,17 +113,17 @@ public struct Settings: Sendable, Equatable {
             s.adminToken = v
         },
         text("templates", "POSTERN_TEMPLATES", "template directory (default: the bundled templates/)") { s, v in s.templates = v },
-        number("ttl-sign-in", "POSTERN_TTL_SIGN_IN", "lifetime of sign-in links and codes in seconds (default 600)", minimum: 60) { s, v in s.ttlSignIn = v },
-        number("ttl-reset-password", "POSTERN_TTL_RESET_PASSWORD", "lifetime of reset links in seconds (default 3600)", minimum: 60) { s, v in s.ttlResetPassword = v },
-        number("ttl-verify-email", "POSTERN_TTL_VERIFY_EMAIL", "lifetime of verification links in seconds (default 259200)", minimum: 60) { s, v in s.ttlVerifyEmail = v },
-        number("mail-interval", "POSTERN_MAIL_INTERVAL", "least seconds between two mails of one action to one address (default 60; 0: no limit)", minimum: 0) { s, v in s.mailInterval = v },
-        number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0) { s, v in s.mailPerHour = v },
-        number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0) { s, v in s.ipPerMinute = v },
-        number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1) { s, v in s.workers = v },
-        number("scrypt-log-n", "POSTERN_SCRYPT_LOG_N", "scrypt cost of new password hashes, log2 N with r=8 p=1 (default 15: 32 MiB; old hashes still verify)", minimum: 10) { s, v in s.scryptLogN = min(v, 20) },
+        number("ttl-sign-in", "POSTERN_TTL_SIGN_IN", "lifetime of sign-in links and codes in seconds (default 600)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlSignIn = v },
+        number("ttl-reset-password", "POSTERN_TTL_RESET_PASSWORD", "lifetime of reset links in seconds (default 3600)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlResetPassword = v },
+        number("ttl-verify-email", "POSTERN_TTL_VERIFY_EMAIL", "lifetime of verification links in seconds (default 259200)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlVerifyEmail = v },
+        number("mail-interval", "POSTERN_MAIL_INTERVAL", "least seconds between two mails of one action to one address (default 60; 0: no limit)", minimum: 0, maximum: 86_400) { s, v in s.mailInterval = v },
+        number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0, maximum: 1_000_000) { s, v in s.mailPerHour = v },
+        number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0, maximum: 1_000_000_000) { s, v in s.ipPerMinute = v },
+        number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1, maximum: 256) { s, v in s.workers = v },
+        number("scrypt-log-n", "POSTERN_SCRYPT_LOG_N", "scrypt cost of new password hashes, log2 N with r=8 p=1 (default 15: 32 MiB; old hashes still verify)", minimum: 10, maximum: 20) { s, v in s.scryptLogN = v },
         boolean("trust-proxy", "POSTERN_TRUST_PROXY", "the socket peer is a proxy you run: take the client IP from the rightmost X-Forwarded-For entry (see --trusted-proxies for several hops)") { s, v in s.trustProxy = v },
-        number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0) { s, v in s.connectionsPerIP = v },
-        number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1) { s, v in s.requestTimeout = v },
+        number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0, maximum: 1_000_000) { s, v in s.connectionsPerIP = v },
+        number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1, maximum: 3600) { s, v in s.requestTimeout = v },
         text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
             s.trustedProxies = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         },
@@ -162,17 +162,23 @@ public struct Settings: Sendable, Equatable {
         Descriptor(flag: flag, environment: environment, help: help, apply: apply)
     }
 
+    /// A whole-number setting within `minimum...maximum`: every number has a bound, so no
+    /// setting can overflow the arithmetic it feeds (a TTL of 2^63 − 1 seconds trapped every
+    /// send-link; one over ~80 years was cut silently into the code's 32-bit expiry).
     private static func number(
-        _ flag: String, _ environment: String, _ help: String, minimum: Int64,
+        _ flag: String, _ environment: String, _ help: String, minimum: Int64, maximum: Int64,
         _ apply: @escaping @Sendable (inout Settings, Int64) -> Void
     ) -> Descriptor {
         Descriptor(flag: flag, environment: environment, help: help) { s, v throws(SettingsError) in
-            guard let number = Int64(v.trimmingCharacters(in: .whitespaces)), number >= minimum else {
-                throw SettingsError("must be a whole number ≥ \(minimum), not \(v.debugDescription)")
+            guard let number = Int64(v.trimmingCharacters(in: .whitespaces)), number >= minimum, number <= maximum else {
+                throw SettingsError("must be a whole number from \(minimum) to \(maximum), not \(v.debugDescription)")
             }
             apply(&s, number)
         }
     }
+
+    /// The longest lifetime a link may have: 30 days.
+    public static let longestTTL: Int64 = 30 * 86_400
 }
 
 /// A setting that cannot be used; the message says which one and how to fix it.
