@@ -104,7 +104,7 @@ enum EnumerationBench {
             try body()
             return #"202 {"status":"sent"}"#
         } catch let error as AuthError {
-            return "\(error.status) \(error.code) \(error.message)"
+            return "\(error.kind) \(error.code) \(error.message)"
         } catch {
             return "500 \(error)"
         }

@@ -12,7 +12,11 @@ func printJSON(_ object: Any) {
 /// A flow error as a command failure: 65 for bad input (invalid or expired link, malformed
 /// address), 69 when the store is down, 70 for the rest.
 func commandFailure(_ error: AuthError) -> CommandFailure {
-    let code: ExitCode = error.status == 503 ? .unavailable : error.status >= 500 ? .internalError : .badInput
+    let code: ExitCode = switch error.kind {
+    case .unavailable: .unavailable
+    case .internalFailure: .internalError
+    case .invalidInput, .unauthorized, .notFound, .conflict, .rateLimited: .badInput
+    }
     // The operator running the command may see what went wrong inside (never a secret: store
     // errors carry no bound values).
     return CommandFailure(code: code, message: "\(error.logDetail.map { "\(error.message) \($0)" } ?? error.message) (\(error.code))")

@@ -26,7 +26,7 @@ struct FlowCasesTests {
         let refused = expectAuthError("MIGRATION_REQUIRED") {
             _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: anonymous.idToken))
         }
-        #expect(refused?.status == 409)
+        #expect(refused?.kind == .conflict)
         #expect(refused?.details["anonymousUid"] == anonymous.uid)
         let login = try h.service.completeEmailLink(
             EmailLinkCompletion(link: link, idToken: anonymous.idToken, allowMigration: true))
@@ -73,7 +73,7 @@ struct FlowCasesTests {
         let error = expectAuthError("CREDENTIAL_ALREADY_IN_USE") {
             _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: other.session.idToken))
         }
-        #expect(error?.status == 409)
+        #expect(error?.kind == .conflict)
         _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
     }
 

@@ -103,7 +103,7 @@ struct FlowEmailLinkTests {
         let error = expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
             _ = try h.service.completeEmailLink(EmailLinkCompletion(code: "123456", email: "c@example.com"))
         }
-        #expect(error?.status == 429)
+        #expect(error?.kind == .rateLimited)
         #expect(error?.details["retryAfter"] == "30")
     }
 

@@ -66,7 +66,7 @@ struct FlowPasswordTests {
         let error = expectAuthError("WEAK_PASSWORD") {
             try h.service.signUp(email: email, password: password, idToken: nil, continueURL: nil, locale: nil)
         }
-        #expect(error?.status == 400)
+        #expect(error?.kind == .invalidInput)
         #expect(h.store.queuedMail().isEmpty)
     }
 

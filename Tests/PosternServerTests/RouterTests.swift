@@ -137,3 +137,19 @@ struct RouterTests {
         #expect(log().contains { $0.contains("action_requests") }, "the operator's log has the detail")
     }
 }
+
+@Suite("Error kinds over HTTP")
+struct ErrorKindStatusTests {
+    @Test("each kind has its status, and the catalogue's errors keep the statuses API.md gives them")
+    func statuses() {
+        #expect(AuthError.Kind.allCases.map(\.httpStatus) == [400, 401, 404, 409, 429, 503, 500])
+        let expected: [(AuthError, Int)] = [
+            (.invalidLoginCredentials, 400), (.emailMismatch, 400), (.invalidCodeVerifier, 400), (.userDisabled, 400),
+            (.tokenRevoked, 401), (.invalidIDToken, 401), (.requiresRecentLogin, 401), (.adminTokenWrong, 401),
+            (.userNotFound, 404), (.adminDisabled, 404), (.credentialAlreadyInUse, 409), (.emailExists, 409),
+            (.migrationRequired(anonymousUid: "u"), 409), (.notDead, 409), (.tooManyAttempts(retryAfter: 3), 429),
+            (.unavailable("x"), 503), (.internalError("x"), 500),
+        ]
+        for (error, status) in expected { #expect(error.httpStatus == status, "\(error.code)") }
+    }
+}

@@ -1,8 +1,28 @@
-/// An error a caller of the flows sees: the HTTP status, the API's `UPPER_SNAKE_CASE` code and a
-/// sentence for a developer. Messages never contain codes, tokens, passwords or addresses.
+/// An error a caller of the flows sees: what kind of failure it is, the API's `UPPER_SNAKE_CASE`
+/// code and a sentence for a developer. Messages never contain codes, tokens, passwords or
+/// addresses. The kind is what the transports map: the HTTP layer to a status, the CLI to an exit
+/// code — Core knows neither.
 public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The HTTP status that carries it.
-    public let status: Int
+    /// What kind of failure: the one thing a transport needs to pick its status or exit code.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// The input is malformed, or the credential in it is wrong, used or expired (HTTP 400).
+        case invalidInput
+        /// The caller's token is missing, wrong, revoked or too old for this (401).
+        case unauthorized
+        /// The thing named does not exist, or is not offered here (404).
+        case notFound
+        /// The request is well formed but conflicts with the state (409).
+        case conflict
+        /// Too many attempts; `details["retryAfter"]` says when to try again (429).
+        case rateLimited
+        /// A dependency (the store) failed; try again (503).
+        case unavailable
+        /// A fault inside the service (500).
+        case internalFailure
+    }
+
+    /// What kind of failure.
+    public let kind: Kind
     /// The API error code.
     public let code: String
     /// A sentence for a developer.
@@ -10,83 +30,85 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Extra fields of the error object (`anonymousUid` for `MIGRATION_REQUIRED`, `retryAfter`).
     public let details: [String: String]
     /// What went wrong inside, for the operator's log only — never in an answer (a store error
-    /// names the statement that failed). Set for 5xx errors.
+    /// names the statement that failed). Set for `unavailable` and `internalFailure`.
     public let logDetail: String?
 
     /// Creates an error.
-    public init(status: Int, code: String, message: String, details: [String: String] = [:], logDetail: String? = nil) {
-        self.status = status
+    public init(_ kind: Kind, code: String, message: String, details: [String: String] = [:], logDetail: String? = nil) {
+        self.kind = kind
         self.code = code
         self.message = message
         self.details = details
         self.logDetail = logDetail
     }
 
+    /// Whether the fault is the service's (or its dependency's), not the caller's.
+    public var isServerFault: Bool { kind == .unavailable || kind == .internalFailure }
+
     public var description: String { "\(code): \(message)" }
 
     /// A field is missing, malformed or of the wrong type; the message names it.
     public static func invalidArgument(_ message: String) -> AuthError {
-        AuthError(status: 400, code: "INVALID_ARGUMENT", message: message)
+        AuthError(.invalidInput, code: "INVALID_ARGUMENT", message: message)
     }
     /// The address is not one Postern accepts.
     public static func invalidEmail(_ error: EmailAddressError) -> AuthError {
-        AuthError(status: 400, code: "INVALID_EMAIL", message: error.description)
+        AuthError(.invalidInput, code: "INVALID_EMAIL", message: error.description)
     }
     /// A code failed verification (mapped from `ActionCodeError`).
     public static func code(_ error: ActionCodeError) -> AuthError {
-        AuthError(status: 400, code: error.publicCode, message: error.description)
+        AuthError(.invalidInput, code: error.publicCode, message: error.description)
     }
     /// The code is not valid; `message` says why in words a person can act on.
     public static func invalidCode(_ message: String) -> AuthError {
-        AuthError(status: 400, code: "INVALID_OOB_CODE", message: message)
+        AuthError(.invalidInput, code: "INVALID_OOB_CODE", message: message)
     }
-    public static let emailMismatch = AuthError(
-        status: 400, code: "EMAIL_MISMATCH", message: "The address given is not the one the link was sent to.")
-    public static let invalidCodeVerifier = AuthError(
-        status: 400, code: "INVALID_CODE_VERIFIER",
+    public static let emailMismatch = AuthError(.invalidInput, code: "EMAIL_MISMATCH", message: "The address given is not the one the link was sent to.")
+    public static let invalidCodeVerifier = AuthError(.invalidInput, code: "INVALID_CODE_VERIFIER",
         message: "This link was requested with PKCE: give the codeVerifier of the request, or, on another device, the address the link was sent to.")
     public static func migrationRequired(anonymousUid: String) -> AuthError {
-        AuthError(
-            status: 409, code: "MIGRATION_REQUIRED",
+        AuthError(.conflict, code: "MIGRATION_REQUIRED",
             message: "The address belongs to an existing account; the anonymous session would be replaced. Retry with allowMigration after moving the app's data.",
             details: ["anonymousUid": anonymousUid])
     }
-    public static let credentialAlreadyInUse = AuthError(
-        status: 409, code: "CREDENTIAL_ALREADY_IN_USE", message: "The address belongs to another account.")
-    public static let emailExists = AuthError(
-        status: 409, code: "EMAIL_EXISTS", message: "The new address already belongs to another account.")
+    public static let credentialAlreadyInUse = AuthError(.conflict, code: "CREDENTIAL_ALREADY_IN_USE", message: "The address belongs to another account.")
+    public static let emailExists = AuthError(.conflict, code: "EMAIL_EXISTS", message: "The new address already belongs to another account.")
     public static func weakPassword(_ message: String) -> AuthError {
-        AuthError(status: 400, code: "WEAK_PASSWORD", message: message)
+        AuthError(.invalidInput, code: "WEAK_PASSWORD", message: message)
     }
-    public static let invalidLoginCredentials = AuthError(
-        status: 400, code: "INVALID_LOGIN_CREDENTIALS", message: "The address or the password is wrong.")
-    public static let userDisabled = AuthError(status: 400, code: "USER_DISABLED", message: "The account is disabled.")
-    public static let tokenRevoked = AuthError(
-        status: 401, code: "TOKEN_REVOKED", message: "The refresh token was revoked; sign in again.")
-    public static let invalidRefreshToken = AuthError(
-        status: 400, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is unknown or expired.")
-    public static let invalidIDToken = AuthError(
-        status: 401, code: "INVALID_ID_TOKEN", message: "The ID token is missing, malformed, expired or revoked.")
-    public static let requiresRecentLogin = AuthError(
-        status: 401, code: "REQUIRES_RECENT_LOGIN", message: "This needs a sign-in within the last 5 minutes.")
-    public static let userNotFound = AuthError(status: 404, code: "USER_NOT_FOUND", message: "There is no such user.")
+    public static let invalidLoginCredentials = AuthError(.invalidInput, code: "INVALID_LOGIN_CREDENTIALS", message: "The address or the password is wrong.")
+    public static let userDisabled = AuthError(.invalidInput, code: "USER_DISABLED", message: "The account is disabled.")
+    public static let tokenRevoked = AuthError(.unauthorized, code: "TOKEN_REVOKED", message: "The refresh token was revoked; sign in again.")
+    public static let invalidRefreshToken = AuthError(.invalidInput, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is unknown or expired.")
+    public static let invalidIDToken = AuthError(.unauthorized, code: "INVALID_ID_TOKEN", message: "The ID token is missing, malformed, expired or revoked.")
+    public static let requiresRecentLogin = AuthError(.unauthorized, code: "REQUIRES_RECENT_LOGIN", message: "This needs a sign-in within the last 5 minutes.")
+    public static let userNotFound = AuthError(.notFound, code: "USER_NOT_FOUND", message: "There is no such user.")
     public static func invalidContinueURL(_ message: String) -> AuthError {
-        AuthError(status: 400, code: "INVALID_CONTINUE_URI", message: message)
+        AuthError(.invalidInput, code: "INVALID_CONTINUE_URI", message: message)
     }
     public static func tooManyAttempts(retryAfter: Int64) -> AuthError {
-        AuthError(
-            status: 429, code: "TOO_MANY_ATTEMPTS_TRY_LATER", message: "Too many attempts; try again later.",
+        AuthError(.rateLimited, code: "TOO_MANY_ATTEMPTS_TRY_LATER", message: "Too many attempts; try again later.",
             details: ["retryAfter": String(max(retryAfter, 1))])
     }
     /// The store (or another dependency) failed; the answer says a fixed sentence, `detail` goes
     /// to the log.
     public static func unavailable(_ detail: String) -> AuthError {
-        AuthError(
-            status: 503, code: "UNAVAILABLE", message: "The service cannot reach its database just now; try again shortly.",
+        AuthError(.unavailable, code: "UNAVAILABLE", message: "The service cannot reach its database just now; try again shortly.",
             logDetail: detail)
     }
     /// A fault inside the service; the answer says a fixed sentence, `detail` goes to the log.
     public static func internalError(_ detail: String) -> AuthError {
-        AuthError(status: 500, code: "INTERNAL", message: "Something went wrong inside the service; it has been logged.", logDetail: detail)
+        AuthError(.internalFailure, code: "INTERNAL", message: "Something went wrong inside the service; it has been logged.", logDetail: detail)
     }
+
+    /// No endpoint at this path.
+    public static func noSuchEndpoint(_ path: String) -> AuthError {
+        AuthError(.notFound, code: "NOT_FOUND", message: "There is no endpoint \(path).")
+    }
+    /// The admin API is off: no admin token is configured.
+    public static let adminDisabled = AuthError(.notFound, code: "NOT_FOUND", message: "The admin API is disabled (no --admin-token).")
+    /// The admin token is missing or wrong.
+    public static let adminTokenWrong = AuthError(.unauthorized, code: "UNAUTHORIZED", message: "The admin token is missing or wrong.")
+    /// Only a dead outbox message can be retried.
+    public static let notDead = AuthError(.conflict, code: "NOT_DEAD", message: "Only a dead message can be retried.")
 }

@@ -136,7 +136,7 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200) { c throws(AuthError) in
                 guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
                 guard try service.retryOutboxMessage(id: id) else {
-                    throw AuthError(status: 409, code: "NOT_DEAD", message: "Only a dead message can be retried.")
+                    throw AuthError.notDead
                 }
                 runtime.wakeOutbox()
                 return JSONAnswer.respond(200, ["id": id, "status": "queued"])

@@ -31,7 +31,7 @@ public final class APIRouter: Sendable {
         var response: HTTPResponse
         let candidates = table.candidates(request.path)
         if candidates.isEmpty {
-            response = JSONAnswer.error(AuthError(status: 404, code: "NOT_FOUND", message: "There is no endpoint \(request.path)."))
+            response = JSONAnswer.error(.noSuchEndpoint(request.path))
         } else if let (route, parameters) = candidates.first(where: { $0.0.method == request.method })
             ?? (request.method == "HEAD" ? candidates.first(where: { $0.0.method == "GET" }) : nil)
         {
@@ -40,8 +40,8 @@ public final class APIRouter: Sendable {
             if request.method == "HEAD" { response.body = [] }
         } else {
             let allowed = Set(candidates.map(\.0.method)).sorted().joined(separator: ", ")
-            response = JSONAnswer.error(
-                AuthError(status: 405, code: "METHOD_NOT_ALLOWED", message: "\(request.path) takes \(allowed)."))
+            // HTTP-level refusals (405 here, 413 and 415 below) are not the flows' errors.
+            response = .error(405, code: "METHOD_NOT_ALLOWED", message: "\(request.path) takes \(allowed).")
             response.headers.append(("Allow", allowed))
         }
         // no-store unless the route chose its caching (the pages set it; the style sheet is cacheable).
@@ -55,20 +55,20 @@ public final class APIRouter: Sendable {
 
     private func run(_ route: Route, parameters: [String: String], request: HTTPRequest) -> HTTPResponse {
         let clientIP = clientAddress(request)
+        // Before the rate limit and any work: a refused body costs the client nothing.
+        if route.takesJSONBody, !request.body.isEmpty, !JSONContentType.accepts(request.headers["content-type"]) {
+            return .error(
+                415, code: "UNSUPPORTED_MEDIA_TYPE", message: "A request body must be JSON sent as Content-Type: application/json.")
+        }
         do throws(AuthError) {
             if route.access == .admin {
                 guard let expected = runtime.settings.adminToken else {
-                    throw AuthError(status: 404, code: "NOT_FOUND", message: "The admin API is disabled (no --admin-token).")
+                    throw AuthError.adminDisabled
                 }
                 let given = RouteContext(request: request, parameters: [:], clientIP: clientIP).bearer ?? ""
                 guard ConstantTime.equals(Array(given.utf8), Array(expected.utf8)) else {
-                    throw AuthError(status: 401, code: "UNAUTHORIZED", message: "The admin token is missing or wrong.")
+                    throw AuthError.adminTokenWrong
                 }
-            }
-            // Before the rate limit and any work: a refused body costs the client nothing.
-            if route.takesJSONBody, !request.body.isEmpty, !JSONContentType.accepts(request.headers["content-type"]) {
-                throw AuthError(
-                    status: 415, code: "UNSUPPORTED_MEDIA_TYPE", message: "A request body must be JSON sent as Content-Type: application/json.")
             }
             // The per-IP limit, once, for every public request that can change state or check a
             // credential (GET and HEAD only look).
@@ -77,7 +77,7 @@ public final class APIRouter: Sendable {
             }
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {
-            if error.status >= 500 {
+            if error.isServerFault {
                 runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.logDetail ?? error.message])
             }
             return JSONAnswer.error(error)

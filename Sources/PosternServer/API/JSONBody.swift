@@ -98,6 +98,6 @@ enum JSONAnswer {
     }
 
     static func error(_ error: AuthError) -> HTTPResponse {
-        .error(error.status, code: error.code, message: error.message, details: error.details)
+        .error(error.httpStatus, code: error.code, message: error.message, details: error.details)
     }
 }

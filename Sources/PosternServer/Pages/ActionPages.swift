@@ -112,7 +112,7 @@ struct ActionPages: Sendable {
         case "EMAIL_EXISTS": message = text["error.taken"]
         default: message = text["error.invalid"]
         }
-        return page(error.status, text, heading: text["error.heading"], body: #"<p id="error">\#(message)</p>"#)
+        return page(error.httpStatus, text, heading: text["error.heading"], body: #"<p id="error">\#(message)</p>"#)
     }
 
     private func form(mode: String, oobCode: String, token: String, lang: String, fields: String, submit: String) -> String {
