@@ -28,19 +28,22 @@ let package = Package(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
 
+        // The wire module: the contract's request and answer bodies, Foundation only (the client
+        // library and the server share it).
+        .target(name: "PosternAPI", swiftSettings: strict),
         .target(name: "PosternCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "PosternCore", dependencies: ["PosternCrypto"], swiftSettings: strict),
         .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "CSQLite"], swiftSettings: strict),
         .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),
         // HTTP: knows the flows, not the store or the transports (the assembly wires them).
-        .target(name: "PosternServer", dependencies: ["PosternCore", "CMicroHTTPD"], swiftSettings: strict),
+        .target(name: "PosternServer", dependencies: ["PosternCore", "PosternAPI", "CMicroHTTPD"], swiftSettings: strict),
         // The composition root: storage → flows → delivery; `postern serve` adds HTTP on top.
         .target(
             name: "PosternAssembly", dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
             swiftSettings: strict),
         .executableTarget(
             name: "postern",
-            dependencies: ["PosternCore", "PosternCrypto", "PosternMail", "PosternAssembly", "PosternServer"],
+            dependencies: ["PosternCore", "PosternCrypto", "PosternMail", "PosternAPI", "PosternAssembly", "PosternServer"],
             swiftSettings: strict),
         .executableTarget(
             name: "PosternBench",

@@ -1,6 +1,8 @@
 import Foundation
+import PosternAPI
 import PosternAssembly
 import PosternCore
+import PosternServer
 
 /// `postern handle-link`: finds the action link in pasted text and completes it.
 enum HandleLinkCommand {
@@ -104,16 +106,9 @@ enum HandleLinkCommand {
     }
 
     private static func printLogin(_ login: LoginDescriptor, json: Bool) {
-        let session: [String: Any] = [
-            "uid": login.session.uid, "idToken": login.session.idToken, "refreshToken": login.session.refreshToken,
-            "expiresIn": login.session.expiresIn, "isAnonymous": login.session.isAnonymous, "email": login.session.email ?? NSNull(),
-        ]
         if json {
-            let migration: Any = login.migration.map {
-                ["fromUid": $0.fromUid, "toUid": $0.toUid, "allowMigration": $0.allowMigration] as [String: Any]
-            } ?? NSNull()
-            printJSON(["uid": login.uid, "email": login.email ?? NSNull(), "isNewUser": login.isNewUser, "session": session,
-                       "migration": migration, "needsPassword": login.needsPassword])
+            // The API's LoginDescriptor, byte for byte the shape /v1/email-link/complete answers.
+            printBody(LoginBody(login))
         } else {
             print("Signed in as \(login.email ?? "?") (uid \(login.uid))\(login.isNewUser ? ", a new account" : "").")
             print("idToken: \(login.session.idToken)")

@@ -1,6 +1,8 @@
 import Foundation
+import PosternAPI
 import PosternAssembly
 import PosternCore
+import PosternServer
 
 /// `postern outbox status|retry|purge`.
 enum OutboxCommand {
@@ -32,11 +34,9 @@ enum OutboxCommand {
             let counts = try flow { () throws(AuthError) in try service.outboxCounts() }
             let latest = try flow { () throws(AuthError) in try service.outboxMessages(state: nil, limit: 20) }
             if arguments.switches.contains("json") {
-                printJSON([
-                    "counts": Dictionary(uniqueKeysWithValues: OutboxState.allCases.map { ($0.rawValue, counts[$0]) }),
-                    "latest": latest.map { ["id": $0.id, "kind": $0.intent.name, "recipient": $0.recipient.address,
-                                            "state": $0.state.rawValue, "attempts": $0.attempts, "lastReply": $0.lastReply ?? ""] },
-                ])
+                printBody(OutboxStatusBody(
+                    counts: Dictionary(uniqueKeysWithValues: OutboxState.allCases.map { ($0.rawValue, counts[$0]) }),
+                    latest: latest.map(OutboxMessageBody.init)))
             } else {
                 print(counts.description)
                 for m in latest {
@@ -112,10 +112,8 @@ enum UsersCommand {
             break
         }
         if arguments.switches.contains("json") {
-            printJSON(["uid": result.uid, "email": result.email ?? NSNull(), "emailVerified": result.emailVerified,
-                       "displayName": result.displayName ?? NSNull(), "isAnonymous": result.isAnonymous,
-                       "providers": result.providers, "createdAt": isoDate(result.createdAt),
-                       "lastSignInAt": result.lastSignInAt.map(isoDate) ?? NSNull(), "disabled": result.disabled])
+            // The API's user record, as GET /v1/admin/users answers it (attributes included).
+            printBody(UserBody(result))
         } else {
             print("uid:            \(result.uid)")
             print("email:          \(result.email ?? "-")\(result.emailVerified ? " (verified)" : "")")

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 
 /// Prints a JSON object on one line (for `--json`).
@@ -7,6 +8,17 @@ func printJSON(_ object: Any) {
         return
     }
     print(String(decoding: data, as: UTF8.self))
+}
+
+/// Prints a wire body on one line (for `--json`): the same encoding as the HTTP API's answers.
+func printBody<T: Encodable>(_ body: T) {
+    print(String(decoding: APIJSON.encode(body), as: UTF8.self))
+}
+
+/// `postern outbox status --json`.
+struct OutboxStatusBody: Encodable {
+    let counts: [String: Int]
+    let latest: [OutboxMessageBody]
 }
 
 /// A flow error as a command failure: 65 for bad input (invalid or expired link, malformed

@@ -9,6 +9,16 @@ public struct Session: Sendable, Hashable, Codable {
     public var expiresIn: Int64
     public var isAnonymous: Bool
     public var email: String?
+
+    /// Creates a session value.
+    public init(uid: String, idToken: String, refreshToken: String, expiresIn: Int64, isAnonymous: Bool, email: String?) {
+        self.uid = uid
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.isAnonymous = isAnonymous
+        self.email = email
+    }
 }
 
 /// The result of every sign-in (API.md "LoginDescriptor").
@@ -36,6 +46,18 @@ public struct LoginDescriptor: Sendable, Hashable, Codable {
     /// verifier, not the same session): the account exists without the chosen password, and the
     /// app should ask for one (`POST /v1/me/password`; the sign-in is recent).
     public var needsPassword: Bool = false
+
+    /// Creates a login value.
+    public init(
+        uid: String, email: String?, isNewUser: Bool, session: Session, migration: Migration?, needsPassword: Bool = false
+    ) {
+        self.uid = uid
+        self.email = email
+        self.isNewUser = isNewUser
+        self.session = session
+        self.migration = migration
+        self.needsPassword = needsPassword
+    }
 }
 
 /// What `GET /v1/me` returns.

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 
 extension APIRouter {
@@ -9,7 +10,7 @@ extension APIRouter {
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200) { c throws(AuthError) in
                 _ = try c.body()
-                return JSONAnswer.respond(200, JSONAnswer.session(try service.signInAnonymously()))
+                return .body(200, SessionBody(try service.signInAnonymously()))
             },
             Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
                 let body = try c.body()
@@ -24,7 +25,7 @@ extension APIRouter {
                     link: try body.string("link"), oobCode: try body.string("oobCode"), code: try body.string("code"),
                     email: try body.string("email"), codeVerifier: try body.string("codeVerifier"),
                     idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false))
-                return JSONAnswer.respond(200, JSONAnswer.login(login))
+                return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
                 let body = try c.body()
@@ -39,7 +40,7 @@ extension APIRouter {
                 let login = try service.signInWithPassword(
                     email: try body.required("email"), password: try body.required("password"),
                     idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false)
-                return JSONAnswer.respond(200, JSONAnswer.login(login))
+                return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
                 let body = try c.body()
@@ -50,34 +51,30 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200) { c throws(AuthError) in
                 let body = try c.body()
                 let info = try service.inspectAction(link: try body.string("link"), oobCode: try body.string("oobCode"))
-                let answer: [String: Any] = [
-                    "mode": info.mode.rawValue, "email": info.email ?? NSNull(), "expiresAt": JSONAnswer.iso(info.expiresAt),
-                    "continueUrl": info.continueURL ?? NSNull(),
-                ]
-                return JSONAnswer.respond(200, answer)
+                return .body(200, ActionInfoBody(info))
             },
             Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200) { c throws(AuthError) in
                 let body = try c.body()
                 let applied = try service.applyAction(
                     link: try body.string("link"), oobCode: try body.string("oobCode"), newPassword: try body.string("newPassword"))
-                return JSONAnswer.respond(200, ["mode": applied.mode.rawValue, "email": applied.email])
+                return .body(200, AppliedActionBody(mode: applied.mode.rawValue, email: applied.email))
             },
             Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200) { c throws(AuthError) in
                 let session = try service.refresh(try c.body().required("refreshToken"))
-                return JSONAnswer.respond(200, JSONAnswer.session(session))
+                return .body(200, SessionBody(session))
             },
             Route(method: "POST", path: "/v1/sign-out", summary: "Revoke a refresh token's family", access: .public, status: 204) { c throws(AuthError) in
                 try service.signOut(refreshToken: try c.body().required("refreshToken"))
                 return HTTPResponse(status: 204)
             },
             Route(method: "GET", path: "/v1/me", summary: "The signed-in user", access: .user, status: 200) { c throws(AuthError) in
-                JSONAnswer.respond(200, JSONAnswer.user(try service.me(idToken: try c.idToken())))
+                .body(200, UserBody(try service.me(idToken: try c.idToken())))
             },
             Route(method: "PATCH", path: "/v1/me", summary: "Change displayName and attributes", access: .user, status: 200) { c throws(AuthError) in
                 let body = try c.body()
                 let name: String?? = body.has("displayName") ? .some(try body.string("displayName")) : .none
                 let user = try service.updateProfile(idToken: try c.idToken(), displayName: name, attributes: try body.objectText("attributes"))
-                return JSONAnswer.respond(200, JSONAnswer.user(user))
+                return .body(200, UserBody(user))
             },
             Route(method: "DELETE", path: "/v1/me", summary: "Delete the account (recent sign-in)", access: .user, status: 204) { c throws(AuthError) in
                 try service.deleteAccount(idToken: try c.idToken())
@@ -85,7 +82,7 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200) { c throws(AuthError) in
                 let session = try service.setPassword(idToken: try c.idToken(), password: try c.body().required("password"))
-                return JSONAnswer.respond(200, JSONAnswer.session(session))
+                return .body(200, SessionBody(session))
             },
             Route(method: "POST", path: "/v1/me/email", summary: "Ask to change the address (recent sign-in)", access: .user, status: 202) { c throws(AuthError) in
                 let body = try c.body()
@@ -108,7 +105,7 @@ extension APIRouter {
             Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200) { c throws(AuthError) in
                 guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
                 guard let user = try service.user(email: email) else { throw .userNotFound }
-                return JSONAnswer.respond(200, JSONAnswer.user(user))
+                return .body(200, UserBody(user))
             },
             Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200) { c throws(AuthError) in
                 let body = try c.body()
@@ -116,7 +113,7 @@ extension APIRouter {
                 let user = try service.updateUser(
                     uid: c.parameters["uid"] ?? "", disabled: try body.bool("disabled"), emailVerified: try body.bool("emailVerified"),
                     displayName: name)
-                return JSONAnswer.respond(200, JSONAnswer.user(user))
+                return .body(200, UserBody(user))
             },
             Route(method: "DELETE", path: "/v1/admin/users/{uid}", summary: "Delete a user", access: .admin, status: 204) { c throws(AuthError) in
                 try service.deleteUser(uid: c.parameters["uid"] ?? "")
@@ -131,7 +128,7 @@ extension APIRouter {
                     state = parsed
                 }
                 let messages = try service.outboxMessages(state: state, limit: 500)
-                return JSONAnswer.respond(200, ["messages": messages.map(JSONAnswer.outbox)])
+                return .body(200, ["messages": messages.map(OutboxMessageBody.init)])
             },
             Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200) { c throws(AuthError) in
                 guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }

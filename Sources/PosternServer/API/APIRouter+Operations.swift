@@ -66,13 +66,3 @@ extension APIRouter {
         return response
     }
 }
-
-extension JSONAnswer {
-    static func outbox(_ m: OutboxMessage) -> [String: Any] {
-        [
-            "id": m.id, "kind": m.intent.name, "recipient": m.recipient.address, "state": m.state.rawValue,
-            "attempts": m.attempts, "nextAttemptAt": iso(m.nextAttemptAt), "createdAt": iso(m.createdAt),
-            "giveUpAt": iso(m.giveUpAt), "finishedAt": m.finishedAt.map(iso) ?? NSNull(), "lastReply": m.lastReply ?? NSNull(),
-        ]
-    }
-}

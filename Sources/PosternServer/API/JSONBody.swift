@@ -66,33 +66,6 @@ enum JSONAnswer {
     /// A JSON response of `object`.
     static func respond(_ status: Int, _ object: Any) -> HTTPResponse { .json(status, encode(object)) }
 
-    static func session(_ s: Session) -> [String: Any] {
-        [
-            "uid": s.uid, "idToken": s.idToken, "refreshToken": s.refreshToken, "expiresIn": s.expiresIn,
-            "isAnonymous": s.isAnonymous, "email": s.email ?? NSNull(),
-        ]
-    }
-
-    static func login(_ l: LoginDescriptor) -> [String: Any] {
-        [
-            "uid": l.uid, "email": l.email ?? NSNull(), "isNewUser": l.isNewUser, "session": session(l.session),
-            "needsPassword": l.needsPassword,
-            "migration": l.migration.map {
-                ["fromUid": $0.fromUid, "toUid": $0.toUid, "allowMigration": $0.allowMigration] as [String: Any]
-            } ?? NSNull(),
-        ]
-    }
-
-    static func user(_ u: UserRecord) -> [String: Any] {
-        let attributes = (try? JSONSerialization.jsonObject(with: Data(u.attributes.utf8))) ?? [String: Any]()
-        return [
-            "uid": u.uid, "email": u.email ?? NSNull(), "emailVerified": u.emailVerified,
-            "displayName": u.displayName ?? NSNull(), "isAnonymous": u.isAnonymous, "providers": u.providers,
-            "attributes": attributes, "createdAt": iso(u.createdAt), "lastSignInAt": u.lastSignInAt.map(iso) ?? NSNull(),
-            "disabled": u.disabled,
-        ]
-    }
-
     static func iso(_ seconds: Int64) -> String {
         UTCTimestamp.iso8601(seconds)
     }

@@ -1,0 +1,270 @@
+import Foundation
+
+/// The answers of the HTTP API (API.md), as the server sends them and a client decodes them.
+/// Optional fields are sent as explicit `null`, as the contract shows them.
+
+/// API.md "Session".
+public struct SessionBody: Sendable, Hashable, Codable {
+    public var uid: String
+    /// ES256 JWT, verifiable with `/.well-known/jwks.json`.
+    public var idToken: String
+    /// Opaque; rotated on every use.
+    public var refreshToken: String
+    /// Seconds until the ID token expires.
+    public var expiresIn: Int64
+    public var isAnonymous: Bool
+    public var email: String?
+
+    public init(uid: String, idToken: String, refreshToken: String, expiresIn: Int64, isAnonymous: Bool, email: String?) {
+        self.uid = uid
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.isAnonymous = isAnonymous
+        self.email = email
+    }
+
+    private enum CodingKeys: String, CodingKey { case uid, idToken, refreshToken, expiresIn, isAnonymous, email }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uid, forKey: .uid)
+        try c.encode(idToken, forKey: .idToken)
+        try c.encode(refreshToken, forKey: .refreshToken)
+        try c.encode(expiresIn, forKey: .expiresIn)
+        try c.encode(isAnonymous, forKey: .isAnonymous)
+        try c.encode(email, forKey: .email)
+    }
+}
+
+/// API.md "LoginDescriptor".
+public struct LoginBody: Sendable, Hashable, Codable {
+    /// Set when an anonymous account was replaced by an existing one: move the app's data.
+    public struct Migration: Sendable, Hashable, Codable {
+        public var fromUid: String
+        public var toUid: String
+        public var allowMigration: Bool
+
+        public init(fromUid: String, toUid: String, allowMigration: Bool) {
+            self.fromUid = fromUid
+            self.toUid = toUid
+            self.allowMigration = allowMigration
+        }
+    }
+
+    public var uid: String
+    public var email: String?
+    /// True exactly when the address had no account before: show the onboarding.
+    public var isNewUser: Bool
+    public var session: SessionBody
+    public var migration: Migration?
+    /// A password sign-up confirmed away from its device: ask for a password.
+    public var needsPassword: Bool
+
+    public init(uid: String, email: String?, isNewUser: Bool, session: SessionBody, migration: Migration?, needsPassword: Bool) {
+        self.uid = uid
+        self.email = email
+        self.isNewUser = isNewUser
+        self.session = session
+        self.migration = migration
+        self.needsPassword = needsPassword
+    }
+
+    private enum CodingKeys: String, CodingKey { case uid, email, isNewUser, session, migration, needsPassword }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        uid = try c.decode(String.self, forKey: .uid)
+        email = try c.decodeIfPresent(String.self, forKey: .email)
+        isNewUser = try c.decode(Bool.self, forKey: .isNewUser)
+        session = try c.decode(SessionBody.self, forKey: .session)
+        migration = try c.decodeIfPresent(Migration.self, forKey: .migration)
+        // Servers before the field existed never set a password without the device.
+        needsPassword = try c.decodeIfPresent(Bool.self, forKey: .needsPassword) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uid, forKey: .uid)
+        try c.encode(email, forKey: .email)
+        try c.encode(isNewUser, forKey: .isNewUser)
+        try c.encode(session, forKey: .session)
+        try c.encode(migration, forKey: .migration)
+        try c.encode(needsPassword, forKey: .needsPassword)
+    }
+}
+
+/// `GET /v1/me` and the admin user endpoints.
+public struct UserBody: Sendable, Hashable, Codable {
+    public var uid: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var displayName: String?
+    public var isAnonymous: Bool
+    public var providers: [String]
+    /// The app-owned JSON object.
+    public var attributes: [String: JSONValue]
+    /// ISO 8601 UTC.
+    public var createdAt: String
+    public var lastSignInAt: String?
+    public var disabled: Bool
+
+    public init(
+        uid: String, email: String?, emailVerified: Bool, displayName: String?, isAnonymous: Bool, providers: [String],
+        attributes: [String: JSONValue], createdAt: String, lastSignInAt: String?, disabled: Bool
+    ) {
+        self.uid = uid
+        self.email = email
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.isAnonymous = isAnonymous
+        self.providers = providers
+        self.attributes = attributes
+        self.createdAt = createdAt
+        self.lastSignInAt = lastSignInAt
+        self.disabled = disabled
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case uid, email, emailVerified, displayName, isAnonymous, providers, attributes, createdAt, lastSignInAt, disabled
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uid, forKey: .uid)
+        try c.encode(email, forKey: .email)
+        try c.encode(emailVerified, forKey: .emailVerified)
+        try c.encode(displayName, forKey: .displayName)
+        try c.encode(isAnonymous, forKey: .isAnonymous)
+        try c.encode(providers, forKey: .providers)
+        try c.encode(attributes, forKey: .attributes)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(lastSignInAt, forKey: .lastSignInAt)
+        try c.encode(disabled, forKey: .disabled)
+    }
+}
+
+/// An outbox message's metadata (never its body): the admin API and `postern outbox status`.
+public struct OutboxMessageBody: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var kind: String
+    public var recipient: String
+    public var state: String
+    public var attempts: Int
+    public var nextAttemptAt: String
+    public var createdAt: String
+    public var giveUpAt: String
+    public var finishedAt: String?
+    /// The relay's last reply; null before the first attempt.
+    public var lastReply: String?
+
+    public init(
+        id: Int64, kind: String, recipient: String, state: String, attempts: Int, nextAttemptAt: String, createdAt: String,
+        giveUpAt: String, finishedAt: String?, lastReply: String?
+    ) {
+        self.id = id
+        self.kind = kind
+        self.recipient = recipient
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.createdAt = createdAt
+        self.giveUpAt = giveUpAt
+        self.finishedAt = finishedAt
+        self.lastReply = lastReply
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, kind, recipient, state, attempts, nextAttemptAt, createdAt, giveUpAt, finishedAt, lastReply
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(recipient, forKey: .recipient)
+        try c.encode(state, forKey: .state)
+        try c.encode(attempts, forKey: .attempts)
+        try c.encode(nextAttemptAt, forKey: .nextAttemptAt)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(giveUpAt, forKey: .giveUpAt)
+        try c.encode(finishedAt, forKey: .finishedAt)
+        try c.encode(lastReply, forKey: .lastReply)
+    }
+}
+
+/// `POST /v1/actions/inspect`.
+public struct ActionInfoBody: Sendable, Hashable, Codable {
+    public var mode: String
+    /// Null for a link sent with a PKCE challenge.
+    public var email: String?
+    public var expiresAt: String
+    public var continueUrl: String?
+
+    public init(mode: String, email: String?, expiresAt: String, continueUrl: String?) {
+        self.mode = mode
+        self.email = email
+        self.expiresAt = expiresAt
+        self.continueUrl = continueUrl
+    }
+
+    private enum CodingKeys: String, CodingKey { case mode, email, expiresAt, continueUrl }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(email, forKey: .email)
+        try c.encode(expiresAt, forKey: .expiresAt)
+        try c.encode(continueUrl, forKey: .continueUrl)
+    }
+}
+
+/// `POST /v1/actions/apply`.
+public struct AppliedActionBody: Sendable, Hashable, Codable {
+    public var mode: String
+    public var email: String
+
+    public init(mode: String, email: String) {
+        self.mode = mode
+        self.email = email
+    }
+}
+
+/// The API's error shape: `{"error": {"code", "message", …details}}`.
+public struct ErrorBody: Sendable, Hashable, Codable {
+    /// The error object.
+    public struct Detail: Sendable, Hashable, Codable {
+        /// `UPPER_SNAKE_CASE`, from the catalogue.
+        public var code: String
+        /// A sentence for a developer.
+        public var message: String
+        /// Set with `MIGRATION_REQUIRED`.
+        public var anonymousUid: String?
+
+        public init(code: String, message: String, anonymousUid: String? = nil) {
+            self.code = code
+            self.message = message
+            self.anonymousUid = anonymousUid
+        }
+    }
+
+    public var error: Detail
+
+    public init(error: Detail) { self.error = error }
+}
+
+/// The one JSON encoding of the contract: keys sorted, slashes unescaped, explicit nulls.
+public enum APIJSON {
+    /// Encodes `value` (never fails for the contract's types).
+    public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+    }
+
+    /// Decodes `T` from `bytes`.
+    /// - Throws: `DecodingError`.
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try JSONDecoder().decode(type, from: Data(bytes))
+    }
+}
