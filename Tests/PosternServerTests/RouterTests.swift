@@ -116,6 +116,25 @@ struct RouterTests {
         #expect(wrongType.status == 400 && Self.errorCode(wrongType) == "INVALID_ARGUMENT")
     }
 
+    @Test("a body decodes into its wire type; a missing or mistyped field is named, never echoed")
+    func bodies() throws {
+        let (router, _) = try Self.harness()
+        func message(_ path: String, _ body: String) -> String? {
+            let answer = router.handle(Self.request("POST", path, body: body))
+            #expect(answer.status == 400 && Self.errorCode(answer) == "INVALID_ARGUMENT", "\(body)")
+            return (Self.json(answer)["error"] as? [String: Any])?["message"] as? String
+        }
+        #expect(message("/v1/email-link/send", "{}") == "email is required.")
+        #expect(message("/v1/email-link/send", #"{"email":null}"#) == "email is required.")
+        #expect(message("/v1/email-link/send", #"{"email":["secret@example.com"]}"#) == "email must be a string.")
+        #expect(message("/v1/email-link/complete", #"{"link":"x","allowMigration":1}"#) == "allowMigration must be true or false.")
+        #expect(message("/v1/password/reset", "[1]") == "The body must be a JSON object.")
+        #expect(message("/v1/password/reset", "{nope") == "The body must be a JSON object.")
+        // Unknown fields are ignored; null optionals are absent.
+        let answer = router.handle(Self.request("POST", "/v1/password/reset", body: #"{"email":"a@example.com","continueUrl":null,"x":1}"#))
+        #expect(answer.status == 202)
+    }
+
     @Test("the per-IP limit: 429 with Retry-After past it, per client address")
     func perIPLimit() throws {
         let (router, _) = try Self.harness(ipPerMinute: 2)

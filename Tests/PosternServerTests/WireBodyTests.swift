@@ -44,3 +44,19 @@ struct WireBodyTests {
         #expect(String(decoding: APIJSON.encode(UserBody(UserRecord(account))), as: UTF8.self).contains(#""age":42"#))
     }
 }
+
+@Suite("PATCH fields")
+struct PatchFieldTests {
+    @Test("absent leaves a field, null clears it, a value sets it")
+    func triState() throws {
+        func decode(_ text: String) throws -> ProfilePatchBody { try APIJSON.decode(ProfilePatchBody.self, from: Array(text.utf8)) }
+        #expect(try decode("{}").displayName == .unchanged)
+        #expect(try decode(#"{"displayName":null}"#).displayName == .null)
+        #expect(try decode(#"{"displayName":"Ann"}"#).displayName == .value("Ann"))
+        #expect(try decode(#"{"displayName":null}"#).displayName.change == .some(nil))
+        #expect(try decode("{}").displayName.change == nil)
+        #expect(throws: DecodingError.self) { try decode(#"{"displayName":7}"#) }
+        let admin = try APIJSON.decode(AdminUserPatchBody.self, from: Array(#"{"disabled":true}"#.utf8))
+        #expect(admin.disabled == true && admin.emailVerified == nil && admin.displayName == .unchanged)
+    }
+}

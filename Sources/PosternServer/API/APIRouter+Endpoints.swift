@@ -9,71 +9,67 @@ extension APIRouter {
         let sent = HTTPResponse.json(202, #"{"status":"sent"}"#)
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200) { c throws(AuthError) in
-                _ = try c.body()
+                _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.signInAnonymously()))
             },
             Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
-                let body = try c.body()
+                let body = try c.body(EmailLinkSendBody.self)
                 try service.sendEmailLink(EmailLinkRequest(
-                    email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
-                    codeChallenge: try body.string("codeChallenge"), idToken: try body.string("idToken")))
+                    email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
+                    idToken: body.idToken))
                 return sent
             },
             Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200) { c throws(AuthError) in
-                let body = try c.body()
+                let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.completeEmailLink(EmailLinkCompletion(
-                    link: try body.string("link"), oobCode: try body.string("oobCode"), code: try body.string("code"),
-                    email: try body.string("email"), codeVerifier: try body.string("codeVerifier"),
-                    idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false))
+                    link: body.link, oobCode: body.oobCode, code: body.code, email: body.email, codeVerifier: body.codeVerifier,
+                    idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration ?? false))
                 return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
-                let body = try c.body()
+                let body = try c.body(SignUpBody.self)
                 try service.signUp(
-                    email: try body.required("email"), password: try body.required("password"), idToken: try body.string("idToken"),
-                    continueURL: try body.string("continueUrl"), locale: try body.string("locale"),
-                    codeChallenge: try body.string("codeChallenge"))
+                    email: body.email, password: body.password, idToken: body.idToken, continueURL: body.continueUrl,
+                    locale: body.locale, codeChallenge: body.codeChallenge)
                 return .json(202, #"{"status":"verification_sent"}"#)
             },
             Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200) { c throws(AuthError) in
-                let body = try c.body()
+                let body = try c.body(PasswordSignInBody.self)
                 let login = try service.signInWithPassword(
-                    email: try body.required("email"), password: try body.required("password"),
-                    idToken: try body.string("idToken") ?? c.bearer, allowMigration: try body.bool("allowMigration") ?? false)
+                    email: body.email, password: body.password, idToken: body.idToken ?? c.bearer,
+                    allowMigration: body.allowMigration ?? false)
                 return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
-                let body = try c.body()
-                try service.requestPasswordReset(
-                    email: try body.required("email"), continueURL: try body.string("continueUrl"), locale: try body.string("locale"))
+                let body = try c.body(PasswordResetBody.self)
+                try service.requestPasswordReset(email: body.email, continueURL: body.continueUrl, locale: body.locale)
                 return sent
             },
             Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200) { c throws(AuthError) in
-                let body = try c.body()
-                let info = try service.inspectAction(link: try body.string("link"), oobCode: try body.string("oobCode"))
+                let body = try c.body(ActionBody.self)
+                let info = try service.inspectAction(link: body.link, oobCode: body.oobCode)
                 return .body(200, ActionInfoBody(info))
             },
             Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200) { c throws(AuthError) in
-                let body = try c.body()
-                let applied = try service.applyAction(
-                    link: try body.string("link"), oobCode: try body.string("oobCode"), newPassword: try body.string("newPassword"))
+                let body = try c.body(ActionBody.self)
+                let applied = try service.applyAction(link: body.link, oobCode: body.oobCode, newPassword: body.newPassword)
                 return .body(200, AppliedActionBody(mode: applied.mode.rawValue, email: applied.email))
             },
             Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200) { c throws(AuthError) in
-                let session = try service.refresh(try c.body().required("refreshToken"))
+                let session = try service.refresh(try c.body(RefreshTokenBody.self).refreshToken)
                 return .body(200, SessionBody(session))
             },
             Route(method: "POST", path: "/v1/sign-out", summary: "Revoke a refresh token's family", access: .public, status: 204) { c throws(AuthError) in
-                try service.signOut(refreshToken: try c.body().required("refreshToken"))
+                try service.signOut(refreshToken: try c.body(RefreshTokenBody.self).refreshToken)
                 return HTTPResponse(status: 204)
             },
             Route(method: "GET", path: "/v1/me", summary: "The signed-in user", access: .user, status: 200) { c throws(AuthError) in
                 .body(200, UserBody(try service.me(idToken: try c.idToken())))
             },
             Route(method: "PATCH", path: "/v1/me", summary: "Change displayName and attributes", access: .user, status: 200) { c throws(AuthError) in
-                let body = try c.body()
-                let name: String?? = body.has("displayName") ? .some(try body.string("displayName")) : .none
-                let user = try service.updateProfile(idToken: try c.idToken(), displayName: name, attributes: try body.objectText("attributes"))
+                let body = try c.body(ProfilePatchBody.self)
+                let attributes = body.attributes.map { String(decoding: APIJSON.encode($0), as: UTF8.self) }
+                let user = try service.updateProfile(idToken: try c.idToken(), displayName: body.displayName.change, attributes: attributes)
                 return .body(200, UserBody(user))
             },
             Route(method: "DELETE", path: "/v1/me", summary: "Delete the account (recent sign-in)", access: .user, status: 204) { c throws(AuthError) in
@@ -81,26 +77,24 @@ extension APIRouter {
                 return HTTPResponse(status: 204)
             },
             Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200) { c throws(AuthError) in
-                let session = try service.setPassword(idToken: try c.idToken(), password: try c.body().required("password"))
+                let session = try service.setPassword(idToken: try c.idToken(), password: try c.body(NewPasswordBody.self).password)
                 return .body(200, SessionBody(session))
             },
             Route(method: "POST", path: "/v1/me/email", summary: "Ask to change the address (recent sign-in)", access: .user, status: 202) { c throws(AuthError) in
-                let body = try c.body()
-                try service.requestEmailChange(idToken: try c.idToken(), newEmail: try body.required("newEmail"), continueURL: try body.string("continueUrl"))
+                let body = try c.body(ChangeEmailBody.self)
+                try service.requestEmailChange(idToken: try c.idToken(), newEmail: body.newEmail, continueURL: body.continueUrl)
                 return sent
             },
             Route(method: "POST", path: "/v1/me/verify-email", summary: "Mail a verification link", access: .user, status: 202) { c throws(AuthError) in
-                try service.requestEmailVerification(idToken: try c.idToken(), continueURL: try c.body().string("continueUrl"))
+                try service.requestEmailVerification(idToken: try c.idToken(), continueURL: try c.body(VerifyEmailBody.self).continueUrl)
                 return sent
             },
             Route(method: "POST", path: "/v1/admin/links", summary: "Make an action link (and optionally mail it)", access: .admin, status: 200) { c throws(AuthError) in
-                let body = try c.body()
+                let body = try c.body(AdminLinkBody.self)
                 let issued = try service.issueLink(
-                    action: try body.required("action"), email: try body.required("email"), continueURL: try body.string("continueUrl"),
-                    locale: try body.string("locale"), queue: try body.bool("send") ?? false)
-                return JSONAnswer.respond(200, [
-                    "link": issued.link, "oobCode": issued.oobCode, "expiresAt": JSONAnswer.iso(issued.expiresAt), "queued": issued.queued,
-                ])
+                    action: body.action, email: body.email, continueURL: body.continueUrl, locale: body.locale, queue: body.send ?? false)
+                return .body(200, IssuedLinkBody(
+                    link: issued.link, oobCode: issued.oobCode, expiresAt: UTCTimestamp.iso8601(issued.expiresAt), queued: issued.queued))
             },
             Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200) { c throws(AuthError) in
                 guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
@@ -108,11 +102,10 @@ extension APIRouter {
                 return .body(200, UserBody(user))
             },
             Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200) { c throws(AuthError) in
-                let body = try c.body()
-                let name: String?? = body.has("displayName") ? .some(try body.string("displayName")) : .none
+                let body = try c.body(AdminUserPatchBody.self)
                 let user = try service.updateUser(
-                    uid: c.parameters["uid"] ?? "", disabled: try body.bool("disabled"), emailVerified: try body.bool("emailVerified"),
-                    displayName: name)
+                    uid: c.parameters["uid"] ?? "", disabled: body.disabled, emailVerified: body.emailVerified,
+                    displayName: body.displayName.change)
                 return .body(200, UserBody(user))
             },
             Route(method: "DELETE", path: "/v1/admin/users/{uid}", summary: "Delete a user", access: .admin, status: 204) { c throws(AuthError) in
@@ -136,8 +129,14 @@ extension APIRouter {
                     throw AuthError.notDead
                 }
                 runtime.wakeOutbox()
-                return JSONAnswer.respond(200, ["id": id, "status": "queued"])
+                return .body(200, RetriedBody(id: id, status: "queued"))
             },
         ]
     }
+}
+
+/// The answer of `POST /v1/admin/outbox/{id}/retry`.
+struct RetriedBody: Encodable {
+    let id: Int64
+    let status: String
 }

@@ -1,3 +1,5 @@
+import Foundation
+import PosternAPI
 import PosternCore
 
 /// Who may call a route.
@@ -31,7 +33,45 @@ struct RouteContext: Sendable {
         return bearer
     }
 
-    func body() throws(AuthError) -> JSONBody { try JSONBody(request.body) }
+    /// The body as the wire type `T` (an empty body is `{}`).
+    /// - Throws: `AuthError.invalidArgument` naming the field that is missing or of the wrong type.
+    func body<T: Decodable>(_ type: T.Type) throws(AuthError) -> T {
+        let empty = request.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        do {
+            return try APIJSON.decode(type, from: empty ? Array("{}".utf8) : request.body)
+        } catch let error as DecodingError {
+            throw .invalidArgument(Self.sentence(error))
+        } catch {
+            throw .invalidArgument("The body must be a JSON object.")
+        }
+    }
+
+    /// What a decoding failure means, naming the field (never its value).
+    static func sentence(_ error: DecodingError) -> String {
+        func field(_ path: [any CodingKey]) -> String { path.map(\.stringValue).joined(separator: ".") }
+        func kind(_ type: Any.Type) -> String {
+            switch type {
+            case is String.Type: "a string"
+            case is Bool.Type: "true or false"
+            case is Int.Type, is Int64.Type, is Double.Type: "a number"
+            default: "a JSON object"
+            }
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "\(field(context.codingPath + [key])) is required."
+        case .valueNotFound(_, let context):
+            return "\(field(context.codingPath)) is required."
+        case .typeMismatch(let type, let context):
+            let path = field(context.codingPath)
+            return path.isEmpty ? "The body must be a JSON object." : "\(path) must be \(kind(type))."
+        case .dataCorrupted(let context):
+            let path = field(context.codingPath)
+            return path.isEmpty ? "The body must be a JSON object." : "\(path) is malformed."
+        @unknown default:
+            return "The body must be a JSON object."
+        }
+    }
 }
 
 /// One endpoint: method, path pattern (`{name}` segments capture), and its handler.

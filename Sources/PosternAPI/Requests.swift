@@ -1,0 +1,271 @@
+/// The request bodies of the HTTP API (API.md), as a client sends them and the server decodes
+/// them. Absent and `null` optional fields mean the same, except where a PATCH uses `Patch`.
+
+/// A PATCH field: left alone, set to null, or set to a value.
+public enum Patch<Value: Sendable & Hashable & Codable>: Sendable, Hashable {
+    case unchanged
+    case null
+    case value(Value)
+
+    /// `.some(nil)` for null, `.some(value)` for a value, nil when unchanged.
+    public var change: Value?? {
+        switch self {
+        case .unchanged: nil
+        case .null: .some(nil)
+        case .value(let value): .some(value)
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A PATCH field: `.unchanged` when the key is absent.
+    func decodePatch<Value>(_ type: Value.Type, forKey key: Key) throws -> Patch<Value> {
+        guard contains(key) else { return .unchanged }
+        return try decodeNil(forKey: key) ? .null : .value(try decode(Value.self, forKey: key))
+    }
+}
+
+extension KeyedEncodingContainer {
+    mutating func encodePatch<Value>(_ patch: Patch<Value>, forKey key: Key) throws {
+        switch patch {
+        case .unchanged: break
+        case .null: try encodeNil(forKey: key)
+        case .value(let value): try encode(value, forKey: key)
+        }
+    }
+}
+
+/// `POST /v1/email-link/send`.
+public struct EmailLinkSendBody: Sendable, Hashable, Codable {
+    public var email: String
+    public var continueUrl: String?
+    public var locale: String?
+    /// PKCE S256: base64url(SHA-256(codeVerifier)).
+    public var codeChallenge: String?
+    public var idToken: String?
+
+    public init(email: String, continueUrl: String? = nil, locale: String? = nil, codeChallenge: String? = nil, idToken: String? = nil) {
+        self.email = email
+        self.continueUrl = continueUrl
+        self.locale = locale
+        self.codeChallenge = codeChallenge
+        self.idToken = idToken
+    }
+}
+
+/// `POST /v1/email-link/complete`.
+public struct EmailLinkCompleteBody: Sendable, Hashable, Codable {
+    /// Any pasted text holding the link.
+    public var link: String?
+    public var oobCode: String?
+    /// The 6 digits from the mail; needs `email`.
+    public var code: String?
+    public var email: String?
+    public var codeVerifier: String?
+    public var idToken: String?
+    public var allowMigration: Bool?
+
+    public init(
+        link: String? = nil, oobCode: String? = nil, code: String? = nil, email: String? = nil, codeVerifier: String? = nil,
+        idToken: String? = nil, allowMigration: Bool? = nil
+    ) {
+        self.link = link
+        self.oobCode = oobCode
+        self.code = code
+        self.email = email
+        self.codeVerifier = codeVerifier
+        self.idToken = idToken
+        self.allowMigration = allowMigration
+    }
+}
+
+/// `POST /v1/password/sign-up`.
+public struct SignUpBody: Sendable, Hashable, Codable {
+    public var email: String
+    public var password: String
+    public var idToken: String?
+    public var continueUrl: String?
+    public var locale: String?
+    /// PKCE S256 of the device that signs up: the password applies only with its verifier.
+    public var codeChallenge: String?
+
+    public init(
+        email: String, password: String, idToken: String? = nil, continueUrl: String? = nil, locale: String? = nil,
+        codeChallenge: String? = nil
+    ) {
+        self.email = email
+        self.password = password
+        self.idToken = idToken
+        self.continueUrl = continueUrl
+        self.locale = locale
+        self.codeChallenge = codeChallenge
+    }
+}
+
+/// `POST /v1/password/sign-in`.
+public struct PasswordSignInBody: Sendable, Hashable, Codable {
+    public var email: String
+    public var password: String
+    public var idToken: String?
+    public var allowMigration: Bool?
+
+    public init(email: String, password: String, idToken: String? = nil, allowMigration: Bool? = nil) {
+        self.email = email
+        self.password = password
+        self.idToken = idToken
+        self.allowMigration = allowMigration
+    }
+}
+
+/// `POST /v1/password/reset`.
+public struct PasswordResetBody: Sendable, Hashable, Codable {
+    public var email: String
+    public var continueUrl: String?
+    public var locale: String?
+
+    public init(email: String, continueUrl: String? = nil, locale: String? = nil) {
+        self.email = email
+        self.continueUrl = continueUrl
+        self.locale = locale
+    }
+}
+
+/// `POST /v1/actions/inspect` and `POST /v1/actions/apply`.
+public struct ActionBody: Sendable, Hashable, Codable {
+    public var link: String?
+    public var oobCode: String?
+    /// For a reset link.
+    public var newPassword: String?
+
+    public init(link: String? = nil, oobCode: String? = nil, newPassword: String? = nil) {
+        self.link = link
+        self.oobCode = oobCode
+        self.newPassword = newPassword
+    }
+}
+
+/// `POST /v1/token` and `POST /v1/sign-out`.
+public struct RefreshTokenBody: Sendable, Hashable, Codable {
+    public var refreshToken: String
+
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+}
+
+/// `PATCH /v1/me`.
+public struct ProfilePatchBody: Sendable, Hashable, Codable {
+    public var displayName: Patch<String>
+    /// A JSON object the app owns (at most 4 KiB); absent or null leaves it.
+    public var attributes: [String: JSONValue]?
+
+    public init(displayName: Patch<String> = .unchanged, attributes: [String: JSONValue]? = nil) {
+        self.displayName = displayName
+        self.attributes = attributes
+    }
+
+    private enum CodingKeys: String, CodingKey { case displayName, attributes }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        displayName = try c.decodePatch(String.self, forKey: .displayName)
+        attributes = try c.decodeIfPresent([String: JSONValue].self, forKey: .attributes)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodePatch(displayName, forKey: .displayName)
+        try c.encodeIfPresent(attributes, forKey: .attributes)
+    }
+}
+
+/// `POST /v1/me/password`.
+public struct NewPasswordBody: Sendable, Hashable, Codable {
+    public var password: String
+
+    public init(password: String) { self.password = password }
+}
+
+/// `POST /v1/me/email`.
+public struct ChangeEmailBody: Sendable, Hashable, Codable {
+    public var newEmail: String
+    public var continueUrl: String?
+
+    public init(newEmail: String, continueUrl: String? = nil) {
+        self.newEmail = newEmail
+        self.continueUrl = continueUrl
+    }
+}
+
+/// `POST /v1/me/verify-email`.
+public struct VerifyEmailBody: Sendable, Hashable, Codable {
+    public var continueUrl: String?
+
+    public init(continueUrl: String? = nil) { self.continueUrl = continueUrl }
+}
+
+/// `POST /v1/admin/links`.
+public struct AdminLinkBody: Sendable, Hashable, Codable {
+    public var action: String
+    public var email: String
+    public var continueUrl: String?
+    public var locale: String?
+    /// Also queue the mail.
+    public var send: Bool?
+
+    public init(action: String, email: String, continueUrl: String? = nil, locale: String? = nil, send: Bool? = nil) {
+        self.action = action
+        self.email = email
+        self.continueUrl = continueUrl
+        self.locale = locale
+        self.send = send
+    }
+}
+
+/// The answer of `POST /v1/admin/links`.
+public struct IssuedLinkBody: Sendable, Hashable, Codable {
+    public var link: String
+    /// The code inside the link: a secret.
+    public var oobCode: String
+    public var expiresAt: String
+    public var queued: Bool
+
+    public init(link: String, oobCode: String, expiresAt: String, queued: Bool) {
+        self.link = link
+        self.oobCode = oobCode
+        self.expiresAt = expiresAt
+        self.queued = queued
+    }
+}
+
+/// `PATCH /v1/admin/users/{uid}`.
+public struct AdminUserPatchBody: Sendable, Hashable, Codable {
+    public var disabled: Bool?
+    public var emailVerified: Bool?
+    public var displayName: Patch<String>
+
+    public init(disabled: Bool? = nil, emailVerified: Bool? = nil, displayName: Patch<String> = .unchanged) {
+        self.disabled = disabled
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+    }
+
+    private enum CodingKeys: String, CodingKey { case disabled, emailVerified, displayName }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        disabled = try c.decodeIfPresent(Bool.self, forKey: .disabled)
+        emailVerified = try c.decodeIfPresent(Bool.self, forKey: .emailVerified)
+        displayName = try c.decodePatch(String.self, forKey: .displayName)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(disabled, forKey: .disabled)
+        try c.encodeIfPresent(emailVerified, forKey: .emailVerified)
+        try c.encodePatch(displayName, forKey: .displayName)
+    }
+}
+
+/// An empty body (`POST /v1/accounts/anonymous`): any object is accepted.
+public struct EmptyBody: Sendable, Hashable, Codable {
+    public init() {}
+}
