@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PosternCore
+import PosternMail
 
 /// Reads built messages back with Python's `email` package (policy=default), an independent
 /// RFC 5322/2045/2047 parser, and checks that every header and both parts decode to exactly what
@@ -88,6 +89,16 @@ struct MimePythonParserTests {
         return try JSONDecoder().decode([Parsed].self, from: result)
     }
 
+    /// 2025-05-04 14:02:07 UTC, a Sunday.
+    static let now = Date(timeIntervalSince1970: 1_746_367_327)
+
+    /// The repository's `templates/`, found from this file's path.
+    static var bundledTemplates: URL {
+        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("templates", isDirectory: true)
+    }
+
     private struct Built {
         let mime: MimeMessage
         let bytes: [UInt8]
@@ -95,18 +106,19 @@ struct MimePythonParserTests {
 
     private func build(_ rendered: RenderedMail, fromName: String?, toName: String?) throws -> Built {
         let mime = try MimeMessage(
-            rendered, from: MailFixtures.mailbox("no-reply", "mail.example.org", name: fromName),
-            to: MailFixtures.mailbox("jane.doe", name: toName), date: MailFixtures.now, messageIDToken: "pyTest_0123456789")
+            rendered, from: MailMailbox(try EmailAddress.parse("no-reply@mail.example.org"), displayName: fromName),
+            to: MailMailbox(try EmailAddress.parse("jane.doe@example.com"), displayName: toName), date: Self.now,
+            messageIDToken: "pyTest_0123456789")
         return Built(mime: mime, bytes: mime.bytes())
     }
 
     @Test func everyBundledMailAndAHostileOneReadBackExactly() throws {
-        let renderer = try TemplateSet(sources: try MailFixtures.bundledSources())
+        let renderer = try TemplateDirectory.load(Self.bundledTemplates)
             .renderer(branding: MailBranding(appName: "Postern", supportEmail: "help@example.com"))
         var built: [Built] = []
         for locale in ["en", "de"] {
             for kind in MailMessageKind.allCases {
-                let rendered = renderer.render(MailMessage.sample(of: kind, now: MailFixtures.now), preferences: [locale], now: MailFixtures.now)
+                let rendered = renderer.render(MailMessage.sample(of: kind, now: Self.now), preferences: [locale], now: Self.now)
                 built.append(try build(rendered, fromName: locale == "de" ? "Postern Bürgerservice" : "Postern", toName: "Jane Doe"))
             }
         }
