@@ -31,8 +31,12 @@ let package = Package(
         // The wire module: the contract's request and answer bodies, Foundation only (the client
         // library and the server share it).
         .target(name: "PosternAPI", swiftSettings: strict),
+        .systemLibrary(
+            name: "CIDN2", pkgConfig: "libidn2",
+            providers: [.apt(["libidn2-dev"])]),
+        .target(name: "PosternIDNA", dependencies: ["CIDN2"], swiftSettings: strict),
         .target(name: "PosternCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "PosternCore", dependencies: ["PosternCrypto"], swiftSettings: strict),
+        .target(name: "PosternCore", dependencies: ["PosternCrypto", "PosternIDNA"], swiftSettings: strict),
         .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "CSQLite"], swiftSettings: strict),
         .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),
         // HTTP: knows the flows, not the store or the transports (the assembly wires them).

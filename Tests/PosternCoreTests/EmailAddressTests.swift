@@ -22,6 +22,10 @@ struct EmailAddressTests {
         .init(input: "\"quote\\\"inside\"@example.com", address: "\"quote\\\"inside\"@example.com", normalized: "\"quote\\\"inside\"@example.com"),
         .init(input: "o'brien@example.ie", address: "o'brien@example.ie", normalized: "o'brien@example.ie"),
         .init(input: "no-reply@localhost", address: "no-reply@localhost", normalized: "no-reply@localhost"),
+        // UTS #46 mapping (libidn2): full-width letters and stops, non-transitional ß.
+        .init(input: "a@ｅｘａｍｐｌｅ．ｃｏｍ", address: "a@example.com", normalized: "a@example.com"),
+        .init(input: "a@faß.de", address: "a@xn--fa-hia.de", normalized: "a@xn--fa-hia.de"),
+        .init(input: "a@ＢÜＣＨＥＲ.de", address: "a@xn--bcher-kva.de", normalized: "a@xn--bcher-kva.de"),
     ]
 
     @Test("accepted and normalized", arguments: accepted)
@@ -64,6 +68,11 @@ struct EmailAddressTests {
         .init(input: "alice@-example.com", reason: .invalidDomain),
         .init(input: "alice@example..com", reason: .invalidDomain),
         .init(input: "alice@example.com.", reason: .invalidDomain),
+        // IDNA2008 validity (libidn2): symbols are not letters of any script; no empty labels.
+        .init(input: "alice@☃.com", reason: .invalidDomain),
+        .init(input: "alice@bücher..de", reason: .invalidDomain),
+        .init(input: "alice@bücher.de。", reason: .invalidDomain),
+        .init(input: "alice@xn--bcher-kva\u{0301}.de", reason: .invalidDomain),
         .init(input: local64 + "a@example.com", reason: .localPartTooLong),
         .init(input: "a@" + String(repeating: "b", count: 64) + ".com", reason: .invalidDomain),
         // 64 + 1 + 63 + 1 + 63 + 1 + 62 = 255 octets.

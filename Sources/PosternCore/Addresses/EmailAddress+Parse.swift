@@ -1,4 +1,5 @@
 import Foundation
+import PosternIDNA
 
 extension EmailAddress {
     /// Longest address accepted, in octets (RFC 5321 path limit less the angle brackets).
@@ -79,27 +80,29 @@ extension EmailAddress {
 
     private static let atomSpecials = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)
 
-    /// Lower-cases, NFC-normalizes and IDNA-encodes a domain; checks LDH labels and lengths.
+    /// Lower-cases and IDNA-encodes a domain (UTS #46 mapping and IDNA2008 validity through
+    /// libidn2, for a name that is not ASCII); checks LDH labels and lengths.
     static func encodeDomain(_ text: String) throws(EmailAddressError) -> String {
         guard !text.isEmpty else { throw EmailAddressError(.emptyDomain) }
         if text.hasPrefix("[") { throw EmailAddressError(.addressLiteral) }
         if text.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," || $0 == ";" }) {
             throw EmailAddressError(.displayName)
         }
-        var folded = text.lowercased().precomposedStringWithCanonicalMapping
-        for dot in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] { folded = folded.replacingOccurrences(of: dot, with: ".") }
+        let ascii: String
+        if text.unicodeScalars.allSatisfy(\.isASCII) {
+            ascii = text.lowercased()
+        } else {
+            // An empty label stays an error of ours (libidn2 would drop a trailing dot).
+            let stops: Set<Unicode.Scalar> = [".", "\u{3002}", "\u{FF0E}", "\u{FF61}"]
+            let scalars = Array(text.unicodeScalars)
+            if stops.contains(scalars[0]) || stops.contains(scalars[scalars.count - 1]) { throw EmailAddressError(.invalidDomain) }
+            guard let encoded = IDNA.toASCII(text) else { throw EmailAddressError(.invalidDomain) }
+            ascii = encoded.lowercased()
+        }
         var labels: [String] = []
-        for label in folded.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !label.isEmpty else { throw EmailAddressError(.invalidDomain) }
-            let ascii: String
-            if label.unicodeScalars.allSatisfy(\.isASCII) {
-                ascii = String(label)
-            } else {
-                guard let encoded = Punycode.encode(String(label)) else { throw EmailAddressError(.invalidDomain) }
-                ascii = "xn--" + encoded
-            }
-            guard isHostLabel(ascii.utf8) else { throw EmailAddressError(.invalidDomain) }
-            labels.append(ascii)
+        for label in ascii.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !label.isEmpty, isHostLabel(label.utf8) else { throw EmailAddressError(.invalidDomain) }
+            labels.append(String(label))
         }
         if let last = labels.last, isNumeric(last.utf8) { throw EmailAddressError(.addressLiteral) }
         let domain = labels.joined(separator: ".")
