@@ -7,6 +7,8 @@ import PosternCore
 /// made on that thread and never leaves it.
 final class OutboxWorker: @unchecked Sendable {
     private let owner: String
+    /// Which of the pool's wake-up queues is this worker's.
+    private let index: Int
     private let store: any Store
     private let makeTransport: MailTransportFactory
     private let compose: OutboxWorkerPool.Compose
@@ -23,11 +25,12 @@ final class OutboxWorker: @unchecked Sendable {
     private let recorder: OutcomeRecorder
 
     init(
-        owner: String, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
+        owner: String, index: Int, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
         clock: any WallClock, random: @escaping @Sendable () -> Double, configuration: OutboxWorkerPool.Configuration,
         logger: Logger?, signal: WorkerSignal, recorder: OutcomeRecorder
     ) {
         self.owner = owner
+        self.index = index
         self.store = store
         self.makeTransport = makeTransport
         self.compose = compose
@@ -46,10 +49,10 @@ final class OutboxWorker: @unchecked Sendable {
         defer {
             transport?.close()
             transport = nil
-            signal.workerFinished()
+            signal.workerFinished(worker: index)
         }
-        while !signal.isStopping {
-            let seen = signal.currentGeneration
+        while !signal.isStopping(worker: index) {
+            signal.takeWakeUps(worker: index)
             let found: Bool
             do {
                 found = try deliverOneBatch()
@@ -58,7 +61,7 @@ final class OutboxWorker: @unchecked Sendable {
                 found = false
             }
             if !found {
-                if signal.wait(after: seen, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
+                if signal.wait(worker: index, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
                     // Woken by new mail: start after a random moment, so that the work a request
                     // causes (mail or no mail) does not land on the requests that follow it and
                     // time cannot tell an existing address from an unknown one.
@@ -137,7 +140,7 @@ final class OutboxWorker: @unchecked Sendable {
         var leaseUntil = lease
         for (position, item) in ready.enumerated() {
             var (life, claim, mail) = item
-            if signal.isStopping {
+            if signal.isStopping(worker: index) {
                 try settle(&pending)
                 try release(ready[position...].map { $0.1.message.id }, at: clock.unixSeconds())
                 break
@@ -258,13 +261,10 @@ final class PendingRecord: @unchecked Sendable {
 
 /// Commits the workers' outcome records on one thread, all that are waiting in one store write:
 /// fewer threads woken per commit than one writer per worker, which counts on a busy machine.
-///
-/// `@unchecked Sendable`: `queue` and `stopped` are only touched with `condition` locked.
-final class OutcomeRecorder: @unchecked Sendable {
+final class OutcomeRecorder: Sendable {
     private let store: any Store
-    private let condition = NSCondition()
-    private var queue: [PendingRecord] = []
-    private var stopped = false
+    /// The records waiting; the recorder thread is the one consumer and takes them all at once.
+    private let queue = BatchQueue<PendingRecord>(consumers: 1)
 
     init(store: any Store) {
         self.store = store
@@ -273,33 +273,20 @@ final class OutcomeRecorder: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues `change` for the next commit.
+    /// Queues `change` for the next commit. After ``stop()`` the record fails at once.
     func submit(_ change: @escaping @Sendable (any StoreWriter) throws -> Void) -> PendingRecord {
         let record = PendingRecord(change)
-        condition.lock()
-        queue.append(record)
-        condition.signal()
-        condition.unlock()
+        if !queue.append(record) { record.complete(StoreError.unavailable("the outcome recorder has stopped")) }
         return record
     }
 
     /// Ends the thread once the queue is empty.
     func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        queue.close()
     }
 
     private func run() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !stopped { condition.wait() }
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            let finished = stopped && batch.isEmpty
-            condition.unlock()
-            if finished { return }
+        while case .items(let batch) = queue.take(upTo: .max) {
             let changes = batch.map(\.change)
             do {
                 try store.writeSyncingLater { writer in
@@ -310,5 +297,6 @@ final class OutcomeRecorder: @unchecked Sendable {
                 for record in batch { record.complete(error) }
             }
         }
+        queue.consumerEnded()
     }
 }
