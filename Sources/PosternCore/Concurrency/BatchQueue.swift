@@ -43,6 +43,10 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Queues `item` and wakes a consumer. False once closed (the item is not queued).
+    ///
+    /// The one thread `close()` may leave waiting on the condition besides consumers is one in
+    /// ``waitForConsumers(until:)``, and only after `close()`, when nothing is appended any more:
+    /// so this signal always reaches a consumer.
     @discardableResult
     public func append(_ item: Item) -> Bool {
         condition.lock()
@@ -106,9 +110,8 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
                 head = 0
             }
         }
-        // More is waiting: pass the wake-up on to another consumer. After `close()` no consumer
-        // waits any more, so this cannot be taken by a thread in `waitForConsumers` instead.
-        if head < items.count { condition.signal() }
+        // No wake-up is passed on when items are left: each append signalled once, so another
+        // consumer is already woken for them (an extra signal per take woke threads for nothing).
         return batch
     }
 
