@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import Synchronization
 
 /// One writer thread that commits waiting closures in batches: one fsync for many callers.
 ///
@@ -7,11 +8,15 @@ import PosternCore
 /// `synchronous=NORMAL`: no fsync; the WAL is flushed by the next full commit, or by a passive
 /// checkpoint once ``syncInterval`` has passed with nothing else to do.
 ///
-/// `@unchecked Sendable`: `pending`, `recorded`, `closing` and `finished` are only touched with
-/// `condition` locked; the connection and the sync state only by the writer thread.
+/// Intervals are measured on an injected ``MonotonicClock``, not `Date()`: a stepped wall clock
+/// must not leave a commit unflushed or flush early, and tests move a manual clock instead of
+/// sleeping through the interval.
+///
+/// `@unchecked Sendable`: the queue and the counts lock themselves; the connection and the sync
+/// state (`relaxed`, `unsyncedSince`) are only touched by the writer thread.
 final class GroupCommitWriter: @unchecked Sendable {
     /// Longest time a commit made without fsync waits for one.
-    static let syncInterval: TimeInterval = 0.2
+    static let syncInterval: Duration = .milliseconds(200)
 
     /// Commits so far: with an fsync, without, and the flushes of the latter.
     struct Counts: Sendable, Equatable {
@@ -20,27 +25,22 @@ final class GroupCommitWriter: @unchecked Sendable {
         var flushes = 0
     }
 
-    private let condition = NSCondition()
-    private var pending: [PendingWrite] = []
-    private var recorded = Counts()
+    /// The callers' closures; the writer thread is its one consumer, so `close()` waits for it.
+    private let pending: BatchQueue<PendingWrite>
+    private let recorded = Mutex(Counts())
+    private let clock: any MonotonicClock
     private let connection: SQLiteConnection
     /// Whether the connection is at `synchronous=NORMAL` now.
     private var relaxed = false
     /// When the last commit without fsync was made, while the WAL holds one not yet flushed.
-    private var unsyncedSince: Date?
-    /// `close()` was called: no new writes; the thread ends once the queue is empty.
-    private var closing = false
-    /// The thread has ended (everything committed and flushed).
-    private var finished = false
+    private var unsyncedSince: Duration?
 
-    var counts: Counts {
-        condition.lock()
-        defer { condition.unlock() }
-        return recorded
-    }
+    var counts: Counts { recorded.withLock { $0 } }
 
-    init(connection: SQLiteConnection) {
+    init(connection: SQLiteConnection, clock: any MonotonicClock = SystemMonotonicClock()) {
         self.connection = connection
+        self.clock = clock
+        pending = BatchQueue(consumers: 1, clock: clock)
         let thread = Thread { [self] in run() }
         thread.name = "postern-store-writer"
         thread.start()
@@ -59,14 +59,7 @@ final class GroupCommitWriter: @unchecked Sendable {
                     return false
                 }
             }, fail: { error in slot.value = .failure(error) }, signal: slot.signal)
-            condition.lock()
-            guard !closing else {
-                condition.unlock()
-                throw StoreError.unavailable("the store is closed")
-            }
-            pending.append(work)
-            condition.signal()
-            condition.unlock()
+            guard pending.append(work) else { throw StoreError.unavailable("the store is closed") }
             return try slot.wait()
         }
     }
@@ -74,41 +67,22 @@ final class GroupCommitWriter: @unchecked Sendable {
     /// Refuses new writes, commits those already queued, flushes what was committed without
     /// fsync, and ends the writer thread. Returns when all that is done.
     func close() {
-        condition.lock()
-        closing = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-        condition.unlock()
+        pending.close()
+        _ = pending.waitForConsumers()
     }
 
     private func run() {
         while true {
-            condition.lock()
-            if pending.isEmpty && closing {
-                condition.unlock()
+            switch pending.take(upTo: SQLiteStore.maximumBatch, until: unsyncedSince.map { $0 + Self.syncInterval }) {
+            case .items(let batch):
+                commit(batch)
+            case .timedOut:
+                flush()
+            case .closed:
                 if unsyncedSince != nil { flush() }
-                condition.lock()
-                finished = true
-                condition.broadcast()
-                condition.unlock()
+                pending.consumerEnded()
                 return
             }
-            while pending.isEmpty && !closing {
-                if let since = unsyncedSince {
-                    let due = since.addingTimeInterval(Self.syncInterval)
-                    if !condition.wait(until: due) && pending.isEmpty {
-                        condition.unlock()
-                        flush()
-                        condition.lock()
-                    }
-                } else {
-                    condition.wait()
-                }
-            }
-            let batch = Array(pending.prefix(SQLiteStore.maximumBatch))
-            pending.removeFirst(batch.count)
-            condition.unlock()
-            if !batch.isEmpty { commit(batch) }
         }
     }
 
@@ -117,12 +91,10 @@ final class GroupCommitWriter: @unchecked Sendable {
         do {
             try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
             unsyncedSince = nil
-            condition.lock()
-            recorded.flushes += 1
-            condition.unlock()
+            recorded.withLock { $0.flushes += 1 }
         } catch {
             // Busy (another process checkpoints): the next full commit or the next turn flushes.
-            unsyncedSince = Date()
+            unsyncedSince = clock.now()
         }
     }
 
@@ -132,7 +104,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     /// commit that needed the fsync but was made without it.
     private func chooseSync(for batch: [PendingWrite]) -> Bool {
         var later = batch.allSatisfy(\.syncingLater)
-        if later, let since = unsyncedSince, Date().timeIntervalSince(since) >= Self.syncInterval { later = false }
+        if later, let since = unsyncedSince, clock.now() - since >= Self.syncInterval { later = false }
         if later != relaxed {
             if (try? connection.execute(later ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL")) != nil {
                 relaxed = later
@@ -172,13 +144,12 @@ final class GroupCommitWriter: @unchecked Sendable {
         do {
             try connection.execute("COMMIT")
             if relaxed {
-                if unsyncedSince == nil { unsyncedSince = Date() }
+                if unsyncedSince == nil { unsyncedSince = clock.now() }
             } else {
                 unsyncedSince = nil
             }
-            condition.lock()
-            if relaxed { recorded.deferred += 1 } else { recorded.synced += 1 }
-            condition.unlock()
+            let relaxed = relaxed
+            recorded.withLock { if relaxed { $0.deferred += 1 } else { $0.synced += 1 } }
             // Needed the fsync but the mode could not be switched: flush now.
             if !later && relaxed { flush() }
         } catch {
@@ -191,15 +162,15 @@ final class GroupCommitWriter: @unchecked Sendable {
 }
 
 /// A caller's closure, type-erased for the queue.
-private struct PendingWrite {
+private struct PendingWrite: Sendable {
     /// The caller allows a commit without fsync (``SQLiteStore/writeSyncingLater(_:)``).
     let syncingLater: Bool
     /// Runs the closure; true when it succeeded (its result is stored in its slot).
-    let run: (SQLiteTransaction) -> Bool
+    let run: @Sendable (SQLiteTransaction) -> Bool
     /// Replaces the result with a failure (the commit failed).
-    let fail: (any Error) -> Void
+    let fail: @Sendable (any Error) -> Void
     /// Wakes the caller.
-    let signal: () -> Void
+    let signal: @Sendable () -> Void
 }
 
 /// Where the writer thread leaves one caller's result. `@unchecked Sendable`: `value` is written by

@@ -19,9 +19,10 @@ public final class SQLiteStore: Store {
     private let writer: GroupCommitWriter
     private let readers: Mutex<[ReaderConnection]>
 
-    /// Opens or creates the database at `path` and runs pending migrations.
+    /// Opens or creates the database at `path` and runs pending migrations. `clock` times the
+    /// writer's deferred fsyncs (``GroupCommitWriter/syncInterval``); tests pass a manual one.
     /// - Throws: `StoreError.unavailable` when the file cannot be opened or migrated.
-    public init(path: String) throws {
+    public init(path: String, clock: any MonotonicClock = SystemMonotonicClock()) throws {
         self.path = path
         // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database
         // file's mode, and a database made 0644 and narrowed afterwards left them readable by every
@@ -32,7 +33,7 @@ public final class SQLiteStore: Store {
             let connection = try SQLiteConnection(path: path)
             try Self.migrate(connection)
             Self.narrowSideFiles(of: path)
-            writer = GroupCommitWriter(connection: connection)
+            writer = GroupCommitWriter(connection: connection, clock: clock)
         } catch let error as SQLiteError {
             throw StoreError.unavailable("cannot open the database at \(path): \(error.message)")
         }

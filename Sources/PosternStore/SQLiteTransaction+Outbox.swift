@@ -74,20 +74,25 @@ extension SQLiteTransaction {
         return db.lastInsertedRowID
     }
 
-    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
+    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
+        guard !claimable.isEmpty else { return [] }
         var claims: [OutboxClaim] = []
         // One statement inside the (BEGIN IMMEDIATE) write transaction: no other connection or
-        // process can claim between the choice and the update.
+        // process can claim between the choice and the update. The claimable states are bound (the
+        // delivery machine's), as an OR chain of comparisons: an IN list of three constants would
+        // build a temporary b-tree. The index's own condition stays written out so SQLite uses it.
+        let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
         try db.query(
             """
             UPDATE outbox SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
             WHERE id IN (
-                SELECT id FROM outbox WHERE \(Self.unfinished) AND next_attempt_at <= ?
+                SELECT id FROM outbox WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
                 ORDER BY next_attempt_at, id LIMIT ?)
             RETURNING \(Self.metadataColumns), envelope_sender, envelope_recipients, body,
                 EXISTS (SELECT 1 FROM suppressions WHERE address = recipient_normalized)
             """,
-            [.text(owner), .integer(leaseUntil), .integer(now), .integer(Int64(max(0, limit)))]
+            [.text(owner), .integer(leaseUntil)] + claimable.map { .text($0.rawValue) }
+                + [.integer(now), .integer(Int64(max(0, limit)))]
         ) { row in
             let message = try readMessage(row)
             var mail: OutgoingMail?
@@ -142,15 +147,16 @@ extension SQLiteTransaction {
             [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
     }
 
-    func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
-        let release = """
-            UPDATE outbox SET state = CASE WHEN attempts = 0 THEN 'queued' ELSE 'retrying' END, next_attempt_at = ?, lease_owner = NULL
-            WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ?
-            """
-        guard let ids else { return try db.execute(release, [.integer(at), .text(owner)]) }
+    func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int {
+        // The state and the due time are the delivery machine's; the lease checks are the store's.
         var released = 0
-        for id in ids {
-            released += try db.execute(release + " AND id = ?", [.integer(at), .text(owner), .integer(id)])
+        for release in releases {
+            released += try db.execute(
+                """
+                UPDATE outbox SET state = ?, next_attempt_at = ?, lease_owner = NULL
+                WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ? AND id = ?
+                """,
+                [.text(release.state.rawValue), .integer(release.at), .text(owner), .integer(release.id)])
         }
         return released
     }

@@ -44,9 +44,9 @@ extension InMemoryStore.Transaction {
         return Int64(state.outbox.count)
     }
 
-    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
+    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
         let due = state.outbox.indices
-            .filter { [.queued, .retrying, .claimed].contains(state.outbox[$0].state) && state.outbox[$0].nextAttemptAt <= now }
+            .filter { claimable.contains(state.outbox[$0].state) && state.outbox[$0].nextAttemptAt <= now }
             .sorted { (state.outbox[$0].nextAttemptAt, $0) < (state.outbox[$1].nextAttemptAt, $1) }
             .prefix(max(0, limit))
         return due.sorted().map { index in
@@ -102,13 +102,12 @@ extension InMemoryStore.Transaction {
         return true
     }
 
-    public func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int {
-        let chosen = ids ?? state.outbox.indices.map { Int64($0 + 1) }
+    public func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int {
         var released = 0
-        for id in chosen {
-            guard let index = held(id, by: owner) else { continue }
-            state.outbox[index].state = state.outbox[index].attempts == 0 ? .queued : .retrying
-            state.outbox[index].nextAttemptAt = at
+        for release in releases {
+            guard let index = held(release.id, by: owner) else { continue }
+            state.outbox[index].state = release.state
+            state.outbox[index].nextAttemptAt = release.at
             state.outbox[index].leaseOwner = nil
             released += 1
         }

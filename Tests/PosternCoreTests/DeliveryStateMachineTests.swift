@@ -120,4 +120,19 @@ struct DeliveryStateMachineTests {
         #expect(DeliveryOutcome.classify(replyCode: 550, reply: "550 no") == .permanent(reply: "550 no"))
         #expect(DeliveryOutcome.classify(replyCode: 0, reply: "refused") == .transient(reply: "refused", connectionFailed: true))
     }
+
+    @Test("the claimable states are exactly the recorded states claim takes a due message from")
+    func claimableStatesMatchClaim() {
+        let due: Int64 = 1_000
+        let lives: [DeliveryStateMachine.State] = [
+            .queued, .claimed(owner: "w1", until: due), .retrying(at: due), .sent, .dead(.rejected),
+        ]
+        for state in lives {
+            var life = DeliveryStateMachine(state: state, deadline: 10_000, policy: policy)
+            let recorded = life.recordedState
+            let taken = life.claim(owner: "w2", now: due) == .deliver
+            #expect(taken == DeliveryStateMachine.claimableStates.contains(recorded), "\(recorded)")
+        }
+        #expect(Set(lives.map { DeliveryStateMachine(state: $0, deadline: 1, policy: policy).recordedState }) == Set(OutboxState.allCases))
+    }
 }

@@ -34,11 +34,11 @@ struct OutboxInMemoryStoreTests {
 
     @Test("an expired lease makes a message claimable; release gives it back at once")
     func leases() throws {
-        _ = try store.write { try $0.enqueue(.signIn(requestID: "r1"), recipient: alice, now: 100, giveUpAt: 700) }
+        let id = try store.write { try $0.enqueue(.signIn(requestID: "r1"), recipient: alice, now: 100, giveUpAt: 700) }
         _ = try store.write { try $0.claimDue(owner: "dead-worker", now: 100, leaseUntil: 160, limit: 10) }
         #expect(try store.write { try $0.claimDue(owner: "w2", now: 159, leaseUntil: 219, limit: 10) }.isEmpty)
         #expect(try store.write { try $0.claimDue(owner: "w2", now: 160, leaseUntil: 220, limit: 10) }.count == 1)
-        #expect(try store.write { try $0.releaseLeases(owner: "w2", ids: nil, at: 170) } == 1)
+        #expect(try store.write { try $0.releaseLeases(owner: "w2", ids: [id], at: 170) } == 1)
         #expect(try store.read { try $0.outboxMessages(state: .queued, limit: 10) }.count == 1)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 @testable import PosternStore
 import Synchronization
+import PosternTestSupport
 import Testing
 
 @Suite("SQLite outbox")
@@ -228,7 +229,14 @@ struct OutboxStoreTests {
 
     @Test("a write that may sync later is committed at once, and flushed by the next full commit or within the interval")
     func writeSyncingLater() throws {
-        let ids = try enqueue(3)
+        // The writer's interval runs on a manual clock: the test moves it, and waits for the
+        // writer to act on the move (back in its wait, nothing overdue) instead of sleeping.
+        let clock = ManualMonotonicClock()
+        let store = try SQLiteStore(path: database.path, clock: clock)
+        let recipient = alice
+        let ids = try store.write { writer in
+            try (0..<3).map { try writer.enqueue(.signIn(requestID: "r\($0)"), recipient: recipient, now: 100, giveUpAt: 10_000) }
+        }
         let start = store.commitCounts
         _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
         // Committed: another connection sees the claim at once.
@@ -237,15 +245,23 @@ struct OutboxStoreTests {
         var counts = store.commitCounts
         #expect(counts.deferred == start.deferred + 1)
         #expect(counts.synced == start.synced)
+        // Short of the interval nothing is flushed.
+        #expect(clock.waitUntilSettled(waiters: 1))
+        clock.advance(by: GroupCommitWriter.syncInterval / 2)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        #expect(store.commitCounts.flushes == start.flushes)
         // Nothing else to do: a checkpoint flushes it within the interval.
-        Thread.sleep(forTimeInterval: GroupCommitWriter.syncInterval * 2.5)
+        clock.advance(by: GroupCommitWriter.syncInterval * 2)
+        #expect(clock.waitUntilSettled(waiters: 1))
         counts = store.commitCounts
         #expect(counts.flushes == start.flushes + 1)
 
         // A full commit flushes what came before it, so no checkpoint is needed after it.
         _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
         _ = try store.write { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
-        Thread.sleep(forTimeInterval: GroupCommitWriter.syncInterval * 2.5)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        clock.advance(by: GroupCommitWriter.syncInterval * 2.5)
+        #expect(clock.waitUntilSettled(waiters: 1))
         let after = store.commitCounts
         #expect(after.flushes == counts.flushes)
         #expect(after.synced == counts.synced + 1)
@@ -254,13 +270,19 @@ struct OutboxStoreTests {
 
     @Test("a steady stream of writes that may sync later still reaches the disk every interval")
     func steadyDeferredWritesAreSynced() throws {
+        // Three intervals of writes on a manual clock moved a tenth of the interval per write: the
+        // writer reads the clock at each commit, so the count of full commits does not depend on
+        // how fast this machine is.
+        let clock = ManualMonotonicClock()
+        let store = try SQLiteStore(path: database.path, clock: clock)
         let start = store.commitCounts
-        let until = Date().addingTimeInterval(GroupCommitWriter.syncInterval * 3)
+        let until = clock.now() + GroupCommitWriter.syncInterval * 3
         var writes = 0
         let recipient = alice
-        while Date() < until {
+        while clock.now() < until {
             _ = try store.writeSyncingLater { try $0.enqueue(.signIn(requestID: "r"), recipient: recipient, now: 100, giveUpAt: 900) }
             writes += 1
+            clock.advance(by: GroupCommitWriter.syncInterval / 10)
         }
         #expect(try store.read { try $0.outboxCounts() }.byState[.queued] == writes)
         let counts = store.commitCounts

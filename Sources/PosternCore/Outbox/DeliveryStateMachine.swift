@@ -44,6 +44,12 @@ public struct DeliveryStateMachine: Sendable, Hashable {
         case none
     }
 
+    /// The recorded states ``claim(owner:now:)`` takes a message from once it is due: its row's
+    /// `nextAttemptAt` is at or before now (for `claimed`, that is the lease's end). Stores bind
+    /// these into their claim instead of listing states of their own, so a change here reaches
+    /// production.
+    public static let claimableStates: [OutboxState] = [.queued, .retrying, .claimed]
+
     /// The current state.
     public private(set) var state: State
     /// Failed attempts so far.
@@ -130,6 +136,17 @@ public struct DeliveryStateMachine: Sendable, Hashable {
         guard case .claimed = state else { return .none }
         state = failedAttempts == 0 ? .queued : .retrying(at: at)
         return .none
+    }
+
+    /// The state as a store records it.
+    public var recordedState: OutboxState {
+        switch state {
+        case .queued: .queued
+        case .claimed: .claimed
+        case .retrying: .retrying
+        case .sent: .sent
+        case .dead: .dead
+        }
     }
 
     private mutating func expire() -> Action {

@@ -96,3 +96,21 @@ public struct OutboxCounts: Sendable, Hashable, CustomStringConvertible {
         OutboxState.allCases.map { "\($0.rawValue)=\(self[$0])" }.joined(separator: " ")
     }
 }
+
+/// A claimed message given back untried, as its delivery machine decided: the state it returns
+/// to and when it is due again. Stores write these values; they do not decide them.
+public struct OutboxRelease: Sendable, Hashable {
+    /// The message.
+    public let id: Int64
+    /// `queued` or `retrying`.
+    public let state: OutboxState
+    /// When it is due again, in Unix seconds.
+    public let at: Int64
+
+    /// Creates a release.
+    public init(id: Int64, state: OutboxState, at: Int64) {
+        self.id = id
+        self.state = state
+        self.at = at
+    }
+}

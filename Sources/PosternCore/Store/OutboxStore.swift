@@ -23,10 +23,11 @@ public protocol OutboxWriter: OutboxReader {
     /// message is abandoned (for a link: when it expires).
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64
 
-    /// Claims up to `limit` messages due at `now` (queued, retrying and due, or claimed with an
-    /// expired lease) for `owner` until `leaseUntil`, oldest due first. Within one transaction, so
-    /// two workers (or processes) never claim the same message.
-    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim]
+    /// Claims up to `limit` messages in one of the `claimable` states and due at `now`
+    /// (`nextAttemptAt <= now`) for `owner` until `leaseUntil`, oldest due first. Within one
+    /// transaction, so two workers (or processes) never claim the same message. The states and
+    /// the lease are the delivery machine's decisions (``DeliveryBatchMachine/ClaimRequest``).
+    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim]
     /// Stores the composed mail on a claimed message, so every retry sends the same bytes.
     func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool
     /// Moves the leases of `owner`'s claimed messages to `leaseUntil` (a worker still busy).
@@ -37,9 +38,9 @@ public protocol OutboxWriter: OutboxReader {
     func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool
     /// Records a claimed message as dead with `reply`; erases its body.
     func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
-    /// Gives claimed messages back untried, due at `at`; all of `owner`'s when `ids` is nil.
-    /// Returns how many.
-    func releaseLeases(owner: String, ids: [Int64]?, at: Int64) throws -> Int
+    /// Gives claimed messages of `owner` back untried, each to the state and due time its
+    /// delivery machine chose. Returns how many were still `owner`'s.
+    func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int
     /// Adds `address` to the suppression list (`reason`: the server's reply, or an operator's note).
     func suppress(_ address: EmailAddress, reason: String, now: Int64) throws
     /// Removes `address` from the suppression list; false when it was not on it.
@@ -50,4 +51,25 @@ public protocol OutboxWriter: OutboxReader {
     func retryDead(id: Int64, now: Int64) throws -> Bool
     /// Deletes sent and dead messages finished before `before`; returns how many.
     func purgeFinished(before: Int64) throws -> Int
+}
+
+extension OutboxWriter {
+    /// Claims what ``DeliveryStateMachine/claimableStates`` allows (for tools and tests that do
+    /// not run a ``DeliveryBatchMachine``).
+    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
+        try claimDue(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: DeliveryStateMachine.claimableStates)
+    }
+
+    /// Gives the messages `ids` back untried, due at `at`, each as its delivery machine decides
+    /// (``DeliveryStateMachine/release(at:)``) from its recorded attempts.
+    public func releaseLeases(owner: String, ids: [Int64], at: Int64) throws -> Int {
+        var releases: [OutboxRelease] = []
+        for id in ids {
+            guard let message = try outboxMessage(id: id), message.state == .claimed else { continue }
+            var life = DeliveryStateMachine(claimed: message, owner: owner)
+            _ = life.release(at: at)
+            releases.append(OutboxRelease(id: id, state: life.recordedState, at: at))
+        }
+        return try releaseLeases(owner: owner, releases)
+    }
 }

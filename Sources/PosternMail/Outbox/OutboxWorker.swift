@@ -3,10 +3,16 @@ import PosternCore
 
 /// One delivery worker: its lease owner name, its transport, its loop. Runs on its own thread.
 ///
+/// It executes what its ``DeliveryBatchMachine`` decides (what to claim, compose, send, record,
+/// renew and give back) and adds only the I/O: the store, the content stage, the transport, the
+/// clock, and the pipelining of records with sends.
+///
 /// `@unchecked Sendable`: it is handed to its thread once and used only there; the transport is
 /// made on that thread and never leaves it.
 final class OutboxWorker: @unchecked Sendable {
     private let owner: String
+    /// Which of the pool's wake-up queues is this worker's.
+    private let index: Int
     private let store: any Store
     private let makeTransport: MailTransportFactory
     private let compose: OutboxWorkerPool.Compose
@@ -16,18 +22,18 @@ final class OutboxWorker: @unchecked Sendable {
     private let logger: Logger?
     private let signal: WorkerSignal
     private var transport: (any MailTransport)?
-    /// How many messages the next claim asks for.
-    private var claimSize: Int
-    private static let firstClaim = 4
+    /// The batch decisions.
+    private var machine: DeliveryBatchMachine
     /// Where outcome records are committed, so the next send can start meanwhile.
     private let recorder: OutcomeRecorder
 
     init(
-        owner: String, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
+        owner: String, index: Int, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
         clock: any WallClock, random: @escaping @Sendable () -> Double, configuration: OutboxWorkerPool.Configuration,
         logger: Logger?, signal: WorkerSignal, recorder: OutcomeRecorder
     ) {
         self.owner = owner
+        self.index = index
         self.store = store
         self.makeTransport = makeTransport
         self.compose = compose
@@ -37,19 +43,17 @@ final class OutboxWorker: @unchecked Sendable {
         self.logger = logger
         self.signal = signal
         self.recorder = recorder
-        self.claimSize = min(Self.firstClaim, configuration.batchSize)
+        self.machine = DeliveryBatchMachine(owner: owner, policy: configuration.policy, maximumClaim: configuration.batchSize)
     }
-
-    private var policy: DeliveryPolicy { configuration.policy }
 
     func run() {
         defer {
             transport?.close()
             transport = nil
-            signal.workerFinished()
+            signal.workerFinished(worker: index)
         }
-        while !signal.isStopping {
-            let seen = signal.currentGeneration
+        while !signal.isStopping(worker: index) {
+            signal.takeWakeUps(worker: index)
             let found: Bool
             do {
                 found = try deliverOneBatch()
@@ -58,7 +62,7 @@ final class OutboxWorker: @unchecked Sendable {
                 found = false
             }
             if !found {
-                if signal.wait(after: seen, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
+                if signal.wait(worker: index, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
                     // Woken by new mail: start after a random moment, so that the work a request
                     // causes (mail or no mail) does not land on the requests that follow it and
                     // time cannot tell an existing address from an unknown one.
@@ -67,52 +71,38 @@ final class OutboxWorker: @unchecked Sendable {
             }
         }
         let owner = self.owner
-        let now = clock.unixSeconds()
-        _ = try? store.write { try $0.releaseLeases(owner: owner, ids: nil, at: now) }
+        let releases = machine.stopped(now: clock.unixSeconds())
+        if !releases.isEmpty { _ = try? store.write { try $0.releaseLeases(owner: owner, releases) } }
     }
 
     /// Claims a batch and works through it; false when nothing was due.
     private func deliverOneBatch() throws -> Bool {
         let owner = self.owner
-        let now = clock.unixSeconds()
-        let lease = now + policy.lease
-        let limit = claimSize
-        let claims = try store.write { try $0.claimDue(owner: owner, now: now, leaseUntil: lease, limit: limit) }
-        // A full claim means a backlog: take more next time (fewer claim commits per message); a
-        // short one means little is waiting: take few, so a burst is shared among the workers.
-        claimSize = claims.count == limit ? min(limit * 2, configuration.batchSize) : min(Self.firstClaim, configuration.batchSize)
+        let request = machine.claimRequest(now: clock.unixSeconds())
+        let claims = try store.write {
+            try $0.claimDue(
+                owner: owner, now: request.now, leaseUntil: request.leaseUntil, limit: request.limit, claimable: request.claimable)
+        }
+        let unwritten = machine.claimed(claims)
         guard !claims.isEmpty else { return false }
 
-        // Compose what has no body yet, and settle what must not be sent, in one transaction. A
-        // new body is stored only with a transient failure, so that a retry sends the same bytes
-        // (the same Message-ID): most mail is sent on its first try, and a 4 KB body written and
-        // erased again per message was most of what the writer wrote. After a crash between the
-        // send and its record (at most one message per worker) the message is composed anew.
-        var ready: [(DeliveryStateMachine, OutboxClaim, OutgoingMail)] = []
-        var settled: [(Int64, DeliveryStateMachine.Action)] = []
-        for claim in claims {
-            var life = DeliveryStateMachine(claimed: claim.message, owner: owner, policy: policy)
-            var mail = claim.mail
-            var composeFailed = false
-            if mail == nil && !claim.isSuppressed && now < life.deadline {
-                do {
-                    mail = try compose(claim.message)
-                } catch {
-                    composeFailed = true
-                    logger?.warning("outbox: the content stage failed", ["id": "\(claim.message.id)", "intent": claim.message.intent.name])
-                }
-            }
-            if composeFailed {
-                settled.append((claim.message.id, life.attempted(.transient(reply: "the content stage failed", connectionFailed: false), now: now, jitter: random())))
-                continue
-            }
-            switch life.prepare(now: now, isSuppressed: claim.isSuppressed, hasMail: mail != nil) {
-            case .deliver:
-                if let mail { ready.append((life, claim, mail)) }
-            case let action:
-                settled.append((claim.message.id, action))
+        // Compose what has no body yet; the machine settles what must not be sent, recorded in one
+        // transaction. A new body is stored only with a transient failure, so that a retry sends
+        // the same bytes (the same Message-ID): most mail is sent on its first try, and a 4 KB body
+        // written and erased again per message was most of what the writer wrote. After a crash
+        // between the send and its record (at most one message per worker) the message is
+        // composed anew.
+        var content: [Int64: DeliveryBatchMachine.Content] = [:]
+        for message in unwritten {
+            do {
+                content[message.id] = try compose(message).map { .mail($0) } ?? .nothing
+            } catch {
+                content[message.id] = .failed
+                logger?.warning("outbox: the content stage failed", ["id": "\(message.id)", "intent": message.intent.name])
             }
         }
+        let settled = machine.composed(content, jitter: random)
+
         // Each outcome is recorded while the next message is already on its way, but the next one
         // is not completed (SMTP's final ".") until that record is committed: a crash of the
         // process leaves at most one sent-but-unrecorded message per worker, and the commit
@@ -124,48 +114,26 @@ final class OutboxWorker: @unchecked Sendable {
         var pending: PendingRecord?
         defer { _ = pending?.wait() }
         if !settled.isEmpty {
-            let recipients = Dictionary(claims.map { ($0.message.id, $0.message.recipient) }) { first, _ in first }
-            let settled = settled
             pending = recorder.submit { writer in
-                for (id, action) in settled {
-                    try Self.record(action, id: id, recipient: recipients[id], owner: owner, now: now, in: writer)
-                }
+                for record in settled { try Self.write(record, owner: owner, in: writer) }
             }
-            for (id, action) in settled { log(action, id: id) }
+            for record in settled { log(record.action, id: record.id) }
         }
 
-        var leaseUntil = lease
-        for (position, item) in ready.enumerated() {
-            var (life, claim, mail) = item
-            if signal.isStopping {
+        steps: while true {
+            switch machine.next(now: clock.unixSeconds(), stopping: signal.isStopping(worker: index)) {
+            case .deliver(let id, let mail):
+                let previous = pending
+                let outcome = deliver(mail) { previous?.wait() ?? true }
                 try settle(&pending)
-                try release(ready[position...].map { $0.1.message.id }, at: clock.unixSeconds())
-                break
-            }
-            let previous = pending
-            let outcome = deliver(mail) { previous?.wait() ?? true }
-            try settle(&pending)
-            let finished = clock.unixSeconds()
-            let action = life.attempted(outcome, now: finished, jitter: random())
-            let recipient = claim.message.recipient
-            let id = claim.message.id
-            // The rest of the batch keeps its lease: renewed in the same transaction once half of it
-            // is used up (a slow server), not on every message.
-            let renewal: Int64? = position + 1 < ready.count && finished + policy.lease / 2 >= leaseUntil ? finished + policy.lease : nil
-            if let renewal { leaseUntil = renewal }
-            // A retry sends what was composed now: kept before the lease is given up.
-            let keep: OutgoingMail? = if case .retry = action, claim.mail == nil { mail } else { nil }
-            pending = recorder.submit { writer in
-                if let keep { _ = try writer.storeMail(id: id, owner: owner, mail: keep) }
-                try Self.record(action, id: id, recipient: recipient, owner: owner, now: finished, in: writer)
-                if let renewal { try writer.extendLeases(owner: owner, leaseUntil: renewal) }
-            }
-            log(action, id: id)
-            if case .transient(_, connectionFailed: true) = outcome, position + 1 < ready.count {
-                // The connection is down: the rest of the batch waits as long as a first retry would.
+                guard let record = machine.delivered(outcome, now: clock.unixSeconds(), jitter: random()) else { continue }
+                pending = recorder.submit { writer in try Self.write(record, owner: owner, in: writer) }
+                log(record.action, id: id)
+            case .release(let releases):
                 try settle(&pending)
-                try release(ready[(position + 1)...].map { $0.1.message.id }, at: finished + policy.baseDelay)
-                break
+                _ = try store.write { try $0.releaseLeases(owner: owner, releases) }
+            case .finished:
+                break steps
             }
         }
         try settle(&pending)
@@ -190,27 +158,22 @@ final class OutboxWorker: @unchecked Sendable {
         return transport.deliver(mail, completingAfter: gate)
     }
 
-    private func release(_ ids: [Int64], at: Int64) throws {
-        let owner = self.owner
-        _ = try store.write { try $0.releaseLeases(owner: owner, ids: ids, at: at) }
-    }
-
-    private static func record(
-        _ action: DeliveryStateMachine.Action, id: Int64, recipient: EmailAddress?, owner: String, now: Int64, in writer: any StoreWriter
-    ) throws {
-        switch action {
+    private static func write(_ record: DeliveryBatchMachine.Record, owner: String, in writer: any StoreWriter) throws {
+        if let keep = record.keep { _ = try writer.storeMail(id: record.id, owner: owner, mail: keep) }
+        switch record.action {
         case .markSent(let reply):
-            _ = try writer.markSent(id: id, owner: owner, now: now, reply: reply)
+            _ = try writer.markSent(id: record.id, owner: owner, now: record.at, reply: reply)
         case .retry(let at, let reply):
-            _ = try writer.markRetry(id: id, owner: owner, at: at, reply: reply)
+            _ = try writer.markRetry(id: record.id, owner: owner, at: at, reply: reply)
         case .markDead(let reply, let suppress):
             // A message whose lease was lost (another worker has it) changes nothing, suppression included.
-            if try writer.markDead(id: id, owner: owner, now: now, reply: reply), suppress, let recipient {
-                try writer.suppress(recipient, reason: reply, now: now)
+            if try writer.markDead(id: record.id, owner: owner, now: record.at, reply: reply), suppress {
+                try writer.suppress(record.recipient, reason: reply, now: record.at)
             }
         case .deliver, .none:
             break
         }
+        if let renewal = record.renewLeases { try writer.extendLeases(owner: owner, leaseUntil: renewal) }
     }
 
     private func log(_ action: DeliveryStateMachine.Action, id: Int64) {
@@ -258,13 +221,10 @@ final class PendingRecord: @unchecked Sendable {
 
 /// Commits the workers' outcome records on one thread, all that are waiting in one store write:
 /// fewer threads woken per commit than one writer per worker, which counts on a busy machine.
-///
-/// `@unchecked Sendable`: `queue` and `stopped` are only touched with `condition` locked.
-final class OutcomeRecorder: @unchecked Sendable {
+final class OutcomeRecorder: Sendable {
     private let store: any Store
-    private let condition = NSCondition()
-    private var queue: [PendingRecord] = []
-    private var stopped = false
+    /// The records waiting; the recorder thread is the one consumer and takes them all at once.
+    private let queue = BatchQueue<PendingRecord>(consumers: 1)
 
     init(store: any Store) {
         self.store = store
@@ -273,33 +233,20 @@ final class OutcomeRecorder: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues `change` for the next commit.
+    /// Queues `change` for the next commit. After ``stop()`` the record fails at once.
     func submit(_ change: @escaping @Sendable (any StoreWriter) throws -> Void) -> PendingRecord {
         let record = PendingRecord(change)
-        condition.lock()
-        queue.append(record)
-        condition.signal()
-        condition.unlock()
+        if !queue.append(record) { record.complete(StoreError.unavailable("the outcome recorder has stopped")) }
         return record
     }
 
     /// Ends the thread once the queue is empty.
     func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        queue.close()
     }
 
     private func run() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !stopped { condition.wait() }
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            let finished = stopped && batch.isEmpty
-            condition.unlock()
-            if finished { return }
+        while case .items(let batch) = queue.take(upTo: .max) {
             let changes = batch.map(\.change)
             do {
                 try store.writeSyncingLater { writer in
@@ -310,5 +257,6 @@ final class OutcomeRecorder: @unchecked Sendable {
                 for record in batch { record.complete(error) }
             }
         }
+        queue.consumerEnded()
     }
 }

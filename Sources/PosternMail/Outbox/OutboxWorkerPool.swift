@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import Synchronization
 
 /// The outbox's delivery workers: N threads, each with its own transport connection, claiming due
 /// messages with a lease, composing them on first claim, sending, and recording the outcome.
@@ -56,7 +57,7 @@ public final class OutboxWorkerPool: Sendable {
     private let random: @Sendable () -> Double
     private let configuration: Configuration
     private let logger: Logger?
-    private let signal = WorkerSignal()
+    private let signal: WorkerSignal
 
     /// A pool over `store`, sending through transports from `transport`.
     ///
@@ -75,16 +76,17 @@ public final class OutboxWorkerPool: Sendable {
         self.random = random
         self.configuration = configuration
         self.logger = logger
+        signal = WorkerSignal(workers: configuration.workers)
     }
 
     /// Starts the workers; calling it again does nothing.
     public func start() {
-        guard signal.begin(workers: configuration.workers) else { return }
+        guard signal.begin() else { return }
         let recorder = OutcomeRecorder(store: store)
         signal.onAllFinished { recorder.stop() }
         for index in 0..<configuration.workers {
             let worker = OutboxWorker(
-                owner: "\(configuration.ownerPrefix):\(index)", store: store, makeTransport: makeTransport, compose: compose,
+                owner: "\(configuration.ownerPrefix):\(index)", index: index, store: store, makeTransport: makeTransport, compose: compose,
                 clock: clock, random: random, configuration: configuration, logger: logger, signal: signal, recorder: recorder)
             let thread = Thread { worker.run() }
             thread.name = "postern-outbox-\(index)"
@@ -101,83 +103,84 @@ public final class OutboxWorkerPool: Sendable {
     public func stop(timeout: Double = 120) -> Bool { signal.stop(timeout: timeout) }
 }
 
-/// Wake-ups and stopping, shared by the pool and its workers.
+/// Wake-ups and stopping, shared by the pool and its workers: one wake-up queue per worker, so
+/// new mail wakes every idle worker (as ``OutboxWorkerPool/wake()`` promises), not just one of
+/// them; closing the queues stops the workers.
 ///
-/// `@unchecked Sendable`: every field is read and written only with `condition` locked.
-final class WorkerSignal: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var generation: UInt64 = 0
-    private var stopping = false
-    private var started = false
-    private var running = 0
-    private var whenAllFinished: (@Sendable () -> Void)?
+/// A wake-up is a token left in the worker's queue: one that comes while the worker looks for
+/// work is still there when it next waits, so it is never lost; the worker drains its tokens
+/// before each look (``takeWakeUps(worker:)``), so one it has already acted on does not count.
+final class WorkerSignal: Sendable {
+    /// A new-mail wake-up.
+    struct WakeUp: Sendable {}
+
+    /// Per worker: its wake-ups; the worker is the one consumer.
+    private let wakeUps: [BatchQueue<WakeUp>]
+    private let clock: any MonotonicClock
+    private let started = Mutex(false)
+    /// Workers not yet finished, for the one action run after the last.
+    private let running: Mutex<Int>
+    private let whenAllFinished = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// The signal for `workers` workers, timing waits on `clock`.
+    init(workers: Int, clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.clock = clock
+        wakeUps = (0..<max(1, workers)).map { _ in BatchQueue(consumers: 1, clock: clock) }
+        running = Mutex(max(1, workers))
+    }
 
     /// Runs `action` once the last worker has finished.
     func onAllFinished(_ action: @escaping @Sendable () -> Void) {
-        condition.lock()
-        whenAllFinished = action
-        condition.unlock()
+        whenAllFinished.withLock { $0 = action }
     }
 
-    func begin(workers: Int) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !started else { return false }
-        started = true
-        running = workers
-        return true
+    /// True the first time: the workers may start.
+    func begin() -> Bool {
+        started.withLock { started in
+            defer { started = true }
+            return !started
+        }
     }
 
     func wake() {
-        condition.lock()
-        generation &+= 1
-        condition.broadcast()
-        condition.unlock()
+        for queue in wakeUps { queue.appendUnlessWaiting(WakeUp()) }
     }
 
-    /// The wake-up count, read before looking for work so a wake-up during the look is not lost.
-    var currentGeneration: UInt64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return generation
+    /// Drops the worker's pending wake-ups: called before it looks for work, which covers them.
+    func takeWakeUps(worker: Int) {
+        _ = wakeUps[worker].takeWaiting(upTo: .max)
     }
 
-    var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return stopping
-    }
+    func isStopping(worker: Int) -> Bool { wakeUps[worker].isClosed }
 
-    /// Sleeps until woken after `seen`, stopped, or `seconds` passed; true when woken by new mail.
+    /// Sleeps until woken, stopped, or `seconds` passed; true when woken by new mail.
     @discardableResult
-    func wait(after seen: UInt64, seconds: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while generation == seen && !stopping {
-            if !condition.wait(until: deadline) { return false }
+    func wait(worker: Int, seconds: Double) -> Bool {
+        let queue = wakeUps[worker]
+        switch queue.take(upTo: .max, until: clock.now() + .seconds(seconds)) {
+        case .items: return !queue.isClosed
+        case .timedOut, .closed: return false
         }
-        return generation != seen && !stopping
     }
 
-    func workerFinished() {
-        condition.lock()
-        running -= 1
-        let last = running == 0 ? whenAllFinished : nil
-        condition.broadcast()
-        condition.unlock()
-        last?()
+    func workerFinished(worker: Int) {
+        wakeUps[worker].consumerEnded()
+        let last = running.withLock { running in
+            running -= 1
+            return running == 0
+        }
+        if last, let action = whenAllFinished.withLock({ $0 }) { action() }
     }
 
     func stop(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        stopping = true
-        condition.broadcast()
-        while running > 0 {
-            if !condition.wait(until: deadline) { return running == 0 }
+        let deadline = clock.now() + .seconds(timeout)
+        // Never started: nothing to wait for, and a later start finds the workers stopped.
+        let wasStarted = started.withLock { started in
+            defer { started = true }
+            return started
         }
-        return true
+        for queue in wakeUps { queue.close() }
+        guard wasStarted else { return true }
+        return wakeUps.allSatisfy { $0.waitForConsumers(until: deadline) }
     }
 }

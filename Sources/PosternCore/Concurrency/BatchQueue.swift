@@ -1,0 +1,153 @@
+import Foundation
+
+/// A queue between threads that hands items out in batches: the one lock-and-condition queue the
+/// daemon's background threads share (the store's group commit, the outbox's outcome recorder and
+/// wake-ups, the HTTP request threads), so waiting, batching and closing are written once.
+///
+/// - ``append(_:)`` queues an item and wakes one consumer; it refuses once the queue is closed.
+/// - ``take(upTo:until:)`` waits for items and returns up to that many, oldest first, or says the
+///   deadline passed or the queue is closed and empty: items queued before ``close()`` are still
+///   handed out, so closing never drops work.
+/// - Consumers say when they end (``consumerEnded()``), so whoever closes can wait for them
+///   (``waitForConsumers(until:)``).
+///
+/// Timed waits go through the injected ``MonotonicClock``, so tests move a manual clock instead
+/// of sleeping.
+///
+/// `@unchecked Sendable`: `items`, `head`, `closed` and `consumers` are only touched with
+/// `condition` locked.
+public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
+    /// What a ``take(upTo:until:)`` came to.
+    public enum Take: Sendable {
+        /// Up to the asked number of items, oldest first; never empty.
+        case items([Item])
+        /// The deadline passed with nothing queued.
+        case timedOut
+        /// The queue is closed and everything queued was taken.
+        case closed
+    }
+
+    private let condition = NSCondition()
+    private let clock: any MonotonicClock
+    /// Queued items from `head` on; the taken ones before it are dropped in bulk, so taking one at
+    /// a time does not shift the whole array each time.
+    private var items: [Item] = []
+    private var head = 0
+    private var closed = false
+    private var consumers: Int
+
+    /// An open, empty queue taken from by `consumers` threads, timing its waits on `clock`.
+    public init(consumers: Int = 1, clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.consumers = max(0, consumers)
+        self.clock = clock
+    }
+
+    /// Queues `item` and wakes a consumer. False once closed (the item is not queued).
+    ///
+    /// The one thread `close()` may leave waiting on the condition besides consumers is one in
+    /// ``waitForConsumers(until:)``, and only after `close()`, when nothing is appended any more:
+    /// so this signal always reaches a consumer.
+    @discardableResult
+    public func append(_ item: Item) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed else { return false }
+        items.append(item)
+        condition.signal()
+        return true
+    }
+
+    /// Queues `item` only when nothing is queued: for wake-up tokens, where one waiting says all
+    /// that many would, and the queue stays one item long however often nobody takes. False once
+    /// closed.
+    @discardableResult
+    public func appendUnlessWaiting(_ item: Item) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed else { return false }
+        if head == items.count {
+            items.append(item)
+            condition.signal()
+        }
+        return true
+    }
+
+    /// Waits until something is queued, the queue is closed, or the clock reaches `deadline` (nil:
+    /// no deadline); then returns up to `limit` items, `.timedOut`, or `.closed` (closed and empty).
+    public func take(upTo limit: Int, until deadline: Duration? = nil) -> Take {
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count {
+            if closed { return .closed }
+            if !clock.wait(on: condition, until: deadline), head == items.count, !closed { return .timedOut }
+        }
+        return .items(removeLocked(upTo: limit))
+    }
+
+    /// Up to `limit` items queued now, without waiting (none when nothing is queued).
+    public func takeWaiting(upTo limit: Int) -> [Item] {
+        condition.lock()
+        defer { condition.unlock() }
+        return removeLocked(upTo: limit)
+    }
+
+    private func removeLocked(upTo limit: Int) -> [Item] {
+        let available = items.count - head
+        guard available > 0 else { return [] }
+        let count = min(max(1, limit), available)
+        let batch: [Item]
+        if head == 0 && count == items.count {
+            batch = items
+            items = []
+        } else {
+            batch = Array(items[head..<(head + count)])
+            head += count
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64 && head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+        }
+        // No wake-up is passed on when items are left: each append signalled once, so another
+        // consumer is already woken for them (an extra signal per take woke threads for nothing).
+        return batch
+    }
+
+    /// True once ``close()`` was called.
+    public var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
+
+    /// Refuses new items and wakes every consumer: each takes what is left, then gets `.closed`.
+    public func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A consumer is done (after its last `.closed`). True when it was the last one.
+    @discardableResult
+    public func consumerEnded() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        consumers = max(0, consumers - 1)
+        condition.broadcast()
+        return consumers == 0
+    }
+
+    /// Waits until every consumer has ended, or the clock reaches `deadline` (nil: no deadline).
+    /// True when they all ended.
+    public func waitForConsumers(until deadline: Duration? = nil) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while consumers > 0 {
+            if !clock.wait(on: condition, until: deadline) { return consumers == 0 }
+        }
+        return true
+    }
+}

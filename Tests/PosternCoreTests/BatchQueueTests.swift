@@ -1,0 +1,161 @@
+import Foundation
+import PosternCore
+import Synchronization
+import PosternTestSupport
+import Testing
+
+@Suite("Batch queue")
+struct BatchQueueTests {
+    @Test("items come out oldest first, in batches of at most the asked size")
+    func batchesInOrder() {
+        let queue = BatchQueue<Int>()
+        for n in 0..<10 { #expect(queue.append(n)) }
+        guard case .items(let first) = queue.take(upTo: 4) else {
+            Issue.record("no items")
+            return
+        }
+        #expect(first == [0, 1, 2, 3])
+        #expect(queue.takeWaiting(upTo: 3) == [4, 5, 6])
+        guard case .items(let rest) = queue.take(upTo: 100) else {
+            Issue.record("no items")
+            return
+        }
+        #expect(rest == [7, 8, 9])
+        #expect(queue.takeWaiting(upTo: 5).isEmpty)
+    }
+
+    @Test("taking one at a time from a long queue keeps the order across the internal compaction")
+    func oneAtATime() {
+        let queue = BatchQueue<Int>()
+        for n in 0..<500 { queue.append(n) }
+        var seen: [Int] = []
+        for n in 500..<700 {
+            seen += queue.takeWaiting(upTo: 1)
+            queue.append(n)
+        }
+        while case .items(let batch) = queue.take(upTo: 7, until: .zero) { seen += batch }
+        #expect(seen == Array(0..<700))
+    }
+
+    @Test("a take with a deadline times out only when the clock reaches it")
+    func deadline() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(clock: clock)
+        #expect(isTimedOut(queue.take(upTo: 1, until: clock.now())))
+        let result = Mutex<String>("")
+        let done = DispatchSemaphore(value: 0)
+        let deadline = clock.now() + .milliseconds(200)
+        Thread {
+            let take = queue.take(upTo: 1, until: deadline)
+            result.withLock { $0 = isTimedOut(take) ? "timed out" : "other" }
+            done.signal()
+        }.start()
+        #expect(clock.waitUntilSettled(waiters: 1))
+        clock.advance(by: .milliseconds(199))
+        #expect(clock.waitUntilSettled(waiters: 1), "still waiting short of the deadline")
+        #expect(result.withLock { $0 } == "")
+        clock.advance(by: .milliseconds(1))
+        done.wait()
+        #expect(result.withLock { $0 } == "timed out")
+    }
+
+    @Test("a waiting consumer is woken by an append")
+    func appendWakes() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(clock: clock)
+        let taken = Mutex<[Int]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            if case .items(let batch) = queue.take(upTo: 10) { taken.withLock { $0 = batch } }
+            done.signal()
+        }.start()
+        #expect(clock.waitUntilSettled(waiters: 1))
+        queue.append(42)
+        done.wait()
+        #expect(taken.withLock { $0 } == [42])
+    }
+
+    @Test("closing refuses new items but hands out the queued ones before saying closed")
+    func closeDrains() {
+        let queue = BatchQueue<Int>()
+        queue.append(1)
+        queue.append(2)
+        queue.close()
+        #expect(queue.isClosed)
+        #expect(queue.append(3) == false)
+        #expect(queue.appendUnlessWaiting(3) == false)
+        guard case .items(let batch) = queue.take(upTo: 10) else {
+            Issue.record("the queued items were dropped")
+            return
+        }
+        #expect(batch == [1, 2])
+        #expect(isClosed(queue.take(upTo: 10)))
+        #expect(isClosed(queue.take(upTo: 10, until: .zero)))
+    }
+
+    @Test("a wake-up token is queued once however often it is offered")
+    func tokensCoalesce() {
+        let queue = BatchQueue<Int>()
+        for n in 0..<100 { #expect(queue.appendUnlessWaiting(n)) }
+        #expect(queue.takeWaiting(upTo: .max) == [0])
+        queue.appendUnlessWaiting(7)
+        #expect(queue.takeWaiting(upTo: .max) == [7])
+    }
+
+    @Test("closing wakes every waiting consumer, and the closer can wait for them all to end")
+    func closeWakesAndWaitsForConsumers() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(consumers: 3, clock: clock)
+        let handled = Mutex(0)
+        for _ in 0..<3 {
+            Thread {
+                while case .items(let batch) = queue.take(upTo: 1) { handled.withLock { $0 += batch.count } }
+                queue.consumerEnded()
+            }.start()
+        }
+        #expect(clock.waitUntilSettled(waiters: 3))
+        for n in 0..<20 { queue.append(n) }
+        queue.close()
+        #expect(queue.waitForConsumers())
+        #expect(handled.withLock { $0 } == 20)
+    }
+
+    @Test("waiting for consumers gives up at its deadline")
+    func consumersDeadline() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(consumers: 1, clock: clock)
+        queue.close()
+        #expect(queue.waitForConsumers(until: clock.now()) == false)
+        #expect(queue.consumerEnded())
+        #expect(queue.waitForConsumers(until: clock.now()))
+    }
+
+    @Test("many producers and consumers: every item is taken exactly once")
+    func manyThreads() {
+        let queue = BatchQueue<Int>(consumers: 4)
+        let taken = Mutex<[Int]>([])
+        for _ in 0..<4 {
+            Thread {
+                while case .items(let batch) = queue.take(upTo: 8) { taken.withLock { $0 += batch } }
+                queue.consumerEnded()
+            }.start()
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { producer in
+            for n in 0..<2_000 { queue.append(producer * 10_000 + n) }
+        }
+        queue.close()
+        #expect(queue.waitForConsumers())
+        let all = taken.withLock { $0 }.sorted()
+        #expect(all == (0..<4).flatMap { producer in (0..<2_000).map { producer * 10_000 + $0 } })
+    }
+}
+
+private func isTimedOut<Item>(_ take: BatchQueue<Item>.Take) -> Bool {
+    if case .timedOut = take { return true }
+    return false
+}
+
+private func isClosed<Item>(_ take: BatchQueue<Item>.Take) -> Bool {
+    if case .closed = take { return true }
+    return false
+}
