@@ -63,11 +63,9 @@ public struct PosternFlows: Sendable {
     public let service: AuthService
     public let clock: any WallClock
 
-    /// Opens the storage and builds the flows; `mailQueued` is rung after a commit that queued mail.
+    /// Opens the storage and builds the flows.
     /// - Throws: `StartupError`.
-    public init(
-        settings: Settings, clock: any WallClock = SystemClock(), mailQueued: @escaping @Sendable () -> Void = {}
-    ) throws(StartupError) {
+    public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
         self.settings = settings
         self.clock = clock
         storage = try PosternStorage(settings: settings, clock: clock)
@@ -76,7 +74,7 @@ public struct PosternFlows: Sendable {
         do {
             service = try AuthService(
                 store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher,
-                ipPerMinute: settings.ipPerMinute, mailQueued: mailQueued)
+                ipPerMinute: settings.ipPerMinute)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -124,9 +122,7 @@ public final class PosternRuntime: Sendable {
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }
-        // The flows ring the workers, which are built after them.
-        let poolBox = WorkerPoolBox()
-        flows = try PosternFlows(settings: settings, clock: clock, mailQueued: { poolBox.pool?.wake() })
+        flows = try PosternFlows(settings: settings, clock: clock)
         let service = flows.service
         let renderer = self.renderer
         let sender = self.sender
@@ -140,7 +136,6 @@ public final class PosternRuntime: Sendable {
             },
             clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
             logger: Logger(label: "outbox", sink: logger.sink))
-        poolBox.pool = workers
         logger.info("configured", ["transport": transportConfig.description, "templates": templateDirectory])
     }
 
@@ -182,16 +177,5 @@ public final class PosternRuntime: Sendable {
             directory = directory.deletingLastPathComponent()
         }
         return "templates"
-    }
-}
-
-/// Lets the flows wake the pool that is built after them. `@unchecked Sendable`: `pool` is set
-/// once, before anything can queue mail, under the lock.
-final class WorkerPoolBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: OutboxWorkerPool?
-    var pool: OutboxWorkerPool? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

@@ -1,7 +1,7 @@
 import PosternCore
 
 /// What the router and the hosted pages need, and nothing more: the flows, the key ring (for the
-/// JWKS), the settings they read, a logger, and the outbox's doorbell. Built by the composition
+/// JWKS), the settings they read and a logger. Built by the composition
 /// root (`PosternAssembly`), so this target knows neither the store nor the mail transports and
 /// its tests drive the router over the in-memory store.
 public struct ServerContext: Sendable {
@@ -13,18 +13,12 @@ public struct ServerContext: Sendable {
     public let settings: Settings
     /// Where request failures are logged.
     public let logger: Logger
-    /// Wakes the outbox workers (an operator queued a dead message again).
-    public let wakeOutbox: @Sendable () -> Void
 
     /// Creates the context.
-    public init(
-        service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger,
-        wakeOutbox: @escaping @Sendable () -> Void
-    ) {
+    public init(service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger) {
         self.service = service
         self.keys = keys
         self.settings = settings
         self.logger = logger
-        self.wakeOutbox = wakeOutbox
     }
 }

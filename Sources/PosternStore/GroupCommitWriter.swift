@@ -30,6 +30,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     private let recorded = Mutex(Counts())
     private let clock: any MonotonicClock
     private let connection: SQLiteConnection
+    /// Rung after a commit that kept a closure which queued mail.
+    let doorbell = MailDoorbell()
     /// Whether the connection is at `synchronous=NORMAL` now.
     private var relaxed = false
     /// When the last commit without fsync was made, while the WAL holds one not yet flushed.
@@ -127,12 +129,15 @@ final class GroupCommitWriter: @unchecked Sendable {
             return
         }
         var succeeded: [PendingWrite] = []
+        var queuedMail = false
         for work in batch {
             do {
                 try connection.execute("SAVEPOINT write")
+                transaction.queuedMail = false
                 if work.run(transaction) {
                     try connection.execute("RELEASE write")
                     succeeded.append(work)
+                    queuedMail = queuedMail || transaction.queuedMail
                 } else {
                     try connection.execute("ROLLBACK TO write")
                     try connection.execute("RELEASE write")
@@ -152,6 +157,8 @@ final class GroupCommitWriter: @unchecked Sendable {
             recorded.withLock { if relaxed { $0.deferred += 1 } else { $0.synced += 1 } }
             // Needed the fsync but the mode could not be switched: flush now.
             if !later && relaxed { flush() }
+            // Committed (and durable, unless every closure allowed later): wake the workers once.
+            if queuedMail { doorbell.ring() }
         } catch {
             _ = try? connection.execute("ROLLBACK")
             let failure = StoreError.unavailable((error as? SQLiteError)?.description ?? "\(error)")

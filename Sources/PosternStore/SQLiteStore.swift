@@ -104,6 +104,9 @@ public final class SQLiteStore: Store {
         writer.close()
     }
 
+    /// Rung after each commit that queued mail.
+    public var mailDoorbell: MailDoorbell { writer.doorbell }
+
     /// How the writer's commits went so far (for tests).
     var commitCounts: GroupCommitWriter.Counts { writer.counts }
 

@@ -62,6 +62,7 @@ extension SQLiteTransaction {
     // MARK: changes
 
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
+        queuedMail = true
         try db.execute(
             """
             INSERT INTO outbox (intent, recipient_local, recipient_domain, recipient_normalized, state, next_attempt_at, created_at, give_up_at)
@@ -172,7 +173,8 @@ extension SQLiteTransaction {
     }
 
     func retryDead(id: Int64, now: Int64) throws -> Bool {
-        try db.execute(
+        queuedMail = true
+        return try db.execute(
             """
             UPDATE outbox SET state = 'queued', attempts = 0, next_attempt_at = ?, finished_at = NULL, lease_owner = NULL,
                 message_id = NULL, created_at = ?

@@ -4,6 +4,9 @@ import PosternCrypto
 /// The `StoreWriter` over one connection inside an open transaction.
 final class SQLiteTransaction: StoreWriter {
     let db: SQLiteConnection
+    /// Set by the writes that make mail due (`enqueue`, `retryDead`); the writer reads and resets
+    /// it around each closure, and rings the doorbell after a commit that kept one.
+    var queuedMail = false
 
     init(_ db: SQLiteConnection) { self.db = db }
 

@@ -40,6 +40,7 @@ extension InMemoryStore.Transaction {
     public func isSuppressed(_ address: EmailAddress) throws -> Bool { state.suppressions[address.normalized] != nil }
 
     public func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
+        queuedMail = true
         state.outbox.append(.init(intent: intent, recipient: recipient, createdAt: now, giveUpAt: giveUpAt, nextAttemptAt: now))
         return Int64(state.outbox.count)
     }
@@ -123,6 +124,7 @@ extension InMemoryStore.Transaction {
     }
 
     public func retryDead(id: Int64, now: Int64) throws -> Bool {
+        queuedMail = true
         let index = Int(id) - 1
         guard state.outbox.indices.contains(index), state.outbox[index].state == .dead, !state.outbox[index].purged else { return false }
         state.outbox[index].state = .queued

@@ -17,6 +17,8 @@ public final class InMemoryStore: Store {
     }
 
     private let state = Mutex(State())
+    /// Rung after each write that queued mail.
+    public let mailDoorbell = MailDoorbell()
 
     /// An empty store.
     public init() {}
@@ -30,16 +32,20 @@ public final class InMemoryStore: Store {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
-        try state.withLock { current in
+        let (result, queuedMail) = try state.withLock { current in
             let transaction = Transaction(state: current)
             let result = try body(transaction)
             current = transaction.state
-            return result
+            return (result, transaction.queuedMail)
         }
+        if queuedMail { mailDoorbell.ring() }
+        return result
     }
 
     public final class Transaction: StoreWriter {
         public var state: State
+        /// Set by `enqueue` and `retryDead`.
+        public var queuedMail = false
         public init(state: State) { self.state = state }
 
         public func keys(purpose: KeyPurpose) throws -> [KeyRecord] {

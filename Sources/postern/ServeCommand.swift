@@ -39,9 +39,7 @@ enum ServeCommand {
         let connectionLimit = ConnectionBudget.connections(
             fileDescriptors: descriptors.limit, deliveryWorkers: Int(settings.workers), pollingThreads: pollingThreads)
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
-        let context = ServerContext(
-            service: runtime.service, keys: runtime.keys, settings: settings, logger: logger,
-            wakeOutbox: { [workers = runtime.workers] in workers.wake() })
+        let context = ServerContext(service: runtime.service, keys: runtime.keys, settings: settings, logger: logger)
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
         runtime.workers.start()
         let onDeadlineCut: @Sendable (Int) -> Void = { count in

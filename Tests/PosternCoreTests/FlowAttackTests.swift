@@ -307,6 +307,29 @@ struct FlowAttackTests {
         }
     }
 
+    @Test("every flow that queues mail rings the doorbell after its commit, the recovery mail of a linked address included")
+    func doorbellRingsForEveryQueuedMail() throws {
+        let h = try FlowHarness()
+        final class Rings: @unchecked Sendable {
+            // Written by the doorbell on this thread only (the in-memory store rings on the writer).
+            var count = 0
+        }
+        let rings = Rings()
+        h.store.mailDoorbell.listen { rings.count += 1 }
+        let first = try h.signIn("old@example.com")
+        #expect(rings.count == 1)
+        // A signed-in account signs in with a new address: the address is linked, and the old
+        // one gets a recoverEmail mail (this path used to wait for the next poll).
+        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com"))
+        let before = rings.count
+        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: first.session.idToken))
+        guard case .recoverEmail = h.store.queuedMail().last?.intent else {
+            Issue.record("a recoverEmail mail is queued")
+            return
+        }
+        #expect(rings.count == before + 1)
+    }
+
     @Test("point 10: an address no mail can carry is refused at intake, and nothing is queued")
     func unmailableAddress() throws {
         let h = try FlowHarness()

@@ -19,6 +19,7 @@ struct RouterTests {
         func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
             throw StoreError.unavailable("disk I/O error: INSERT INTO action_requests (purpose, email) VALUES (?, ?)")
         }
+        let mailDoorbell = MailDoorbell()
     }
 
     static func harness(
@@ -39,7 +40,7 @@ struct RouterTests {
             hasher: .fastForTests, ipPerMinute: ipPerMinute)
         let lines = LogLines()
         let logger = Logger(label: "test", sink: { lines.append($0) })
-        let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger, wakeOutbox: {})
+        let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger)
         let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))
         return (router, { lines.all() })
     }

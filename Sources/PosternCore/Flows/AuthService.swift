@@ -27,10 +27,9 @@ public final class AuthService: Sendable {
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
-        hasher: PasswordHasher = .standard, ipPerMinute: Int64 = 300, mailQueued: @escaping @Sendable () -> Void = {}
+        hasher: PasswordHasher = .standard, ipPerMinute: Int64 = 300
     ) throws(AuthError) {
-        context = try FlowContext(
-            store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), mailQueued: mailQueued)
+        context = try FlowContext(store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics())
         ledger = ActionLedger(context: context)
         sessions = SessionFlow(context: context)
         emailLink = EmailLinkFlow(context: context, ledger: ledger, sessions: sessions)

@@ -2,8 +2,9 @@ import Foundation
 import PosternCrypto
 
 /// What every flow needs, made once per service and shared: the store, the key ring, the clock,
-/// the settings, the password hasher, the pasted-link parser, the code counters and the outbox's
-/// doorbell — and the input checks every request path applies the same way.
+/// the settings, the password hasher, the pasted-link parser and the code counters — and the input
+/// checks every request path applies the same way. (The outbox is woken by the store's doorbell
+/// after each commit that queued mail, not by the flows.)
 final class FlowContext: Sendable {
     let store: any Store
     let keys: KeyRingCache
@@ -12,13 +13,11 @@ final class FlowContext: Sendable {
     let hasher: PasswordHasher
     let parser: PastedLinkParser
     let metrics: CodeMetrics
-    /// Called after a transaction that queued mail has committed (wakes the outbox workers).
-    let mailQueued: @Sendable () -> Void
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration, hasher: PasswordHasher,
-        metrics: CodeMetrics, mailQueued: @escaping @Sendable () -> Void
+        metrics: CodeMetrics
     ) throws(AuthError) {
         self.store = store
         self.keys = keys
@@ -26,7 +25,6 @@ final class FlowContext: Sendable {
         self.config = config
         self.hasher = hasher
         self.metrics = metrics
-        self.mailQueued = mailQueued
         do {
             parser = PastedLinkParser(
                 policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))

@@ -129,6 +129,9 @@ public protocol Store: Sendable {
     /// Commits what is queued, makes everything committed durable, and refuses later writes (reads
     /// still work). Called once, at shutdown.
     func close()
+    /// Rung after each commit whose transactions queued mail (`enqueue`) or made a dead message
+    /// due again (`retryDead`), once per commit.
+    var mailDoorbell: MailDoorbell { get }
 }
 
 extension Store {

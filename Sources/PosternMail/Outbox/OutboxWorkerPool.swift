@@ -76,7 +76,10 @@ public final class OutboxWorkerPool: Sendable {
         self.random = random
         self.configuration = configuration
         self.logger = logger
-        signal = WorkerSignal(workers: configuration.workers)
+        let signal = WorkerSignal(workers: configuration.workers)
+        self.signal = signal
+        // The store rings after every commit that queued mail, whoever queued it.
+        store.mailDoorbell.listen { signal.wake() }
     }
 
     /// Starts the workers; calling it again does nothing.
@@ -94,7 +97,7 @@ public final class OutboxWorkerPool: Sendable {
         }
     }
 
-    /// New mail was queued (call after the enqueuing transaction committed): workers look at once.
+    /// Workers look at once (the store's doorbell calls this after a commit that queued mail).
     public func wake() { signal.wake() }
 
     /// Stops the workers and waits for them: in-flight sends finish and are recorded, unstarted

@@ -128,7 +128,6 @@ extension APIRouter {
                 guard try service.retryOutboxMessage(id: id) else {
                     throw AuthError.notDead
                 }
-                runtime.wakeOutbox()
                 return .body(200, RetriedBody(id: id, status: "queued"))
             },
         ]

@@ -89,7 +89,6 @@ final class AddressFlow: Sendable {
             }
             return AppliedAction(mode: code.action, email: request.email.address)
         }
-        context.mailQueued()
         return applied
     }
 

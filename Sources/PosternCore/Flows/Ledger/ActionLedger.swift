@@ -41,7 +41,6 @@ final class ActionLedger: Sendable {
         }
         if let wait { throw .tooManyAttempts(retryAfter: wait) }
         context.metrics.requested(request.purpose.action)
-        context.mailQueued()
     }
 
     /// Records a recoverEmail request for the old address and queues its mail, in the caller's

@@ -68,7 +68,6 @@ final class OperatorTools: Sendable {
             return IssuedLink(link: link, oobCode: code, expiresAt: request.expiresAt, queued: queue, messageID: messageID)
         }
         context.metrics.requested(purpose.action)
-        if queue { context.mailQueued() }
         return issued
     }
 
@@ -132,7 +131,6 @@ final class OperatorTools: Sendable {
             _ = try tx.unsuppress(message.recipient)
             return try tx.retryDead(id: id, now: now)
         }
-        if retried { context.mailQueued() }
         return retried
     }
 

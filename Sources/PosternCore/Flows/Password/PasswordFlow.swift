@@ -145,7 +145,6 @@ final class PasswordFlow: Sendable {
             }
             return try issue(current, "password", now, nil, tx)
         }
-        context.mailQueued()
         return session
     }
 }
