@@ -1,5 +1,16 @@
-/// Percent-decoding (RFC 3986 section 2.1) of byte ranges.
-enum PercentDecoding {
+/// Percent-decoding (RFC 3986 section 2.1) of byte ranges: the one decoder of the project (links,
+/// SMTP URLs, the hosted page's form, path parameters).
+public enum PercentDecoding {
+    /// `text` percent-decoded, or nil when the result is not UTF-8. `plusIsSpace` for
+    /// `application/x-www-form-urlencoded` (a form's fields), where `+` is a space.
+    public static func decode(_ text: some StringProtocol, plusIsSpace: Bool = false) -> String? {
+        var bytes = Array(text.utf8)
+        if plusIsSpace {
+            for index in bytes.indices where bytes[index] == UInt8(ascii: "+") { bytes[index] = UInt8(ascii: " ") }
+        }
+        return String(validating: decode(bytes, 0..<bytes.count), as: UTF8.self)
+    }
+
     /// `bytes[range]` with every `%XX` replaced by its byte.
     ///
     /// A `%` that is not followed by two hex digits is kept as it is (browsers do the same), and

@@ -229,8 +229,5 @@ public struct MailTransportConfigError: Error, Sendable, Hashable, CustomStringC
 
 extension Substring {
     /// Percent-decoded (the one decoder, ``PercentDecoding``), or nil when not UTF-8 afterwards.
-    fileprivate var removingPercentEncodingForURL: String? {
-        let bytes = Array(utf8)
-        return String(validating: PercentDecoding.decode(bytes, 0..<bytes.count), as: UTF8.self)
-    }
+    fileprivate var removingPercentEncodingForURL: String? { PercentDecoding.decode(self) }
 }

@@ -49,7 +49,7 @@ public struct Settings: Sendable, Equatable {
     /// The hosts a continue URL may point to: the allowed list, or the public URL's host.
     public var effectiveContinueHosts: [String] {
         if !allowedContinueHosts.isEmpty { return allowedContinueHosts }
-        return URLComponents(string: publicURL)?.host.map { [$0.lowercased()] } ?? []
+        return (try? LinkPolicy(publicURL: publicURL, allowedHosts: [])).map { [$0.host] } ?? []
     }
 
     /// Resolves settings from `flags` (flag name without dashes → value), `environment` and the
@@ -100,9 +100,10 @@ public struct Settings: Sendable, Equatable {
             s.mailFrom = v
         },
         text("public-url", "POSTERN_PUBLIC_URL", "origin of the links in mail (default http://127.0.0.1:8080)") { s, v throws(SettingsError) in
-            guard let url = URLComponents(string: v), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-                let host = url.host, !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil
-            else { throw SettingsError("must be an absolute http(s) URL such as https://auth.example.com") }
+            // The one parser of links (LinkPolicy) decides, so what starts is what the link checks accept.
+            guard (try? LinkPolicy(publicURL: v, allowedHosts: [])) != nil, !v.contains("?"), !v.contains("#") else {
+                throw SettingsError("must be an absolute http(s) URL such as https://auth.example.com")
+            }
             s.publicURL = v.hasSuffix("/") ? String(v.dropLast()) : v
         },
         text("allowed-continue-hosts", "POSTERN_ALLOWED_CONTINUE_HOSTS", "comma-separated hosts a continueUrl may point to (default: the public URL's host)") { s, v in

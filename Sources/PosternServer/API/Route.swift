@@ -97,7 +97,7 @@ struct Route: Sendable {
         for (p, a) in zip(pattern, actual) {
             if p.hasPrefix("{") && p.hasSuffix("}") {
                 guard !a.isEmpty else { return nil }
-                parameters[String(p.dropFirst().dropLast())] = String(a).removingPercentEncoding ?? String(a)
+                parameters[String(p.dropFirst().dropLast())] = PercentDecoding.decode(a) ?? String(a)
             } else if p != a {
                 return nil
             }

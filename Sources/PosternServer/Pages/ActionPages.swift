@@ -159,8 +159,8 @@ struct ActionPages: Sendable {
         var fields: [String: String] = [:]
         for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            let value = parts.count > 1 ? (parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+            let key = PercentDecoding.decode(parts[0], plusIsSpace: true) ?? ""
+            let value = parts.count > 1 ? (PercentDecoding.decode(parts[1], plusIsSpace: true) ?? "") : ""
             if !key.isEmpty, fields[key] == nil { fields[key] = value }
         }
         return fields
