@@ -257,14 +257,21 @@ public struct ErrorBody: Sendable, Hashable, Codable {
 public enum APIJSON {
     /// Encodes `value` (never fails for the contract's types).
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+        (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
     }
 
     /// Decodes `T` from `bytes`.
     /// - Throws: `DecodingError`.
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try JSONDecoder().decode(type, from: Data(bytes))
+        try decoder.decode(type, from: Data(bytes))
     }
+
+    // One of each, made once: their options never change after this, and Foundation's coders
+    // may be used from several threads at once.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    private static let decoder = JSONDecoder()
 }

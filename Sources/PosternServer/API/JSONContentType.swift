@@ -11,7 +11,7 @@ enum JSONContentType {
     /// True for `application/json` with any parameters (`; charset=utf-8`), in any case.
     static func accepts(_ header: String?) -> Bool {
         guard let header else { return false }
-        let mediaType = header.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        let mediaType = header.utf8.prefix { $0 != UInt8(ascii: ";") }
+        return HTTPWhitespace.trimmed(mediaType).elementsEqual("application/json".utf8) { HTTPWhitespace.lowercased($0) == $1 }
     }
 }

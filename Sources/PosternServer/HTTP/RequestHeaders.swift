@@ -48,16 +48,16 @@ struct RequestHeaders: Sendable {
             return "The request has more than one Transfer-Encoding header."
         }
         if let encoding = transferEncodings.first,
-            encoding.trimmingCharacters(in: .whitespaces).lowercased() != "chunked"
+            !HTTPWhitespace.trimmed(encoding.utf8[...]).elementsEqual("chunked".utf8, by: { HTTPWhitespace.lowercased($0) == $1 })
         {
             // libmicrohttpd reads only "chunked"; any other coding (or a list) leaves the body's
             // end to guesswork.
             return "Transfer-Encoding must be chunked."
         }
-        let lengths = contentLengths.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+        let lengths = contentLengths.flatMap { $0.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) }
+            .map { Array(HTTPWhitespace.trimmed($0)) }
         if let first = lengths.first {
-            guard lengths.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) else {
+            guard lengths.allSatisfy({ !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }) else {
                 return "Content-Length must be a number."
             }
             // Identical repeats are allowed (RFC 9112 §6.3): every reader finds the same length.
