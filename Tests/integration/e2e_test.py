@@ -16,7 +16,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,43 +37,12 @@ SMTP_USER, SMTP_PASSWORD = "postern", "e2e:" + secrets.token_hex(6)
 APP_CONTINUE = "https://app.example.com/finish"
 MAIL_WAIT = 20  # seconds a mail may take to arrive
 
-# Loopback only: no proxy from the environment, for this process (Selenium's client included) and
-# everything it starts (libcurl in postern reads ALL_PROXY).
-for name in list(os.environ):
-    if name.lower() in ("http_proxy", "https_proxy", "all_proxy", "ftp_proxy"):
-        del os.environ[name]
-os.environ["NO_PROXY"] = os.environ["no_proxy"] = "*"
-HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+# Loopback only (no proxy from the environment, for this process — Selenium's client included —
+# and what it starts), SIGTERM unwinding like Ctrl-C, and the process helpers: postern_daemon.
+from postern_daemon import HTTP, free_port, remember_group, wait_for  # noqa: E402
 
 # Every step records itself here; the last test checks that all of them ran.
 STEPS_DONE = []
-
-# SIGTERM (e2e.sh passes on its own) unwinds like Ctrl-C, so the fixtures stop what they started.
-signal.signal(signal.SIGTERM, signal.default_int_handler)
-
-
-def remember_group(pgid):
-    """Notes a process group this test started, for e2e.sh to end if Python itself dies."""
-    work = os.environ.get("E2E_WORK")
-    if work:
-        with open(os.path.join(work, "pgids"), "a") as f:
-            f.write(f"{pgid}\n")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def unique(tag):
