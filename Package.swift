@@ -45,10 +45,12 @@ let package = Package(
         .target(
             name: "PosternAssembly", dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
             swiftSettings: strict),
-        .executableTarget(
-            name: "postern",
+        // The command line as a library (tested with argument arrays) and the executable over it.
+        .target(
+            name: "PosternCLI",
             dependencies: ["PosternCore", "PosternCrypto", "PosternMail", "PosternAPI", "PosternAssembly", "PosternServer"],
             swiftSettings: strict),
+        .executableTarget(name: "postern", dependencies: ["PosternCLI"], swiftSettings: strict),
         .executableTarget(
             name: "PosternBench",
             dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
@@ -62,6 +64,7 @@ let package = Package(
         // Tests whose oracle is another implementation run from Python (PyJWT, the email package):
         // they need the test tools scripts/test installs.
         .testTarget(name: "PosternOracleTests", dependencies: ["PosternCore", "PosternCrypto", "PosternMail"], swiftSettings: strict),
+        .testTarget(name: "PosternCLITests", dependencies: ["PosternCLI", "PosternCore"], swiftSettings: strict),
         .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore"], swiftSettings: strict),
         .testTarget(
             name: "PosternServerTests", dependencies: ["PosternServer", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),

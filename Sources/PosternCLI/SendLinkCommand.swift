@@ -3,8 +3,10 @@ import PosternAssembly
 import PosternCore
 
 /// `postern send-link`: makes a link and delivers its mail, directly or through a running daemon.
-enum SendLinkCommand {
-    static let help = """
+struct SendLinkCommand: Subcommand {
+    static let name = "send-link"
+    static let abstract = "make a sign-in, reset or verification link and mail it (--action, --email)"
+    static let usage = """
         Usage: postern send-link --action ACTION --email ADDR [--continue-url URL] [--locale L]
                                  [--print] [--queue-only] [--json] [settings]
 
@@ -18,15 +20,23 @@ enum SendLinkCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
         guard let action = arguments.options["action"], AuthService.issuableActions.contains(action) else {
             throw CommandFailure(code: .usage, message: "--action must be one of \(AuthService.issuableActions.joined(separator: ", "))")
         }
-        guard let email = arguments.options["email"] else { throw CommandFailure(code: .usage, message: "--email is required") }
+        guard arguments.options["email"] != nil else { throw CommandFailure(code: .usage, message: "--email is required") }
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
+        // Both were checked by validate().
+        let action = arguments.options["action"] ?? ""
+        let email = arguments.options["email"] ?? ""
         let settings = try arguments.settings()
         let runtime = try startup { () throws(StartupError) in
             try PosternRuntime(settings: settings, logger: standardErrorLogger("send-link"))

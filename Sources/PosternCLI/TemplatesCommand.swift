@@ -5,8 +5,10 @@ import PosternCrypto
 import PosternMail
 
 /// `postern templates check|render`.
-enum TemplatesCommand {
-    static let help = """
+struct TemplatesCommand: Subcommand {
+    static let name = "templates"
+    static let abstract = "check the mail templates, or render one with sample data"
+    static let usage = """
         Usage: postern templates check [--templates DIR]
                postern templates render --action KIND --locale L [--format text|html|eml] [--templates DIR]
 
@@ -15,14 +17,27 @@ enum TemplatesCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
         guard arguments.words.count == 2, ["check", "render"].contains(arguments.words[1]) else {
             throw CommandFailure(code: .usage, message: "templates needs check or render; see postern templates --help")
         }
+        if arguments.words[1] == "render" {
+            guard let name = arguments.options["action"], MailMessageKind(rawValue: name) != nil else {
+                throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard ["text", "html", "eml"].contains(arguments.options["format"] ?? "text") else {
+                throw CommandFailure(code: .usage, message: "--format must be text, html or eml")
+            }
+        }
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
         let settings = try arguments.settings()
         let directory = PosternRuntime.templateDirectory(settings.templates)
         let set: TemplateSet

@@ -4,8 +4,10 @@ import PosternCore
 import PosternServer
 
 /// `postern serve`: the HTTP API, the hosted pages and the outbox workers, until SIGTERM/SIGINT.
-enum ServeCommand {
-    static let help = """
+struct ServeCommand: Subcommand {
+    static let name = "serve"
+    static let abstract = "run the daemon: HTTP API, hosted pages, mail delivery (until SIGTERM/SIGINT)"
+    static let usage = """
         Usage: postern serve [settings]
 
         Runs the daemon until SIGTERM or SIGINT: the HTTP API of API.md, the hosted action page
@@ -19,11 +21,16 @@ enum ServeCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
         let settings = try arguments.settings()
         let clientAddresses: ClientAddressPolicy
         do {

@@ -5,8 +5,10 @@ import PosternCore
 import PosternServer
 
 /// `postern outbox status|retry|purge`.
-enum OutboxCommand {
-    static let help = """
+struct OutboxCommand: Subcommand {
+    static let name = "outbox"
+    static let abstract = "mail delivery: status, retry dead messages, purge old ones"
+    static let usage = """
         Usage: postern outbox status [--json]
                postern outbox retry ID | --all-dead
                postern outbox purge [--older-than DAYS]   (default 7)
@@ -17,14 +19,25 @@ enum OutboxCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
         guard arguments.words.count >= 2, ["status", "retry", "purge"].contains(arguments.words[1]) else {
             throw CommandFailure(code: .usage, message: "outbox needs status, retry or purge; see postern outbox --help")
         }
+        if arguments.words[1] == "purge" {
+            // At most 100 years: days × 86,400 must not overflow.
+            guard let days = Int64(arguments.options["older-than"] ?? "7"), days >= 0, days <= 36_500 else {
+                throw CommandFailure(code: .usage, message: "--older-than takes a number of days from 0 to 36500")
+            }
+        }
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
         let settings = try arguments.settings()
         // No templates, no transport: the outbox commands only read and change the queue.
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
@@ -57,11 +70,8 @@ enum OutboxCommand {
             print("queued \(retried) message(s) again")
             if retried == 0 && ids.count == 1 { return ExitCode.badInput.rawValue }
         default:
-            let days = Int64(arguments.options["older-than"] ?? "7")
-            // At most 100 years: days × 86,400 must not overflow.
-            guard let days, days >= 0, days <= 36_500 else {
-                throw CommandFailure(code: .usage, message: "--older-than takes a number of days from 0 to 36500")
-            }
+            // Checked by validate(): 0 to 36,500 days, so days × 86,400 cannot overflow.
+            let days = Int64(arguments.options["older-than"] ?? "7") ?? 7
             let purged = try flow { () throws(AuthError) in try service.purgeOutbox(olderThan: days * 86_400) }
             print("purged \(purged) message(s)")
         }
@@ -70,8 +80,10 @@ enum OutboxCommand {
 }
 
 /// `postern users show|disable|enable|delete`.
-enum UsersCommand {
-    static let help = """
+struct UsersCommand: Subcommand {
+    static let name = "users"
+    static let abstract = "show, disable, enable or delete a user"
+    static let usage = """
         Usage: postern users show    --email ADDR | --uid UID [--json]
                postern users disable --email ADDR | --uid UID   (signs the user out everywhere)
                postern users enable  --email ADDR | --uid UID
@@ -79,14 +91,22 @@ enum UsersCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
         guard arguments.words.count == 2, ["show", "disable", "enable", "delete"].contains(arguments.words[1]) else {
             throw CommandFailure(code: .usage, message: "users needs show, disable, enable or delete; see postern users --help")
         }
+        guard arguments.options["email"] != nil || arguments.options["uid"] != nil else {
+            throw CommandFailure(code: .usage, message: "give --email ADDR or --uid UID")
+        }
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
         let settings = try arguments.settings()
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
         let service = flows.service

@@ -3,8 +3,10 @@ import PosternAssembly
 import PosternCore
 
 /// `postern keys list|rotate`.
-enum KeysCommand {
-    static let help = """
+struct KeysCommand: Subcommand {
+    static let name = "keys"
+    static let abstract = "list the signing keys, or rotate them"
+    static let usage = """
         Usage: postern keys list [--json]
                postern keys rotate [--purpose action-code|id-token]
 
@@ -15,14 +17,22 @@ enum KeysCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
         guard arguments.words.count == 2, ["list", "rotate"].contains(arguments.words[1]) else {
             throw CommandFailure(code: .usage, message: "keys needs list or rotate; see postern keys --help")
         }
+        if let name = arguments.options["purpose"], KeyPurpose(rawValue: name) == nil {
+            throw CommandFailure(code: .usage, message: "--purpose must be action-code or id-token")
+        }
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
         let settings = try arguments.settings()
         let storage = try startup { () throws(StartupError) in try PosternStorage(settings: settings) }
         _ = try startup { () throws(StartupError) in try storage.openKeys() }

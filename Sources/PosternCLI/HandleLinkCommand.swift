@@ -5,8 +5,10 @@ import PosternCore
 import PosternServer
 
 /// `postern handle-link`: finds the action link in pasted text and completes it.
-enum HandleLinkCommand {
-    static let help = """
+struct HandleLinkCommand: Subcommand {
+    static let name = "handle-link"
+    static let abstract = "complete the action link found in pasted text (argument or stdin)"
+    static let usage = """
         Usage: postern handle-link [TEXT] [--inspect] [--email ADDR] [--new-password-stdin] [--json] [settings]
 
         Finds the action link in TEXT (or standard input when TEXT is absent): a bare URL, a whole
@@ -24,18 +26,23 @@ enum HandleLinkCommand {
 
         """
 
-    static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        if arguments.switches.contains("help") {
-            print(help + settingsHelp())
-            return ExitCode.success.rawValue
-        }
+    let arguments: ParsedArguments
+
+    init(arguments: ParsedArguments) { self.arguments = arguments }
+
+    /// The usage errors, found before anything is opened.
+    func validate() throws(CommandFailure) {
         guard arguments.words.count <= 2 else {
             throw CommandFailure(code: .usage, message: "give the text as one argument (quote it) or on standard input")
         }
-        let passwordFromStdin = arguments.switches.contains("new-password-stdin")
-        if passwordFromStdin && arguments.words.count < 2 {
+        if arguments.switches.contains("new-password-stdin") && arguments.words.count < 2 {
             throw CommandFailure(code: .usage, message: "--new-password-stdin reads the password from standard input, so give the link as TEXT")
         }
+        _ = try arguments.settings()
+    }
+
+    func run() throws -> Int32 {
+        let passwordFromStdin = arguments.switches.contains("new-password-stdin")
         let text = arguments.words.count == 2 ? arguments.words[1] : readStandardInput(limit: PastedLinkParser.maximumInputBytes)
         let settings = try arguments.settings()
         let runtime = try startup { () throws(StartupError) in
@@ -51,13 +58,13 @@ enum HandleLinkCommand {
         case .sixDigitCode(let digits):
             guard let email else { throw CommandFailure(code: .usage, message: "a 6-digit code needs --email ADDR") }
             if arguments.switches.contains("inspect") {
-                report(json, ["mode": "signIn", "kind": "sixDigitCode"], "A 6-digit sign-in code (checked when used).")
+                Self.report(json, ["mode": "signIn", "kind": "sixDigitCode"], "A 6-digit sign-in code (checked when used).")
                 return ExitCode.success.rawValue
             }
             let login = try flow { () throws(AuthError) in
                 try service.completeEmailLink(EmailLinkCompletion(code: digits, email: email))
             }
-            printLogin(login, json: json)
+            Self.printLogin(login, json: json)
             return ExitCode.success.rawValue
         case .link(let link): oobCode = link.oobCode
         case .oobCode(let code): oobCode = code
@@ -70,7 +77,7 @@ enum HandleLinkCommand {
             ]
             object["continueUrl"] = info.continueURL ?? NSNull()
             let whose = info.email.map { " for \($0)" } ?? " (sent with a PKCE challenge: it completes only with its verifier)"
-            report(json, object, "A \(info.mode.rawValue) link\(whose), valid until \(isoDate(info.expiresAt))."
+            Self.report(json, object, "A \(info.mode.rawValue) link\(whose), valid until \(isoDate(info.expiresAt))."
                    + (info.continueURL.map { " It continues to \($0)." } ?? ""))
             return ExitCode.success.rawValue
         }
@@ -79,13 +86,13 @@ enum HandleLinkCommand {
             let login = try flow { () throws(AuthError) in
                 try service.completeEmailLink(EmailLinkCompletion(oobCode: oobCode, email: email))
             }
-            printLogin(login, json: json)
+            Self.printLogin(login, json: json)
         case .resetPassword:
-            let password = try newPassword(fromStdin: passwordFromStdin)
+            let password = try Self.newPassword(fromStdin: passwordFromStdin)
             let applied = try flow { () throws(AuthError) in
                 try service.applyAction(link: nil, oobCode: oobCode, newPassword: password)
             }
-            report(json, ["mode": applied.mode.rawValue, "email": applied.email],
+            Self.report(json, ["mode": applied.mode.rawValue, "email": applied.email],
                    "The password of \(applied.email) was changed; every session was signed out.")
         case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
             let applied = try flow { () throws(AuthError) in try service.applyAction(link: nil, oobCode: oobCode, newPassword: nil) }
@@ -94,7 +101,7 @@ enum HandleLinkCommand {
             case .verifyAndChangeEmail: "The account now uses \(applied.email)."
             default: "The account's address is back to \(applied.email); every session was signed out."
             }
-            report(json, ["mode": applied.mode.rawValue, "email": applied.email], sentence)
+            Self.report(json, ["mode": applied.mode.rawValue, "email": applied.email], sentence)
         }
         // Notices the action queued (password changed, recovery link) go out now.
         runtime.deliverQueued(timeout: 10)
@@ -127,8 +134,8 @@ enum HandleLinkCommand {
         guard isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure(code: .usage, message: "standard input is not a terminal: use --new-password-stdin")
         }
-        let first = readSecret(prompt: "New password: ")
-        let second = readSecret(prompt: "Again: ")
+        let first = Self.readSecret(prompt: "New password: ")
+        let second = Self.readSecret(prompt: "Again: ")
         guard first == second else { throw CommandFailure(code: .badInput, message: "the two passwords differ") }
         return first
     }

@@ -1,0 +1,69 @@
+/// One subcommand, in swift-argument-parser's shape: a name and a one-line abstract (the top
+/// help lists them), the usage text of its `--help`, `validate()` for every usage error before
+/// anything is opened (a bad setting exits 64 without touching the database), and `run()`.
+protocol Subcommand {
+    /// The word after `postern`.
+    static var name: String { get }
+    /// One line for `postern --help`.
+    static var abstract: String { get }
+    /// The body of `postern NAME --help` (the settings are appended).
+    static var usage: String { get }
+
+    init(arguments: ParsedArguments)
+    /// Throws the usage error a person can fix, or nothing.
+    func validate() throws(CommandFailure)
+    /// Does the work; returns the exit code.
+    func run() throws -> Int32
+}
+
+/// Every subcommand, in the order `postern --help` lists them.
+var subcommands: [any Subcommand.Type] {
+    [
+        ServeCommand.self, SendLinkCommand.self, HandleLinkCommand.self, TemplatesCommand.self, KeysCommand.self,
+        OutboxCommand.self, UsersCommand.self,
+    ]
+}
+
+/// What a command line asks for, decided without running anything: for `main` and its tests.
+enum Invocation {
+    /// Print this (help) and exit 0.
+    case help(String)
+    /// Run this command.
+    case run(any Subcommand)
+
+    /// Parses and validates `arguments` (without the program name).
+    /// - Throws: `CommandFailure` with exit code 64 for every usage error.
+    static func parse(_ arguments: [String]) throws(CommandFailure) -> Invocation {
+        let parsed = try ParsedArguments(arguments)
+        guard let word = parsed.words.first, word != "help" else {
+            if parsed.switches.contains("help") || parsed.words.first == "help" { return .help(topUsage + settingsHelp()) }
+            throw CommandFailure(code: .usage, message: topUsage + "\nGive a command; see postern --help.")
+        }
+        guard let command = subcommands.first(where: { $0.name == word }) else {
+            throw CommandFailure(code: .usage, message: "unknown command \(word.debugDescription); see postern --help")
+        }
+        if parsed.switches.contains("help") { return .help(command.usage + settingsHelp()) }
+        let instance = command.init(arguments: parsed)
+        try instance.validate()
+        return .run(instance)
+    }
+
+    /// `postern --help`: made from the subcommands' names and abstracts.
+    static var topUsage: String {
+        let width = (subcommands.map { $0.name.count }.max() ?? 0) + 2
+        let lines = subcommands.map { "  " + $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + $0.abstract }
+        return """
+            postern — email sign-in links, codes and password resets, on your own server.
+
+            Usage: postern COMMAND [options]
+
+            Commands:
+            \(lines.joined(separator: "\n"))
+
+            Every command takes --help and the settings below.
+            Exit codes: 0 success, 64 usage, 65 bad input, 69 a dependency is down, 70 internal.
+
+
+            """
+    }
+}

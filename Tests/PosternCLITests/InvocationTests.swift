@@ -1,0 +1,78 @@
+@testable import PosternCLI
+import Testing
+
+/// The command line run with argument arrays: help, usage errors and settings checked before
+/// anything is opened (no database is touched by any of these).
+@Suite("Command line")
+struct InvocationTests {
+    func usageError(_ arguments: [String]) -> String? {
+        do {
+            _ = try Invocation.parse(arguments)
+            return nil
+        } catch {
+            return error.code == .usage ? error.message : "exit \(error.code.rawValue): \(error.message)"
+        }
+    }
+
+    func help(_ arguments: [String]) throws -> String {
+        guard case .help(let text) = try Invocation.parse(arguments) else {
+            Issue.record("\(arguments) is not help")
+            return ""
+        }
+        return text
+    }
+
+    @Test("postern --help lists every subcommand with its abstract, made from the commands themselves")
+    func topHelp() throws {
+        let text = try help(["--help"])
+        for command in subcommands {
+            #expect(text.contains(command.name) && text.contains(command.abstract), "\(command.name)")
+        }
+        #expect(text.contains("--ttl-sign-in"), "the settings follow")
+        #expect(try help(["help"]) == text)
+    }
+
+    @Test("each subcommand's --help is its usage and the settings")
+    func subcommandHelp() throws {
+        for command in subcommands {
+            let text = try help([command.name, "--help"])
+            #expect(text.hasPrefix(command.usage) && text.contains("--database"), "\(command.name)")
+        }
+    }
+
+    @Test("usage errors name what to fix, before anything is opened", arguments: [
+        (["serve", "--ttl-sign-in", "9223372036854775807"], "--ttl-sign-in"),
+        (["serve", "--ttl-reset-password", "2592001"], "--ttl-reset-password"),
+        (["serve", "--public-url", "/relative"], "--public-url"),
+        (["serve", "--no-such-option", "x"], "--no-such-option"),
+        (["users", "show"], "--email ADDR or --uid UID"),
+        (["users", "rename", "--email", "a@example.com"], "users needs show"),
+        (["outbox", "purge", "--older-than", "10000000000000000"], "--older-than"),
+        (["outbox", "purge", "--older-than", "-1"], "--older-than"),
+        (["outbox"], "outbox needs status"),
+        (["keys", "rotate", "--purpose", "everything"], "--purpose"),
+        (["send-link", "--action", "delete-account", "--email", "a@example.com"], "--action"),
+        (["send-link", "--action", "sign-in"], "--email is required"),
+        (["handle-link", "a", "b"], "one argument"),
+        (["handle-link", "--new-password-stdin"], "give the link as TEXT"),
+        (["templates", "render", "--action", "nonsense"], "--action"),
+        (["templates", "render", "--action", "sign-in", "--format", "pdf"], "--format"),
+        (["frobnicate"], "unknown command"),
+        (["serve", "--listen"], "needs a value"),
+    ])
+    func usageErrors(arguments: [String], says: String) {
+        let message = usageError(arguments)
+        #expect(message?.contains(says) == true, "\(arguments): \(message ?? "no error")")
+    }
+
+    @Test("a valid command line parses into its command, unrun")
+    func parses() throws {
+        guard case .run(let command) = try Invocation.parse(["outbox", "purge", "--older-than", "30"]) else {
+            Issue.record("not a command")
+            return
+        }
+        #expect(type(of: command).name == "outbox")
+        guard case .run(let serve) = try Invocation.parse(["serve", "--ttl-sign-in", "2592000"]) else { return }
+        #expect(type(of: serve).name == "serve")
+    }
+}
