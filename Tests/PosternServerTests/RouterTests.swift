@@ -173,3 +173,22 @@ struct ErrorKindStatusTests {
         for (error, status) in expected { #expect(error.httpStatus == status, "\(error.code)") }
     }
 }
+
+@Suite("Hosted page words")
+struct PageTextTests {
+    @Test("every rule of the password policy has its sentence in every language of the page")
+    func weakPasswordSentences() {
+        for lang in PageText.tables.keys {
+            for rule in PasswordPolicy.Rule.allCases {
+                #expect(PageText.tables[lang]?["error.weak.\(rule.rawValue)"] != nil, "\(lang) \(rule)")
+            }
+        }
+        #expect(PageText(lang: "de")["error.weak.tooShort"].hasPrefix("Dieses Passwort"))
+    }
+
+    @Test("a weak password's error names its rule, so a page can say it in its own language")
+    func ruleDetail() {
+        let error = #expect(throws: AuthError.self) { try PasswordPolicy.check("short", email: nil) }
+        #expect(error?.details["rule"] == "tooShort")
+    }
+}

@@ -73,8 +73,9 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     public static let credentialAlreadyInUse = AuthError(.conflict, code: "CREDENTIAL_ALREADY_IN_USE", message: "The address belongs to another account.")
     public static let emailExists = AuthError(.conflict, code: "EMAIL_EXISTS", message: "The new address already belongs to another account.")
-    public static func weakPassword(_ message: String) -> AuthError {
-        AuthError(.invalidInput, code: "WEAK_PASSWORD", message: message)
+    /// The password breaks `rule` of the policy; `message` says which, in English.
+    public static func weakPassword(_ message: String, rule: PasswordPolicy.Rule) -> AuthError {
+        AuthError(.invalidInput, code: "WEAK_PASSWORD", message: message, details: ["rule": rule.rawValue])
     }
     public static let invalidLoginCredentials = AuthError(.invalidInput, code: "INVALID_LOGIN_CREDENTIALS", message: "The address or the password is wrong.")
     public static let userDisabled = AuthError(.invalidInput, code: "USER_DISABLED", message: "The account is disabled.")

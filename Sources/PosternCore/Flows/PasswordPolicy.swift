@@ -1,6 +1,14 @@
 /// The password rules (NIST SP 800-63B style): 8 to 256 characters, no composition rules, not
 /// the address or its local part.
 public enum PasswordPolicy {
+    /// Which rule a password breaks: `details["rule"]` of the `WEAK_PASSWORD` error, so a page in
+    /// another language can say it in its own words.
+    public enum Rule: String, Sendable, CaseIterable {
+        case tooShort
+        case tooLong
+        case isTheAddress
+    }
+
     /// Fewest characters.
     public static let minimumLength = 8
     /// Most characters.
@@ -11,15 +19,15 @@ public enum PasswordPolicy {
     public static func check(_ password: String, email: EmailAddress?) throws(AuthError) {
         let length = password.count
         guard length >= minimumLength else {
-            throw .weakPassword("The password needs at least \(minimumLength) characters.")
+            throw .weakPassword("The password needs at least \(minimumLength) characters.", rule: .tooShort)
         }
         guard length <= maximumLength else {
-            throw .weakPassword("The password may have at most \(maximumLength) characters.")
+            throw .weakPassword("The password may have at most \(maximumLength) characters.", rule: .tooLong)
         }
         if let email {
             let lowered = password.lowercased()
             if lowered == email.address.lowercased() || lowered == email.normalized || lowered == email.localPart.lowercased() {
-                throw .weakPassword("The password must not be the email address or its part before the @.")
+                throw .weakPassword("The password must not be the email address or its part before the @.", rule: .isTheAddress)
             }
         }
     }

@@ -108,7 +108,8 @@ struct ActionPages: Sendable {
         let message: String
         switch error.code {
         case "EXPIRED_OOB_CODE": message = text["error.expired"]
-        case "WEAK_PASSWORD": message = text["error.weak"].replacingOccurrences(of: "%@", with: HTMLEscaping.escape(error.message))
+        // In the page's language: the rule the password broke, not the API's English sentence.
+        case "WEAK_PASSWORD": message = text["error.weak." + (error.details["rule"] ?? PasswordPolicy.Rule.tooShort.rawValue)]
         case "EMAIL_EXISTS": message = text["error.taken"]
         default: message = text["error.invalid"]
         }

@@ -46,7 +46,9 @@ struct PageText {
             "error.expired": "The link has expired. Ask for a new one.",
             "error.invalid": "The link is invalid or was already used. Ask for a new one.",
             "error.form": "The form expired or was sent from another page. Open the link again.",
-            "error.weak": "That password cannot be used: %@",
+            "error.weak.tooShort": "That password is too short: it needs at least 8 characters.",
+            "error.weak.tooLong": "That password is too long: it may have at most 256 characters.",
+            "error.weak.isTheAddress": "That password cannot be used: it must not be your email address or its part before the @.",
             "error.taken": "That address already belongs to another account.",
         ],
         "de": [
@@ -77,7 +79,9 @@ struct PageText {
             "error.expired": "Der Link ist abgelaufen. Fordern Sie einen neuen an.",
             "error.invalid": "Der Link ist ungültig oder wurde schon verwendet. Fordern Sie einen neuen an.",
             "error.form": "Das Formular ist abgelaufen oder kam von einer anderen Seite. Öffnen Sie den Link erneut.",
-            "error.weak": "Dieses Passwort geht nicht: %@",
+            "error.weak.tooShort": "Dieses Passwort ist zu kurz: es braucht mindestens 8 Zeichen.",
+            "error.weak.tooLong": "Dieses Passwort ist zu lang: es darf höchstens 256 Zeichen haben.",
+            "error.weak.isTheAddress": "Dieses Passwort geht nicht: es darf nicht Ihre E-Mail-Adresse oder deren Teil vor dem @ sein.",
             "error.taken": "Diese Adresse gehört schon zu einem anderen Konto.",
         ],
     ]
