@@ -27,14 +27,17 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
         case closed
     }
 
-    private let condition = NSCondition()
-    private let clock: any MonotonicClock
+    // @usableFromInline and @inlinable below: the queue is generic and used from other modules on
+    // every request (the request workers, the store's writer); unspecialized, each call looked
+    // its generic metadata up at run time.
+    @usableFromInline let condition = NSCondition()
+    @usableFromInline let clock: any MonotonicClock
     /// Queued items from `head` on; the taken ones before it are dropped in bulk, so taking one at
     /// a time does not shift the whole array each time.
-    private var items: [Item] = []
-    private var head = 0
-    private var closed = false
-    private var consumers: Int
+    @usableFromInline var items: [Item] = []
+    @usableFromInline var head = 0
+    @usableFromInline var closed = false
+    @usableFromInline var consumers: Int
 
     /// An open, empty queue taken from by `consumers` threads, timing its waits on `clock`.
     public init(consumers: Int = 1, clock: any MonotonicClock = SystemMonotonicClock()) {
@@ -47,7 +50,7 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     /// The one thread `close()` may leave waiting on the condition besides consumers is one in
     /// ``waitForConsumers(until:)``, and only after `close()`, when nothing is appended any more:
     /// so this signal always reaches a consumer.
-    @discardableResult
+    @discardableResult @inlinable
     public func append(_ item: Item) -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -60,7 +63,7 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     /// Queues `item` only when nothing is queued: for wake-up tokens, where one waiting says all
     /// that many would, and the queue stays one item long however often nobody takes. False once
     /// closed.
-    @discardableResult
+    @discardableResult @inlinable
     public func appendUnlessWaiting(_ item: Item) -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -74,6 +77,7 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
 
     /// Waits until something is queued, the queue is closed, or the clock reaches `deadline` (nil:
     /// no deadline); then returns up to `limit` items, `.timedOut`, or `.closed` (closed and empty).
+    @inlinable
     public func take(upTo limit: Int, until deadline: Duration? = nil) -> Take {
         condition.lock()
         defer { condition.unlock() }
@@ -85,13 +89,15 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Up to `limit` items queued now, without waiting (none when nothing is queued).
+    @inlinable
     public func takeWaiting(upTo limit: Int) -> [Item] {
         condition.lock()
         defer { condition.unlock() }
         return removeLocked(upTo: limit)
     }
 
-    private func removeLocked(upTo limit: Int) -> [Item] {
+    @inlinable
+    func removeLocked(upTo limit: Int) -> [Item] {
         let available = items.count - head
         guard available > 0 else { return [] }
         let count = min(max(1, limit), available)
