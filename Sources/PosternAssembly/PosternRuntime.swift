@@ -73,8 +73,7 @@ public struct PosternFlows: Sendable {
         let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
         do {
             service = try AuthService(
-                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher,
-                ipPerMinute: settings.ipPerMinute)
+                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }

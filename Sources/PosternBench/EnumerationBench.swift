@@ -48,7 +48,7 @@ enum EnumerationBench {
         let hasher = PasswordHasher(logN: 12, blockSize: 8, parallelism: 1)
         let service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: hasher, ipPerMinute: 0)
+            hasher: hasher)
 
         try seed(store, count: calls)
         let existing = (0..<calls).map { "member\($0)@example.com" }

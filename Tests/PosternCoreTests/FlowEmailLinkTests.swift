@@ -168,16 +168,6 @@ struct FlowEmailLinkTests {
         try h.service.sendEmailLink(EmailLinkRequest(email: "unknown@example.com"))
     }
 
-    @Test("the per-IP limit")
-    func ipLimit() throws {
-        let limiter = IPRateLimiter(perMinute: 2)
-        #expect(limiter.take(ip: "1.2.3.4", now: 0) == nil)
-        #expect(limiter.take(ip: "1.2.3.4", now: 0) == nil)
-        #expect(limiter.take(ip: "1.2.3.4", now: 0) == 30)
-        #expect(limiter.take(ip: "5.6.7.8", now: 0) == nil)
-        #expect(limiter.take(ip: "1.2.3.4", now: 30) == nil)
-    }
-
     @Test("request ids are 16 bytes: the time in milliseconds, then 80 random bits")
     func requestIDsAreTimePrefixed() throws {
         let h = try FlowHarness()

@@ -19,7 +19,7 @@ struct FlowHarness {
         configure(&config)
         service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: .fastForTests, ipPerMinute: 0)
+            hasher: .fastForTests)
     }
 
     /// Runs the content stage on the newest queued mail.

@@ -37,7 +37,7 @@ struct RouterTests {
         let config = AuthConfiguration(settings)
         let service = try AuthService(
             store: breakStoreAfterStart ? BrokenStore() : store, keys: keys, clock: clock, config: config,
-            hasher: .fastForTests, ipPerMinute: ipPerMinute)
+            hasher: .fastForTests)
         let lines = LogLines()
         let logger = Logger(label: "test", sink: { lines.append($0) })
         let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger)
@@ -190,5 +190,18 @@ struct PageTextTests {
     func ruleDetail() {
         let error = #expect(throws: AuthError.self) { try PasswordPolicy.check("short", email: nil) }
         #expect(error?.details["rule"] == "tooShort")
+    }
+}
+
+@Suite("Per-IP limit")
+struct IPRateLimiterTests {
+    @Test("the per-IP limit")
+    func ipLimit() throws {
+        let limiter = IPRateLimiter(perMinute: 2)
+        #expect(limiter.take(ip: "1.2.3.4", now: 0) == nil)
+        #expect(limiter.take(ip: "1.2.3.4", now: 0) == nil)
+        #expect(limiter.take(ip: "1.2.3.4", now: 0) == 30)
+        #expect(limiter.take(ip: "5.6.7.8", now: 0) == nil)
+        #expect(limiter.take(ip: "1.2.3.4", now: 30) == nil)
     }
 }

@@ -23,7 +23,7 @@ struct SQLiteFlowHarness {
         config.mailPerHour = 0
         service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: .fastForTests, ipPerMinute: 0)
+            hasher: .fastForTests)
     }
 
     /// Runs the content stage on the newest queued message and returns its link.

@@ -19,7 +19,6 @@ public final class AuthService: Sendable {
     let profiles: ProfileFlow
     let composer: MailComposer
     let operators: OperatorTools
-    let ipLimiter: IPRateLimiter
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
 
@@ -27,7 +26,7 @@ public final class AuthService: Sendable {
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
-        hasher: PasswordHasher = .standard, ipPerMinute: Int64 = 300
+        hasher: PasswordHasher = .standard
     ) throws(AuthError) {
         context = try FlowContext(store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics())
         ledger = ActionLedger(context: context)
@@ -38,15 +37,6 @@ public final class AuthService: Sendable {
         profiles = ProfileFlow(context: context, sessions: sessions)
         composer = MailComposer(context: context, ledger: ledger)
         operators = OperatorTools(context: context, ledger: ledger)
-        ipLimiter = IPRateLimiter(perMinute: ipPerMinute)
-    }
-
-    /// Applies the per-IP limit of the public endpoints (the HTTP layer calls it once per request).
-    /// - Throws: `AuthError.tooManyAttempts`.
-    public func checkClient(ip: String) throws(AuthError) {
-        if let wait = ipLimiter.take(ip: ip, now: context.clock.now().timeIntervalSince1970) {
-            throw .tooManyAttempts(retryAfter: wait)
-        }
     }
 
     // MARK: email link (EmailLinkFlow)
@@ -227,12 +217,4 @@ public final class AuthService: Sendable {
     /// Deletes finished messages older than `olderThan` seconds.
     /// - Throws: `AuthError.unavailable`.
     public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }
-
-    /// A token binding a hosted page's form to a browser and to its link (CSRF).
-    public func pageToken(cookie: String, oobCode: String) -> String { PageToken.make(cookie: cookie, oobCode: oobCode, ring: context.keys.current) }
-
-    /// Whether `token` is `pageToken(cookie:oobCode:)` for these values, in constant time.
-    public func checkPageToken(_ token: String, cookie: String, oobCode: String) -> Bool {
-        PageToken.check(token, cookie: cookie, oobCode: oobCode, ring: context.keys.current)
-    }
 }

@@ -9,12 +9,15 @@ public final class APIRouter: Sendable {
     let metrics: HTTPMetrics
     let table: RouteTable
     let clientAddresses: ClientAddressPolicy
+    /// The per-IP limit of the public endpoints (`--ip-per-minute`): an HTTP concern, kept here.
+    let ipLimiter: IPRateLimiter
 
     /// Builds the routes over `runtime`; `clientAddresses` says whose address a request counts
     /// against (build it from the settings with `ClientAddressPolicy(settings:)`).
     public init(runtime: ServerContext, clientAddresses: ClientAddressPolicy) {
         self.runtime = runtime
         self.clientAddresses = clientAddresses
+        ipLimiter = IPRateLimiter(perMinute: runtime.settings.ipPerMinute)
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime) + ActionPages(runtime: runtime).routes()
@@ -73,7 +76,9 @@ public final class APIRouter: Sendable {
             // The per-IP limit, once, for every public request that can change state or check a
             // credential (GET and HEAD only look).
             if route.access == .public, request.method != "GET", request.method != "HEAD" {
-                try runtime.service.checkClient(ip: clientIP)
+                if let wait = ipLimiter.take(ip: clientIP, now: Date().timeIntervalSince1970) {
+                    throw AuthError.tooManyAttempts(retryAfter: wait)
+                }
             }
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {

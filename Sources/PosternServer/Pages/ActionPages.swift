@@ -50,7 +50,7 @@ struct ActionPages: Sendable {
         }
         // A fresh CSRF cookie for this browser unless it has one.
         let cookie = cookieValue(c.request) ?? Base64URL.encode((try? SecureRandom.bytes(18)) ?? [])
-        let token = runtime.service.pageToken(cookie: cookie, oobCode: oobCode)
+        let token = PageToken.make(cookie: cookie, oobCode: oobCode, ring: runtime.keys.current)
         let escapedEmail = HTMLEscaping.escape(info.email ?? "")
         let mode = info.mode.rawValue
         var body = ""
@@ -85,7 +85,7 @@ struct ActionPages: Sendable {
         let form = Self.formFields(c.request.body)
         let text = PageText(lang: form["lang"])
         guard let oobCode = form["oobCode"], let token = form["csrf"], let cookie = cookieValue(c.request),
-            runtime.service.checkPageToken(token, cookie: cookie, oobCode: oobCode)
+            PageToken.check(token, cookie: cookie, oobCode: oobCode, ring: runtime.keys.current)
         else {
             return page(403, text, heading: text["error.heading"], body: "<p>\(text["error.form"])</p>")
         }
@@ -105,13 +105,17 @@ struct ActionPages: Sendable {
     }
 
     private func errorPage(_ error: AuthError, _ text: PageText) -> HTTPResponse {
+        // Matched against the catalogue's own errors, never against hand-typed codes.
         let message: String
-        switch error.code {
-        case "EXPIRED_OOB_CODE": message = text["error.expired"]
-        // In the page's language: the rule the password broke, not the API's English sentence.
-        case "WEAK_PASSWORD": message = text["error.weak." + (error.details["rule"] ?? PasswordPolicy.Rule.tooShort.rawValue)]
-        case "EMAIL_EXISTS": message = text["error.taken"]
-        default: message = text["error.invalid"]
+        if error.code == AuthError.code(.expired).code {
+            message = text["error.expired"]
+        } else if let rule = error.details["rule"], error.code == AuthError.weakPassword("", rule: .tooShort).code {
+            // In the page's language: the rule the password broke, not the API's English sentence.
+            message = text["error.weak." + rule]
+        } else if error.code == AuthError.emailExists.code {
+            message = text["error.taken"]
+        } else {
+            message = text["error.invalid"]
         }
         return page(error.httpStatus, text, heading: text["error.heading"], body: #"<p id="error">\#(message)</p>"#)
     }

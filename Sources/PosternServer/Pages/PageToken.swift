@@ -1,3 +1,4 @@
+import PosternCore
 import PosternCrypto
 
 /// The hosted page's form token: binds a form to a browser (its CSRF cookie) and to the link it
