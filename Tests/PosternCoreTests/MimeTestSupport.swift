@@ -50,6 +50,9 @@ enum MailFixtures {
                 sources["\(locale)/\(kind.rawValue).html"] = "<p>[\(locale)] \(kind.rawValue) \(body)</p>\n"
             }
         }
+        // The fallback's words (the units of "expires in").
+        sources["en/words.strings"] = MailWord.allCases.map { "\($0.rawValue) = \($0.rawValue.split(separator: ".")[0])\($0.rawValue.hasSuffix("other") ? "s" : "")" }
+            .joined(separator: "\n")
         return sources
     }
 

@@ -23,8 +23,19 @@ struct TemplateSetTests {
         #expect(throws: TemplateErrors.self) { try set.renderer(branding: branding) }
     }
 
-    @Test func emptySetNeedsEveryFallbackPart() {
-        #expect(TemplateSet(sources: [:]).check().count == MailMessageKind.allCases.count * 3)
+    @Test func emptySetNeedsEveryFallbackPartAndWord() {
+        let problems = TemplateSet(sources: [:]).check()
+        #expect(problems.count == MailMessageKind.allCases.count * 3 + MailWord.allCases.count)
+        #expect(problems.filter { $0.code == .missingWord }.count == MailWord.allCases.count)
+    }
+
+    @Test func wordsFilesAreChecked() {
+        var sources = MailFixtures.minimalSources()
+        sources["de/words.strings"] = "# comment\n\nminute.one = Minute\nminute.others = Minuten\nno equals sign\n"
+        let problems = TemplateSet(sources: sources).check()
+        #expect(problems.map(\.code) == [.unknownWord, .unknownWord])
+        #expect(problems.map(\.line) == [4, 5])
+        #expect(problems.allSatisfy { $0.templateName == "de/words.strings" })
     }
 
     @Test func otherLocaleMayOmitKindsButNotParts() {
@@ -106,6 +117,15 @@ struct TemplateSetTests {
         for locale in ["en", "de"] {
             sources["\(locale)/reset-password.txt"] = "{{link}} {{expiresIn}} / {{expiresInMinutes}}"
         }
+        // The German units come from de/words.strings, not from Swift.
+        sources["de/words.strings"] = """
+            minute.one = Minute
+            minute.other = Minuten
+            hour.one = Stunde
+            hour.other = Stunden
+            day.one = Tag
+            day.other = Tage
+            """
         let renderer = try TemplateSet(sources: sources).renderer(branding: branding)
         func text(_ seconds: Double, _ locale: String, sentAfter delay: Double = 0) -> String {
             let message = MailMessage(

@@ -9,8 +9,11 @@ public struct MailRenderer: Sendable {
     public let branding: MailBranding
     private let kindsByLocale: [String: [MailMessageKind: KindTemplates]]
     private let fallback: KindTable
+    /// The words of each locale that are not templates (units of time).
+    private let words: MailWords
 
-    init(branding: MailBranding, kindsByLocale: [String: [MailMessageKind: KindTemplates]], fallback: KindTable) {
+    init(branding: MailBranding, kindsByLocale: [String: [MailMessageKind: KindTemplates]], fallback: KindTable, words: MailWords) {
+        self.words = words
         self.branding = branding
         self.kindsByLocale = kindsByLocale
         self.fallback = fallback
@@ -51,7 +54,7 @@ public struct MailRenderer: Sendable {
         context[.requestedDate] = requested.dateText
         if let expiresAt = message.content.expiresAt {
             let left = expiresAt.timeIntervalSince(now)
-            context[.expiresIn] = ValidityText.text(seconds: left, locale: locale)
+            context[.expiresIn] = ValidityText.text(seconds: left, locale: locale, words: words)
             context[.expiresInMinutes] = String(ValidityText.wholeMinutes(left))
         }
         message.content.fill(&context)

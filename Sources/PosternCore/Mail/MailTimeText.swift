@@ -2,24 +2,19 @@ import Foundation
 
 /// How long a link is valid, in words of the mail's language.
 enum ValidityText {
-    /// "10 minutes", "2 hours", "3 days" (English), "10 Minuten", "2 Stunden", "3 Tage" (German);
-    /// other languages get English until they are added here.
-    static func text(seconds: Double, locale: String) -> String {
+    /// "10 minutes", "2 hours", "3 days" — with the unit words of `locale` from its
+    /// `words.strings` (`de`: "10 Minuten", "2 Stunden", "3 Tage"), falling back to `en`.
+    static func text(seconds: Double, locale: String, words: MailWords) -> String {
         let minutes = wholeMinutes(seconds)
-        let german = locale == "de" || locale.hasPrefix("de-")
-        let (count, unit): (Int, Int)
+        let (count, one, other): (Int, MailWord, MailWord)
         if minutes < 120 {
-            (count, unit) = (minutes, 0)
+            (count, one, other) = (minutes, .minuteOne, .minuteOther)
         } else if minutes < 48 * 60 {
-            (count, unit) = (Int((Double(minutes) / 60).rounded()), 1)
+            (count, one, other) = (Int((Double(minutes) / 60).rounded()), .hourOne, .hourOther)
         } else {
-            (count, unit) = (Int((Double(minutes) / 1_440).rounded()), 2)
+            (count, one, other) = (Int((Double(minutes) / 1_440).rounded()), .dayOne, .dayOther)
         }
-        let names =
-            german
-            ? [("Minute", "Minuten"), ("Stunde", "Stunden"), ("Tag", "Tage")]
-            : [("minute", "minutes"), ("hour", "hours"), ("day", "days")]
-        return "\(count) \(count == 1 ? names[unit].0 : names[unit].1)"
+        return "\(count) \(words.word(count == 1 ? one : other, locale: locale))"
     }
 
     /// Whole minutes left, rounded to the nearest and never below 1.

@@ -17,6 +17,8 @@ public struct TemplateProblem: Error, Sendable, Hashable, CustomStringConvertibl
             case misplacedContentSlot = "misplaced content slot"
             case unknownTemplateName = "unknown template name"
             case missingTemplate = "missing template"
+            case unknownWord = "unknown word"
+            case missingWord = "missing word"
         }
 
         private let base: Base
@@ -38,6 +40,10 @@ public struct TemplateProblem: Error, Sendable, Hashable, CustomStringConvertibl
         public static let missingVariable = Code(.missingVariable)
         /// `{{>content}}` outside a layout, or a layout without exactly one.
         public static let misplacedContentSlot = Code(.misplacedContentSlot)
+        /// A line of a `words.strings` file that is not `key = value` with a known key.
+        public static let unknownWord = Code(.unknownWord)
+        /// A word the fallback locale's `words.strings` lacks.
+        public static let missingWord = Code(.missingWord)
         /// A file name that is no template of any message kind.
         public static let unknownTemplateName = Code(.unknownTemplateName)
         /// A part a message kind needs is absent in a locale.

@@ -9,6 +9,7 @@
 public struct TemplateSet: Sendable {
     private var problems: [TemplateProblem] = []
     private var kindsByLocale: [String: [MailMessageKind: KindTemplates]] = [:]
+    private var wordsByLocale: [String: [MailWord: String]] = [:]
 
     /// Compiles every entry; problems are kept for ``check()``, never thrown here.
     public init(sources: [String: String]) {
@@ -17,6 +18,12 @@ public struct TemplateSet: Sendable {
         var layouts: [String: [TemplatePart: CompiledTemplate]] = [:]
 
         for (name, source) in sources.sorted(by: { $0.key < $1.key }) {
+            if let locale = Self.wordsLocale(named: name) {
+                let parsed = MailWords.parse(source, name: name)
+                wordsByLocale[locale] = parsed.words
+                problems.append(contentsOf: parsed.problems)
+                continue
+            }
             guard let entry = Self.entry(named: name) else {
                 problems.append(
                     TemplateProblem(
@@ -48,6 +55,13 @@ public struct TemplateSet: Sendable {
             }
         }
 
+        let fallbackWords = wordsByLocale[MailLocale.fallback] ?? [:]
+        for word in MailWord.allCases where fallbackWords[word] == nil {
+            problems.append(
+                TemplateProblem(
+                    .missingWord, templateName: "\(MailLocale.fallback)/words.strings",
+                    detail: "the fallback locale needs every word: \(word.rawValue)"))
+        }
         if present[MailLocale.fallback] == nil { present[MailLocale.fallback] = [:] }
         for (locale, kinds) in present.sorted(by: { $0.key < $1.key }) {
             let layout = layouts[locale] ?? layouts[MailLocale.fallback] ?? [:]
@@ -89,13 +103,20 @@ public struct TemplateSet: Sendable {
         guard problems.isEmpty, let fallback = KindTable(kindsByLocale[MailLocale.fallback] ?? [:]) else {
             throw TemplateErrors(problems: problems)
         }
-        return MailRenderer(branding: branding, kindsByLocale: kindsByLocale, fallback: fallback)
+        return MailRenderer(branding: branding, kindsByLocale: kindsByLocale, fallback: fallback, words: MailWords(wordsByLocale))
     }
 
     private struct Entry {
         let locale: String
         let kind: MailMessageKind?
         let part: TemplatePart
+    }
+
+    /// The locale of a `LOCALE/words.strings` entry, or nil for any other name.
+    private static func wordsLocale(named name: String) -> String? {
+        let components = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard components.count == 2, components[1] == "words.strings", !components[0].contains(".") else { return nil }
+        return MailLocale.normalized(String(components[0]))
     }
 
     private static func entry(named name: String) -> Entry? {
