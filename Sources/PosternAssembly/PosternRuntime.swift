@@ -92,6 +92,8 @@ public final class PosternRuntime: Sendable {
     public let renderer: MailRenderer
     public let workers: OutboxWorkerPool
     public let sender: MailMailbox
+    /// The hosted page's words, read with the templates.
+    public let pageWords: PageWords
 
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) before the database is opened, so that a misconfiguration stops the start with
@@ -118,6 +120,7 @@ public final class PosternRuntime: Sendable {
         do {
             let templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
             renderer = try templates.renderer(branding: MailBranding(appName: "Postern"))
+            pageWords = templates.pageWords
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }

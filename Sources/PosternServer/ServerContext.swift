@@ -13,9 +13,12 @@ public struct ServerContext: Sendable {
     public let settings: Settings
     /// Where request failures are logged.
     public let logger: Logger
+    /// The hosted page's words, per language (from `templates/LOCALE/page.strings`).
+    public let pageWords: PageWords
 
     /// Creates the context.
-    public init(service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger) {
+    public init(service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pageWords: PageWords) {
+        self.pageWords = pageWords
         self.service = service
         self.keys = keys
         self.settings = settings

@@ -53,6 +53,8 @@ enum MailFixtures {
         // The fallback's words (the units of "expires in").
         sources["en/words.strings"] = MailWord.allCases.map { "\($0.rawValue) = \($0.rawValue.split(separator: ".")[0])\($0.rawValue.hasSuffix("other") ? "s" : "")" }
             .joined(separator: "\n")
+        // And the hosted page's: each word its own key, for the tests that need a complete set.
+        sources["en/page.strings"] = PageWord.allCases.map { "\($0.rawValue) = [\($0.rawValue)]" }.joined(separator: "\n")
         return sources
     }
 

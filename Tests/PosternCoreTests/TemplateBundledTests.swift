@@ -15,6 +15,26 @@ struct TemplateBundledTests {
         #expect(set.locales == ["de", "en"])
     }
 
+    @Test("the hosted page has every word in en and de, a sentence per password rule, and de its own words")
+    func pageWordsAreComplete() throws {
+        let sources = try MailFixtures.bundledSources()
+        let words = TemplateSet(sources: sources).pageWords
+        #expect(words.locales == ["de", "en"])
+        for locale in ["en", "de"] {
+            let file = sources["\(locale)/page.strings"] ?? ""
+            for word in PageWord.allCases {
+                #expect(file.contains("\n\(word.rawValue) = "), "\(locale) lacks \(word.rawValue)")
+            }
+        }
+        for rule in PasswordPolicy.Rule.allCases {
+            #expect(PageWord(rawValue: "error.weak.\(rule.rawValue)") != nil, "\(rule)")
+        }
+        #expect(words.word(.errorWeakTooShort, locale: "de").hasPrefix("Dieses Passwort"))
+        #expect(words.word(.errorWeakTooShort, locale: "de-at") == words.word(.errorWeakTooShort, locale: "de"))
+        #expect(words.word(.errorWeakTooShort, locale: "fr") == words.word(.errorWeakTooShort, locale: "en"))
+        #expect(words.locale(for: "de-CH".lowercased()) == "de" && words.locale(for: "fr") == "en")
+    }
+
     @Test(arguments: MailMessageKind.allCases, ["en", "de"])
     func everyKindRendersCompletelyInEachLocale(kind: MailMessageKind, locale: String) throws {
         let message = MailMessage.sample(of: kind, now: MailFixtures.now)

@@ -25,8 +25,8 @@ struct TemplateSetTests {
 
     @Test func emptySetNeedsEveryFallbackPartAndWord() {
         let problems = TemplateSet(sources: [:]).check()
-        #expect(problems.count == MailMessageKind.allCases.count * 3 + MailWord.allCases.count)
-        #expect(problems.filter { $0.code == .missingWord }.count == MailWord.allCases.count)
+        #expect(problems.count == MailMessageKind.allCases.count * 3 + MailWord.allCases.count + PageWord.allCases.count)
+        #expect(problems.filter { $0.code == .missingWord }.count == MailWord.allCases.count + PageWord.allCases.count)
     }
 
     @Test func wordsFilesAreChecked() {

@@ -40,7 +40,7 @@ struct RouterTests {
             hasher: .fastForTests)
         let lines = LogLines()
         let logger = Logger(label: "test", sink: { lines.append($0) })
-        let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger)
+        let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger, pageWords: PageWords([:]))
         let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))
         return (router, { lines.all() })
     }
@@ -171,25 +171,6 @@ struct ErrorKindStatusTests {
             (.unavailable("x"), 503), (.internalError("x"), 500),
         ]
         for (error, status) in expected { #expect(error.httpStatus == status, "\(error.code)") }
-    }
-}
-
-@Suite("Hosted page words")
-struct PageTextTests {
-    @Test("every rule of the password policy has its sentence in every language of the page")
-    func weakPasswordSentences() {
-        for lang in PageText.tables.keys {
-            for rule in PasswordPolicy.Rule.allCases {
-                #expect(PageText.tables[lang]?["error.weak.\(rule.rawValue)"] != nil, "\(lang) \(rule)")
-            }
-        }
-        #expect(PageText(lang: "de")["error.weak.tooShort"].hasPrefix("Dieses Passwort"))
-    }
-
-    @Test("a weak password's error names its rule, so a page can say it in its own language")
-    func ruleDetail() {
-        let error = #expect(throws: AuthError.self) { try PasswordPolicy.check("short", email: nil) }
-        #expect(error?.details["rule"] == "tooShort")
     }
 }
 

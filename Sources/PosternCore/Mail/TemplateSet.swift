@@ -10,6 +10,7 @@ public struct TemplateSet: Sendable {
     private var problems: [TemplateProblem] = []
     private var kindsByLocale: [String: [MailMessageKind: KindTemplates]] = [:]
     private var wordsByLocale: [String: [MailWord: String]] = [:]
+    private var pageWordsByLocale: [String: [PageWord: String]] = [:]
 
     /// Compiles every entry; problems are kept for ``check()``, never thrown here.
     public init(sources: [String: String]) {
@@ -18,9 +19,15 @@ public struct TemplateSet: Sendable {
         var layouts: [String: [TemplatePart: CompiledTemplate]] = [:]
 
         for (name, source) in sources.sorted(by: { $0.key < $1.key }) {
-            if let locale = Self.wordsLocale(named: name) {
+            if let locale = Self.wordsLocale(named: name, file: "words.strings") {
                 let parsed = MailWords.parse(source, name: name)
                 wordsByLocale[locale] = parsed.words
+                problems.append(contentsOf: parsed.problems)
+                continue
+            }
+            if let locale = Self.wordsLocale(named: name, file: "page.strings") {
+                let parsed = PageWords.parse(source, name: name)
+                pageWordsByLocale[locale] = parsed.words
                 problems.append(contentsOf: parsed.problems)
                 continue
             }
@@ -60,6 +67,13 @@ public struct TemplateSet: Sendable {
             problems.append(
                 TemplateProblem(
                     .missingWord, templateName: "\(MailLocale.fallback)/words.strings",
+                    detail: "the fallback locale needs every word: \(word.rawValue)"))
+        }
+        let fallbackPageWords = pageWordsByLocale[MailLocale.fallback] ?? [:]
+        for word in PageWord.allCases where fallbackPageWords[word] == nil {
+            problems.append(
+                TemplateProblem(
+                    .missingWord, templateName: "\(MailLocale.fallback)/page.strings",
                     detail: "the fallback locale needs every word: \(word.rawValue)"))
         }
         if present[MailLocale.fallback] == nil { present[MailLocale.fallback] = [:] }
@@ -112,10 +126,13 @@ public struct TemplateSet: Sendable {
         let part: TemplatePart
     }
 
-    /// The locale of a `LOCALE/words.strings` entry, or nil for any other name.
-    private static func wordsLocale(named name: String) -> String? {
+    /// The hosted page's words of every locale (complete in `en` when ``check()`` is empty).
+    public var pageWords: PageWords { PageWords(pageWordsByLocale) }
+
+    /// The locale of a `LOCALE/FILE` entry, or nil for any other name.
+    private static func wordsLocale(named name: String, file: String) -> String? {
         let components = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard components.count == 2, components[1] == "words.strings", !components[0].contains(".") else { return nil }
+        guard components.count == 2, components[1] == file, !components[0].contains(".") else { return nil }
         return MailLocale.normalized(String(components[0]))
     }
 

@@ -38,7 +38,7 @@ struct ActionPages: Sendable {
     /// GET/HEAD: inspect only.
     func show(_ c: RouteContext) -> HTTPResponse {
         let query = c.request.query
-        let text = PageText(lang: query["lang"])
+        let text = PageText(lang: query["lang"], words: runtime.pageWords)
         guard let oobCode = query["oobCode"], !oobCode.isEmpty else {
             return page(400, text, heading: text["error.heading"], body: "<p>\(text["error.invalid"])</p>")
         }
@@ -83,7 +83,7 @@ struct ActionPages: Sendable {
     /// POST: check the CSRF token, then apply.
     func submit(_ c: RouteContext) -> HTTPResponse {
         let form = Self.formFields(c.request.body)
-        let text = PageText(lang: form["lang"])
+        let text = PageText(lang: form["lang"], words: runtime.pageWords)
         guard let oobCode = form["oobCode"], let token = form["csrf"], let cookie = cookieValue(c.request),
             PageToken.check(token, cookie: cookie, oobCode: oobCode, ring: runtime.keys.current)
         else {

@@ -1,0 +1,107 @@
+/// The words of a locale that are not whole templates, read from files beside the templates so a
+/// language is added by adding files, never by editing Swift: the units a mail says how long a
+/// link lasts in ("10 minutes", "3 Tage") from `LOCALE/words.strings`, and the hosted page's
+/// words from `LOCALE/page.strings` (``PageWord``).
+///
+/// The file has one `key = value` line per word; blank lines and lines starting with `#` are
+/// skipped. `en` must have every word; another locale may leave words out (they fall back to
+/// `en`'s). An unknown key or a line without `=` is a problem for `templates check`.
+public enum MailWord: String, Sendable, Hashable, CaseIterable {
+    case minuteOne = "minute.one"
+    case minuteOther = "minute.other"
+    case hourOne = "hour.one"
+    case hourOther = "hour.other"
+    case dayOne = "day.one"
+    case dayOther = "day.other"
+}
+
+/// The words the hosted action page says, from `LOCALE/page.strings` (the same format as
+/// `words.strings`); `%@` in a value stands for an address, filled in by the page.
+public enum PageWord: String, Sendable, Hashable, CaseIterable {
+    case title
+    case signInHeading = "signIn.heading"
+    case signInContinue = "signIn.continue"
+    case signInNoContinue = "signIn.noContinue"
+    case signInCode = "signIn.code"
+    case resetHeading = "reset.heading"
+    case resetLabel = "reset.label"
+    case resetSubmit = "reset.submit"
+    case resetDone = "reset.done"
+    case verifyEmailHeading = "verifyEmail.heading"
+    case verifyEmailBody = "verifyEmail.body"
+    case verifyEmailSubmit = "verifyEmail.submit"
+    case verifyEmailDone = "verifyEmail.done"
+    case verifyAndChangeEmailHeading = "verifyAndChangeEmail.heading"
+    case verifyAndChangeEmailBody = "verifyAndChangeEmail.body"
+    case verifyAndChangeEmailSubmit = "verifyAndChangeEmail.submit"
+    case verifyAndChangeEmailDone = "verifyAndChangeEmail.done"
+    case recoverEmailHeading = "recoverEmail.heading"
+    case recoverEmailBody = "recoverEmail.body"
+    case recoverEmailSubmit = "recoverEmail.submit"
+    case recoverEmailDone = "recoverEmail.done"
+    case doneHeading = "done.heading"
+    case back
+    case errorHeading = "error.heading"
+    case errorExpired = "error.expired"
+    case errorInvalid = "error.invalid"
+    case errorForm = "error.form"
+    case errorWeakTooShort = "error.weak.tooShort"
+    case errorWeakTooLong = "error.weak.tooLong"
+    case errorWeakIsTheAddress = "error.weak.isTheAddress"
+    case errorTaken = "error.taken"
+}
+
+/// The words of every locale for one kind of key, with `en` as the fallback.
+public struct LocalizedWords<Key: RawRepresentable & CaseIterable & Hashable & Sendable>: Sendable
+where Key.RawValue == String {
+    private let byLocale: [String: [Key: String]]
+
+    /// The words of each locale (`en` must be complete: ``TemplateSet`` checks the files).
+    public init(_ byLocale: [String: [Key: String]]) { self.byLocale = byLocale }
+
+    /// The locales that have words.
+    public var locales: [String] { byLocale.keys.sorted() }
+
+    /// The first of `locale`'s candidates (as given, then shortened) that has words, else `en`.
+    public func locale(for wanted: String?) -> String {
+        MailLocale.candidates([wanted]).first { byLocale[$0] != nil } ?? MailLocale.fallback
+    }
+
+    /// `word` in `locale` (tried as given, then shortened), else in `en`, else its key.
+    public func word(_ word: Key, locale: String) -> String {
+        for candidate in MailLocale.candidates([locale]) {
+            if let value = byLocale[candidate]?[word] { return value }
+        }
+        return byLocale[MailLocale.fallback]?[word] ?? word.rawValue
+    }
+
+    /// Parses one words file: the words, and the problems of its lines.
+    static func parse(_ source: String, name: String) -> (words: [Key: String], problems: [TemplateProblem]) {
+        var words: [Key: String] = [:]
+        var problems: [TemplateProblem] = []
+        for (index, raw) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                problems.append(TemplateProblem(.unknownWord, templateName: name, line: index + 1, column: 1, detail: "expected key = value"))
+                continue
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard let word = Key(rawValue: key), !value.isEmpty else {
+                problems.append(
+                    TemplateProblem(
+                        .unknownWord, templateName: name, line: index + 1, column: 1,
+                        detail: "\(key) is not one of \(Key.allCases.map(\.rawValue).joined(separator: ", ")), or has no value"))
+                continue
+            }
+            words[word] = value
+        }
+        return (words, problems)
+    }
+}
+
+/// The units of time mails use.
+public typealias MailWords = LocalizedWords<MailWord>
+/// The hosted page's words.
+public typealias PageWords = LocalizedWords<PageWord>
