@@ -39,7 +39,7 @@ MAIL_WAIT = 20  # seconds a mail may take to arrive
 
 # Loopback only (no proxy from the environment, for this process — Selenium's client included —
 # and what it starts), SIGTERM unwinding like Ctrl-C, and the process helpers: postern_daemon.
-from postern_daemon import HTTP, free_port, remember_group, wait_for  # noqa: E402
+from postern_daemon import HTTP, free_port, http_request, remember_group, wait_for  # noqa: E402
 
 # Every step records itself here; the last test checks that all of them ran.
 STEPS_DONE = []
@@ -188,22 +188,7 @@ class Postern:
         wait_for(up, 30, "postern serve to answer /readyz")
 
     def request(self, method, path, body=None, token=None, headers=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.public_url + path, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        if token:
-            req.add_header("Authorization", f"Bearer {token}")
-        for name, value in (headers or {}).items():
-            req.add_header(name, value)
-        try:
-            with HTTP.open(req, timeout=30) as r:
-                status, raw, hdrs = r.status, r.read(), r.headers
-        except urllib.error.HTTPError as e:
-            status, raw, hdrs = e.code, e.read(), e.headers
-        if raw and (hdrs.get("Content-Type") or "").startswith("application/json"):
-            return status, json.loads(raw), hdrs
-        return status, raw, hdrs
+        return http_request(self.public_url, method, path, body=body, token=token, headers=headers)
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)

@@ -58,6 +58,27 @@ def wait_for(predicate, timeout, what):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def http_request(base_url, method, path, body=None, token=None, headers=None, raw=None, content_type="application/json"):
+    """One request to a daemon: JSON `body` (or `raw` bytes), a bearer `token`, extra `headers`.
+    Returns (status, the JSON answer or the raw bytes, the headers); HTTP errors are answers too."""
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(base_url + path, data=data, method=method)
+    if data is not None and content_type:
+        req.add_header("Content-Type", content_type)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    for name, value in (headers or {}).items():
+        req.add_header(name, value)
+    try:
+        with HTTP.open(req, timeout=30) as r:
+            status, payload, hdrs = r.status, r.read(), r.headers
+    except urllib.error.HTTPError as e:
+        status, payload, hdrs = e.code, e.read(), e.headers
+    if payload and (hdrs.get("Content-Type") or "").startswith("application/json"):
+        return status, json.loads(payload), hdrs
+    return status, payload, hdrs
+
+
 class FileMailbox:
     """The .eml files the `file:` transport writes, read by recipient."""
 
@@ -152,22 +173,8 @@ class Daemon:
         wait_for(up, 30, "postern serve to answer /readyz")
 
     def request(self, method, path, body=None, token=None, headers=None, raw=None, content_type="application/json"):
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        req = urllib.request.Request(self.public_url + path, data=data, method=method)
-        if data is not None and content_type:
-            req.add_header("Content-Type", content_type)
-        if token:
-            req.add_header("Authorization", f"Bearer {token}")
-        for name, value in (headers or {}).items():
-            req.add_header(name, value)
-        try:
-            with HTTP.open(req, timeout=30) as r:
-                status, payload, hdrs = r.status, r.read(), r.headers
-        except urllib.error.HTTPError as e:
-            status, payload, hdrs = e.code, e.read(), e.headers
-        if payload and (hdrs.get("Content-Type") or "").startswith("application/json"):
-            return status, json.loads(payload), hdrs
-        return status, payload, hdrs
+        return http_request(self.public_url, method, path, body=body, token=token, headers=headers, raw=raw,
+                            content_type=content_type)
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
