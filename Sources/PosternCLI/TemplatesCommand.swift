@@ -27,12 +27,8 @@ struct TemplatesCommand: Subcommand {
             throw CommandFailure(code: .usage, message: "templates needs check or render; see postern templates --help")
         }
         if arguments.words[1] == "render" {
-            guard let name = arguments.options["action"], MailMessageKind(rawValue: name) != nil else {
-                throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            guard ["text", "html", "eml"].contains(arguments.options["format"] ?? "text") else {
-                throw CommandFailure(code: .usage, message: "--format must be text, html or eml")
-            }
+            _ = try renderKind()
+            _ = try format()
         }
         _ = try arguments.settings()
     }
@@ -56,9 +52,7 @@ struct TemplatesCommand: Subcommand {
             printError("\(problems.count) problem(s) in \(directory)")
             return ExitCode.badInput.rawValue
         }
-        guard let name = arguments.options["action"], let kind = MailMessageKind(rawValue: name) else {
-            throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let kind = try renderKind()
         let renderer: MailRenderer
         do {
             renderer = try set.renderer(branding: MailBranding(appName: "Postern"))
@@ -68,20 +62,39 @@ struct TemplatesCommand: Subcommand {
         let now = Date()
         let message = MailMessage.sample(of: kind, now: now, publicURL: settings.publicURL)
         let preferences = [arguments.options["locale"]]
-        switch arguments.options["format"] ?? "text" {
-        case "text":
+        switch try format() {
+        case .text:
             let rendered = renderer.render(message, preferences: preferences, now: now)
             print("Subject: \(rendered.subject)\n\n\(rendered.text)")
-        case "html":
+        case .html:
             print(renderer.render(message, preferences: preferences, now: now).html)
-        case "eml":
+        case .eml:
             let from = try MailMailbox.parse(settings.mailFrom)
             let mail = try renderer.compose(message, preferences: preferences, now: now, from: from,
                                             messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
             FileHandle.standardOutput.write(Data(mail.bytes))
-        default:
-            throw CommandFailure(code: .usage, message: "--format must be text, html or eml")
         }
         return ExitCode.success.rawValue
+    }
+
+    /// What `render` writes.
+    enum Format: String, CaseIterable {
+        case text, html, eml
+    }
+
+    /// `--action` of `render`, read once for validate() and run().
+    private func renderKind() throws(CommandFailure) -> MailMessageKind {
+        guard let name = arguments.options["action"], let kind = MailMessageKind(rawValue: name) else {
+            throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return kind
+    }
+
+    /// `--format` of `render` (default text).
+    private func format() throws(CommandFailure) -> Format {
+        guard let format = Format(rawValue: arguments.options["format"] ?? "text") else {
+            throw CommandFailure(code: .usage, message: "--format must be text, html or eml")
+        }
+        return format
     }
 }

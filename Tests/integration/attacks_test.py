@@ -215,6 +215,36 @@ def test_6_wrong_passwords_then_the_right_one_is_refused(postern):
     check_error(answer, status, "TOO_MANY_ATTEMPTS_TRY_LATER", 429)
 
 
+def test_6_concurrent_guesses_cannot_share_one_check(postern):
+    """40 wrong guesses at once (passwords, then 6-digit codes): the budget is taken in the same
+    write as the check, so at most the 5 free ones are even tried."""
+    def burst(path, body_of):
+        results = []
+        lock = threading.Lock()
+        barrier = threading.Barrier(40)
+
+        def guess(n):
+            barrier.wait()
+            status = postern.post(path, body_of(n))[0]
+            with lock:
+                results.append(status)
+
+        threads = [threading.Thread(target=guess, args=(n,)) for n in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    owner = unique("owner")
+    sign_up_with_verifier(postern, owner, "the real password")
+    passwords = burst("/v1/password/sign-in", lambda n: {"email": owner, "password": f"guess {n}"})
+    assert passwords.count(400) <= 5 and passwords.count(400) + passwords.count(429) == 40, passwords
+    victim = unique("victim")
+    codes = burst("/v1/email-link/complete", lambda n: {"code": f"{n:06d}", "email": victim})
+    assert codes.count(400) <= 5 and codes.count(400) + codes.count(429) == 40, codes
+
+
 def test_9_every_database_file_is_0600(postern):
     sign_in(postern, unique("files"))
     names = [n for n in os.listdir(postern.work) if n.startswith("postern.")]

@@ -39,7 +39,7 @@ MAIL_WAIT = 20  # seconds a mail may take to arrive
 
 # Loopback only (no proxy from the environment, for this process — Selenium's client included —
 # and what it starts), SIGTERM unwinding like Ctrl-C, and the process helpers: postern_daemon.
-from postern_daemon import HTTP, free_port, http_request, remember_group, wait_for  # noqa: E402
+from postern_daemon import HTTP, free_port, http_request, remember_group, start_serve, wait_for  # noqa: E402
 
 # Every step records itself here; the last test checks that all of them ran.
 STEPS_DONE = []
@@ -171,21 +171,8 @@ class Postern:
             "--metrics-listen", "off",
         ]
         self.log_path = os.path.join(work, "serve.log")
-        self.log = open(self.log_path, "w")
         # cwd is the temp dir, so nothing else (mail-out/, a default database) lands in the repo.
-        self.process = subprocess.Popen(self.serve_args, cwd=work, stdout=self.log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-        remember_group(self.process.pid)
-
-        def up():
-            if self.process.poll() is not None:
-                raise AssertionError(f"postern serve exited {self.process.returncode}:\n{open(self.log_path).read()}")
-            try:
-                return self.get("/readyz")[0] == 200
-            except OSError:
-                return False
-
-        wait_for(up, 30, "postern serve to answer /readyz")
+        self.process, self.log = start_serve(self.serve_args, work, self.log_path, self.public_url)
 
     def request(self, method, path, body=None, token=None, headers=None):
         return http_request(self.public_url, method, path, body=body, token=token, headers=headers)

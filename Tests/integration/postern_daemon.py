@@ -79,6 +79,25 @@ def http_request(base_url, method, path, body=None, token=None, headers=None, ra
     return status, payload, hdrs
 
 
+def start_serve(args, cwd, log_path, public_url):
+    """Starts `postern serve` (`args`) in its own process group, logging to `log_path`, and waits
+    until it answers /readyz. Returns (process, log file)."""
+    log = open(log_path, "w")
+    process = subprocess.Popen(args, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    remember_group(process.pid)
+
+    def up():
+        if process.poll() is not None:
+            raise AssertionError(f"postern serve exited {process.returncode}:\n{open(log_path).read()}")
+        try:
+            return http_request(public_url, "GET", "/readyz")[0] == 200
+        except OSError:
+            return False
+
+    wait_for(up, 30, "postern serve to answer /readyz")
+    return process, log
+
+
 class FileMailbox:
     """The .eml files the `file:` transport writes, read by recipient."""
 
@@ -157,20 +176,7 @@ class Daemon:
             "--metrics-listen", f"127.0.0.1:{self.metrics_port}", *extra,
         ]
         self.log_path = os.path.join(self.work, "serve.log")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(self.args, cwd=self.work, stdout=self.log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-        remember_group(self.process.pid)
-
-        def up():
-            if self.process.poll() is not None:
-                raise AssertionError(f"postern serve exited {self.process.returncode}:\n{open(self.log_path).read()}")
-            try:
-                return self.get("/readyz")[0] == 200
-            except OSError:
-                return False
-
-        wait_for(up, 30, "postern serve to answer /readyz")
+        self.process, self.log = start_serve(self.args, self.work, self.log_path, self.public_url)
 
     def request(self, method, path, body=None, token=None, headers=None, raw=None, content_type="application/json"):
         return http_request(self.public_url, method, path, body=body, token=token, headers=headers, raw=raw,

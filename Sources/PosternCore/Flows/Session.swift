@@ -1,5 +1,5 @@
 /// A signed-in session (API.md "Session").
-public struct Session: Sendable, Hashable, Codable {
+public struct Session: Sendable, Hashable {
     public var uid: String
     /// ES256 JWT, verifiable with the JWKS.
     public var idToken: String
@@ -22,9 +22,9 @@ public struct Session: Sendable, Hashable, Codable {
 }
 
 /// The result of every sign-in (API.md "LoginDescriptor").
-public struct LoginDescriptor: Sendable, Hashable, Codable {
+public struct LoginDescriptor: Sendable, Hashable {
     /// Set when an anonymous account was replaced by an existing one: the app moves its data.
-    public struct Migration: Sendable, Hashable, Codable {
+    public struct Migration: Sendable, Hashable {
         public var fromUid: String
         public var toUid: String
         public var allowMigration: Bool
