@@ -36,7 +36,7 @@ let package = Package(
             providers: [.apt(["libidn2-dev"])]),
         .target(name: "PosternIDNA", dependencies: ["CIDN2"], swiftSettings: strict),
         .target(name: "PosternCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
-        .target(name: "PosternCore", dependencies: ["PosternCrypto", "PosternIDNA"], swiftSettings: strict),
+        .target(name: "PosternCore", dependencies: ["PosternAPI", "PosternCrypto", "PosternIDNA"], swiftSettings: strict),
         .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "CSQLite"], swiftSettings: strict),
         .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),
         // HTTP: knows the flows, not the store or the transports (the assembly wires them).

@@ -240,12 +240,18 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         public var message: String
         /// Set with `MIGRATION_REQUIRED`.
         public var anonymousUid: String?
+        /// Set with `WEAK_PASSWORD`: the rule of the policy the password breaks.
+        public var rule: String?
 
-        public init(code: String, message: String, anonymousUid: String? = nil) {
+        public init(code: String, message: String, anonymousUid: String? = nil, rule: String? = nil) {
             self.code = code
             self.message = message
             self.anonymousUid = anonymousUid
+            self.rule = rule
         }
+
+        /// The code as a case of the catalogue; nil for a code this build does not know.
+        public var knownCode: APIErrorCode? { APIErrorCode(rawValue: code) }
     }
 
     public var error: Detail

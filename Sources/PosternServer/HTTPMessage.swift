@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 
 /// An HTTP request as the router sees it: no C types.
 public struct HTTPRequest: Sendable {
@@ -40,7 +41,12 @@ public struct HTTPResponse: Sendable {
 
     /// The API's error shape: `{"error": {"code", "message", …details}}`, with `Retry-After`
     /// when the details carry `retryAfter`. The one builder of error answers.
-    public static func error(_ status: Int, code: String, message: String, details: [String: String] = [:]) -> HTTPResponse {
+    public static func error(_ status: Int, code: APIErrorCode, message: String, details: [String: String] = [:]) -> HTTPResponse {
+        error(status, rawCode: code.rawValue, message: message, details: details)
+    }
+
+    /// An error answer for a code already in an `AuthError` (built from the catalogue).
+    static func error(_ status: Int, rawCode code: String, message: String, details: [String: String] = [:]) -> HTTPResponse {
         var object: [String: String] = ["code": code, "message": message]
         for (key, value) in details where key != "retryAfter" { object[key] = value }
         let data = (try? JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()

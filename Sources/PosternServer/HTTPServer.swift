@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
+import PosternAPI
 import Synchronization
 
 /// Why the HTTP server could not start.
@@ -187,7 +188,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             // Queued before the body is read, libmicrohttpd answers, reads nothing more and closes
             // (response.c: a response queued "early" sets discard_request); `Connection: close`
             // says so to the client.
-            var response = HTTPResponse.error(400, code: "BAD_REQUEST", message: conflict)
+            var response = HTTPResponse.error(400, code: .badRequest, message: conflict)
             response.headers.append(("Connection", "close"))
             return queue(response, on: connection)
         }
@@ -219,7 +220,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     let response: HTTPResponse
     if state.tooLarge {
-        response = .error(413, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
+        response = .error(413, code: .payloadTooLarge, message: "The request body is larger than 64 KiB.")
     } else {
         let rawURL = url.map { String(cString: $0) } ?? "/"
         let path = String(rawURL.split(separator: "?", maxSplits: 1).first ?? "/")

@@ -58,7 +58,7 @@ struct ActionCodeTests {
         clock.advance(by: 1)
         let error = #expect(throws: ActionCodeError.self) { try authority.verify(minted.text, now: clock.unixSeconds()) }
         #expect(error?.reason == .expired)
-        #expect(error?.publicCode == "EXPIRED_OOB_CODE")
+        #expect(error?.publicCode.rawValue == "EXPIRED_OOB_CODE")
     }
 
     @Test("a code for another action is refused")
@@ -68,7 +68,7 @@ struct ActionCodeTests {
             try authority.verify(minted.text, expecting: .resetPassword, binding: binding, now: clock.unixSeconds())
         }
         #expect(error?.reason == .wrongAction)
-        #expect(error?.publicCode == "INVALID_OOB_CODE")
+        #expect(error?.publicCode.rawValue == "INVALID_OOB_CODE")
     }
 
     @Test("a password change kills outstanding reset codes")

@@ -1,3 +1,5 @@
+import PosternAPI
+
 /// Why a code was refused. Inside Postern each reason is its own case (for logs and metrics);
 /// outside, `publicCode` maps them to the two codes API.md names.
 public struct ActionCodeError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -31,7 +33,7 @@ public struct ActionCodeError: Error, Sendable, Hashable, CustomStringConvertibl
     public static let alreadyUsed = ActionCodeError(reason: .alreadyUsed)
 
     /// The API error code: `EXPIRED_OOB_CODE` for an expired code, `INVALID_OOB_CODE` for the rest.
-    public var publicCode: String { reason == .expired ? "EXPIRED_OOB_CODE" : "INVALID_OOB_CODE" }
+    public var publicCode: APIErrorCode { reason == .expired ? .expiredOOBCode : .invalidOOBCode }
 
     /// A sentence for a developer; never contains the code.
     public var description: String {

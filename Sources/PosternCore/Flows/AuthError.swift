@@ -1,3 +1,5 @@
+import PosternAPI
+
 /// An error a caller of the flows sees: what kind of failure it is, the API's `UPPER_SNAKE_CASE`
 /// code and a sentence for a developer. Messages never contain codes, tokens, passwords or
 /// addresses. The kind is what the transports map: the HTTP layer to a status, the CLI to an exit
@@ -33,10 +35,10 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// names the statement that failed). Set for `unavailable` and `internalFailure`.
     public let logDetail: String?
 
-    /// Creates an error.
-    public init(_ kind: Kind, code: String, message: String, details: [String: String] = [:], logDetail: String? = nil) {
+    /// Creates an error with a code of the catalogue.
+    public init(_ kind: Kind, code: APIErrorCode, message: String, details: [String: String] = [:], logDetail: String? = nil) {
         self.kind = kind
-        self.code = code
+        self.code = code.rawValue
         self.message = message
         self.details = details
         self.logDetail = logDetail
@@ -49,11 +51,11 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// A field is missing, malformed or of the wrong type; the message names it.
     public static func invalidArgument(_ message: String) -> AuthError {
-        AuthError(.invalidInput, code: "INVALID_ARGUMENT", message: message)
+        AuthError(.invalidInput, code: .invalidArgument, message: message)
     }
     /// The address is not one Postern accepts.
     public static func invalidEmail(_ error: EmailAddressError) -> AuthError {
-        AuthError(.invalidInput, code: "INVALID_EMAIL", message: error.description)
+        AuthError(.invalidInput, code: .invalidEmail, message: error.description)
     }
     /// A code failed verification (mapped from `ActionCodeError`).
     public static func code(_ error: ActionCodeError) -> AuthError {
@@ -61,55 +63,55 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     /// The code is not valid; `message` says why in words a person can act on.
     public static func invalidCode(_ message: String) -> AuthError {
-        AuthError(.invalidInput, code: "INVALID_OOB_CODE", message: message)
+        AuthError(.invalidInput, code: .invalidOOBCode, message: message)
     }
-    public static let emailMismatch = AuthError(.invalidInput, code: "EMAIL_MISMATCH", message: "The address given is not the one the link was sent to.")
-    public static let invalidCodeVerifier = AuthError(.invalidInput, code: "INVALID_CODE_VERIFIER",
+    public static let emailMismatch = AuthError(.invalidInput, code: .emailMismatch, message: "The address given is not the one the link was sent to.")
+    public static let invalidCodeVerifier = AuthError(.invalidInput, code: .invalidCodeVerifier,
         message: "This link was requested with PKCE: give the codeVerifier of the request, or, on another device, the address the link was sent to.")
     public static func migrationRequired(anonymousUid: String) -> AuthError {
-        AuthError(.conflict, code: "MIGRATION_REQUIRED",
+        AuthError(.conflict, code: .migrationRequired,
             message: "The address belongs to an existing account; the anonymous session would be replaced. Retry with allowMigration after moving the app's data.",
             details: ["anonymousUid": anonymousUid])
     }
-    public static let credentialAlreadyInUse = AuthError(.conflict, code: "CREDENTIAL_ALREADY_IN_USE", message: "The address belongs to another account.")
-    public static let emailExists = AuthError(.conflict, code: "EMAIL_EXISTS", message: "The new address already belongs to another account.")
+    public static let credentialAlreadyInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The address belongs to another account.")
+    public static let emailExists = AuthError(.conflict, code: .emailExists, message: "The new address already belongs to another account.")
     /// The password breaks `rule` of the policy; `message` says which, in English.
     public static func weakPassword(_ message: String, rule: PasswordPolicy.Rule) -> AuthError {
-        AuthError(.invalidInput, code: "WEAK_PASSWORD", message: message, details: ["rule": rule.rawValue])
+        AuthError(.invalidInput, code: .weakPassword, message: message, details: ["rule": rule.rawValue])
     }
-    public static let invalidLoginCredentials = AuthError(.invalidInput, code: "INVALID_LOGIN_CREDENTIALS", message: "The address or the password is wrong.")
-    public static let userDisabled = AuthError(.invalidInput, code: "USER_DISABLED", message: "The account is disabled.")
-    public static let tokenRevoked = AuthError(.unauthorized, code: "TOKEN_REVOKED", message: "The refresh token was revoked; sign in again.")
-    public static let invalidRefreshToken = AuthError(.invalidInput, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is unknown or expired.")
-    public static let invalidIDToken = AuthError(.unauthorized, code: "INVALID_ID_TOKEN", message: "The ID token is missing, malformed, expired or revoked.")
-    public static let requiresRecentLogin = AuthError(.unauthorized, code: "REQUIRES_RECENT_LOGIN", message: "This needs a sign-in within the last 5 minutes.")
-    public static let userNotFound = AuthError(.notFound, code: "USER_NOT_FOUND", message: "There is no such user.")
+    public static let invalidLoginCredentials = AuthError(.invalidInput, code: .invalidLoginCredentials, message: "The address or the password is wrong.")
+    public static let userDisabled = AuthError(.invalidInput, code: .userDisabled, message: "The account is disabled.")
+    public static let tokenRevoked = AuthError(.unauthorized, code: .tokenRevoked, message: "The refresh token was revoked; sign in again.")
+    public static let invalidRefreshToken = AuthError(.invalidInput, code: .invalidRefreshToken, message: "The refresh token is unknown or expired.")
+    public static let invalidIDToken = AuthError(.unauthorized, code: .invalidIDToken, message: "The ID token is missing, malformed, expired or revoked.")
+    public static let requiresRecentLogin = AuthError(.unauthorized, code: .requiresRecentLogin, message: "This needs a sign-in within the last 5 minutes.")
+    public static let userNotFound = AuthError(.notFound, code: .userNotFound, message: "There is no such user.")
     public static func invalidContinueURL(_ message: String) -> AuthError {
-        AuthError(.invalidInput, code: "INVALID_CONTINUE_URI", message: message)
+        AuthError(.invalidInput, code: .invalidContinueURI, message: message)
     }
     public static func tooManyAttempts(retryAfter: Int64) -> AuthError {
-        AuthError(.rateLimited, code: "TOO_MANY_ATTEMPTS_TRY_LATER", message: "Too many attempts; try again later.",
+        AuthError(.rateLimited, code: .tooManyAttempts, message: "Too many attempts; try again later.",
             details: ["retryAfter": String(max(retryAfter, 1))])
     }
     /// The store (or another dependency) failed; the answer says a fixed sentence, `detail` goes
     /// to the log.
     public static func unavailable(_ detail: String) -> AuthError {
-        AuthError(.unavailable, code: "UNAVAILABLE", message: "The service cannot reach its database just now; try again shortly.",
+        AuthError(.unavailable, code: .unavailable, message: "The service cannot reach its database just now; try again shortly.",
             logDetail: detail)
     }
     /// A fault inside the service; the answer says a fixed sentence, `detail` goes to the log.
     public static func internalError(_ detail: String) -> AuthError {
-        AuthError(.internalFailure, code: "INTERNAL", message: "Something went wrong inside the service; it has been logged.", logDetail: detail)
+        AuthError(.internalFailure, code: .internalFailure, message: "Something went wrong inside the service; it has been logged.", logDetail: detail)
     }
 
     /// No endpoint at this path.
     public static func noSuchEndpoint(_ path: String) -> AuthError {
-        AuthError(.notFound, code: "NOT_FOUND", message: "There is no endpoint \(path).")
+        AuthError(.notFound, code: .notFound, message: "There is no endpoint \(path).")
     }
     /// The admin API is off: no admin token is configured.
-    public static let adminDisabled = AuthError(.notFound, code: "NOT_FOUND", message: "The admin API is disabled (no --admin-token).")
+    public static let adminDisabled = AuthError(.notFound, code: .notFound, message: "The admin API is disabled (no --admin-token).")
     /// The admin token is missing or wrong.
-    public static let adminTokenWrong = AuthError(.unauthorized, code: "UNAUTHORIZED", message: "The admin token is missing or wrong.")
+    public static let adminTokenWrong = AuthError(.unauthorized, code: .unauthorized, message: "The admin token is missing or wrong.")
     /// Only a dead outbox message can be retried.
-    public static let notDead = AuthError(.conflict, code: "NOT_DEAD", message: "Only a dead message can be retried.")
+    public static let notDead = AuthError(.conflict, code: .notDead, message: "Only a dead message can be retried.")
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 
 extension APIRouter {
@@ -53,10 +54,10 @@ extension APIRouter {
     /// whoever can reach that address is trusted with it — and 404 for every other path.
     public func serveMetrics(_ request: HTTPRequest) -> HTTPResponse {
         guard request.path == "/metrics" else {
-            return .error(404, code: "NOT_FOUND", message: "This listener serves only /metrics.")
+            return .error(404, code: .notFound, message: "This listener serves only /metrics.")
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            var response = HTTPResponse.error(405, code: "METHOD_NOT_ALLOWED", message: "/metrics takes GET.")
+            var response = HTTPResponse.error(405, code: .methodNotAllowed, message: "/metrics takes GET.")
             response.headers.append(("Allow", "GET"))
             return response
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 import PosternCrypto
 
@@ -44,7 +45,7 @@ public final class APIRouter: Sendable {
         } else {
             let allowed = Set(candidates.map(\.0.method)).sorted().joined(separator: ", ")
             // HTTP-level refusals (405 here, 413 and 415 below) are not the flows' errors.
-            response = .error(405, code: "METHOD_NOT_ALLOWED", message: "\(request.path) takes \(allowed).")
+            response = .error(405, code: .methodNotAllowed, message: "\(request.path) takes \(allowed).")
             response.headers.append(("Allow", allowed))
         }
         // no-store unless the route chose its caching (the pages set it; the style sheet is cacheable).
@@ -61,7 +62,7 @@ public final class APIRouter: Sendable {
         // Before the rate limit and any work: a refused body costs the client nothing.
         if route.takesJSONBody, !request.body.isEmpty, !JSONContentType.accepts(request.headers["content-type"]) {
             return .error(
-                415, code: "UNSUPPORTED_MEDIA_TYPE", message: "A request body must be JSON sent as Content-Type: application/json.")
+                415, code: .unsupportedMediaType, message: "A request body must be JSON sent as Content-Type: application/json.")
         }
         do throws(AuthError) {
             if route.access == .admin {

@@ -12,6 +12,6 @@ enum JSONAnswer {
     }
 
     static func error(_ error: AuthError) -> HTTPResponse {
-        .error(error.httpStatus, code: error.code, message: error.message, details: error.details)
+        .error(error.httpStatus, rawCode: error.code, message: error.message, details: error.details)
     }
 }

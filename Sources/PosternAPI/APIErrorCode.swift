@@ -1,0 +1,63 @@
+/// The error catalogue: every `code` an answer of the API can carry in
+/// `{"error": {"code", "message"}}`. The server builds its errors from these cases only, so a
+/// client that handles every case handles every answer; a code added later still decodes
+/// (`ErrorBody.Detail.code` stays a string), as `APIErrorCode(rawValue:)` == nil.
+public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A field is missing, malformed or of the wrong type; the message names it (400).
+    case invalidArgument = "INVALID_ARGUMENT"
+    /// The request is not well-formed HTTP (conflicting framing headers) (400).
+    case badRequest = "BAD_REQUEST"
+    /// The address is not one Postern accepts (400).
+    case invalidEmail = "INVALID_EMAIL"
+    /// The link or code is wrong, used, or for another action (400).
+    case invalidOOBCode = "INVALID_OOB_CODE"
+    /// The link or code has expired (400).
+    case expiredOOBCode = "EXPIRED_OOB_CODE"
+    /// The address given is not the one the link was sent to (400).
+    case emailMismatch = "EMAIL_MISMATCH"
+    /// The link was requested with PKCE and the verifier is missing or wrong (400).
+    case invalidCodeVerifier = "INVALID_CODE_VERIFIER"
+    /// The `continueUrl` points to a host that is not allowed (400).
+    case invalidContinueURI = "INVALID_CONTINUE_URI"
+    /// The password breaks the policy; `rule` says which rule (400).
+    case weakPassword = "WEAK_PASSWORD"
+    /// Unknown address, wrong password or no password: one answer for all three (400).
+    case invalidLoginCredentials = "INVALID_LOGIN_CREDENTIALS"
+    /// The account is disabled (400).
+    case userDisabled = "USER_DISABLED"
+    /// The refresh token is unknown or expired (400).
+    case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
+    /// A rotated-out refresh token was presented: the whole family is revoked (401).
+    case tokenRevoked = "TOKEN_REVOKED"
+    /// The ID token is missing, malformed, expired or revoked (401).
+    case invalidIDToken = "INVALID_ID_TOKEN"
+    /// The action needs a sign-in within the last 5 minutes (401).
+    case requiresRecentLogin = "REQUIRES_RECENT_LOGIN"
+    /// The admin token is missing or wrong (401).
+    case unauthorized = "UNAUTHORIZED"
+    /// No such endpoint, or the admin API is off (404).
+    case notFound = "NOT_FOUND"
+    /// No such user (404).
+    case userNotFound = "USER_NOT_FOUND"
+    /// The path exists but not with this method; `Allow` lists the methods (405).
+    case methodNotAllowed = "METHOD_NOT_ALLOWED"
+    /// The credential's address has an account and an anonymous session would be replaced;
+    /// `anonymousUid` names it (409).
+    case migrationRequired = "MIGRATION_REQUIRED"
+    /// The credential's address belongs to another account (409).
+    case credentialAlreadyInUse = "CREDENTIAL_ALREADY_IN_USE"
+    /// The new address already belongs to another account (409).
+    case emailExists = "EMAIL_EXISTS"
+    /// Only a dead outbox message can be retried (409).
+    case notDead = "NOT_DEAD"
+    /// The body is larger than 64 KiB (413).
+    case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+    /// A body was sent with a content type other than JSON (415).
+    case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+    /// Too many attempts; `Retry-After` says when to try again (429).
+    case tooManyAttempts = "TOO_MANY_ATTEMPTS_TRY_LATER"
+    /// A fault inside the service (500).
+    case internalFailure = "INTERNAL"
+    /// A dependency (the database) is down; try again shortly (503).
+    case unavailable = "UNAVAILABLE"
+}
