@@ -7,10 +7,15 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "Postern",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "postern", targets: ["postern"]),
         .executable(name: "postern-bench", targets: ["PosternBench"]),
+        .executable(name: "postern-demo", targets: ["PosternDemo"]),
+        // The Swift client an app adds: Foundation only, no C module in its graph. Static, because
+        // SwiftPM builds an automatic library only as part of a whole build: `swift build --product
+        // PosternAuth` must build it alone.
+        .library(name: "PosternAuth", type: .static, targets: ["PosternAuth"]),
     ],
     targets: [
         // C bridges: a module map and a shim header each; only the one Swift target that wraps a
@@ -31,6 +36,10 @@ let package = Package(
         // The wire module: the contract's request and answer bodies, Foundation only (the client
         // library and the server share it).
         .target(name: "PosternAPI", swiftSettings: strict),
+        // The client library for apps (iOS, macOS, Linux): the wire module and Foundation only.
+        .target(name: "PosternAuth", dependencies: ["PosternAPI"], swiftSettings: strict),
+        // The example app: a terminal walk through the client's flows, on the client alone.
+        .executableTarget(name: "PosternDemo", dependencies: ["PosternAuth"], path: "Examples/PosternDemo", swiftSettings: strict),
         .systemLibrary(
             name: "CIDN2", pkgConfig: "libidn2",
             providers: [.apt(["libidn2-dev"])]),
@@ -59,6 +68,8 @@ let package = Package(
         // Test doubles for the test targets only: the in-memory store, a manual clock, cheap scrypt.
         .target(name: "PosternTestSupport", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
 
+        // The client against a real `postern serve` (the debug build): depends on the client alone.
+        .testTarget(name: "PosternAuthTests", dependencies: ["PosternAuth", "PosternAPI"], swiftSettings: strict),
         .testTarget(name: "PosternCryptoTests", dependencies: ["PosternCrypto"], swiftSettings: strict),
         .testTarget(name: "PosternCoreTests", dependencies: ["PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         // Tests whose oracle is another implementation run from Python (PyJWT, the email package):

@@ -19,7 +19,7 @@ struct HandleLinkCommand: Subcommand {
                            of standard input with --new-password-stdin, TEXT then being required)
           verify / change / recover   applies the link
         --inspect only says what the link is and whether it still works, consuming nothing.
-        --email gives the address the link was sent to (needed for a 6-digit code or a PKCE link).
+        --email gives the address the link was sent to (needed for a 6-digit code).
 
         Exit codes: 0 done, 64 usage, 65 the text holds no usable link or it is invalid/expired,
         69 the database is unavailable.

@@ -102,7 +102,7 @@ struct FlowPasswordTests {
         let owner = try h.signUp("pw@example.com", password: "correct horse")
         let anonymous = try h.service.signInAnonymously()
         expectAuthError("MIGRATION_REQUIRED") {
-            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: false)
+            _ = try h.service.signInWithPassword(email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: nil)
         }
         let login = try h.service.signInWithPassword(
             email: "pw@example.com", password: "correct horse", idToken: anonymous.idToken, allowMigration: true)

@@ -67,7 +67,7 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     public static let emailMismatch = AuthError(.invalidInput, code: .emailMismatch, message: "The address given is not the one the link was sent to.")
     public static let invalidCodeVerifier = AuthError(.invalidInput, code: .invalidCodeVerifier,
-        message: "This link was requested with PKCE: give the codeVerifier of the request, or, on another device, the address the link was sent to.")
+        message: "This link was requested with PKCE: give the codeVerifier of the request; on another device, type the 6-digit code from the mail instead.")
     public static func migrationRequired(anonymousUid: String) -> AuthError {
         AuthError(.conflict, code: .migrationRequired,
             message: "The address belongs to an existing account; the anonymous session would be replaced. Retry with allowMigration after moving the app's data.",

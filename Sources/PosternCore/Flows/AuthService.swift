@@ -67,7 +67,7 @@ public final class AuthService: Sendable {
     /// Password sign-in within the address's guess budget.
     /// - Throws: `AuthError` (see `PasswordFlow.signIn`).
     public func signInWithPassword(
-        email: String, password: String, idToken: String?, allowMigration: Bool
+        email: String, password: String, idToken: String?, allowMigration: Bool?
     ) throws(AuthError) -> LoginDescriptor {
         try passwords.signIn(email: email, password: password, idToken: idToken, allowMigration: allowMigration)
     }

@@ -9,8 +9,9 @@ public enum SignInResolution: Sendable, Hashable {
     case upgradeAnonymous(uid: String)
     /// Anonymous session, an account, no `allowMigration`: refuse, consuming nothing.
     case migrationRequired(anonymousUid: String)
-    /// Anonymous session, an account, `allowMigration`: sign in to it and delete the anonymous one.
-    case migrate(from: String, to: String)
+    /// Anonymous session, an account, `allowMigration` given: sign in to it and delete the
+    /// anonymous one; `moveData` is the answer given (the app moves the data only when true).
+    case migrate(from: String, to: String, moveData: Bool)
     /// A normal session, no account: the address is linked to the presented account (`isNewUser`).
     case link(uid: String)
     /// A normal session, the same account: a fresh session with a fresh `auth_time`.
@@ -18,8 +19,8 @@ public enum SignInResolution: Sendable, Hashable {
     /// A normal session, another account: refuse.
     case credentialInUse
 
-    /// Decides the case.
-    public static func resolve(presented: Account?, holder: Account?, allowMigration: Bool) -> SignInResolution {
+    /// Decides the case. `allowMigration` nil means the caller has not asked the user yet.
+    public static func resolve(presented: Account?, holder: Account?, allowMigration: Bool?) -> SignInResolution {
         switch (presented, holder) {
         case (nil, nil): .create
         case (nil, let holder?): .signIn(holder: holder.uid)
@@ -28,7 +29,8 @@ public enum SignInResolution: Sendable, Hashable {
             if session.uid == holder.uid {
                 .reauthenticate(uid: session.uid)
             } else if session.isAnonymous {
-                allowMigration ? .migrate(from: session.uid, to: holder.uid) : .migrationRequired(anonymousUid: session.uid)
+                allowMigration.map { .migrate(from: session.uid, to: holder.uid, moveData: $0) }
+                    ?? .migrationRequired(anonymousUid: session.uid)
             } else {
                 .credentialInUse
             }

@@ -23,7 +23,7 @@ extension APIRouter {
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.completeEmailLink(EmailLinkCompletion(
                     link: body.link, oobCode: body.oobCode, code: body.code, email: body.email, codeVerifier: body.codeVerifier,
-                    idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration ?? false))
+                    idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration))
                 return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
@@ -37,7 +37,7 @@ extension APIRouter {
                 let body = try c.body(PasswordSignInBody.self)
                 let login = try service.signInWithPassword(
                     email: body.email, password: body.password, idToken: body.idToken ?? c.bearer,
-                    allowMigration: body.allowMigration ?? false)
+                    allowMigration: body.allowMigration)
                 return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in

@@ -99,7 +99,7 @@ final class EmailLinkFlow: Sendable {
     /// or PKCE verifier). Only then does the request's own session (a sign-up's anonymous account)
     /// count, and only then does a password chosen at sign-up apply.
     private func finish(
-        request: ActionRequest, codeExpiry: Int64, presented: Account?, askerReturned: Bool, allowMigration: Bool,
+        request: ActionRequest, codeExpiry: Int64, presented: Account?, askerReturned: Bool, allowMigration: Bool?,
         method: String, now: Int64
     ) throws(AuthError) -> LoginDescriptor {
         let issue = try sessions.issuer()
@@ -142,11 +142,11 @@ final class EmailLinkFlow: Sendable {
                 }
                 found.email = current.email
                 account = found
-            case .migrate(let from, let to):
+            case .migrate(let from, let to, let moveData):
                 guard let found = try tx.account(uid: to) else { throw AuthError.code(.stateChanged) }
                 try tx.deleteAccount(uid: from)
                 account = found
-                migration = .init(fromUid: from, toUid: to, allowMigration: true)
+                migration = .init(fromUid: from, toUid: to, allowMigration: moveData)
             }
             if account.disabled { throw AuthError.userDisabled }
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {

@@ -31,11 +31,11 @@ public struct EmailLinkCompletion: Sendable {
     public var email: String?
     public var codeVerifier: String?
     public var idToken: String?
-    public var allowMigration: Bool
+    public var allowMigration: Bool?
 
     public init(
         link: String? = nil, oobCode: String? = nil, code: String? = nil, email: String? = nil,
-        codeVerifier: String? = nil, idToken: String? = nil, allowMigration: Bool = false
+        codeVerifier: String? = nil, idToken: String? = nil, allowMigration: Bool? = nil
     ) {
         self.link = link
         self.oobCode = oobCode

@@ -57,7 +57,7 @@ final class PasswordFlow: Sendable {
     /// refused with `TOO_MANY_ATTEMPTS_TRY_LATER`, the right one included. The guess is taken in
     /// the same write as the check, so concurrent attempts cannot share one check.
     /// - Throws: `AuthError`.
-    func signIn(email: String, password: String, idToken: String?, allowMigration: Bool) throws(AuthError) -> LoginDescriptor {
+    func signIn(email: String, password: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
         // A malformed address is refused like an unknown one, after the same work.
         let address = try? EmailAddress.parse(email)
@@ -93,9 +93,9 @@ final class PasswordFlow: Sendable {
             switch SignInResolution.resolve(presented: session, holder: current, allowMigration: allowMigration) {
             case .migrationRequired(let anonymousUid): throw AuthError.migrationRequired(anonymousUid: anonymousUid)
             case .credentialInUse: throw AuthError.credentialAlreadyInUse
-            case .migrate(let from, let to):
+            case .migrate(let from, let to, let moveData):
                 try tx.deleteAccount(uid: from)
-                migration = .init(fromUid: from, toUid: to, allowMigration: true)
+                migration = .init(fromUid: from, toUid: to, allowMigration: moveData)
             default: break
             }
             // The right password gives back the guess it took, and the ones before.

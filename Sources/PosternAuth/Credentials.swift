@@ -1,0 +1,48 @@
+/// What a user signs in with.
+public enum Credentials: Sendable, Hashable {
+    /// A sign-in link: the URL the app was opened with, or any text the user pasted (a whole
+    /// mail, a link a security gateway rewrote). `email`, when given, must be the address the
+    /// link was sent to. A link asked for on another device does not complete here (PKCE): the
+    /// user types the 6-digit code instead.
+    case emailLink(String, email: String? = nil)
+    /// The 6-digit code from the mail, with the address it was sent to.
+    case emailCode(email: String, code: String)
+    /// An address and its password.
+    case password(email: String, password: String)
+
+    /// The address these credentials name, when they name one.
+    var email: String? {
+        switch self {
+        case .emailLink(_, let email): email
+        case .emailCode(let email, _), .password(let email, _): email
+        }
+    }
+}
+
+/// What a completed sign-in says, as RxFireAuth's `LoginDescriptor` does.
+public struct LoginDescriptor: Sendable, Hashable {
+    /// The account now signed in.
+    public let uid: String
+    /// Its address.
+    public let email: String?
+    /// True exactly when the address had no account before: show onboarding (ask for a name).
+    public let isNewUser: Bool
+    /// Whether the anonymous account was replaced: nil when no anonymous account was involved,
+    /// true when its data should move from `oldUserId` to `newUserId`, false when the user chose
+    /// not to migrate.
+    public let allowMigration: Bool?
+    /// The anonymous account that was signed in before, when there was one.
+    public let oldUserId: String?
+    /// The account signed in now (the same as `uid`).
+    public let newUserId: String
+}
+
+/// Where FUAP's welcome screen goes after `welcome(email:)`, decided only from what this device
+/// knows (the server never says whether an address has an account).
+public enum WelcomeRoute: Sendable, Hashable {
+    /// A link and a code are on their way: show "check your mail" and a field for the code.
+    case linkSent(email: String)
+    /// A link and a code are on their way, and a password was set for this address on this
+    /// device: offer the password field too.
+    case linkSentOrPassword(email: String)
+}

@@ -1,0 +1,158 @@
+import Foundation
+import PosternAPI
+
+extension PosternAuth {
+    // MARK: Anonymous accounts
+
+    /// Signs in a new anonymous (guest) account.
+    /// - Throws: `.invalidArgument` when someone is signed in already (sign out first); network
+    ///   and server failures.
+    @discardableResult
+    public func signInAnonymously() async throws(PosternAuthError) -> User {
+        guard state.session == nil else { throw .invalidArgument("Someone is signed in on this device; sign out first.") }
+        adopt(try await transport.send("POST", "/v1/accounts/anonymous", body: EmptyBody(), as: SessionBody.self))
+        return try await reloadUser()
+    }
+
+    // MARK: Email links
+
+    /// Mails a sign-in link and 6-digit code to `email`. The request carries a PKCE challenge and
+    /// this device keeps the verifier, so the link completes here without the address; on another
+    /// device it needs the address. The server answers the same whether or not the address has an
+    /// account. A signed-in anonymous user keeps its uid when the link completes.
+    /// - Throws: `.invalidEmail`, `.invalidContinueURL`, `.tooManyAttempts`, network and server failures.
+    public func sendSignInLink(to email: String, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) {
+        let pkce = PKCE.make()
+        let token = state.session == nil ? nil : try? await idToken()
+        try await transport.send(
+            "POST", "/v1/email-link/send",
+            body: EmailLinkSendBody(
+                email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce?.challenge, idToken: token))
+        state.pendingLink = PendingLink(email: email, codeVerifier: pkce?.verifier)
+        state.lastEmail = email
+        persist()
+    }
+
+    /// FUAP's welcome screen without an oracle: mails the link (always) and says which screen
+    /// comes next from what this device knows — never from the server, which does not say
+    /// whether `email` has an account.
+    /// - Throws: as `sendSignInLink(to:continueURL:locale:)`.
+    public func welcome(email: String, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) -> WelcomeRoute {
+        try await sendSignInLink(to: email, continueURL: continueURL, locale: locale)
+        return state.passwordEmails.contains(email.lowercased()) ? .linkSentOrPassword(email: email) : .linkSent(email: email)
+    }
+
+    /// Whether `url` is a sign-in link of this server: the app's deep-link handler asks this
+    /// before passing the URL to `handle(_:allowMigration:)`.
+    public nonisolated func canHandle(_ url: URL) -> Bool {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let host = components.host?.lowercased(), configuration.linkHosts.contains(host),
+              components.path == "/action" || components.path.hasSuffix("/action")
+        else { return false }
+        let items = components.queryItems ?? []
+        return items.contains { $0.name == "mode" && $0.value == "signIn" } && items.contains { $0.name == "oobCode" && !($0.value ?? "").isEmpty }
+    }
+
+    /// Completes the sign-in link the app was opened with. See `login(with:…)`.
+    @discardableResult
+    public func handle(_ url: URL, allowMigration: Bool? = nil) async throws(PosternAuthError) -> LoginDescriptor {
+        try await login(with: .emailLink(url.absoluteString), allowMigration: allowMigration)
+    }
+
+    /// Completes the sign-in link in text the user pasted (a whole mail, a rewritten link).
+    @discardableResult
+    public func handle(pasted text: String, allowMigration: Bool? = nil) async throws(PosternAuthError) -> LoginDescriptor {
+        try await login(with: .emailLink(text), allowMigration: allowMigration)
+    }
+
+    // MARK: Signing in
+
+    /// Signs in with `credentials`, resolving the anonymous session on this device as API.md's
+    /// table says: a new address goes to the anonymous account itself; an address with an account
+    /// throws `.migrationRequired` until `allowMigration` is given (true: the app moves the
+    /// anonymous account's data; false: it does not); a signed-in account links the address or
+    /// reauthenticates.
+    /// - Parameters:
+    ///   - updateUserDisplayName: set as the display name after signing in.
+    ///   - resetToAnonymousOnFailure: on any failure but `.migrationRequired`, sign out and start
+    ///     a new anonymous session, so the app always has a user.
+    /// - Throws: `.migrationRequired` (carrying the credentials and the anonymous uid),
+    ///   `.credentialAlreadyInUse`, `.invalidCode`, `.expiredCode`, `.emailMismatch`,
+    ///   `.invalidCodeVerifier` (type the address), `.invalidLoginCredentials`, `.userDisabled`,
+    ///   `.tooManyAttempts`, network and server failures.
+    @discardableResult
+    public func login(
+        with credentials: Credentials, updateUserDisplayName: String? = nil, allowMigration: Bool? = nil,
+        resetToAnonymousOnFailure: Bool = false
+    ) async throws(PosternAuthError) -> LoginDescriptor {
+        do {
+            let anonymousUid = state.session?.isAnonymous == true ? state.session?.uid : nil
+            let login = try await complete(credentials, allowMigration: allowMigration)
+            adopt(login.session)
+            if case .password(let email, _) = credentials { state.passwordEmails.insert(email.lowercased()) }
+            if case .emailLink = credentials { state.pendingLink = nil }
+            if let email = login.email { state.lastEmail = email }
+            persist()
+            if let name = updateUserDisplayName {
+                try await updateProfile(displayName: .value(name))
+            } else {
+                try await reloadUser()
+            }
+            return LoginDescriptor(
+                uid: login.uid, email: login.email, isNewUser: login.isNewUser,
+                allowMigration: login.migration?.allowMigration, oldUserId: login.migration?.fromUid ?? anonymousUid,
+                newUserId: login.migration?.toUid ?? login.uid)
+        } catch {
+            if resetToAnonymousOnFailure, case .migrationRequired = error {} else if resetToAnonymousOnFailure {
+                await signOut()
+                _ = try? await signInAnonymously()
+            }
+            throw error
+        }
+    }
+
+    /// Reauthenticates the signed-in user before a sensitive action (a password or address
+    /// change, deleting the account): a new session with a fresh sign-in time.
+    /// - Throws: `.notSignedIn`; `.credentialAlreadyInUse` when `credentials` are another
+    ///   account's; as `login(with:…)`.
+    public func confirmAuthentication(with credentials: Credentials) async throws(PosternAuthError) {
+        guard let session = state.session, !session.isAnonymous else { throw .notSignedIn }
+        let login = try await complete(credentials, allowMigration: nil)
+        guard login.uid == session.uid else { throw .credentialAlreadyInUse }
+        adopt(login.session)
+        if case .emailLink = credentials { state.pendingLink = nil; persist() }
+    }
+
+    /// Sends `credentials` to the server with the session on this device.
+    private func complete(_ credentials: Credentials, allowMigration: Bool?) async throws(PosternAuthError) -> LoginBody {
+        let token = state.session == nil ? nil : try? await idToken()
+        switch credentials {
+        case .password(let email, let password):
+            return try await transport.send(
+                "POST", "/v1/password/sign-in",
+                body: PasswordSignInBody(email: email, password: password, idToken: token, allowMigration: allowMigration),
+                credentials: credentials, as: LoginBody.self)
+        case .emailCode(let email, let code):
+            return try await transport.send(
+                "POST", "/v1/email-link/complete",
+                body: EmailLinkCompleteBody(code: code, email: email, idToken: token, allowMigration: allowMigration),
+                credentials: credentials, as: LoginBody.self)
+        case .emailLink(let text, let email):
+            // This device's verifier: a link asked for here completes only with it; one asked for
+            // on another device answers `.invalidCodeVerifier`, and the user types the code.
+            let body = EmailLinkCompleteBody(
+                link: text, email: email, codeVerifier: state.pendingLink?.codeVerifier, idToken: token, allowMigration: allowMigration)
+            return try await transport.send("POST", "/v1/email-link/complete", body: body, credentials: credentials, as: LoginBody.self)
+        }
+    }
+
+    // MARK: Signing out
+
+    /// Ends the session on the server (its refresh-token family is revoked) and on this device.
+    /// The device forgets the session even when the server cannot be reached.
+    public func signOut() async {
+        guard let session = state.session else { return }
+        endSession()
+        try? await transport.send("POST", "/v1/sign-out", body: RefreshTokenBody(refreshToken: session.refreshToken))
+    }
+}

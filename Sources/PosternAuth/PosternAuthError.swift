@@ -1,0 +1,160 @@
+import Foundation
+import PosternAPI
+
+/// What went wrong, as an app handles it: one case per error code of the API (see
+/// `APIErrorCode`), and the failures that happen before an answer arrives. `errorDescription`
+/// is a sentence a developer can show; it never contains a code, token or password.
+public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
+    // The caller's input.
+    /// A field is missing or malformed; the message names it (`INVALID_ARGUMENT`).
+    case invalidArgument(String)
+    /// The address is not one the server accepts (`INVALID_EMAIL`).
+    case invalidEmail
+    /// The link or 6-digit code is wrong, already used, or for another action (`INVALID_OOB_CODE`).
+    case invalidCode
+    /// The link or code has expired: ask for a new one (`EXPIRED_OOB_CODE`).
+    case expiredCode
+    /// The address typed is not the one the link was sent to (`EMAIL_MISMATCH`).
+    case emailMismatch
+    /// The link was asked for on another device: type the 6-digit code from the mail instead
+    /// (`INVALID_CODE_VERIFIER`).
+    case invalidCodeVerifier
+    /// The continue URL's host is not allowed by the server (`INVALID_CONTINUE_URI`).
+    case invalidContinueURL
+    /// The password breaks the server's policy; `rule` names the rule (`WEAK_PASSWORD`).
+    case weakPassword(rule: String?, message: String)
+    /// The address or the password is wrong (`INVALID_LOGIN_CREDENTIALS`).
+    case invalidLoginCredentials
+    /// The account is disabled (`USER_DISABLED`).
+    case userDisabled
+    // The session.
+    /// The stored refresh token is unknown or expired: sign in again (`INVALID_REFRESH_TOKEN`).
+    case invalidRefreshToken
+    /// The session was revoked (a password change or reset, or a stolen token): the client has
+    /// signed out (`TOKEN_REVOKED`).
+    case tokenRevoked
+    /// The ID token was refused (`INVALID_ID_TOKEN`).
+    case invalidIDToken
+    /// The action needs a fresh sign-in: call `confirmAuthentication(with:)` first
+    /// (`REQUIRES_RECENT_LOGIN`).
+    case requiresRecentLogin
+    /// There is no signed-in user on this device.
+    case notSignedIn
+    // Account resolution.
+    /// The credential's address has an account and the anonymous account on this device would be
+    /// replaced: ask the user, then call `login` again with `allowMigration` true or false
+    /// (`MIGRATION_REQUIRED`).
+    case migrationRequired(MigrationRequired)
+    /// The credential's address belongs to another account (`CREDENTIAL_ALREADY_IN_USE`).
+    case credentialAlreadyInUse
+    /// The new address already belongs to another account (`EMAIL_EXISTS`).
+    case emailExists
+    /// No such user (`USER_NOT_FOUND`).
+    case userNotFound
+    /// The text holds an action link, but not a sign-in link; `mode` says which.
+    case notASignInLink(mode: String)
+    /// The text holds no action link this server made.
+    case noLinkFound
+    // Limits.
+    /// Too many attempts; try again after `retryAfter` seconds (`TOO_MANY_ATTEMPTS_TRY_LATER`).
+    case tooManyAttempts(retryAfter: Int?)
+    // The server and the network.
+    /// The server's database is down; try again shortly (`UNAVAILABLE`).
+    case unavailable
+    /// A fault inside the server; it has been logged there (`INTERNAL`).
+    case internalFailure
+    /// The server could not be reached or the connection broke; `reason` is the system's words.
+    case network(reason: String)
+    /// The client and the server disagree about the contract: the answer could not be read, or
+    /// the server refused the request's shape (`BAD_REQUEST`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+    /// `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, or a code this build does not know).
+    case protocolMismatch(status: Int, code: String, message: String)
+    /// An operator-only answer reached the client (`UNAUTHORIZED`, `NOT_DEAD`): the client does
+    /// not call the admin API, so this is a misconfigured base URL or proxy.
+    case operatorOnly(code: String, message: String)
+
+    /// The credentials and the anonymous account of a `migrationRequired` answer.
+    public struct MigrationRequired: Sendable, Hashable {
+        /// What the user signed in with; pass it to `login` again.
+        public let credentials: Credentials
+        /// The anonymous account that would be replaced: the app moves its data from here.
+        public let anonymousUid: String
+    }
+
+    /// The error an API answer carries.
+    /// - Parameters:
+    ///   - status: the HTTP status; `detail` the error object; `credentials` what a login sent
+    ///     (for `MIGRATION_REQUIRED`); `retryAfter` the `Retry-After` header.
+    public static func from(
+        status: Int, detail: ErrorBody.Detail, credentials: Credentials? = nil, retryAfter: Int? = nil
+    ) -> PosternAuthError {
+        guard let code = detail.knownCode else {
+            return .protocolMismatch(status: status, code: detail.code, message: detail.message)
+        }
+        // Exhaustive over the catalogue: a new server code does not compile until it is mapped.
+        switch code {
+        case .invalidArgument: return .invalidArgument(detail.message)
+        case .invalidEmail: return .invalidEmail
+        case .invalidOOBCode: return .invalidCode
+        case .expiredOOBCode: return .expiredCode
+        case .emailMismatch: return .emailMismatch
+        case .invalidCodeVerifier: return .invalidCodeVerifier
+        case .invalidContinueURI: return .invalidContinueURL
+        case .weakPassword: return .weakPassword(rule: detail.rule, message: detail.message)
+        case .invalidLoginCredentials: return .invalidLoginCredentials
+        case .userDisabled: return .userDisabled
+        case .invalidRefreshToken: return .invalidRefreshToken
+        case .tokenRevoked: return .tokenRevoked
+        case .invalidIDToken: return .invalidIDToken
+        case .requiresRecentLogin: return .requiresRecentLogin
+        case .migrationRequired:
+            guard let credentials, let anonymousUid = detail.anonymousUid else {
+                return .protocolMismatch(status: status, code: detail.code, message: detail.message)
+            }
+            return .migrationRequired(MigrationRequired(credentials: credentials, anonymousUid: anonymousUid))
+        case .credentialAlreadyInUse: return .credentialAlreadyInUse
+        case .emailExists: return .emailExists
+        case .userNotFound: return .userNotFound
+        case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
+        case .unavailable: return .unavailable
+        case .internalFailure: return .internalFailure
+        case .badRequest, .notFound, .methodNotAllowed, .payloadTooLarge, .unsupportedMediaType:
+            return .protocolMismatch(status: status, code: detail.code, message: detail.message)
+        case .unauthorized, .notDead:
+            return .operatorOnly(code: detail.code, message: detail.message)
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .invalidArgument(let message): "The request was refused: \(message)"
+        case .invalidEmail: "That is not an email address the service accepts."
+        case .invalidCode: "This link or code is not valid any more. Ask for a new one."
+        case .expiredCode: "This link or code has expired. Ask for a new one."
+        case .emailMismatch: "The address typed is not the one the link was sent to."
+        case .invalidCodeVerifier: "This link was asked for on another device: type the 6-digit code from the mail instead."
+        case .invalidContinueURL: "The continue URL points to a host the service does not allow."
+        case .weakPassword(_, let message): "The password is too weak: \(message)"
+        case .invalidLoginCredentials: "The address or the password is wrong."
+        case .userDisabled: "This account is disabled."
+        case .invalidRefreshToken: "The session has expired. Sign in again."
+        case .tokenRevoked: "The session was ended on the server. Sign in again."
+        case .invalidIDToken: "The session was refused by the server. Sign in again."
+        case .requiresRecentLogin: "For this, confirm who you are by signing in again."
+        case .notSignedIn: "Nobody is signed in on this device."
+        case .migrationRequired: "This address already has an account; signing in replaces the guest account on this device."
+        case .credentialAlreadyInUse: "This address belongs to another account."
+        case .emailExists: "The new address already belongs to another account."
+        case .userNotFound: "There is no such user."
+        case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."
+        case .noLinkFound: "No sign-in link was found in that text."
+        case .tooManyAttempts(let retryAfter):
+            retryAfter.map { "Too many attempts. Try again in \($0) seconds." } ?? "Too many attempts. Try again later."
+        case .unavailable: "The service is unavailable just now. Try again shortly."
+        case .internalFailure: "Something went wrong on the server."
+        case .network(let reason): "The service could not be reached: \(reason)"
+        case .protocolMismatch(let status, let code, _): "The app and the service disagree about the API (HTTP \(status), \(code))."
+        case .operatorOnly(let code, _): "The service answered as if to an operator (\(code)); check the app's server URL."
+        }
+    }
+}

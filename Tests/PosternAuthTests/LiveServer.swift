@@ -1,0 +1,139 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import PosternAuth
+
+/// A real `postern serve` (the debug build next to this test bundle) on a free port, with its
+/// own SQLite file and mail directory: the embedded defaults, mail written as `.eml` files.
+final class LiveServer: @unchecked Sendable {
+    let directory: URL
+    let port: Int
+    let url: URL
+    let adminToken = "auth-tests-admin-token"
+    private let process: Process
+
+    /// Starts the daemon and waits until `/healthz` answers.
+    init(_ extra: [String] = []) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("postern-auth-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        url = URL(string: "http://127.0.0.1:\(port)")!
+        process = Process()
+        process.executableURL = Self.binary
+        process.currentDirectoryURL = directory
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:\(port)", "--public-url", url.absoluteString,
+            "--database", directory.appendingPathComponent("postern.db").path,
+            "--smtp-url", "file:\(directory.appendingPathComponent("mail").path)",
+            "--admin-token", adminToken, "--metrics-listen", "off", "--scrypt-log-n", "12",
+            "--allowed-continue-hosts", "app.example.com",
+            "--mail-interval", "0", "--mail-per-hour", "0", "--ip-per-minute", "0",
+        ] + extra
+        let log = FileManager.default.createFile(atPath: directory.appendingPathComponent("serve.log").path, contents: nil)
+        precondition(log)
+        let handle = try FileHandle(forWritingTo: directory.appendingPathComponent("serve.log"))
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        for _ in 0..<200 {
+            if let (_, response) = try? await URLSession.shared.data(from: url.appendingPathComponent("healthz")),
+               (response as? HTTPURLResponse)?.statusCode == 200 { return }
+            guard process.isRunning else { break }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        throw ServerError.didNotStart(log: (try? String(contentsOf: directory.appendingPathComponent("serve.log"), encoding: .utf8)) ?? "")
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    enum ServerError: Error { case didNotStart(log: String), noMail(String), noCode }
+
+    /// The postern binary built with the tests.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["POSTERN_BINARY"] { return URL(fileURLWithPath: path) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/postern")
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw ServerError.didNotStart(log: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    // MARK: Mail
+
+    /// Every mail written so far to `recipient`, oldest first, as raw text.
+    func mails(to recipient: String) -> [String] {
+        let folder = directory.appendingPathComponent("mail")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
+        return names.compactMap { name in
+            guard let text = try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8) else { return nil }
+            let header = text.components(separatedBy: "\r\n\r\n").first ?? text
+            return header.lowercased().contains("\nto: \(recipient.lowercased())") || header.lowercased().contains("<\(recipient.lowercased())>") ? text : nil
+        }
+    }
+
+    /// Waits for the `count`-th mail to `recipient` (1-based) and returns it.
+    func mail(to recipient: String, number count: Int = 1) async throws -> String {
+        for _ in 0..<200 {
+            let found = mails(to: recipient)
+            if found.count >= count { return found[count - 1] }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        throw ServerError.noMail(recipient)
+    }
+
+    /// The newest mail to `recipient` after `before` mails were there.
+    func newMail(to recipient: String, after before: Int) async throws -> String {
+        try await mail(to: recipient, number: before + 1)
+    }
+
+    /// The 6-digit code in a sign-in mail's body.
+    static func sixDigits(_ mail: String) throws -> String {
+        let body = mail.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\n")
+        let pattern = try NSRegularExpression(pattern: #"(?<![\d=])(\d{6})(?!\d)"#)
+        guard let match = pattern.firstMatch(in: body, range: NSRange(body.startIndex..., in: body)),
+              let range = Range(match.range(at: 1), in: body) else { throw ServerError.noCode }
+        return String(body[range])
+    }
+
+    // MARK: Admin
+
+    /// An admin call, for setting up what a test needs (a disabled user, a link).
+    func admin(_ method: String, _ path: String, json: String? = nil) async throws -> (Int, Data) {
+        var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
+        request.httpMethod = method
+        request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
+        if let json {
+            request.httpBody = Data(json.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    /// A client of this server with its own memory storage (a "device").
+    func device(now: @escaping @Sendable () -> Date = { Date() }, refreshMargin: TimeInterval = 60) -> PosternAuth {
+        PosternAuth(configuration: .init(serverURL: url, storage: MemorySessionStorage(), refreshMargin: refreshMargin, now: now))
+    }
+}
