@@ -43,13 +43,46 @@ public struct EmailLinkSendBody: Sendable, Hashable, Codable {
     /// PKCE S256: base64url(SHA-256(codeVerifier)).
     public var codeChallenge: String?
     public var idToken: String?
+    /// "Approve on your other device": the request waits for the owner to pick, on the link's
+    /// page, the number the answer gives; needs `codeChallenge` (its verifier is the secret the
+    /// device waits on, `POST /v1/email-link/wait`).
+    public var approval: Bool?
+    /// The asking device as the page names it ("Ada's iPhone"); without it, read from the
+    /// User-Agent ("Chrome on Linux"). At most 64 characters.
+    public var deviceName: String?
 
-    public init(email: String, continueUrl: String? = nil, locale: String? = nil, codeChallenge: String? = nil, idToken: String? = nil) {
+    public init(
+        email: String, continueUrl: String? = nil, locale: String? = nil, codeChallenge: String? = nil, idToken: String? = nil,
+        approval: Bool? = nil, deviceName: String? = nil
+    ) {
         self.email = email
         self.continueUrl = continueUrl
         self.locale = locale
         self.codeChallenge = codeChallenge
         self.idToken = idToken
+        self.approval = approval
+        self.deviceName = deviceName
+    }
+}
+
+/// `POST /v1/email-link/wait`: the asking device waits for the owner's approval.
+public struct EmailLinkWaitBody: Sendable, Hashable, Codable {
+    /// The address the link was sent to.
+    public var email: String
+    /// The PKCE verifier of the request: the waiting device's secret.
+    public var codeVerifier: String
+    /// The session on the waiting device (an anonymous one to upgrade), as for `complete`.
+    public var idToken: String?
+    public var allowMigration: Bool?
+    /// How long this call may wait for the approval, 0 to 25 seconds (default 25).
+    public var waitSeconds: Int?
+
+    public init(email: String, codeVerifier: String, idToken: String? = nil, allowMigration: Bool? = nil, waitSeconds: Int? = nil) {
+        self.email = email
+        self.codeVerifier = codeVerifier
+        self.idToken = idToken
+        self.allowMigration = allowMigration
+        self.waitSeconds = waitSeconds
     }
 }
 

@@ -230,6 +230,19 @@ public struct AppliedActionBody: Sendable, Hashable, Codable {
     }
 }
 
+/// A 202 answer: `{"status": "sent" | "verification_sent" | "pending"}`, and with an approval
+/// request the number the asking device shows.
+public struct StatusBody: Sendable, Hashable, Codable {
+    public var status: String
+    /// The 2-digit number to show while waiting for the approval (send-link with `approval`).
+    public var approvalNumber: Int?
+
+    public init(status: String, approvalNumber: Int? = nil) {
+        self.status = status
+        self.approvalNumber = approvalNumber
+    }
+}
+
 /// The API's error shape: `{"error": {"code", "message", …details}}`.
 public struct ErrorBody: Sendable, Hashable, Codable {
     /// The error object.

@@ -56,13 +56,13 @@ extension PosternAuth {
     /// - Throws: `.requiresRecentLogin`, `.invalidEmail`, `.emailExists`, network and server failures.
     public func updateEmail(_ newEmail: String, continueURL: URL? = nil) async throws(PosternAuthError) {
         _ = try await authorized(
-            "POST", "/v1/me/email", body: ChangeEmailBody(newEmail: newEmail, continueUrl: continueURL?.absoluteString), as: SentBody.self)
+            "POST", "/v1/me/email", body: ChangeEmailBody(newEmail: newEmail, continueUrl: continueURL?.absoluteString), as: StatusBody.self)
     }
 
     /// Mails the signed-in user a link that verifies the address.
     /// - Throws: `.notSignedIn`, network and server failures.
     public func sendEmailVerification(continueURL: URL? = nil) async throws(PosternAuthError) {
-        _ = try await authorized("POST", "/v1/me/verify-email", body: VerifyEmailBody(continueUrl: continueURL?.absoluteString), as: SentBody.self)
+        _ = try await authorized("POST", "/v1/me/verify-email", body: VerifyEmailBody(continueUrl: continueURL?.absoluteString), as: StatusBody.self)
     }
 
     /// Says what an action link is (its mode, address, expiry) without using it.
@@ -110,11 +110,6 @@ extension PosternAuth {
         _ = try await authorized("DELETE", "/v1/me", body: Optional<EmptyBody>.none, as: NoContent.self)
         endSession()
     }
-}
-
-/// A 202 answer's body: `{"status": …}`.
-public struct SentBody: Sendable, Hashable, Decodable {
-    public let status: String
 }
 
 /// The empty body of a 204 answer.

@@ -98,6 +98,7 @@ struct ServeCommand: Subcommand {
         stop.wait()
         logger.info("stopping")
         metricsServer?.stop()
+        router.stopWaiting()
         server.stop()
         let drained = runtime.workers.stop(timeout: 60)
         // The workers' last outcomes reach the disk before the process ends.

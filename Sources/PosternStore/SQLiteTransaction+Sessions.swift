@@ -5,7 +5,7 @@ extension SQLiteTransaction {
     // MARK: action requests
 
     private static let requestColumns =
-        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at"
+        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at"
 
     private func readRequest(_ row: Statement) throws -> ActionRequest {
         guard let id = row.text(0), let purpose = row.text(1).flatMap(ActionRequest.Purpose.init(rawValue:)),
@@ -16,7 +16,15 @@ extension SQLiteTransaction {
             otherEmail: try row.text(4).map { try EmailAddress.parse($0) }, passwordHash: row.text(5),
             continueURL: row.text(6), locale: row.text(7), codeChallenge: row.text(8), createdAt: row.integer(9),
             expiresAt: row.integer(10), sixDigitKeyID: row.optionalInteger(11).map { UInt32(truncatingIfNeeded: $0) },
-            wrongTries: Int(row.integer(12)), consumedAt: row.optionalInteger(13))
+            wrongTries: Int(row.integer(12)), consumedAt: row.optionalInteger(13), approval: try readApproval(row, from: 14))
+    }
+
+    /// The approval columns (number, choices "a,b,c", device, approved_at), nil when unset.
+    private func readApproval(_ row: Statement, from first: Int32) throws -> ActionRequest.Approval? {
+        guard let number = row.optionalInteger(first) else { return nil }
+        let choices = (row.text(first + 1) ?? "").split(separator: ",").compactMap { Int($0) }
+        guard choices.count == 3, let device = row.text(first + 2) else { throw StoreError.corrupt("action request approval") }
+        return ActionRequest.Approval(number: Int(number), choices: choices, device: device, approvedAt: row.optionalInteger(first + 3))
     }
 
     func actionRequest(id: String) throws -> ActionRequest? {
@@ -39,19 +47,23 @@ extension SQLiteTransaction {
             r.continueURL.map(SQLValue.text) ?? .null, r.locale.map(SQLValue.text) ?? .null,
             r.codeChallenge.map(SQLValue.text) ?? .null, .integer(r.createdAt), .integer(r.expiresAt),
             r.sixDigitKeyID.map { .integer(Int64($0)) } ?? .null,
-            .integer(Int64(r.wrongTries)), r.consumedAt.map(SQLValue.integer) ?? .null, .text(r.id),
+            .integer(Int64(r.wrongTries)), r.consumedAt.map(SQLValue.integer) ?? .null,
+            r.approval.map { .integer(Int64($0.number)) } ?? .null,
+            r.approval.map { .text($0.choices.map(String.init).joined(separator: ",")) } ?? .null,
+            r.approval.map { .text($0.device) } ?? .null, r.approval?.approvedAt.map(SQLValue.integer) ?? .null,
+            .text(r.id),
         ]
     }
 
     func insertActionRequest(_ request: ActionRequest) throws {
         try db.execute(
-            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             requestValues(request))
     }
 
     func updateActionRequest(_ request: ActionRequest) throws {
         let changed = try db.execute(
-            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ? WHERE id = ?",
+            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ?, approval_number = ?, approval_choices = ?, approval_device = ?, approved_at = ? WHERE id = ?",
             requestValues(request))
         guard changed == 1 else { throw StoreError.notFound("action request") }
     }

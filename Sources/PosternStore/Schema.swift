@@ -93,5 +93,13 @@ enum Schema {
             last_failure_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 5: approve on your other device: the number the asking device shows, the three the
+        // page offers, the device's name, and when the right one was picked.
+        """
+        ALTER TABLE action_requests ADD COLUMN approval_number INTEGER;
+        ALTER TABLE action_requests ADD COLUMN approval_choices TEXT;
+        ALTER TABLE action_requests ADD COLUMN approval_device TEXT;
+        ALTER TABLE action_requests ADD COLUMN approved_at INTEGER;
+        """,
     ]
 }

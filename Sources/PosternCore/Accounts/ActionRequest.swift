@@ -52,13 +52,37 @@ public struct ActionRequest: Sendable, Hashable {
     public var wrongTries: Int
     /// When it was completed, if it was.
     public var consumedAt: Int64?
+    /// Set when the asking device waits for an approval from the link's page ("approve on your
+    /// other device"); nil for a plain sign-in link.
+    public var approval: Approval?
+
+    /// An approval the asking device waits for: the number it shows, the three the page offers,
+    /// the device's name, and when the owner picked the right number.
+    public struct Approval: Sendable, Hashable {
+        /// The 2-digit number (10–99) the waiting device shows.
+        public var number: Int
+        /// The numbers the page offers, in the order shown: `number` and two others, all distinct.
+        /// Stored, not derived, so every view of the page offers the same three.
+        public var choices: [Int]
+        /// The waiting device as the page names it ("Chrome on Linux").
+        public var device: String
+        /// When the right number was picked.
+        public var approvedAt: Int64?
+
+        public init(number: Int, choices: [Int], device: String, approvedAt: Int64? = nil) {
+            self.number = number
+            self.choices = choices
+            self.device = device
+            self.approvedAt = approvedAt
+        }
+    }
 
     /// Creates a request.
     public init(
         id: String, purpose: Purpose, email: EmailAddress, uid: String? = nil, otherEmail: EmailAddress? = nil,
         passwordHash: String? = nil, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
         createdAt: Int64, expiresAt: Int64, sixDigitKeyID: UInt32? = nil,
-        wrongTries: Int = 0, consumedAt: Int64? = nil
+        wrongTries: Int = 0, consumedAt: Int64? = nil, approval: Approval? = nil
     ) {
         self.id = id
         self.purpose = purpose
@@ -74,6 +98,7 @@ public struct ActionRequest: Sendable, Hashable {
         self.sixDigitKeyID = sixDigitKeyID
         self.wrongTries = wrongTries
         self.consumedAt = consumedAt
+        self.approval = approval
     }
 }
 

@@ -17,6 +17,10 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { address }
 
+    /// The address as a page shows it to whoever holds a link: the first character of the local
+    /// part, then "•••" ("a•••@example.org").
+    public var masked: String { "\(localPart.prefix(1))•••@\(domain)" }
+
     /// Made only by the parser (`EmailAddress.parse`), which has checked both parts.
     init(checkedLocalPart: String, domain: String) {
         self.localPart = checkedLocalPart

@@ -43,7 +43,24 @@ public final class AuthService: Sendable {
 
     /// Records a sign-in request and queues its mail; the same answer for every address.
     /// - Throws: `AuthError` for malformed input, `tooManyAttempts` past the per-address limit.
-    public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) { try emailLink.send(input) }
+    /// Returns the number the asking device shows when `input` asks for an approval.
+    @discardableResult
+    public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) -> Int? { try emailLink.send(input) }
+
+    /// The question the sign-in link's page asks before an approval, nil for a plain link.
+    public func approvalPrompt(oobCode: String) throws(AuthError) -> ApprovalPrompt? {
+        try emailLink.approvalPrompt(oobCode: oobCode)
+    }
+
+    /// The owner picked `number` on the sign-in link's page.
+    public func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
+        try emailLink.pickApproval(oobCode: oobCode, number: number)
+    }
+
+    /// The session for the device waiting on `codeVerifier`, once approved; nil while it waits.
+    public func approvalResult(email: String, codeVerifier: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor? {
+        try emailLink.approvalResult(email: email, codeVerifier: codeVerifier, idToken: idToken, allowMigration: allowMigration)
+    }
 
     /// Completes an email-link sign-in (or a sign-up's confirmation), resolving API.md's six cases.
     /// - Throws: `AuthError` (see `EmailLinkFlow.complete`).

@@ -24,6 +24,8 @@ public enum MailContent: Sendable, Hashable {
     case recoverEmail(link: String, expiresAt: Date, oldEmail: EmailAddress, newEmail: EmailAddress)
     /// A reset was asked for an address without an account; optionally a sign-up link.
     case noAccount(signUpLink: String?)
+    /// A sign-in on `device` was approved from the link's page.
+    case signInApproved(device: String)
 
     /// The message kind, which picks the templates.
     public var kind: MailMessageKind {
@@ -37,6 +39,7 @@ public enum MailContent: Sendable, Hashable {
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
         case .noAccount: .noAccount
+        case .signInApproved: .signInApproved
         }
     }
 
@@ -47,7 +50,7 @@ public enum MailContent: Sendable, Hashable {
             .resetPassword(_, let expiresAt), .verifyEmail(_, let expiresAt),
             .verifyAndChangeEmail(_, let expiresAt, _, _), .recoverEmail(_, let expiresAt, _, _):
             expiresAt
-        case .passwordChanged, .noAccount:
+        case .passwordChanged, .noAccount, .signInApproved:
             nil
         }
     }
@@ -72,6 +75,8 @@ public enum MailContent: Sendable, Hashable {
             context[.newEmail] = newEmail.address
         case .noAccount(let signUpLink):
             context[.signUpLink] = signUpLink
+        case .signInApproved(let device):
+            context[.device] = device
         }
     }
 }

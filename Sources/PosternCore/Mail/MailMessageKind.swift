@@ -20,6 +20,8 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     case recoverEmail = "recover-email"
     /// Sent when a reset was asked for an address without an account (off unless enabled).
     case noAccount = "no-account"
+    /// Notice that a sign-in on another device was approved from the sign-in link's page.
+    case signInApproved = "sign-in-approved"
 
     /// The variables every kind has, and the only ones layouts may use.
     public static let commonVariables: Set<TemplateVariable> = [
@@ -39,6 +41,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .passwordChanged: [.resetLink]
         case .verifyAndChangeEmail, .recoverEmail: [.link, .expiresIn, .expiresInMinutes, .oldEmail, .newEmail]
         case .noAccount: [.signUpLink]
+        case .signInApproved: [.device]
         }
     }
 
@@ -50,6 +53,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case (_, .subject): [.requestedAt]
         case (.signIn, _): [.link, .code]
         case (.passwordChanged, _), (.noAccount, _): []
+        case (.signInApproved, _): [.device]
         case (_, _): [.link]
         }
     }
@@ -62,7 +66,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .verifyEmail: .verifyEmail
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
-        case .passwordChanged, .noAccount: nil
+        case .passwordChanged, .noAccount, .signInApproved: nil
         }
     }
 }

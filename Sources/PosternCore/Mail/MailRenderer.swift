@@ -97,6 +97,7 @@ extension MailMessage {
             case .verifyAndChangeEmail: .verifyAndChangeEmail(link: link, expiresAt: expires, oldEmail: old, newEmail: user)
             case .recoverEmail: .recoverEmail(link: link, expiresAt: expires, oldEmail: old, newEmail: user)
             case .noAccount: .noAccount(signUpLink: "\(publicURL)/")
+            case .signInApproved: .signInApproved(device: "Chrome on Linux")
             }
         let recipient = kind == .recoverEmail ? old : user
         return MailMessage(content: content, recipient: recipient, requestedAt: now, displayName: "Jane Doe")

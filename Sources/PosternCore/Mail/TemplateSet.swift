@@ -185,6 +185,7 @@ extension MailMessageKind {
         case .verifyAndChangeEmail: 6
         case .recoverEmail: 7
         case .noAccount: 8
+        case .signInApproved: 9
         }
     }
 }

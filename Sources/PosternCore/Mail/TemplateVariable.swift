@@ -32,6 +32,8 @@ public enum TemplateVariable: Int, Sendable, Hashable, CaseIterable, Comparable,
     case oldEmail
     /// The address the account changes to.
     case newEmail
+    /// The device a sign-in was approved for ("Chrome on Linux").
+    case device
 
     /// The name used in template source, e.g. `expiresInMinutes`.
     public var name: String {
@@ -50,6 +52,7 @@ public enum TemplateVariable: Int, Sendable, Hashable, CaseIterable, Comparable,
         case .signUpLink: "signUpLink"
         case .oldEmail: "oldEmail"
         case .newEmail: "newEmail"
+        case .device: "device"
         }
     }
 

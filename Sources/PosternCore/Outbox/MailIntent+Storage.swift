@@ -1,10 +1,11 @@
 extension MailIntent {
-    /// The intent as one line for a database column: `name:id`, e.g. `sign-in:r_123`. Cheaper to
+    /// The intent as one line for a database column: `name:id`, e.g. `sign-in:r_123` (the id of
+    /// `signInApproved` is the device name, which holds no control characters). Cheaper to
     /// write and read than JSON, which matters once per message on the delivery path.
     public var storageText: String {
         switch self {
         case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
-            .recoverEmail(let id), .passwordChanged(let id):
+            .recoverEmail(let id), .passwordChanged(let id), .signInApproved(let id):
             "\(name):\(id)"
         }
     }
@@ -21,6 +22,7 @@ extension MailIntent {
         case "change-email": self = .changeEmail(requestID: id)
         case "recover-email": self = .recoverEmail(requestID: id)
         case "password-changed": self = .passwordChanged(uid: id)
+        case "sign-in-approved": self = .signInApproved(device: id)
         default: return nil
         }
     }

@@ -16,6 +16,8 @@ public enum MailIntent: Sendable, Hashable, Codable {
     case recoverEmail(requestID: String)
     /// The "your password was changed" notice.
     case passwordChanged(uid: String)
+    /// The notice that a sign-in on `device` was approved from the link's page.
+    case signInApproved(device: String)
 
     /// A stable name for logs and metrics.
     public var name: String {
@@ -27,6 +29,7 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .changeEmail: "change-email"
         case .recoverEmail: "recover-email"
         case .passwordChanged: "password-changed"
+        case .signInApproved: "sign-in-approved"
         }
     }
 }

@@ -4,7 +4,7 @@ import PosternCore
 
 extension APIRouter {
     /// The JSON endpoints of API.md.
-    static func apiRoutes(_ runtime: ServerContext) -> [Route] {
+    static func apiRoutes(_ runtime: ServerContext, waits: ApprovalWaits) -> [Route] {
         let service = runtime.service
         let sent = HTTPResponse.json(202, #"{"status":"sent"}"#)
         return [
@@ -14,10 +14,24 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
                 let body = try c.body(EmailLinkSendBody.self)
-                try service.sendEmailLink(EmailLinkRequest(
+                let device = body.approval == true ? body.deviceName ?? DeviceName(userAgent: c.request.headers["user-agent"]).text : nil
+                let number = try service.sendEmailLink(EmailLinkRequest(
                     email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
-                    idToken: body.idToken))
-                return sent
+                    idToken: body.idToken, approvalDevice: device))
+                return number.map { .body(202, StatusBody(status: "sent", approvalNumber: $0)) } ?? sent
+            },
+            Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200) { c throws(AuthError) in
+                let body = try c.body(EmailLinkWaitBody.self)
+                let seconds = body.waitSeconds ?? ApprovalWaits.longest
+                guard (0...ApprovalWaits.longest).contains(seconds) else {
+                    throw .invalidArgument("waitSeconds must be 0 to \(ApprovalWaits.longest).")
+                }
+                let login = try waits.wait(seconds: seconds) { () throws(AuthError) in
+                    try service.approvalResult(
+                        email: body.email, codeVerifier: body.codeVerifier, idToken: body.idToken ?? c.bearer,
+                        allowMigration: body.allowMigration)
+                }
+                return login.map { .body(200, LoginBody($0)) } ?? .body(202, StatusBody(status: "pending"))
             },
             Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)

@@ -12,6 +12,8 @@ public final class APIRouter: Sendable {
     let clientAddresses: ClientAddressPolicy
     /// The per-IP limit of the public endpoints (`--ip-per-minute`): an HTTP concern, kept here.
     let ipLimiter: IPRateLimiter
+    /// The requests waiting for an approval (`POST /v1/email-link/wait`).
+    let waits = ApprovalWaits()
 
     /// Builds the routes over `runtime`; `clientAddresses` says whose address a request counts
     /// against (build it from the settings with `ClientAddressPolicy(settings:)`).
@@ -21,12 +23,16 @@ public final class APIRouter: Sendable {
         ipLimiter = IPRateLimiter(perMinute: runtime.settings.ipPerMinute)
         let metrics = HTTPMetrics()
         self.metrics = metrics
-        var routes = Self.apiRoutes(runtime) + ActionPages(runtime: runtime).routes()
+        var routes = Self.apiRoutes(runtime, waits: waits) + ActionPages(runtime: runtime).routes()
             + Self.operationsRoutes(runtime, metrics: metrics)
         let contract = OpenAPIDocument.render(routes + [OpenAPIDocument.placeholderRoute])
         routes.append(OpenAPIDocument.route(serving: contract))
         self.table = RouteTable(routes)
     }
+
+    /// Ends the waits for approvals at once (they answer "pending"), so a stopping server does
+    /// not wait out their 25 seconds.
+    public func stopWaiting() { waits.stop() }
 
     /// Answers one request (called from the HTTP server's threads).
     public func handle(_ request: HTTPRequest) -> HTTPResponse {

@@ -44,6 +44,12 @@ final class MailComposer: Sendable {
                 try writer.updateActionRequest(request)
             }
             switch intent {
+            case .signInApproved(let device):
+                let holder = try tx.account(address: recipient)
+                return ComposedMail(
+                    message: MailMessage(content: .signInApproved(device: device), recipient: recipient, requestedAt: requestedAt,
+                                         displayName: holder?.displayName),
+                    localePreferences: [holder?.locale])
             case .passwordChanged(let uid):
                 guard let account = try tx.account(uid: uid), let email = account.email else { return nil }
                 return ComposedMail(

@@ -16,13 +16,21 @@ final class EmailLinkFlow: Sendable {
     }
 
     /// Records a sign-in request and queues its mail. Answers the same for every address: the
-    /// account is not looked up here.
-    /// - Throws: `AuthError` for a malformed address, continue URL, challenge or ID token, and
-    ///   `tooManyAttempts` past the per-address limit.
-    func send(_ input: EmailLinkRequest) throws(AuthError) {
+    /// account is not looked up here. Returns the number the asking device shows when the request
+    /// waits for an approval (`approvalDevice`), else nil.
+    /// - Throws: `AuthError` for a malformed address, continue URL, challenge or ID token, an
+    ///   approval without a challenge, and `tooManyAttempts` past the per-address limit.
+    @discardableResult
+    func send(_ input: EmailLinkRequest) throws(AuthError) -> Int? {
         let email = try context.parseEmail(input.email)
         let continueURL = try context.checkContinueURL(input.continueURL)
         try FlowContext.checkChallenge(input.codeChallenge)
+        let approval = try input.approvalDevice.map { device throws(AuthError) in
+            guard input.codeChallenge != nil else {
+                throw .invalidArgument("An approval needs codeChallenge: its verifier is the waiting device's secret.")
+            }
+            return try Self.newApproval(device: device)
+        }
         let sessionUid = try input.idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account.uid }
         let now = context.clock.unixSeconds()
         // The key that will derive the mail's 6-digit code is fixed now, so the content stage only reads.
@@ -30,8 +38,9 @@ final class EmailLinkFlow: Sendable {
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .signIn, email: email, uid: sessionUid,
             continueURL: continueURL, locale: input.locale.flatMap(FlowContext.cleanLocale), codeChallenge: input.codeChallenge,
             createdAt: now, expiresAt: FlowContext.adding(context.config.ttlSignIn, to: now),
-            sixDigitKeyID: context.keys.current.actionCodes.activeKeyID)
+            sixDigitKeyID: context.keys.current.actionCodes.activeKeyID, approval: approval)
         try ledger.record(request, intent: .signIn(requestID: request.id))
+        return approval?.number
     }
 
     /// Completes an email-link sign-in (or a password sign-up's confirmation).
@@ -98,9 +107,12 @@ final class EmailLinkFlow: Sendable {
     /// `askerReturned`: the device that asked for the link is the one completing it (same session
     /// or PKCE verifier). Only then does the request's own session (a sign-up's anonymous account)
     /// count, and only then does a password chosen at sign-up apply.
-    private func finish(
+    ///
+    /// `approved`: the waiting device of an approval takes the session; the request must still
+    /// be approved inside the transaction.
+    func finish(
         request: ActionRequest, codeExpiry: Int64, presented: Account?, askerReturned: Bool, allowMigration: Bool?,
-        method: String, now: Int64
+        method: String, now: Int64, approved: Bool = false
     ) throws(AuthError) -> LoginDescriptor {
         let issue = try sessions.issuer()
         let ledger = self.ledger
@@ -110,6 +122,7 @@ final class EmailLinkFlow: Sendable {
             guard let current = try tx.actionRequest(id: request.id), ledger.life(current).phase(now: now) != .used else {
                 throw AuthError.code(.alreadyUsed)
             }
+            if approved, !ledger.life(current).isApproved(now: now) { throw AuthError.code(.stateChanged) }
             var session = try presented.flatMap { try tx.account(uid: $0.uid) }
             if presented == nil, askerReturned, let uid = current.uid {
                 // The session that asked for the link, proved by the verifier (a sign-up upgrading

@@ -8,16 +8,21 @@ public struct EmailLinkRequest: Sendable {
     /// PKCE S256 challenge: base64url(SHA-256(codeVerifier)).
     public var codeChallenge: String?
     public var idToken: String?
+    /// "Approve on your other device": the asking device's name as the link's page shows it. Set,
+    /// the request waits for the owner to pick the right number on the page (needs
+    /// `codeChallenge`: the verifier is the waiting device's secret).
+    public var approvalDevice: String?
 
     public init(
         email: String, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
-        idToken: String? = nil
+        idToken: String? = nil, approvalDevice: String? = nil
     ) {
         self.email = email
         self.continueURL = continueURL
         self.locale = locale
         self.codeChallenge = codeChallenge
         self.idToken = idToken
+        self.approvalDevice = approvalDevice
     }
 }
 

@@ -53,4 +53,35 @@ public struct ActionRequestLife: Sendable, Hashable {
         request.consumedAt = now
         return true
     }
+
+    /// What picking `number` on the page does to a request awaiting approval.
+    public enum Pick: Sendable, Hashable {
+        /// The right number: approved; the waiting device may now take the session.
+        case approved
+        /// A wrong number: the request is ended (whoever picked did not see the asking device).
+        case cancelled
+        /// Nothing to approve: not an approval request, not open, or already approved.
+        case refused
+    }
+
+    /// Whether the request awaits a pick on the page at `now`.
+    public func awaitsApproval(now: Int64) -> Bool {
+        isOpen(now: now) && request.approval != nil && request.approval?.approvedAt == nil
+    }
+
+    /// Whether the waiting device may take the session at `now`: approved and not yet taken.
+    public func isApproved(now: Int64) -> Bool {
+        isOpen(now: now) && request.approval?.approvedAt != nil
+    }
+
+    /// The owner picked `number` on the page at `now`.
+    public mutating func pick(_ number: Int, at now: Int64) -> Pick {
+        guard awaitsApproval(now: now), let approval = request.approval else { return .refused }
+        guard number == approval.number else {
+            consume(at: now)
+            return .cancelled
+        }
+        request.approval?.approvedAt = now
+        return .approved
+    }
 }

@@ -1,0 +1,124 @@
+import Foundation
+import PosternCrypto
+
+/// What the link's page shows before the owner approves a sign-in on another device.
+public struct ApprovalPrompt: Sendable, Hashable {
+    /// The waiting device ("Chrome on Linux").
+    public let device: String
+    /// The address, masked as the page shows it ("a•••@example.org").
+    public let maskedEmail: String
+    /// The three numbers offered, in order; one is the waiting device's.
+    public let choices: [Int]
+}
+
+/// What a pick on the page did.
+public enum ApprovalOutcome: Sendable, Hashable {
+    /// The right number: the waiting device gets the session; the owner gets a notice.
+    case approved(device: String)
+    /// A wrong number: the request is ended.
+    case cancelled
+}
+
+/// "Approve on your other device": the asking device shows a 2-digit number and waits on its
+/// PKCE verifier; the link opened elsewhere shows, after a button press, the device's name and
+/// three numbers; the right pick approves, a wrong one cancels; the session goes only to the
+/// holder of the verifier. A GET never changes anything (scanners follow links and run scripts).
+extension EmailLinkFlow {
+    /// A new approval: a number from 10 to 99 and two other distinct ones, shuffled, from the
+    /// CSPRNG.
+    /// - Throws: `invalidArgument` for an unusable device name; `internalError` when the random
+    ///   generator fails.
+    static func newApproval(device: String) throws(AuthError) -> ActionRequest.Approval {
+        let name = String(device.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.count <= 64 else {
+            throw .invalidArgument("deviceName must be 1 to 64 characters.")
+        }
+        do {
+            var choices: [Int] = []
+            while choices.count < 3 {
+                let candidate = 10 + Int(try SecureRandom.uniform(below: 90))
+                if !choices.contains(candidate) { choices.append(candidate) }
+            }
+            let number = choices[0]
+            // Fisher–Yates with the CSPRNG: the right number's place says nothing.
+            for index in stride(from: choices.count - 1, to: 0, by: -1) {
+                choices.swapAt(index, Int(try SecureRandom.uniform(below: UInt32(index + 1))))
+            }
+            return ActionRequest.Approval(number: number, choices: choices, device: name)
+        } catch {
+            throw .internalError("random generator: \(error)")
+        }
+    }
+
+    /// The page's question for the sign-in link `oobCode`, or nil when the link is a plain
+    /// sign-in link (the page then shows its usual continue button). Reads only.
+    /// - Throws: `INVALID_OOB_CODE` / `EXPIRED_OOB_CODE` for a bad, used, cancelled or approved link.
+    func approvalPrompt(oobCode: String) throws(AuthError) -> ApprovalPrompt? {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let (request, _) = try signInRequestForPage(oobCode, ring: ring, now: now)
+        guard let approval = request.approval else { return nil }
+        guard ledger.life(request).awaitsApproval(now: now) else { throw .invalidCode("This sign-in was already approved.") }
+        return ApprovalPrompt(device: approval.device, maskedEmail: request.email.masked, choices: approval.choices)
+    }
+
+    /// The owner picked `number` on the page of the sign-in link `oobCode`.
+    /// - Throws: `INVALID_OOB_CODE` / `EXPIRED_OOB_CODE`, also for a link that awaits no approval.
+    func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let (request, _) = try signInRequestForPage(oobCode, ring: ring, now: now)
+        let ledger = self.ledger
+        enum Result: Sendable { case outcome(ApprovalOutcome), refused }
+        let result = try context.write { tx -> Result in
+            guard let current = try tx.actionRequest(id: request.id) else { return .refused }
+            var life = ledger.life(current)
+            switch life.pick(number, at: now) {
+            case .refused:
+                return .refused
+            case .cancelled:
+                try tx.updateActionRequest(life.request)
+                return .outcome(.cancelled)
+            case .approved:
+                try tx.updateActionRequest(life.request)
+                let device = life.request.approval?.device ?? ""
+                try ActionLedger.queueNotice(.signInApproved(device: device), to: current.email, tx: tx, now: now)
+                return .outcome(.approved(device: device))
+            }
+        }
+        guard case .outcome(let outcome) = result else { throw .invalidCode("This sign-in does not wait for an approval.") }
+        return outcome
+    }
+
+    /// The waiting device asks whether its request was approved: the session when it was (the
+    /// request is used up), nil while it waits. Only the holder of the verifier gets an answer.
+    /// - Throws: `INVALID_OOB_CODE` when no open request of `email` has this verifier (cancelled,
+    ///   used, expired, or never asked), and the errors of a sign-in (`MIGRATION_REQUIRED`, …).
+    func approvalResult(email text: String, codeVerifier: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor? {
+        let email = try context.parseEmail(text)
+        let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
+        let challenge = Array(Base64URL.encode(SHA256.hash(codeVerifier)).utf8)
+        let now = context.clock.unixSeconds()
+        let open = try context.read { tx in try tx.openActionRequests(purpose: .signIn, address: email, now: now) }
+        guard let request = open.first(where: {
+            $0.approval != nil && ConstantTime.equals(Array(($0.codeChallenge ?? "").utf8), challenge)
+        }) else {
+            throw .invalidCode("No sign-in of this address waits for this device: it was cancelled, used or has expired.")
+        }
+        guard ledger.life(request).isApproved(now: now) else { return nil }
+        return try finish(
+            request: request, codeExpiry: request.expiresAt, presented: presented, askerReturned: true,
+            allowMigration: allowMigration, method: "emailLink", now: now, approved: true)
+    }
+
+    /// The verified sign-in request of a page's `oobCode`, open at `now`.
+    private func signInRequestForPage(_ oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
+        let (request, expiry) = try context.read { tx in
+            let (code, request) = try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
+            return (request, code.expiresAt)
+        }
+        guard ledger.life(request).isOpen(now: now) else { throw AuthError.code(.alreadyUsed) }
+        return (request, expiry)
+    }
+}
