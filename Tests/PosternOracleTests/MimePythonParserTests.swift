@@ -114,7 +114,7 @@ struct MimePythonParserTests {
 
     @Test func everyBundledMailAndAHostileOneReadBackExactly() throws {
         let renderer = try TemplateDirectory.load(Self.bundledTemplates)
-            .renderer(branding: MailBranding(appName: "Postern", supportEmail: "help@example.com"))
+            .renderer(branding: Branding(appName: "Postern", supportEmail: "help@example.com"))
         var built: [Built] = []
         for locale in ["en", "de"] {
             for kind in MailMessageKind.allCases {
