@@ -38,13 +38,7 @@ public struct AppleAppID: Sendable, Hashable, CustomStringConvertible {
     /// Reads a comma-separated list (`--apple-app-ids`); spaces around entries and repeats are dropped.
     /// - Throws: `SettingsError` for the first entry that does not parse, or for an empty list.
     public static func list(_ text: String) throws(SettingsError) -> [AppleAppID] {
-        var ids: [AppleAppID] = []
-        for entry in AppLinkCharacters.entries(text) {
-            let id = try AppleAppID(parsing: entry)
-            if !ids.contains(id) { ids.append(id) }
-        }
-        guard !ids.isEmpty else { throw SettingsError("must list at least one TEAMID.bundle.id") }
-        return ids
+        try AppLinkCharacters.list(text, of: "TEAMID.bundle.id") { entry throws(SettingsError) in try AppleAppID(parsing: entry) }
     }
 }
 
@@ -89,13 +83,7 @@ public struct AndroidApp: Sendable, Hashable, CustomStringConvertible {
     /// Reads a comma-separated list (`--android-apps`); spaces around entries and repeats are dropped.
     /// - Throws: `SettingsError` for the first entry that does not parse, or for an empty list.
     public static func list(_ text: String) throws(SettingsError) -> [AndroidApp] {
-        var apps: [AndroidApp] = []
-        for entry in AppLinkCharacters.entries(text) {
-            let app = try AndroidApp(parsing: entry)
-            if !apps.contains(app) { apps.append(app) }
-        }
-        guard !apps.isEmpty else { throw SettingsError("must list at least one package:SHA256_FINGERPRINT") }
-        return apps
+        try AppLinkCharacters.list(text, of: "package:SHA256_FINGERPRINT") { entry throws(SettingsError) in try AndroidApp(parsing: entry) }
     }
 }
 
@@ -108,8 +96,19 @@ enum AppLinkCharacters {
         isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
     }
 
-    /// The non-empty entries of a comma-separated list, spaces trimmed.
-    static func entries(_ text: String) -> [String] {
-        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    /// The entries of a comma-separated list, each parsed, in order, without repeats; spaces
+    /// around entries and empty entries are dropped. `form` names an entry for the error.
+    static func list<Entry: Hashable>(
+        _ text: String, of form: String, _ parse: (String) throws(SettingsError) -> Entry
+    ) throws(SettingsError) -> [Entry] {
+        var entries: [Entry] = []
+        for piece in text.split(separator: ",") {
+            let trimmed = piece.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            let entry = try parse(trimmed)
+            if !entries.contains(entry) { entries.append(entry) }
+        }
+        guard !entries.isEmpty else { throw SettingsError("must list at least one \(form)") }
+        return entries
     }
 }
