@@ -92,8 +92,8 @@ public final class PosternRuntime: Sendable {
     public let renderer: MailRenderer
     public let workers: OutboxWorkerPool
     public let sender: MailMailbox
-    /// The hosted page's words, read with the templates.
-    public let pageWords: PageWords
+    /// The hosted pages, read and checked with the mail templates.
+    public let pages: PageRenderer
 
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) before the database is opened, so that a misconfiguration stops the start with
@@ -103,7 +103,7 @@ public final class PosternRuntime: Sendable {
         self.settings = settings
         self.logger = logger
         do {
-            sender = try MailMailbox.parse(settings.mailFrom)
+            sender = try settings.senderMailbox()
         } catch {
             throw .setting("--mail-from: \(error)")
         }
@@ -119,8 +119,8 @@ public final class PosternRuntime: Sendable {
         let templateDirectory = Self.templateDirectory(settings.templates)
         do {
             let templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
-            renderer = try templates.renderer(branding: MailBranding(appName: "Postern"))
-            pageWords = templates.pageWords
+            renderer = try templates.renderer(branding: settings.branding)
+            pages = try templates.pageRenderer(branding: settings.branding)
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }

@@ -61,7 +61,7 @@ enum OutboxBench {
             url: options["smtp-url"], caFile: options["smtp-ca-file"], passwordFile: options["smtp-password-file"])
         let factory = try config.transportFactory()
         let templates = URL(fileURLWithPath: options["templates"] ?? "templates", isDirectory: true)
-        let renderer = try TemplateDirectory.load(templates).renderer(branding: MailBranding(appName: "Postern Bench"))
+        let renderer = try TemplateDirectory.load(templates).renderer(branding: Branding(appName: "Postern Bench"))
         let from = try MailMailbox.parse(options["mail-from"] ?? "Postern <no-reply@example.com>")
         let clock = SystemClock()
         let kind = options["kind"] ?? "sign-in"

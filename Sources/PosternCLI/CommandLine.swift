@@ -87,7 +87,7 @@ struct ParsedArguments {
     }
 
     /// Options that belong to commands rather than settings.
-    static let commandOptions: Set<String> = ["purpose", "action", "email", "continue-url", "locale", "format", "uid", "older-than"]
+    static let commandOptions: Set<String> = ["purpose", "action", "page", "email", "continue-url", "locale", "format", "uid", "older-than"]
 }
 
 /// Writes to standard error.

@@ -47,7 +47,7 @@ struct ServeCommand: Subcommand {
             fileDescriptors: descriptors.limit, deliveryWorkers: Int(settings.workers), pollingThreads: pollingThreads)
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
         let context = ServerContext(
-            service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pageWords: runtime.pageWords)
+            service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pages: runtime.pages)
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
         runtime.workers.start()
         let onDeadlineCut: @Sendable (Int) -> Void = { count in

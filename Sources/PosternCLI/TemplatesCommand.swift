@@ -11,9 +11,14 @@ struct TemplatesCommand: Subcommand {
     static let usage = """
         Usage: postern templates check [--templates DIR]
                postern templates render --action KIND --locale L [--format text|html|eml] [--templates DIR]
+               postern templates render --page PAGE --locale L [--templates DIR]
 
-        check   validates every template: syntax, unknown variables, missing required parts.
-        render  previews one message with sample data. KIND: \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")).
+        check   validates every template, of the mails and of the hosted page: syntax, unknown
+                variables, missing required parts and words.
+        render  previews one message (--action) or one hosted page (--page, as HTML) with sample
+                data and the settings' --app-name and --support-email.
+                KIND: \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")).
+                PAGE: \(PageKind.allCases.map(\.rawValue).joined(separator: ", ")).
 
         """
 
@@ -27,7 +32,7 @@ struct TemplatesCommand: Subcommand {
             throw CommandFailure(code: .usage, message: "templates needs check or render; see postern templates --help")
         }
         if arguments.words[1] == "render" {
-            _ = try renderKind()
+            _ = try renderTarget()
             _ = try format()
         }
         _ = try arguments.settings()
@@ -52,10 +57,22 @@ struct TemplatesCommand: Subcommand {
             printError("\(problems.count) problem(s) in \(directory)")
             return ExitCode.badInput.rawValue
         }
-        let kind = try renderKind()
+        let kind: MailMessageKind
+        switch try renderTarget() {
+        case .page(let page):
+            do {
+                let pages = try set.pageRenderer(branding: settings.branding)
+                print(pages.render(.sample(of: page), lang: arguments.options["locale"]).html)
+            } catch {
+                throw CommandFailure(code: .badInput, message: "\(error)")
+            }
+            return ExitCode.success.rawValue
+        case .mail(let mail):
+            kind = mail
+        }
         let renderer: MailRenderer
         do {
-            renderer = try set.renderer(branding: MailBranding(appName: "Postern"))
+            renderer = try set.renderer(branding: settings.branding)
         } catch {
             throw CommandFailure(code: .badInput, message: "\(error)")
         }
@@ -69,7 +86,7 @@ struct TemplatesCommand: Subcommand {
         case .html:
             print(renderer.render(message, preferences: preferences, now: now).html)
         case .eml:
-            let from = try MailMailbox.parse(settings.mailFrom)
+            let from = try settings.senderMailbox()
             let mail = try renderer.compose(message, preferences: preferences, now: now, from: from,
                                             messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
             FileHandle.standardOutput.write(Data(mail.bytes))
@@ -82,12 +99,27 @@ struct TemplatesCommand: Subcommand {
         case text, html, eml
     }
 
-    /// `--action` of `render`, read once for validate() and run().
-    private func renderKind() throws(CommandFailure) -> MailMessageKind {
-        guard let name = arguments.options["action"], let kind = MailMessageKind(rawValue: name) else {
-            throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+    /// What `render` shows: a mail or a hosted page.
+    enum Target {
+        case mail(MailMessageKind)
+        case page(PageKind)
+    }
+
+    /// `--action` or `--page` of `render`, read once for validate() and run().
+    private func renderTarget() throws(CommandFailure) -> Target {
+        if let name = arguments.options["page"] {
+            guard arguments.options["action"] == nil else {
+                throw CommandFailure(code: .usage, message: "give --action or --page, not both")
+            }
+            guard let page = PageKind(rawValue: name) else {
+                throw CommandFailure(code: .usage, message: "--page must be one of \(PageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return .page(page)
         }
-        return kind
+        guard let name = arguments.options["action"], let kind = MailMessageKind(rawValue: name) else {
+            throw CommandFailure(code: .usage, message: "--action must be one of \(MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")) (or --page PAGE)")
+        }
+        return .mail(kind)
     }
 
     /// `--format` of `render` (default text).

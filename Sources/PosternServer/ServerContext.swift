@@ -13,12 +13,12 @@ public struct ServerContext: Sendable {
     public let settings: Settings
     /// Where request failures are logged.
     public let logger: Logger
-    /// The hosted page's words, per language (from `templates/LOCALE/page.strings`).
-    public let pageWords: PageWords
+    /// The hosted pages: their templates and words, per language (`templates/LOCALE/page*`).
+    public let pages: PageRenderer
 
     /// Creates the context.
-    public init(service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pageWords: PageWords) {
-        self.pageWords = pageWords
+    public init(service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pages: PageRenderer) {
+        self.pages = pages
         self.service = service
         self.keys = keys
         self.settings = settings

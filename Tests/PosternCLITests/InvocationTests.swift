@@ -57,6 +57,12 @@ struct InvocationTests {
         (["handle-link", "--new-password-stdin"], "give the link as TEXT"),
         (["templates", "render", "--action", "nonsense"], "--action"),
         (["templates", "render", "--action", "sign-in", "--format", "pdf"], "--format"),
+        (["templates", "render", "--page", "nonsense"], "--page must be one of sign-in, reset-password, confirm, done, error"),
+        (["templates", "render", "--page", "error", "--action", "sign-in"], "not both"),
+        (["serve", "--apple-app-ids", "com.example.app"], "--apple-app-ids"),
+        (["serve", "--android-apps", "com.example.app:AB:CD"], "--android-apps"),
+        (["serve", "--app-name", ""], "--app-name"),
+        (["serve", "--support-email", "nobody"], "--support-email"),
         (["frobnicate"], "unknown command"),
         (["serve", "--listen"], "needs a value"),
     ])

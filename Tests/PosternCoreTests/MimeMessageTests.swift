@@ -177,7 +177,7 @@ struct MimeMessageTests {
 
     @Test func composeRendersAndBuildsInOneCall() throws {
         let renderer = try TemplateSet(sources: MailFixtures.minimalSources(locales: ["en", "de"]))
-            .renderer(branding: MailBranding(appName: "Postern"))
+            .renderer(branding: Branding(appName: "Postern"))
         let message = MailMessage.sample(of: .signIn, now: MailFixtures.now)
         let mail = try renderer.compose(
             message, preferences: ["de-DE"], now: MailFixtures.now, from: MailFixtures.mailbox("no-reply", name: "Postern"),

@@ -55,6 +55,11 @@ enum MailFixtures {
             .joined(separator: "\n")
         // And the hosted page's: each word its own key, for the tests that need a complete set.
         sources["en/page.strings"] = PageWord.allCases.map { "\($0.rawValue) = [\($0.rawValue)]" }.joined(separator: "\n")
+        // And its templates: a layout and each page with what it must use.
+        sources["en/\(PageKind.layoutFileName)"] = "<main>{{>content}}</main>\n"
+        for kind in PageKind.allCases {
+            sources["en/\(kind.fileName)"] = "<p>\(kind.rawValue) " + kind.requiredVariables.sorted().map { "{{\($0.name)}}" }.joined(separator: " ") + "</p>\n"
+        }
         return sources
     }
 

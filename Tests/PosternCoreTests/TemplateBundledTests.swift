@@ -6,7 +6,7 @@ import Testing
 struct TemplateBundledTests {
     private func renderer() throws -> MailRenderer {
         try TemplateSet(sources: try MailFixtures.bundledSources())
-            .renderer(branding: MailBranding(appName: "Postern", supportEmail: "help@example.com"))
+            .renderer(branding: Branding(appName: "Postern", supportEmail: "help@example.com"))
     }
 
     @Test func bundledTemplatesPassCheck() throws {

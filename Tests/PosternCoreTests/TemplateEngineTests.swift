@@ -3,15 +3,15 @@ import Testing
 
 @Suite("Template engine")
 struct TemplateEngineTests {
-    private let all = Set(TemplateVariable.allCases)
+    private let all = Set(MailVariable.allCases)
 
-    private func compile(_ source: String, part: TemplatePart = .text, declared: Set<TemplateVariable>? = nil) throws(TemplateErrors)
-        -> CompiledTemplate
+    private func compile(_ source: String, part: TemplatePart = .text, declared: Set<MailVariable>? = nil) throws(TemplateErrors)
+        -> CompiledTemplate<MailVariable>
     {
         try CompiledTemplate.compile(source, name: "en/test.\(part.fileExtension)", part: part, declared: declared ?? all, scope: "test")
     }
 
-    private func problems(_ source: String, part: TemplatePart = .text, declared: Set<TemplateVariable>? = nil) -> [TemplateProblem] {
+    private func problems(_ source: String, part: TemplatePart = .text, declared: Set<MailVariable>? = nil) -> [TemplateProblem] {
         do {
             _ = try compile(source, part: part, declared: declared)
             return []
@@ -32,7 +32,7 @@ struct TemplateEngineTests {
     }
 
     @Test func textAndSubjectPartsInsertValuesRaw() throws {
-        let context = TemplateContext([.displayName: "<b>A & B</b>"])
+        let context = TemplateContext<MailVariable>([.displayName: "<b>A & B</b>"])
         #expect(try compile("Hi {{displayName}}!", part: .text).render(context) == "Hi <b>A & B</b>!")
         #expect(try compile("Hi {{displayName}}!", part: .subject).render(context) == "Hi <b>A & B</b>!")
     }

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Template set: check and locale fallback")
 struct TemplateSetTests {
-    private let branding = MailBranding(appName: "Postern")
+    private let branding = Branding(appName: "Postern")
 
     @Test func minimalCompleteSetHasNoProblems() throws {
         let set = TemplateSet(sources: MailFixtures.minimalSources())
@@ -25,7 +25,8 @@ struct TemplateSetTests {
 
     @Test func emptySetNeedsEveryFallbackPartAndWord() {
         let problems = TemplateSet(sources: [:]).check()
-        #expect(problems.count == MailMessageKind.allCases.count * 3 + MailWord.allCases.count + PageWord.allCases.count)
+        #expect(problems.count == MailMessageKind.allCases.count * 3 + MailWord.allCases.count + PageWord.allCases.count
+            + PageKind.allCases.count + 1)
         #expect(problems.filter { $0.code == .missingWord }.count == MailWord.allCases.count + PageWord.allCases.count)
     }
 
@@ -146,7 +147,7 @@ struct TemplateSetTests {
 
     @Test func contextCarriesEachKindsValues() throws {
         let renderer = try TemplateSet(sources: MailFixtures.minimalSources())
-            .renderer(branding: MailBranding(appName: "Acme", supportEmail: "help@acme.test"))
+            .renderer(branding: Branding(appName: "Acme", supportEmail: "help@acme.test"))
         let message = MailMessage.sample(of: .recoverEmail, now: MailFixtures.now)
         let context = renderer.context(for: message, locale: "en", now: MailFixtures.now)
         #expect(context[.appName] == "Acme")

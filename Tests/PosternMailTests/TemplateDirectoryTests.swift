@@ -27,7 +27,7 @@ struct TemplateDirectoryTests {
         let set = try TemplateDirectory.load(Self.repositoryTemplates)
         #expect(set.check() == [], "\(set.check().map(\.description))")
         #expect(set.locales == ["de", "en"])
-        let renderer = try set.renderer(branding: MailBranding(appName: "Postern"))
+        let renderer = try set.renderer(branding: Branding(appName: "Postern"))
         let now = Date(timeIntervalSince1970: 1_746_367_327)
         let mail = renderer.render(MailMessage.sample(of: .resetPassword, now: now), preferences: ["de-AT"], now: now)
         #expect(mail.subject == "Ihr Postern-Passwort zurücksetzen (angefordert um 14:02 UTC)")

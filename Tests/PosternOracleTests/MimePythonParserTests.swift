@@ -114,7 +114,7 @@ struct MimePythonParserTests {
 
     @Test func everyBundledMailAndAHostileOneReadBackExactly() throws {
         let renderer = try TemplateDirectory.load(Self.bundledTemplates)
-            .renderer(branding: MailBranding(appName: "Postern", supportEmail: "help@example.com"))
+            .renderer(branding: Branding(appName: "Postern", supportEmail: "help@example.com"))
         var built: [Built] = []
         for locale in ["en", "de"] {
             for kind in MailMessageKind.allCases {
@@ -158,6 +158,25 @@ struct MimePythonParserTests {
             }
             #expect(result.parts.first.map { canonical($0.content) } == canonical(mime.textBody))
             #expect(result.parts.last.map { canonical($0.content) } == canonical(mime.htmlBody))
+        }
+    }
+
+    @Test("an app name with specials and umlauts reaches From and Subject intact: Python reads back exactly the name")
+    func appNameInHeaders() throws {
+        for name in ["A&B <Co>", "Zürich & Söhne, \"Beta\"", "Acme"] {
+            var settings = Settings()
+            settings.appName = name
+            let renderer = try TemplateDirectory.load(Self.bundledTemplates).renderer(branding: settings.branding)
+            let rendered = renderer.render(MailMessage.sample(of: .resetPassword, now: Self.now), preferences: ["en"], now: Self.now)
+            #expect(rendered.subject.contains(name))
+            let mime = try MimeMessage(
+                rendered, from: settings.senderMailbox(), to: MailMailbox(try EmailAddress.parse("jane.doe@example.com")),
+                date: Self.now, messageIDToken: "pyBrand_0123456789")
+            let all = try #require(try parseWithPython([mime.bytes()]))
+            let parsed = try #require(all.first)
+            #expect(parsed.defects == [], "\(name)")
+            #expect(parsed.fromName == name && parsed.fromAddress == "no-reply@localhost")
+            #expect(parsed.subject == rendered.subject)
         }
     }
 }

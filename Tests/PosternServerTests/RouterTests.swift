@@ -23,8 +23,19 @@ struct RouterTests {
     }
 
     static func harness(
-        adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false
+        adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false,
+        configure: (inout Settings) -> Void = { _ in }
     ) throws -> (router: APIRouter, log: @Sendable () -> [String]) {
+        let harness = try harnessWithService(
+            adminToken: adminToken, ipPerMinute: ipPerMinute, breakStoreAfterStart: breakStoreAfterStart, configure: configure)
+        return (harness.router, harness.log)
+    }
+
+    /// The harness, with the flows behind the router (to mint links as the API would).
+    static func harnessWithService(
+        adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false,
+        configure: (inout Settings) -> Void = { _ in }
+    ) throws -> Harness {
         let clock = ManualClock()
         let store = InMemoryStore()
         let vault = KeyVault(store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 86_400)
@@ -34,15 +45,25 @@ struct RouterTests {
         settings.ipPerMinute = ipPerMinute
         settings.mailInterval = 0
         settings.mailPerHour = 0
+        configure(&settings)
         let config = AuthConfiguration(settings)
         let service = try AuthService(
             store: breakStoreAfterStart ? BrokenStore() : store, keys: keys, clock: clock, config: config,
             hasher: .fastForTests)
         let lines = LogLines()
         let logger = Logger(label: "test", sink: { lines.append($0) })
-        let context = ServerContext(service: service, keys: keys, settings: settings, logger: logger, pageWords: PageWords([:]))
+        let context = ServerContext(
+            service: service, keys: keys, settings: settings, logger: logger, pages: try BundledTemplates.pages(branding: settings.branding))
         let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))
-        return (router, { lines.all() })
+        return Harness(router: router, service: service, store: store, log: { lines.all() })
+    }
+
+    /// A router over the in-memory store, with what is behind it.
+    struct Harness {
+        let router: APIRouter
+        let service: AuthService
+        let store: InMemoryStore
+        let log: @Sendable () -> [String]
     }
 
     final class LogLines: Sendable {

@@ -44,6 +44,28 @@ expect_exit 65 "$postern" templates check --templates broken
 grep -q "sign-in.txt" out.txt || fail "templates check does not name the file"
 expect_exit 64 "$postern" serve --templates broken --listen 127.0.0.1:1
 expect_exit 64 "$postern" serve --smtp-url "smtp://user@" --listen 127.0.0.1:1
+# A broken page template too, and templates check names it.
+cp -r "$root/templates" broken-page
+printf '<p>{{message}} {{link}}</p>\n' > broken-page/en/page-error.html
+expect_exit 65 "$postern" templates check --templates broken-page
+grep -q "page-error.html:1:.*'link'" out.txt || fail "templates check does not name the page template: $(cat out.txt)"
+expect_exit 64 "$postern" serve --templates broken-page --listen 127.0.0.1:1
+
+# The product in previews: templates render knows --app-name and --support-email, mails and pages.
+expect_exit 0 "$postern" templates render --action password-changed --format html --app-name 'A&B <Co>' --support-email help@example.com
+grep -q 'A&amp;B &lt;Co&gt;' out.txt || fail "render --format html does not escape the app name"
+grep -q 'help@example.com' out.txt || fail "render does not show the support address"
+expect_exit 0 env POSTERN_APP_NAME='A&B <Co>' "$postern" templates render --action password-changed
+grep -q 'A&B <Co>' out.txt || fail "render (text) does not show the app name from the environment"
+expect_exit 0 "$postern" templates render --page error --locale de --app-name 'A&B <Co>'
+grep -q '<html lang="de">' out.txt && grep -q 'A&amp;B &lt;Co&gt;' out.txt || fail "render --page: $(cat out.txt)"
+expect_exit 64 "$postern" templates render --page nonsense
+expect_exit 64 "$postern" templates render --page error --action sign-in
+expect_exit 64 "$postern" serve --app-name "" --listen 127.0.0.1:1
+grep -q -- "--app-name" err.txt || fail "an empty app name is not named"
+expect_exit 64 "$postern" serve --support-email "nobody" --listen 127.0.0.1:1
+expect_exit 64 env POSTERN_APPLE_APP_IDS=com.example.app "$postern" serve --listen 127.0.0.1:1
+grep -q "POSTERN_APPLE_APP_IDS" err.txt || fail "a bad app ID is not named"
 
 # send-link and handle-link on the embedded defaults, no daemon.
 expect_exit 0 "$postern" send-link --action sign-in --email Ann@Example.com --print

@@ -35,6 +35,9 @@ CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 ADMIN_TOKEN = "e2e-admin-" + secrets.token_hex(8)
 SMTP_USER, SMTP_PASSWORD = "postern", "e2e:" + secrets.token_hex(6)
 APP_CONTINUE = "https://app.example.com/finish"
+# The operator's product (--app-name, --support-email): specials on purpose, the page must escape them.
+APP_NAME = "Acme & Co <Beta>"
+SUPPORT_EMAIL = "help@acme.example"
 MAIL_WAIT = 20  # seconds a mail may take to arrive
 
 # Loopback only (no proxy from the environment, for this process — Selenium's client included —
@@ -166,6 +169,7 @@ class Postern:
             POSTERN, "serve", *self.shared, "--listen", f"127.0.0.1:{self.port}",
             "--smtp-url", f"smtp://{SMTP_USER}@127.0.0.1:{smtp.port}", "--smtp-password-file", password_file,
             "--smtp-ca-file", smtp.ca, "--mail-from", "Postern <no-reply@example.com>",
+            "--app-name", APP_NAME, "--support-email", SUPPORT_EMAIL,
             "--admin-token", ADMIN_TOKEN, "--mail-interval", "0", "--mail-per-hour", "0", "--ip-per-minute", "0",
             # No metrics listener: parallel runs must not race for its default port.
             "--metrics-listen", "off",
@@ -374,6 +378,19 @@ def check_page_headers(headers):
     assert "'unsafe-inline'" not in scripts and "'unsafe-eval'" not in scripts and "*" not in scripts, csp
 
 
+def check_branding(browser):
+    """The page Chromium shows names the operator's product (title, above the heading, footer)
+    and the support address, the specials of the name shown as text, not parsed as markup."""
+    from selenium.webdriver.common.by import By
+
+    assert browser.title.startswith(APP_NAME + " – "), browser.title
+    assert browser.find_element(By.ID, "product").text == APP_NAME
+    footer = browser.find_element(By.ID, "footer")
+    assert APP_NAME in footer.text and SUPPORT_EMAIL in footer.text, footer.text
+    assert footer.find_element(By.TAG_NAME, "a").get_attribute("href") == "mailto:" + SUPPORT_EMAIL
+    assert not browser.find_elements(By.TAG_NAME, "beta"), "the app name was parsed as markup"
+
+
 # ---------------------------------------------------------------------------------------------
 # The steps.
 
@@ -512,7 +529,8 @@ def test_4_reset_in_chromium_after_a_mail_scanner(postern, smtp, browser, work):
 
     status, answer, _ = postern.post("/v1/password/reset", {"email": address})
     assert (status, answer) == (202, {"status": "sent"}), (status, answer)
-    link = action_link(smtp.mailbox.next(address), postern.public_url, "resetPassword")
+    reset_mail = smtp.mailbox.next(address)
+    link = action_link(reset_mail, postern.public_url, "resetPassword")
 
     # A mail scanner: one HEAD and two GETs, without cookies; none of them may burn the link.
     status, body, headers = postern.request("HEAD", link[len(postern.public_url):])
@@ -541,11 +559,17 @@ def test_4_reset_in_chromium_after_a_mail_scanner(postern, smtp, browser, work):
     status, inspected, _ = postern.post("/v1/actions/inspect", {"link": link})
     assert status == 200 and inspected["mode"] == "resetPassword" and inspected["email"] == address, inspected
 
+    # The reset mail names the product: as given in the text part and the subject, escaped in HTML.
+    assert APP_NAME in text_of(reset_mail) and APP_NAME in reset_mail["Subject"], reset_mail["Subject"]
+    assert "Acme &amp; Co &lt;Beta&gt;" in reset_mail.get_body(("html",)).get_content()
+    assert SUPPORT_EMAIL in text_of(reset_mail)
+
     # The person opens the link in Chromium, types the new password and submits.
     browser.get(link)
     field = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "newPassword")))
     heading = browser.find_element(By.TAG_NAME, "h1").text
     assert heading.strip(), "the page has no heading"
+    check_branding(browser)
     # The style sheet loaded (CSP allows 'self' styles): the button is styled, not the default grey.
     button = browser.find_element(By.ID, "submit")
     assert button.value_of_css_property("background-color") not in ("rgba(239, 239, 239, 1)", "rgba(0, 0, 0, 0)"), \
@@ -630,8 +654,72 @@ def test_5_change_of_address_then_recovery(postern, smtp, browser, work):
     STEPS_DONE.append("5")
 
 
-def test_6_every_step_ran_and_every_mail_went_over_tls(postern, smtp):
-    assert STEPS_DONE == ["1", "2", "3", "4", "5"], STEPS_DONE
+def test_6_the_german_page_and_the_sign_in_page_in_chromium(postern, smtp, browser, work):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # A reset link opened with lang=de: the page, its refusal of a weak password and its done
+    # page are German, the refusal included (not the API's English message).
+    address = unique("frieda")
+    sign_up(postern, smtp, address, "altes Passwort " + secrets.token_hex(4))
+    status, answer, _ = postern.post("/v1/password/reset", {"email": address, "locale": "de"})
+    assert (status, answer) == (202, {"status": "sent"}), (status, answer)
+    link = action_link(smtp.mailbox.next(address), postern.public_url, "resetPassword")
+    if "lang=de" not in link:
+        link += "&lang=de"
+    browser.get(link)
+    field = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "newPassword")))
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "de"
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Neues Passwort wählen"
+    assert browser.find_element(By.ID, "submit").text == "Neues Passwort speichern"
+    check_branding(browser)
+    assert "Fragen? Schreiben Sie an" in browser.find_element(By.ID, "footer").text
+    # The address itself as the password: long enough for the field, refused by the policy.
+    field.send_keys(address)
+    browser.find_element(By.ID, "submit").click()
+    error = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "error")))
+    assert error.text == ("Dieses Passwort geht nicht: es darf nicht Ihre E-Mail-Adresse oder deren Teil vor dem @ "
+                          "sein."), error.text
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "de"
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Dieser Link kann nicht verwendet werden"
+    assert "password" not in browser.find_element(By.TAG_NAME, "main").text.lower(), "English on the German page"
+    browser.save_screenshot(os.path.join(work, "german-error.png"))
+    # The refusal burnt nothing: the same link takes a good password, and says so in German.
+    browser.get(link)
+    WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "newPassword"))).send_keys(
+        "neues Passwort " + secrets.token_hex(4))
+    browser.find_element(By.ID, "submit").click()
+    done = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "done")))
+    assert done.text.startswith("Ihr Passwort wurde geändert."), done.text
+    assert smtp.mailbox.next(address)["Subject"], "the password-changed notice"
+
+    # A sign-in link opened in the browser: a continue button that hands the code to the app,
+    # and the 6-digit code for another device; looking consumes nothing.
+    address = unique("gustav")
+    send_link(postern, address, continue_url=APP_CONTINUE)
+    msg = smtp.mailbox.next(address)
+    link = action_link(msg, postern.public_url, "signIn")
+    browser.get(link)
+    code = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "code")))
+    digits = re.findall(r"(?<![\d=])(\d{6})(?!\d)", text_of(msg))
+    assert code.text == digits[0], (code.text, digits)
+    check_branding(browser)
+    button = browser.find_element(By.ID, "continue")
+    target = urllib.parse.urlsplit(button.get_attribute("href"))
+    query = urllib.parse.parse_qs(target.query)
+    oob = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["oobCode"]
+    assert (target.scheme, target.netloc, target.path) == ("https", "app.example.com", "/finish"), target
+    assert query["mode"] == ["signIn"] and query["oobCode"] == oob, query
+    browser.save_screenshot(os.path.join(work, "sign-in-page.png"))
+    status, login, _ = postern.post("/v1/email-link/complete", {"link": link})
+    assert status == 200, login
+    check_login(login, email_address=address, new_user=True)
+    STEPS_DONE.append("6")
+
+
+def test_7_every_step_ran_and_every_mail_went_over_tls(postern, smtp):
+    assert STEPS_DONE == ["1", "2", "3", "4", "5", "6"], STEPS_DONE
     # Every message went over STARTTLS with AUTH, and the outbox holds each as sent, once.
     accepted = [line for line in open(smtp.log_path).read().splitlines() if line.startswith("accepted ")]
     assert accepted and all(line.endswith("tls=True auth=True") for line in accepted), accepted

@@ -18,8 +18,11 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"
 cd "$work"
 port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
-# An admin token, so the admin routes exist (without one they answer 404 by design).
+# An admin token and apps, so the admin routes and the apps' association files exist (without
+# them they answer 404 by design).
+fingerprint=$(printf 'AB:%.0s' $(seq 31))AB
 "$postern" serve --listen "127.0.0.1:$port" --admin-token "openapi-test-admin-token" \
+  --apple-app-ids ABCDE12345.com.example.app --android-apps "com.example.app:$fingerprint" \
   --metrics-listen off 2>serve.log &
 pid=$!
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
@@ -120,7 +123,12 @@ GET /metrics
 GET /.well-known/jwks.json
 GET /openapi.json
 """
-expected = {tuple(line.split()) for line in api_md.strip().splitlines()}
+# Added by issue 12 (links that open the app).
+api_md += """
+GET /.well-known/apple-app-site-association
+GET /.well-known/assetlinks.json
+"""
+expected = {tuple(line.split()) for line in api_md.strip().splitlines() if line.strip()}
 for method, path in sorted(expected - documented):
     failures.append(f"API.md's {method} {path} is not in the document")
 source = {tuple(line.split()) for line in open(source_routes) if line.strip()}

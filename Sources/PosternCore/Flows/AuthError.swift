@@ -110,6 +110,10 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     /// The admin API is off: no admin token is configured.
     public static let adminDisabled = AuthError(.notFound, code: .notFound, message: "The admin API is disabled (no --admin-token).")
+    /// A `.well-known` file of apps that are not configured (`setting` names the flag that would).
+    public static func noAppsConfigured(_ setting: String) -> AuthError {
+        AuthError(.notFound, code: .notFound, message: "No apps are configured for this file (\(setting)).")
+    }
     /// The admin token is missing or wrong.
     public static let adminTokenWrong = AuthError(.unauthorized, code: .unauthorized, message: "The admin token is missing or wrong.")
     /// Only a dead outbox message can be retried.

@@ -56,7 +56,7 @@ public enum MailContent: Sendable, Hashable {
     }
 
     /// Puts the kind's own values into `context`.
-    func fill(_ context: inout TemplateContext) {
+    func fill(_ context: inout TemplateContext<MailVariable>) {
         switch self {
         case .signIn(let link, let code, _):
             context[.link] = link
@@ -102,18 +102,4 @@ public struct MailMessage: Sendable, Hashable {
 
     /// The message kind, which picks the templates.
     public var kind: MailMessageKind { content.kind }
-}
-
-/// The values that are the same in every mail an installation sends.
-public struct MailBranding: Sendable, Hashable {
-    /// The product name shown in mails (`{{appName}}`).
-    public var appName: String
-    /// Where users can ask for help (`{{supportEmail}}`), if anywhere.
-    public var supportEmail: String?
-
-    /// Branding with `appName` and, optionally, a support address.
-    public init(appName: String, supportEmail: String? = nil) {
-        self.appName = appName
-        self.supportEmail = supportEmail
-    }
 }

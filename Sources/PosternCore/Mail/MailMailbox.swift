@@ -17,7 +17,7 @@ public struct MailMailbox: Sendable, Hashable {
     ///   ``MimeError/nonASCIIAddress`` when the address is not ASCII.
     public init(_ address: EmailAddress, displayName: String? = nil) throws(MimeError) {
         if let problem = Self.problem(with: address) { throw problem }
-        if let displayName, displayName.unicodeScalars.contains(where: TemplateContext.isControl) {
+        if let displayName, displayName.unicodeScalars.contains(where: ControlCharacters.isControl) {
             throw .controlCharacterInDisplayName
         }
         self.address = address
@@ -43,7 +43,7 @@ public struct MailMailbox: Sendable, Hashable {
     ///   (CR/LF injection); ``MimeError/invalidAddress`` when the address does not parse
     ///   (`EmailAddress.parse`); the errors of ``init(_:displayName:)``.
     public static func parse(_ text: String) throws(MimeError) -> MailMailbox {
-        if text.unicodeScalars.contains(where: TemplateContext.isControl) { throw .controlCharacterInDisplayName }
+        if text.unicodeScalars.contains(where: ControlCharacters.isControl) { throw .controlCharacterInDisplayName }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         var name: String?
         var addressText = trimmed

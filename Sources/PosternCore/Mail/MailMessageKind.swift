@@ -24,16 +24,16 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     case signInApproved = "sign-in-approved"
 
     /// The variables every kind has, and the only ones layouts may use.
-    public static let commonVariables: Set<TemplateVariable> = [
+    public static let commonVariables: Set<MailVariable> = [
         .appName, .email, .displayName, .supportEmail, .requestedAt, .requestedDate,
     ]
 
     /// The variables templates of this kind may use.
-    public var variables: Set<TemplateVariable> {
+    public var variables: Set<MailVariable> {
         Self.commonVariables.union(specificVariables)
     }
 
-    private var specificVariables: Set<TemplateVariable> {
+    private var specificVariables: Set<MailVariable> {
         switch self {
         case .signIn: [.link, .code, .expiresIn, .expiresInMinutes]
         case .confirmSignUp, .resetPassword, .verifyEmail: [.link, .expiresIn, .expiresInMinutes]
@@ -47,7 +47,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// The variables a part must use, or the mail is useless (a sign-in mail without its link) or
     /// would thread under an older one (a subject without the code or the time).
-    public func requiredVariables(in part: TemplatePart) -> Set<TemplateVariable> {
+    public func requiredVariables(in part: TemplatePart) -> Set<MailVariable> {
         switch (self, part) {
         case (.signIn, .subject): [.code]
         case (_, .subject): [.requestedAt]

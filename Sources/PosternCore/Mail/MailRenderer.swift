@@ -6,13 +6,13 @@ import Foundation
 /// kind has templates in the fallback locale and every template compiled.
 public struct MailRenderer: Sendable {
     /// The installation-wide values (`appName`, `supportEmail`).
-    public let branding: MailBranding
+    public let branding: Branding
     private let kindsByLocale: [String: [MailMessageKind: KindTemplates]]
     private let fallback: KindTable
     /// The words of each locale that are not templates (units of time).
     private let words: MailWords
 
-    init(branding: MailBranding, kindsByLocale: [String: [MailMessageKind: KindTemplates]], fallback: KindTable, words: MailWords) {
+    init(branding: Branding, kindsByLocale: [String: [MailMessageKind: KindTemplates]], fallback: KindTable, words: MailWords) {
         self.words = words
         self.branding = branding
         self.kindsByLocale = kindsByLocale
@@ -43,8 +43,8 @@ public struct MailRenderer: Sendable {
     }
 
     /// The values `message` is rendered with in `locale` at `now`.
-    public func context(for message: MailMessage, locale: String, now: Date) -> TemplateContext {
-        var context = TemplateContext()
+    public func context(for message: MailMessage, locale: String, now: Date) -> TemplateContext<MailVariable> {
+        var context = TemplateContext<MailVariable>()
         context[.appName] = branding.appName
         context[.supportEmail] = branding.supportEmail
         context[.email] = message.recipient.address

@@ -36,7 +36,7 @@ public struct MimeMessage: Sendable, Hashable {
         from: MailMailbox, to: MailMailbox, subject: String, textBody: String, htmlBody: String, date: Date,
         messageIDToken: String, contentLanguage: String? = nil
     ) throws(MimeError) {
-        if subject.unicodeScalars.contains(where: TemplateContext.isControl) { throw .controlCharacterInSubject }
+        if subject.unicodeScalars.contains(where: ControlCharacters.isControl) { throw .controlCharacterInSubject }
         guard (8...64).contains(messageIDToken.utf8.count),
             messageIDToken.utf8.allSatisfy({ byte in
                 switch byte {

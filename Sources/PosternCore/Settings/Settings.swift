@@ -7,7 +7,8 @@ public struct Settings: Sendable, Equatable {
     public var smtpURL: String?
     public var smtpCAFile: String?
     public var smtpPasswordFile: String?
-    public var mailFrom = "Postern <no-reply@localhost>"
+    /// `--mail-from`, or nil for the app name at `no-reply@localhost` (see ``senderMailbox()``).
+    public var mailFrom: String?
     public var publicURL = "http://127.0.0.1:8080"
     public var allowedContinueHosts: [String] = []
     public var adminToken: String?
@@ -31,6 +32,14 @@ public struct Settings: Sendable, Equatable {
     public var trustedProxies: [String] = []
     /// Where `/metrics` is served without a token (HOST:PORT), or nil for nowhere.
     public var metricsListen: String? = "127.0.0.1:9464"
+    /// The product the mails and the hosted pages name (`{{appName}}`).
+    public var appName = "Postern"
+    /// Where users can write for help (`{{supportEmail}}`), if anywhere; a checked address.
+    public var supportEmail: String?
+    /// The Apple apps that open the action links (`/.well-known/apple-app-site-association`).
+    public var appleAppIDs: [AppleAppID] = []
+    /// The Android apps that open the action links (`/.well-known/assetlinks.json`).
+    public var androidApps: [AndroidApp] = []
 
     /// The defaults.
     public init() {}
@@ -41,6 +50,16 @@ public struct Settings: Sendable, Equatable {
         public let environment: String
         public let help: String
         let apply: @Sendable (inout Settings, String) throws(SettingsError) -> Void
+    }
+
+    /// The product name and support address every mail and page shows.
+    public var branding: Branding { Branding(appName: appName, supportEmail: supportEmail) }
+
+    /// The From mailbox: `--mail-from`, else the app name at `no-reply@localhost`.
+    /// - Throws: `MimeError` when `--mail-from` is not `address` or `Name <address>`.
+    public func senderMailbox() throws(MimeError) -> MailMailbox {
+        if let mailFrom { return try MailMailbox.parse(mailFrom) }
+        return try MailMailbox(EmailAddress(checkedLocalPart: "no-reply", domain: "localhost"), displayName: appName)
     }
 
     /// The longest lifetime of any action code: how long a retired key must keep verifying.
@@ -95,7 +114,7 @@ public struct Settings: Sendable, Equatable {
         },
         text("smtp-ca-file", "POSTERN_SMTP_CA_FILE", "extra CA certificates (PEM) to trust for the SMTP server") { s, v in s.smtpCAFile = v },
         text("smtp-password-file", "POSTERN_SMTP_PASSWORD_FILE", "read the SMTP password from this file") { s, v in s.smtpPasswordFile = v },
-        text("mail-from", "POSTERN_MAIL_FROM", "From header and envelope sender (default \"Postern <no-reply@localhost>\")") { s, v throws(SettingsError) in
+        text("mail-from", "POSTERN_MAIL_FROM", "From header and envelope sender (default: the app name at no-reply@localhost, \"Postern <no-reply@localhost>\")") { s, v throws(SettingsError) in
             guard !v.contains(where: { $0.isNewline }), v.contains("@") else { throw SettingsError("must be an address, optionally \"Name <address>\"") }
             s.mailFrom = v
         },
@@ -138,6 +157,31 @@ public struct Settings: Sendable, Equatable {
             }
             s.metricsListen = v
         },
+        text("app-name", "POSTERN_APP_NAME", "the product name every mail and hosted page shows (default Postern)") { s, v throws(SettingsError) in
+            let name = v.trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.count <= Settings.longestAppName, !name.unicodeScalars.contains(where: ControlCharacters.isControl) else {
+                throw SettingsError("must be 1 to \(Settings.longestAppName) characters on one line")
+            }
+            s.appName = name
+        },
+        text("support-email", "POSTERN_SUPPORT_EMAIL", "an address users can write to for help, shown in mails and pages (default: none)") { s, v throws(SettingsError) in
+            let address: EmailAddress
+            do {
+                address = try EmailAddress.parse(v)
+            } catch {
+                throw SettingsError("must be an email address such as help@example.com: \(error)")
+            }
+            guard MailMailbox.problem(with: address) == nil else {
+                throw SettingsError("must be an ASCII address without spaces or angle brackets, such as help@example.com")
+            }
+            s.supportEmail = address.address
+        },
+        text("apple-app-ids", "POSTERN_APPLE_APP_IDS", "comma-separated TEAMID.bundle.id of the iOS/macOS apps that open the links (serves /.well-known/apple-app-site-association)") { s, v throws(SettingsError) in
+            s.appleAppIDs = try AppleAppID.list(v)
+        },
+        text("android-apps", "POSTERN_ANDROID_APPS", "comma-separated package:SHA256_CERT_FINGERPRINT of the Android apps that open the links (serves /.well-known/assetlinks.json)") { s, v throws(SettingsError) in
+            s.androidApps = try AndroidApp.list(v)
+        },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
     ]
 
@@ -177,6 +221,9 @@ public struct Settings: Sendable, Equatable {
             apply(&s, number)
         }
     }
+
+    /// The longest product name, in characters: it goes into subjects and page titles.
+    public static let longestAppName = 100
 
     /// The longest lifetime a link may have: 30 days.
     public static let longestTTL: Int64 = 30 * 86_400

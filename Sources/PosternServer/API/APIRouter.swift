@@ -24,7 +24,7 @@ public final class APIRouter: Sendable {
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + ActionPages(runtime: runtime).routes()
-            + Self.operationsRoutes(runtime, metrics: metrics)
+            + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
         let contract = OpenAPIDocument.render(routes + [OpenAPIDocument.placeholderRoute])
         routes.append(OpenAPIDocument.route(serving: contract))
         self.table = RouteTable(routes)
@@ -92,7 +92,7 @@ public final class APIRouter: Sendable {
             if error.isServerFault {
                 runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.logDetail ?? error.message])
             }
-            return JSONAnswer.error(error)
+            return route.errorAnswer?(error, request) ?? JSONAnswer.error(error)
         }
     }
 

@@ -83,6 +83,16 @@ struct Route: Sendable {
     /// The success status, for the OpenAPI document.
     let status: Int
     let handler: @Sendable (RouteContext) throws(AuthError) -> HTTPResponse
+    /// How the route answers an error, its handler's or the router's (the per-IP limit): nil for
+    /// the API's JSON error; the hosted page answers with a page in the request's language.
+    var errorAnswer: (@Sendable (AuthError, HTTPRequest) -> HTTPResponse)? = nil
+
+    /// This route, answering its errors with `answer` instead of the JSON error.
+    func answeringErrors(_ answer: @escaping @Sendable (AuthError, HTTPRequest) -> HTTPResponse) -> Route {
+        var route = self
+        route.errorAnswer = answer
+        return route
+    }
 
     /// Whether a body sent to this route is JSON, so must say `Content-Type: application/json`:
     /// the API's `/v1/` endpoints that take one. The hosted page's form (`POST /action`) is not.

@@ -24,10 +24,10 @@ struct ActionPages: Sendable {
         [
             Route(method: "GET", path: "/action", summary: "The hosted action page (never consumes the link)", access: .public, status: 200) { c throws(AuthError) in
                 show(c)
-            },
+            }.answeringErrors { error, request in errorPage(error, request) },
             Route(method: "POST", path: "/action", summary: "The hosted page's form: applies the link", access: .public, status: 200) { c throws(AuthError) in
                 submit(c)
-            },
+            }.answeringErrors { error, request in errorPage(error, request) },
             Route(method: "GET", path: "/action.css", summary: "The hosted page's style sheet", access: .public, status: 200) { _ throws(AuthError) in
                 HTTPResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")],
                              body: Array(Self.styleSheet.utf8))
@@ -38,44 +38,32 @@ struct ActionPages: Sendable {
     /// GET/HEAD: inspect only.
     func show(_ c: RouteContext) -> HTTPResponse {
         let query = c.request.query
-        let text = PageText(lang: query["lang"], words: runtime.pageWords)
+        let lang = query["lang"]
         guard let oobCode = query["oobCode"], !oobCode.isEmpty else {
-            return page(400, text, heading: text["error.heading"], body: "<p>\(text["error.invalid"])</p>")
+            return page(400, .error(.invalid), lang: lang)
         }
         let info: ActionInfo
         do {
             info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
         } catch {
-            return errorPage(error, text)
+            return page(error.httpStatus, .error(PageError(error)), lang: lang)
         }
         // A fresh CSRF cookie for this browser unless it has one.
         let cookie = cookieValue(c.request) ?? Base64URL.encode((try? SecureRandom.bytes(18)) ?? [])
-        let token = PageToken.make(cookie: cookie, oobCode: oobCode, ring: runtime.keys.current)
-        let escapedEmail = HTMLEscaping.escape(info.email ?? "")
-        let mode = info.mode.rawValue
-        var body = ""
+        let form = PageForm(oobCode: oobCode, csrf: PageToken.make(cookie: cookie, oobCode: oobCode, ring: runtime.keys.current))
+        let shown: HostedPage
         switch info.mode {
         case .signIn:
-            if let continueURL = info.continueURL {
-                let target = Self.appending(to: continueURL, ["mode": "signIn", "oobCode": oobCode] + (query["lang"].map { ["lang": $0] } ?? [:]))
-                body += #"<p><a class="button" href="\#(HTMLEscaping.escape(target))">\#(text["signIn.continue"])</a></p>"#
-            } else {
-                body += "<p>\(text["signIn.noContinue"])</p>"
+            let target = info.continueURL.map {
+                Self.appending(to: $0, ["mode": "signIn", "oobCode": oobCode] + (lang.map { ["lang": $0] } ?? [:]))
             }
-            if let digits = runtime.service.sixDigitCode(forSignInCode: oobCode) {
-                body += #"<p>\#(text["signIn.code"])</p><p class="code" id="code">\#(digits)</p>"#
-            }
+            shown = .signIn(continueLink: target, code: runtime.service.sixDigitCode(forSignInCode: oobCode))
         case .resetPassword:
-            body += form(mode: mode, oobCode: oobCode, token: token, lang: text.lang, fields: """
-                <label for="newPassword">\(text["reset.label"])</label>
-                <input id="newPassword" name="newPassword" type="password" autocomplete="new-password" minlength="\(PasswordPolicy.minimumLength)" maxlength="\(PasswordPolicy.maximumLength)" required>
-                """, submit: text["reset.submit"])
+            shown = .resetPassword(form)
         case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
-            body += "<p>" + text["\(mode).body"].replacingOccurrences(of: "%@", with: "<strong>\(escapedEmail)</strong>") + "</p>"
-            body += form(mode: mode, oobCode: oobCode, token: token, lang: text.lang, fields: "", submit: text["\(mode).submit"])
+            shown = .confirm(info.mode, email: info.email ?? "", form: form)
         }
-        let heading = info.mode == .resetPassword ? text["reset.heading"] : text["\(mode).heading"]
-        var response = page(200, text, heading: heading, body: body)
+        var response = page(200, shown, lang: lang)
         response.headers.append(("Set-Cookie", "\(Self.cookieName)=\(cookie); Path=/action; HttpOnly; SameSite=Strict\(runtime.settings.publicURL.hasPrefix("https:") ? "; Secure" : "")"))
         return response
     }
@@ -83,68 +71,34 @@ struct ActionPages: Sendable {
     /// POST: check the CSRF token, then apply.
     func submit(_ c: RouteContext) -> HTTPResponse {
         let form = Self.formFields(c.request.body)
-        let text = PageText(lang: form["lang"], words: runtime.pageWords)
+        let lang = form["lang"]
         guard let oobCode = form["oobCode"], let token = form["csrf"], let cookie = cookieValue(c.request),
             PageToken.check(token, cookie: cookie, oobCode: oobCode, ring: runtime.keys.current)
         else {
-            return page(403, text, heading: text["error.heading"], body: "<p>\(text["error.form"])</p>")
+            return page(403, .error(.form), lang: lang)
         }
         do {
             let info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
             let applied = try runtime.service.applyAction(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
-            let key = applied.mode == .resetPassword ? "reset.done" : "\(applied.mode.rawValue).done"
-            let sentence = text[key].replacingOccurrences(of: "%@", with: "<strong>\(HTMLEscaping.escape(applied.email))</strong>")
-            var body = #"<p id="done">\#(sentence)</p>"#
-            if let continueURL = info.continueURL {
-                body += #"<p><a class="button" href="\#(HTMLEscaping.escape(continueURL))">\#(text["back"])</a></p>"#
-            }
-            return page(200, text, heading: text["done.heading"], body: body)
+            return page(200, .done(applied.mode, email: applied.email, backLink: info.continueURL), lang: lang)
         } catch {
-            return errorPage(error, text)
+            return page(error.httpStatus, .error(PageError(error)), lang: lang)
         }
     }
 
-    private func errorPage(_ error: AuthError, _ text: PageText) -> HTTPResponse {
-        // Matched against the catalogue's own errors, never against hand-typed codes.
-        let message: String
-        if error.code == AuthError.code(.expired).code {
-            message = text["error.expired"]
-        } else if let rule = error.details["rule"], error.code == AuthError.weakPassword("", rule: .tooShort).code {
-            // In the page's language: the rule the password broke, not the API's English sentence.
-            message = text["error.weak." + rule]
-        } else if error.code == AuthError.emailExists.code {
-            message = text["error.taken"]
-        } else {
-            message = text["error.invalid"]
-        }
-        return page(error.httpStatus, text, heading: text["error.heading"], body: #"<p id="error">\#(message)</p>"#)
+    /// An error the router raised before the page's handler ran (the per-IP limit), as a page in
+    /// the language the request asked for, not as the API's English JSON.
+    private func errorPage(_ error: AuthError, _ request: HTTPRequest) -> HTTPResponse {
+        let lang = request.query["lang"] ?? (request.method == "POST" ? Self.formFields(request.body)["lang"] : nil)
+        var response = page(error.httpStatus, .error(PageError(error)), lang: lang)
+        if let retryAfter = error.details["retryAfter"] { response.headers.append(("Retry-After", retryAfter)) }
+        return response
     }
 
-    private func form(mode: String, oobCode: String, token: String, lang: String, fields: String, submit: String) -> String {
-        """
-        <form method="post" action="/action">
-        <input type="hidden" name="mode" value="\(HTMLEscaping.escape(mode))">
-        <input type="hidden" name="oobCode" value="\(HTMLEscaping.escape(oobCode))">
-        <input type="hidden" name="csrf" value="\(HTMLEscaping.escape(token))">
-        <input type="hidden" name="lang" value="\(HTMLEscaping.escape(lang))">
-        \(fields)
-        <button type="submit" id="submit">\(submit)</button>
-        </form>
-        """
-    }
-
-    private func page(_ status: Int, _ text: PageText, heading: String, body: String) -> HTTPResponse {
-        let html = """
-            <!doctype html>
-            <html lang="\(text.lang)">
-            <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="robots" content="noindex"><title>\(text["title"]) – \(heading)</title>
-            <link rel="stylesheet" href="/action.css"></head>
-            <body><main><h1>\(heading)</h1>
-            \(body)
-            </main></body></html>
-            """
-        return HTTPResponse(status: status, headers: Self.securityHeaders, body: Array(html.utf8))
+    /// `shown` rendered from the templates in the language `lang` asks for, with the page headers.
+    private func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
+        let rendered = runtime.pages.render(shown, lang: lang)
+        return HTTPResponse(status: status, headers: Self.securityHeaders, body: Array(rendered.html.utf8))
     }
 
     private func cookieValue(_ request: HTTPRequest) -> String? {
@@ -188,6 +142,9 @@ struct ActionPages: Sendable {
         input[type=password] { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
         button, .button { display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; background: #2456d6; color: #fff; border: 0; border-radius: 4px; font-size: 1rem; text-decoration: none; cursor: pointer; }
         .code { font-size: 2rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
+        .product { margin: 0 0 .5rem; color: #5b6474; font-weight: 600; }
+        footer { max-width: 28rem; margin: 0 auto 3rem; padding: 0 2rem; color: #5b6474; font-size: .85rem; }
+        footer a { color: #2456d6; }
         """
 }
 

@@ -1,22 +1,28 @@
-/// All mail templates of an installation, compiled and checked, from (name → source text) entries.
+/// All templates of an installation, mail and hosted pages, compiled and checked, from
+/// (name → source text) entries.
 ///
 /// Names are `LOCALE/KIND.PART`, e.g. `en/sign-in.subject`, `de/reset-password.html`, with KIND a
 /// ``MailMessageKind`` raw value and PART `subject`, `txt` or `html`; plus optional layouts
 /// `LOCALE/layout.txt` and `LOCALE/layout.html` that wrap every text or HTML part of their locale
 /// at their `{{>content}}` (a locale without a layout uses `en`'s). `en` must have every kind;
 /// another locale may leave kinds out (they fall back to `en`) but a kind it has must have all
-/// three parts. Reading the files is the loader's job (`TemplateDirectory` in PosternMail).
+/// three parts. The hosted page's templates are `LOCALE/page.html` (its layout) and
+/// `LOCALE/page-KIND.html` (``PageKind``), see ``pageRenderer(branding:)``. Reading the files is
+/// the loader's job (`TemplateDirectory` in PosternMail).
 public struct TemplateSet: Sendable {
     private var problems: [TemplateProblem] = []
     private var kindsByLocale: [String: [MailMessageKind: KindTemplates]] = [:]
     private var wordsByLocale: [String: [MailWord: String]] = [:]
     private var pageWordsByLocale: [String: [PageWord: String]] = [:]
+    /// The page templates of each locale that has any, layouts applied.
+    var pagesByLocale: [String: [PageKind: CompiledTemplate<PageVariable>]] = [:]
 
     /// Compiles every entry; problems are kept for ``check()``, never thrown here.
     public init(sources: [String: String]) {
-        var bodies: [String: [MailMessageKind: [TemplatePart: CompiledTemplate]]] = [:]
+        var bodies: [String: [MailMessageKind: [TemplatePart: CompiledTemplate<MailVariable>]]] = [:]
         var present: [String: [MailMessageKind: Set<TemplatePart>]] = [:]
-        var layouts: [String: [TemplatePart: CompiledTemplate]] = [:]
+        var layouts: [String: [TemplatePart: CompiledTemplate<MailVariable>]] = [:]
+        var pages = PageSources()
 
         for (name, source) in sources.sorted(by: { $0.key < $1.key }) {
             if let locale = Self.wordsLocale(named: name, file: "words.strings") {
@@ -31,12 +37,18 @@ public struct TemplateSet: Sendable {
                 problems.append(contentsOf: parsed.problems)
                 continue
             }
+            if let page = PageSources.entry(named: name) {
+                pages.add(source, name: name, entry: page)
+                continue
+            }
             guard let entry = Self.entry(named: name) else {
                 problems.append(
                     TemplateProblem(
                         .unknownTemplateName, templateName: name,
                         detail: "expected LOCALE/KIND.(subject|txt|html) or LOCALE/layout.(txt|html), with KIND one of "
-                            + MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")))
+                            + MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")
+                            + "; or LOCALE/page.html or LOCALE/page-KIND.html, with KIND one of "
+                            + PageKind.allCases.map(\.rawValue).joined(separator: ", ")))
                 continue
             }
             do {
@@ -99,6 +111,9 @@ public struct TemplateSet: Sendable {
                     html: layout[.html]?.wrapping(html) ?? html)
             }
         }
+        let assembled = pages.assemble()
+        pagesByLocale = assembled.pages
+        problems.append(contentsOf: assembled.problems)
         problems.sort { ($0.templateName, $0.line ?? 0, $0.column ?? 0) < ($1.templateName, $1.line ?? 0, $1.column ?? 0) }
     }
 
@@ -113,7 +128,7 @@ public struct TemplateSet: Sendable {
     ///
     /// - Throws: ``TemplateErrors`` with every problem when there is any; so a broken template
     ///   stops start-up and can never fail a send.
-    public func renderer(branding: MailBranding) throws(TemplateErrors) -> MailRenderer {
+    public func renderer(branding: Branding) throws(TemplateErrors) -> MailRenderer {
         guard problems.isEmpty, let fallback = KindTable(kindsByLocale[MailLocale.fallback] ?? [:]) else {
             throw TemplateErrors(problems: problems)
         }
@@ -128,6 +143,19 @@ public struct TemplateSet: Sendable {
 
     /// The hosted page's words of every locale (complete in `en` when ``check()`` is empty).
     public var pageWords: PageWords { PageWords(pageWordsByLocale) }
+
+    /// A renderer of the hosted pages over these templates and words, available only when
+    /// ``check()`` finds nothing.
+    ///
+    /// - Throws: ``TemplateErrors`` with every problem when there is any (of mail or page
+    ///   templates alike: one check for the whole directory), so a broken page template stops
+    ///   start-up instead of failing a request.
+    public func pageRenderer(branding: Branding) throws(TemplateErrors) -> PageRenderer {
+        guard problems.isEmpty, let fallback = pagesByLocale[MailLocale.fallback],
+            fallback.count == PageKind.allCases.count
+        else { throw TemplateErrors(problems: problems) }
+        return PageRenderer(branding: branding, templatesByLocale: pagesByLocale, fallback: fallback, words: pageWords)
+    }
 
     /// The locale of a `LOCALE/FILE` entry, or nil for any other name.
     private static func wordsLocale(named name: String, file: String) -> String? {
@@ -153,9 +181,9 @@ public struct TemplateSet: Sendable {
 
 /// The three compiled parts of one kind in one locale, layouts applied.
 struct KindTemplates: Sendable, Hashable {
-    let subject: CompiledTemplate
-    let text: CompiledTemplate
-    let html: CompiledTemplate
+    let subject: CompiledTemplate<MailVariable>
+    let text: CompiledTemplate<MailVariable>
+    let html: CompiledTemplate<MailVariable>
 }
 
 /// Templates for every kind, so a lookup cannot miss.

@@ -1,18 +1,18 @@
-/// A template compiled once from source text; rendering it cannot fail.
+/// A template compiled once from source text, over one family's variables; rendering it cannot fail.
 ///
 /// Syntax: `{{name}}` inserts a value (HTML-escaped in HTML parts, raw in text and subject parts;
 /// nothing when absent); `{{#name}}…{{/name}}` shows its inside when the value is present and not
 /// empty, `{{^name}}…{{/name}}` when it is absent or empty; `{{! comment }}` is dropped. A layout
 /// also has one `{{>content}}`, where each message's own template goes.
-public struct CompiledTemplate: Sendable, Hashable {
+public struct CompiledTemplate<Variable: TemplateVariable>: Sendable, Hashable {
     /// The template's name, e.g. `en/sign-in.html`.
     public let name: String
     /// Which part of a mail the template renders.
     public let part: TemplatePart
-    let nodes: [TemplateNode]
+    let nodes: [TemplateNode<Variable>]
     private let sizeHint: Int
 
-    init(name: String, part: TemplatePart, nodes: [TemplateNode]) {
+    init(name: String, part: TemplatePart, nodes: [TemplateNode<Variable>]) {
         self.name = name
         self.part = part
         self.nodes = nodes
@@ -25,7 +25,7 @@ public struct CompiledTemplate: Sendable, Hashable {
     /// - Throws: ``TemplateErrors`` with every unknown variable, or the first syntax error
     ///   (unclosed tag, unclosed or mismatched section), each with name, line and column.
     public static func compile(
-        _ source: String, name: String, part: TemplatePart, declared: Set<TemplateVariable>, scope: String
+        _ source: String, name: String, part: TemplatePart, declared: Set<Variable>, scope: String
     ) throws(TemplateErrors) -> CompiledTemplate {
         try compile(source, name: name, part: part, declared: declared, scope: scope, isLayout: false)
     }
@@ -34,16 +34,16 @@ public struct CompiledTemplate: Sendable, Hashable {
     ///
     /// - Throws: ``TemplateErrors`` as `compile` does, and when the content slot is absent or repeated.
     public static func compileLayout(
-        _ source: String, name: String, part: TemplatePart, declared: Set<TemplateVariable>
+        _ source: String, name: String, part: TemplatePart, declared: Set<Variable>
     ) throws(TemplateErrors) -> CompiledTemplate {
         try compile(source, name: name, part: part, declared: declared, scope: "layouts", isLayout: true)
     }
 
     private static func compile(
-        _ source: String, name: String, part: TemplatePart, declared: Set<TemplateVariable>, scope: String,
+        _ source: String, name: String, part: TemplatePart, declared: Set<Variable>, scope: String,
         isLayout: Bool
     ) throws(TemplateErrors) -> CompiledTemplate {
-        var parser = TemplateParser(
+        var parser = TemplateParser<Variable>(
             source: source, templateName: name, part: part, declared: declared, scope: scope,
             allowsContentSlot: isLayout)
         let nodes = parser.parse()
@@ -59,8 +59,8 @@ public struct CompiledTemplate: Sendable, Hashable {
     }
 
     /// Every variable the template uses, in sections or as values.
-    public var variables: Set<TemplateVariable> {
-        var found = Set<TemplateVariable>()
+    public var variables: Set<Variable> {
+        var found = Set<Variable>()
         Self.collectVariables(nodes, into: &found)
         return found
     }
@@ -71,7 +71,7 @@ public struct CompiledTemplate: Sendable, Hashable {
     }
 
     /// The template rendered with `context`; a subject comes out as one line, spaces collapsed.
-    public func render(_ context: TemplateContext) -> String {
+    public func render(_ context: TemplateContext<Variable>) -> String {
         var out = ""
         out.reserveCapacity(sizeHint)
         Self.append(nodes, context: context, to: &out)
@@ -80,7 +80,7 @@ public struct CompiledTemplate: Sendable, Hashable {
 
     // MARK: Internals
 
-    private static func append(_ nodes: [TemplateNode], context: TemplateContext, to out: inout String) {
+    private static func append(_ nodes: [TemplateNode<Variable>], context: TemplateContext<Variable>, to out: inout String) {
         for node in nodes {
             switch node {
             case .text(let text):
@@ -103,7 +103,7 @@ public struct CompiledTemplate: Sendable, Hashable {
         var out = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in text.unicodeScalars {
-            if scalar.properties.isWhitespace || TemplateContext.isControl(scalar) {
+            if scalar.properties.isWhitespace || ControlCharacters.isControl(scalar) {
                 pendingSpace = !out.isEmpty
                 continue
             }
@@ -116,8 +116,8 @@ public struct CompiledTemplate: Sendable, Hashable {
         return String(out)
     }
 
-    private static func substitute(_ nodes: [TemplateNode], content: [TemplateNode]) -> [TemplateNode] {
-        var out: [TemplateNode] = []
+    private static func substitute(_ nodes: [TemplateNode<Variable>], content: [TemplateNode<Variable>]) -> [TemplateNode<Variable>] {
+        var out: [TemplateNode<Variable>] = []
         for node in nodes {
             switch node {
             case .content:
@@ -131,7 +131,7 @@ public struct CompiledTemplate: Sendable, Hashable {
         return out
     }
 
-    private static func collectVariables(_ nodes: [TemplateNode], into found: inout Set<TemplateVariable>) {
+    private static func collectVariables(_ nodes: [TemplateNode<Variable>], into found: inout Set<Variable>) {
         for node in nodes {
             switch node {
             case .value(let variable, _):
@@ -145,7 +145,7 @@ public struct CompiledTemplate: Sendable, Hashable {
         }
     }
 
-    private static func estimatedSize(of nodes: [TemplateNode]) -> Int {
+    private static func estimatedSize(of nodes: [TemplateNode<Variable>]) -> Int {
         nodes.reduce(0) { total, node in
             switch node {
             case .text(let text): total + text.utf8.count

@@ -1,9 +1,6 @@
-/// A variable a mail template may name, such as `{{link}}` or `{{#displayName}}`.
-///
-/// The set is closed: a name that is not a case here, or that the message kind does not declare,
-/// is an unknown variable and fails `templates check`. The raw value is the slot of the variable in
-/// a ``TemplateContext``, so rendering looks values up by index instead of hashing names.
-public enum TemplateVariable: Int, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
+/// The variables of the mail templates, such as `{{link}}` or `{{#displayName}}`; which of them a
+/// template may use is its kind's to say (``MailMessageKind/variables``).
+public enum MailVariable: Int, TemplateVariable {
     /// The product name shown in mails (from configuration), e.g. "Postern".
     case appName
     /// The address the mail is sent to.
@@ -55,19 +52,4 @@ public enum TemplateVariable: Int, Sendable, Hashable, CaseIterable, Comparable,
         case .device: "device"
         }
     }
-
-    /// The name used in template source.
-    public var description: String { name }
-
-    private static let byName: [String: TemplateVariable] = Dictionary(
-        uniqueKeysWithValues: allCases.map { ($0.name, $0) })
-
-    /// The variable a template names, or nil when no variable has that name.
-    public init?(name: String) {
-        guard let variable = Self.byName[name] else { return nil }
-        self = variable
-    }
-
-    /// Declaration order, so lists of variables read the same every time.
-    public static func < (lhs: TemplateVariable, rhs: TemplateVariable) -> Bool { lhs.rawValue < rhs.rawValue }
 }

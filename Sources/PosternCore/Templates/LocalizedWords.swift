@@ -16,9 +16,9 @@ public enum MailWord: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The words the hosted action page says, from `LOCALE/page.strings` (the same format as
-/// `words.strings`); `%@` in a value stands for an address, filled in by the page.
+/// `words.strings`); `%@` in a value stands for an address, filled in by the page. The page's
+/// title is the app name (`--app-name`) and its heading.
 public enum PageWord: String, Sendable, Hashable, CaseIterable {
-    case title
     case signInHeading = "signIn.heading"
     case signInContinue = "signIn.continue"
     case signInNoContinue = "signIn.noContinue"
@@ -49,6 +49,9 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case errorWeakTooLong = "error.weak.tooLong"
     case errorWeakIsTheAddress = "error.weak.isTheAddress"
     case errorTaken = "error.taken"
+    case errorTooMany = "error.tooMany"
+    case errorUnavailable = "error.unavailable"
+    case support
 }
 
 /// The words of every locale for one kind of key, with `en` as the fallback.

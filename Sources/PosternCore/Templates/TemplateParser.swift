@@ -2,23 +2,23 @@
 ///
 /// Section, inverted-section, end, comment and content tags that stand alone on a line take the
 /// whole line with them (as in mustache), so text templates can put them on lines of their own.
-struct TemplateParser {
+struct TemplateParser<Variable: TemplateVariable> {
     private enum TagKind {
         case variable, section, invertedSection, sectionEnd, comment, content
     }
 
     private struct Frame {
         var name: String
-        var variable: TemplateVariable?
+        var variable: Variable?
         var inverted: Bool
         var openOffset: Int
-        var nodes: [TemplateNode] = []
+        var nodes: [TemplateNode<Variable>] = []
     }
 
     private let bytes: [UInt8]
     private let templateName: String
     private let part: TemplatePart
-    private let declared: Set<TemplateVariable>
+    private let declared: Set<Variable>
     private let scope: String
     private let allowsContentSlot: Bool
     private(set) var problems: [TemplateProblem] = []
@@ -26,7 +26,7 @@ struct TemplateParser {
 
     /// A parser for `source`; `scope` names the declarer of `declared` in problems ("sign-in").
     init(
-        source: String, templateName: String, part: TemplatePart, declared: Set<TemplateVariable>,
+        source: String, templateName: String, part: TemplatePart, declared: Set<Variable>,
         scope: String, allowsContentSlot: Bool
     ) {
         self.bytes = Array(source.utf8)
@@ -38,7 +38,7 @@ struct TemplateParser {
     }
 
     /// The nodes of the template, or nil after a syntax error (recorded in `problems`).
-    mutating func parse() -> [TemplateNode]? {
+    mutating func parse() -> [TemplateNode<Variable>]? {
         var stack = [Frame(name: "", variable: nil, inverted: false, openOffset: 0)]
         var position = 0
         var textStart = 0
@@ -121,13 +121,14 @@ struct TemplateParser {
 
     // MARK: Pieces
 
-    private mutating func resolve(_ name: String, at offset: Int) -> TemplateVariable? {
-        guard let variable = TemplateVariable(name: name) else {
-            report(.unknownVariable, at: offset, "'\(name)' is not a template variable")
+    private mutating func resolve(_ name: String, at offset: Int) -> Variable? {
+        let known = declared.sorted().map(\.name).joined(separator: ", ")
+        guard let variable = Variable(name: name) else {
+            // Not of this family at all (a mail's variable in a page, or a typo).
+            report(.unknownVariable, at: offset, "'\(name)' is not a template variable of \(scope) (it has: \(known))")
             return nil
         }
         guard declared.contains(variable) else {
-            let known = declared.sorted().map(\.name).joined(separator: ", ")
             report(.unknownVariable, at: offset, "'\(name)' is not a variable of \(scope) (it has: \(known))")
             return nil
         }
@@ -145,7 +146,7 @@ struct TemplateParser {
         }
     }
 
-    private func append(_ node: TemplateNode, to stack: inout [Frame]) {
+    private func append(_ node: TemplateNode<Variable>, to stack: inout [Frame]) {
         stack[stack.count - 1].nodes.append(node)
     }
 

@@ -1,0 +1,87 @@
+/// What one hosted page shows: its kind and the values it cannot do without. The words are the
+/// renderer's to add, in the page's language.
+public enum HostedPage: Sendable, Hashable {
+    /// A sign-in link: the button to the app (`continueLink`, nil without a `continueUrl`) and
+    /// the 6-digit code (nil for a PKCE link, which only its verifier or the typed code completes).
+    case signIn(continueLink: String?, code: String?)
+    /// A reset link: the new-password form.
+    case resetPassword(PageForm)
+    /// A verify, change or recover link (`action`): the sentence naming `email` and a confirm form.
+    case confirm(EmailAction, email: String, form: PageForm)
+    /// `action` was applied to the account at `email`; `backLink` is the link's `continueUrl`.
+    case done(EmailAction, email: String, backLink: String?)
+    /// Why the link or the form cannot be used.
+    case error(PageError)
+
+    /// The kind, which picks the template.
+    public var kind: PageKind {
+        switch self {
+        case .signIn: .signIn
+        case .resetPassword: .resetPassword
+        case .confirm: .confirm
+        case .done: .done
+        case .error: .error
+        }
+    }
+}
+
+/// The hidden fields of a page's form: the link's code and the CSRF token bound to it.
+public struct PageForm: Sendable, Hashable {
+    /// The link's code (`oobCode`).
+    public var oobCode: String
+    /// The CSRF token for this browser and code.
+    public var csrf: String
+
+    /// A form for `oobCode` with the token `csrf`.
+    public init(oobCode: String, csrf: String) {
+        self.oobCode = oobCode
+        self.csrf = csrf
+    }
+}
+
+/// Why a page cannot do what the link asks, in words the page has in every language: never the
+/// API's English message.
+public enum PageError: Sendable, Hashable {
+    /// The link has expired.
+    case expired
+    /// The link is malformed, unknown or used.
+    case invalid
+    /// The form's token does not match this browser and link.
+    case form
+    /// The new password breaks a rule.
+    case weakPassword(PasswordPolicy.Rule)
+    /// The new address already belongs to another account.
+    case addressTaken
+    /// Too many tries from here; try later.
+    case tooManyAttempts
+    /// The service cannot do it just now.
+    case unavailable
+
+    /// The page error that says `error`: matched against the catalogue's own errors, never
+    /// against hand-typed codes.
+    public init(_ error: AuthError) {
+        if error.code == AuthError.code(.expired).code {
+            self = .expired
+        } else if error.code == AuthError.weakPassword("", rule: .tooShort).code,
+            let rule = error.details["rule"].flatMap(PasswordPolicy.Rule.init(rawValue:))
+        {
+            self = .weakPassword(rule)
+        } else if error.code == AuthError.emailExists.code {
+            self = .addressTaken
+        } else if error.kind == .rateLimited {
+            self = .tooManyAttempts
+        } else if error.isServerFault {
+            self = .unavailable
+        } else {
+            self = .invalid
+        }
+    }
+}
+
+/// A rendered page: the HTML, and the language it is in.
+public struct RenderedPage: Sendable, Hashable {
+    /// The locale whose words (and templates) were used, e.g. `de`.
+    public let locale: String
+    /// The whole HTML document.
+    public let html: String
+}

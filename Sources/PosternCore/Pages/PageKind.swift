@@ -1,0 +1,54 @@
+/// Every page the hosted action page (`/action`) shows, with the template variables each may use.
+///
+/// The template of a kind is `templates/LOCALE/page-KIND.html`, put into the locale's layout
+/// `page.html` at its `{{>content}}`. `en` must have the layout and every kind; another locale may
+/// have any of them, the rest are `en`'s (its words still come from its own `page.strings`).
+public enum PageKind: String, Sendable, Hashable, CaseIterable {
+    /// A sign-in link opened in a browser: the continue button and the 6-digit code.
+    case signIn = "sign-in"
+    /// A reset link: the new-password form.
+    case resetPassword = "reset-password"
+    /// A verify, change or recover link: the sentence naming the address and a confirm button.
+    case confirm
+    /// The form's action was applied.
+    case done
+    /// The link or the form cannot be used, and why.
+    case error
+
+    /// The file name of the kind's template, e.g. `page-sign-in.html`.
+    public var fileName: String { "page-\(rawValue).html" }
+
+    /// The file name of the layout every page kind of a locale is put into.
+    public static let layoutFileName = "page.html"
+
+    /// The variables every kind has, and the only ones the layout may use.
+    public static let layoutVariables: Set<PageVariable> = [.appName, .supportEmail, .supportLabel, .lang, .heading]
+
+    /// The variables templates of this kind may use.
+    public var variables: Set<PageVariable> { Self.layoutVariables.union(specificVariables) }
+
+    private static let formVariables: Set<PageVariable> = [.formMode, .oobCode, .csrf, .submitLabel]
+    private static let sentenceVariables: Set<PageVariable> = [.sentenceStart, .email, .sentenceEnd]
+
+    private var specificVariables: Set<PageVariable> {
+        switch self {
+        case .signIn: [.message, .continueLink, .continueLabel, .codeLabel, .code]
+        case .resetPassword: Self.formVariables.union([.passwordLabel, .passwordMinLength, .passwordMaxLength])
+        case .confirm: Self.formVariables.union(Self.sentenceVariables)
+        case .done: Self.sentenceVariables.union([.backLink, .backLabel])
+        case .error: [.message]
+        }
+    }
+
+    /// The variables the kind's template must use, or the page cannot do its job: a form without
+    /// its code, token or language (the answer to the form would be in English), a sign-in page
+    /// without the code for another device.
+    public var requiredVariables: Set<PageVariable> {
+        switch self {
+        case .signIn: [.continueLink, .code]
+        case .resetPassword, .confirm: [.oobCode, .csrf, .lang]
+        case .done: [.sentenceStart]
+        case .error: [.message]
+        }
+    }
+}

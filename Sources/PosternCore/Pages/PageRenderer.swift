@@ -1,0 +1,137 @@
+/// Renders the hosted pages from a checked ``TemplateSet``; rendering cannot fail.
+///
+/// Made only by ``TemplateSet/pageRenderer(branding:)``, which refuses a set with problems, so
+/// every kind has a template in the fallback locale. The words come from the page's language
+/// (`page.strings`), every value is HTML-escaped by the engine.
+public struct PageRenderer: Sendable {
+    /// The installation-wide values (`appName`, `supportEmail`).
+    public let branding: Branding
+    private let templatesByLocale: [String: [PageKind: CompiledTemplate<PageVariable>]]
+    private let fallback: [PageKind: CompiledTemplate<PageVariable>]
+    private let words: PageWords
+
+    init(
+        branding: Branding, templatesByLocale: [String: [PageKind: CompiledTemplate<PageVariable>]],
+        fallback: [PageKind: CompiledTemplate<PageVariable>], words: PageWords
+    ) {
+        self.branding = branding
+        self.templatesByLocale = templatesByLocale
+        self.fallback = fallback
+        self.words = words
+    }
+
+    /// The language a page asked for in `lang` is shown in: the first of its candidates (as given,
+    /// then shortened) that has words or page templates, else `en`.
+    public func locale(for lang: String?) -> String {
+        MailLocale.candidates([lang]).first { words.locales.contains($0) || templatesByLocale[$0] != nil } ?? MailLocale.fallback
+    }
+
+    /// `page` in the language `lang` asks for (see ``locale(for:)``).
+    public func render(_ page: HostedPage, lang: String?) -> RenderedPage {
+        let locale = locale(for: lang)
+        let template = MailLocale.candidates([locale]).lazy.compactMap { templatesByLocale[$0]?[page.kind] }.first
+            ?? fallback[page.kind]
+        // `fallback` has every kind (the set's check), so the empty answer is never taken.
+        return RenderedPage(locale: locale, html: template?.render(context(for: page, locale: locale)) ?? "")
+    }
+
+    /// The values `page` is rendered with in `locale`.
+    public func context(for page: HostedPage, locale: String) -> TemplateContext<PageVariable> {
+        var context = TemplateContext<PageVariable>()
+        func word(_ word: PageWord) -> String { words.word(word, locale: locale) }
+        context[.appName] = branding.appName
+        context[.supportEmail] = branding.supportEmail
+        context[.supportLabel] = word(.support)
+        context[.lang] = locale
+        switch page {
+        case .signIn(let continueLink, let code):
+            context[.heading] = word(.signInHeading)
+            context[.continueLink] = continueLink
+            context[.continueLabel] = word(.signInContinue)
+            context[.message] = continueLink == nil ? word(.signInNoContinue) : nil
+            context[.code] = code
+            context[.codeLabel] = word(.signInCode)
+        case .resetPassword(let form):
+            context[.heading] = word(.resetHeading)
+            fill(form, mode: .resetPassword, submit: word(.resetSubmit), into: &context)
+            context[.passwordLabel] = word(.resetLabel)
+            context[.passwordMinLength] = String(PasswordPolicy.minimumLength)
+            context[.passwordMaxLength] = String(PasswordPolicy.maximumLength)
+        case .confirm(let action, let email, let form):
+            let actionWords = Self.words(of: action)
+            context[.heading] = word(actionWords.heading)
+            fill(form, mode: action, submit: word(actionWords.submit), into: &context)
+            fill(sentence: word(actionWords.body), email: email, into: &context)
+        case .done(let action, let email, let backLink):
+            context[.heading] = word(.doneHeading)
+            fill(sentence: word(Self.words(of: action).done), email: email, into: &context)
+            context[.backLink] = backLink
+            context[.backLabel] = word(.back)
+        case .error(let error):
+            context[.heading] = word(.errorHeading)
+            context[.message] = word(Self.word(for: error))
+        }
+        return context
+    }
+
+    private func fill(_ form: PageForm, mode: EmailAction, submit: String, into context: inout TemplateContext<PageVariable>) {
+        context[.formMode] = mode.rawValue
+        context[.oobCode] = form.oobCode
+        context[.csrf] = form.csrf
+        context[.submitLabel] = submit
+    }
+
+    /// A sentence with `%@` for the address, split around it so the template can mark the address
+    /// up; a sentence without `%@` is all `sentenceStart`.
+    private func fill(sentence: String, email: String, into context: inout TemplateContext<PageVariable>) {
+        guard let slot = sentence.range(of: "%@") else {
+            context[.sentenceStart] = sentence
+            return
+        }
+        context[.sentenceStart] = String(sentence[..<slot.lowerBound])
+        context[.email] = email
+        context[.sentenceEnd] = String(sentence[slot.upperBound...])
+    }
+
+    /// The words of the page for each action a link can carry.
+    private static func words(of action: EmailAction) -> (heading: PageWord, body: PageWord, submit: PageWord, done: PageWord) {
+        switch action {
+        // A sign-in link has no form and no done page; its words are the sign-in page's.
+        case .signIn: (.signInHeading, .signInNoContinue, .signInContinue, .doneHeading)
+        case .resetPassword: (.resetHeading, .resetLabel, .resetSubmit, .resetDone)
+        case .verifyEmail: (.verifyEmailHeading, .verifyEmailBody, .verifyEmailSubmit, .verifyEmailDone)
+        case .verifyAndChangeEmail:
+            (.verifyAndChangeEmailHeading, .verifyAndChangeEmailBody, .verifyAndChangeEmailSubmit, .verifyAndChangeEmailDone)
+        case .recoverEmail: (.recoverEmailHeading, .recoverEmailBody, .recoverEmailSubmit, .recoverEmailDone)
+        }
+    }
+
+    private static func word(for error: PageError) -> PageWord {
+        switch error {
+        case .expired: .errorExpired
+        case .invalid: .errorInvalid
+        case .form: .errorForm
+        case .weakPassword(.tooShort): .errorWeakTooShort
+        case .weakPassword(.tooLong): .errorWeakTooLong
+        case .weakPassword(.isTheAddress): .errorWeakIsTheAddress
+        case .addressTaken: .errorTaken
+        case .tooManyAttempts: .errorTooMany
+        case .unavailable: .errorUnavailable
+        }
+    }
+}
+
+extension HostedPage {
+    /// A page of `kind` with example values, for `postern templates render --page` and for
+    /// checking that every page template renders.
+    public static func sample(of kind: PageKind) -> HostedPage {
+        let form = PageForm(oobCode: "SAMPLE-not-a-real-code_0123456789abcdefghij", csrf: "SAMPLE-csrf-token")
+        switch kind {
+        case .signIn: return .signIn(continueLink: "https://app.example.com/finish?mode=signIn&oobCode=SAMPLE", code: "123456")
+        case .resetPassword: return .resetPassword(form)
+        case .confirm: return .confirm(.verifyEmail, email: "jane.doe@example.com", form: form)
+        case .done: return .done(.verifyAndChangeEmail, email: "jane.doe@example.com", backLink: "https://app.example.com/finish")
+        case .error: return .error(.expired)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+/// The variables of the hosted page's templates (`templates/LOCALE/page*.html`); which of them a
+/// template may use is its kind's to say (``PageKind/variables``). The words among them come from
+/// `page.strings` in the page's language; the page fills in the rest.
+public enum PageVariable: Int, TemplateVariable {
+    /// The product name (`--app-name`).
+    case appName
+    /// The support address (`--support-email`), when configured.
+    case supportEmail
+    /// The words before the support address ("Questions? Write to").
+    case supportLabel
+    /// The language the page is in, e.g. `de`: for `<html lang>` and the form's hidden field.
+    case lang
+    /// The page's heading (also in its title).
+    case heading
+    /// A sentence that names no address: the error, or the sign-in page's hint.
+    case message
+    /// The words of a sentence before the address it names (all of it when it names none).
+    case sentenceStart
+    /// The address a sentence names, when it names one.
+    case email
+    /// The words of a sentence after the address.
+    case sentenceEnd
+    /// The continue button's target: the app's `continueUrl` carrying the code.
+    case continueLink
+    /// The continue button's words.
+    case continueLabel
+    /// The words before the 6-digit code.
+    case codeLabel
+    /// The 6-digit code for typing on another device (absent for PKCE links).
+    case code
+    /// The form's `mode` field.
+    case formMode
+    /// The form's `oobCode` field: the link's code.
+    case oobCode
+    /// The form's CSRF token.
+    case csrf
+    /// The form's button words.
+    case submitLabel
+    /// The new password field's label.
+    case passwordLabel
+    /// The fewest characters a password may have.
+    case passwordMinLength
+    /// The most characters a password may have.
+    case passwordMaxLength
+    /// Where the done page's button goes back to: the link's `continueUrl`.
+    case backLink
+    /// The back button's words.
+    case backLabel
+
+    /// The name used in template source, e.g. `continueLink`.
+    public var name: String {
+        switch self {
+        case .appName: "appName"
+        case .supportEmail: "supportEmail"
+        case .supportLabel: "supportLabel"
+        case .lang: "lang"
+        case .heading: "heading"
+        case .message: "message"
+        case .sentenceStart: "sentenceStart"
+        case .email: "email"
+        case .sentenceEnd: "sentenceEnd"
+        case .continueLink: "continueLink"
+        case .continueLabel: "continueLabel"
+        case .codeLabel: "codeLabel"
+        case .code: "code"
+        case .formMode: "formMode"
+        case .oobCode: "oobCode"
+        case .csrf: "csrf"
+        case .submitLabel: "submitLabel"
+        case .passwordLabel: "passwordLabel"
+        case .passwordMinLength: "passwordMinLength"
+        case .passwordMaxLength: "passwordMaxLength"
+        case .backLink: "backLink"
+        case .backLabel: "backLabel"
+        }
+    }
+}
