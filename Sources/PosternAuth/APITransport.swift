@@ -21,11 +21,7 @@ struct APITransport: Sendable {
     ) async throws(PosternAuthError) -> Answer {
         let (data, status) = try await exchange(method, path, body: body, bearer: bearer, credentials: credentials)
         if let none = NoContent() as? Answer { return none }
-        do {
-            return try APIJSON.decode(Answer.self, from: Array(data))
-        } catch {
-            throw .protocolMismatch(status: status, code: "UNREADABLE_ANSWER", message: "The answer is not a \(Answer.self).")
-        }
+        return try decode(data, status: status, as: Answer.self)
     }
 
     /// Sends `body` to `path` and ignores the answer's body (202 and 204 answers).
@@ -34,7 +30,18 @@ struct APITransport: Sendable {
         _ = try await exchange(method, path, body: body, bearer: bearer, credentials: nil)
     }
 
-    private func exchange(
+    /// Decodes `data` as `Answer`.
+    /// - Throws: `.protocolMismatch` when it is not one.
+    func decode<Answer: Decodable>(_ data: Data, status: Int, as: Answer.Type) throws(PosternAuthError) -> Answer {
+        do {
+            return try APIJSON.decode(Answer.self, from: Array(data))
+        } catch {
+            throw .protocolMismatch(status: status, code: "UNREADABLE_ANSWER", message: "The answer is not a \(Answer.self).")
+        }
+    }
+
+    /// One exchange; the answer's body and status when it is a 2xx.
+    func exchange(
         _ method: String, _ path: String, body: (some Encodable)?, bearer: String?, credentials: Credentials?
     ) async throws(PosternAuthError) -> (Data, Int) {
         var request = URLRequest(url: baseURL.appendingPathComponent(String(path.dropFirst())), timeoutInterval: timeout)

@@ -9,12 +9,16 @@ public enum Credentials: Sendable, Hashable {
     case emailCode(email: String, code: String)
     /// An address and its password.
     case password(email: String, password: String)
+    /// The approval this device asked for with `requestApproval(for:)`: signing in with it waits
+    /// (long polls of at most 25 s) until the owner picks the right number on the link's page,
+    /// and ends with `.invalidCode` when a wrong pick cancelled it or it expired.
+    case approval(email: String)
 
     /// The address these credentials name, when they name one.
     var email: String? {
         switch self {
         case .emailLink(_, let email): email
-        case .emailCode(let email, _), .password(let email, _): email
+        case .emailCode(let email, _), .password(let email, _), .approval(let email): email
         }
     }
 }
@@ -35,6 +39,14 @@ public struct LoginDescriptor: Sendable, Hashable {
     public let oldUserId: String?
     /// The account signed in now (the same as `uid`).
     public let newUserId: String
+}
+
+/// A sign-in waiting for approval on another device: show `number` until it completes.
+public struct PendingApproval: Sendable, Hashable {
+    /// The address the link went to.
+    public let email: String
+    /// The 2-digit number to show; the owner picks it on the link's page.
+    public let number: Int
 }
 
 /// Where FUAP's welcome screen goes after `welcome(email:)`, decided only from what this device

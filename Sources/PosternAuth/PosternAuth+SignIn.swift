@@ -90,7 +90,10 @@ extension PosternAuth {
             let login = try await complete(credentials, allowMigration: allowMigration)
             adopt(login.session)
             if case .password(let email, _) = credentials { state.passwordEmails.insert(email.lowercased()) }
-            if case .emailLink = credentials { state.pendingLink = nil }
+            switch credentials {
+            case .emailLink, .approval: state.pendingLink = nil
+            default: break
+            }
             if let email = login.email { state.lastEmail = email }
             persist()
             if let name = updateUserDisplayName {
@@ -143,7 +146,67 @@ extension PosternAuth {
             let body = EmailLinkCompleteBody(
                 link: text, email: email, codeVerifier: state.pendingLink?.codeVerifier, idToken: token, allowMigration: allowMigration)
             return try await transport.send("POST", "/v1/email-link/complete", body: body, credentials: credentials, as: LoginBody.self)
+        case .approval(let email):
+            guard let verifier = state.pendingLink?.codeVerifier, state.pendingLink?.email == email else {
+                throw .invalidArgument("No approval was asked for \(email) on this device.")
+            }
+            let body = EmailLinkWaitBody(email: email, codeVerifier: verifier, idToken: token, allowMigration: allowMigration)
+            while true {
+                if Task.isCancelled { throw .cancelled }
+                // 200: approved (the session); 202: still waiting after this call's 25 s.
+                let (data, status) = try await transport.exchange("POST", "/v1/email-link/wait", body: body, bearer: nil, credentials: credentials)
+                if status == 200 { return try transport.decode(data, status: status, as: LoginBody.self) }
+            }
         }
+    }
+
+    // MARK: Approve on your other device
+
+    /// "Approve on your other device": mails `email` a sign-in link whose page, on the other
+    /// device, asks the owner to pick the number this device shows. Show `number`, then call
+    /// `login(with: .approval(email:))` (or `waitForApproval`) to wait. The 6-digit code in the
+    /// same mail still works as the fallback (`.emailCode`).
+    /// - Parameter deviceName: how the page names this device; default: the app and the system.
+    /// - Throws: `.invalidArgument` where the platform has no SHA-256 for PKCE; as `sendSignInLink`.
+    public func requestApproval(for email: String, deviceName: String? = nil, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) -> PendingApproval {
+        guard let pkce = PKCE.make() else { throw .invalidArgument("An approval needs PKCE, and this platform offers no SHA-256.") }
+        let token = state.session == nil ? nil : try? await idToken()
+        let answer = try await transport.send(
+            "POST", "/v1/email-link/send",
+            body: EmailLinkSendBody(
+                email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce.challenge, idToken: token,
+                approval: true, deviceName: deviceName ?? Self.defaultDeviceName),
+            as: StatusBody.self)
+        guard let number = answer.approvalNumber else {
+            throw .protocolMismatch(status: 202, code: "NO_APPROVAL_NUMBER", message: "The server did not start an approval.")
+        }
+        state.pendingLink = PendingLink(email: email, codeVerifier: pkce.verifier)
+        state.lastEmail = email
+        persist()
+        return PendingApproval(email: email, number: number)
+    }
+
+    /// Waits until the owner approves `pending` on the other device, then signs in; see
+    /// `login(with: .approval(email:))`.
+    @discardableResult
+    public func waitForApproval(_ pending: PendingApproval, allowMigration: Bool? = nil) async throws(PosternAuthError) -> LoginDescriptor {
+        try await login(with: .approval(email: pending.email), allowMigration: allowMigration)
+    }
+
+    /// "AppName on macOS": how the approval page names this device when the app gives no name.
+    static var defaultDeviceName: String {
+        let app = (Bundle.main.object(forInfoDictionaryKey: "CFBundleDisplayName") as? String)
+            ?? (Bundle.main.object(forInfoDictionaryKey: "CFBundleName") as? String) ?? ProcessInfo.processInfo.processName
+        #if os(iOS)
+        let system = "iOS"
+        #elseif os(macOS)
+        let system = "macOS"
+        #elseif os(Linux)
+        let system = "Linux"
+        #else
+        let system = "this device"
+        #endif
+        return String("\(app) on \(system)".prefix(64))
     }
 
     // MARK: Signing out

@@ -55,6 +55,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case notASignInLink(mode: String)
     /// The text holds no action link this server made.
     case noLinkFound
+    /// The task waiting for an approval was cancelled.
+    case cancelled
     // Limits.
     /// Too many attempts; try again after `retryAfter` seconds (`TOO_MANY_ATTEMPTS_TRY_LATER`).
     case tooManyAttempts(retryAfter: Int?)
@@ -148,6 +150,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .userNotFound: "There is no such user."
         case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."
         case .noLinkFound: "No sign-in link was found in that text."
+        case .cancelled: "The wait was cancelled."
         case .tooManyAttempts(let retryAfter):
             retryAfter.map { "Too many attempts. Try again in \($0) seconds." } ?? "Too many attempts. Try again later."
         case .unavailable: "The service is unavailable just now. Try again shortly."

@@ -44,7 +44,7 @@ struct FlowHarness {
 
     /// Signs in `email` by email link, creating the account if needed.
     @discardableResult
-    func signIn(_ email: String, idToken: String? = nil, allowMigration: Bool = false) throws -> LoginDescriptor {
+    func signIn(_ email: String, idToken: String? = nil, allowMigration: Bool? = nil) throws -> LoginDescriptor {
         try service.sendEmailLink(EmailLinkRequest(email: email))
         return try service.completeEmailLink(
             EmailLinkCompletion(link: try lastLink(), idToken: idToken, allowMigration: allowMigration))

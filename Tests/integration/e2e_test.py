@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -718,8 +719,52 @@ def test_6_the_german_page_and_the_sign_in_page_in_chromium(postern, smtp, brows
     STEPS_DONE.append("6")
 
 
-def test_7_every_step_ran_and_every_mail_went_over_tls(postern, smtp):
-    assert STEPS_DONE == ["1", "2", "3", "4", "5", "6"], STEPS_DONE
+def test_7_approve_on_the_other_device_in_chromium(postern, smtp, browser, work):
+    # The asking app: a PKCE verifier as its secret, a request with approval, a number to show.
+    address = unique("hedy")
+    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    status, sent, _ = postern.post("/v1/email-link/send", {
+        "email": address, "codeChallenge": challenge, "approval": True, "deviceName": "Hedy's tablet"})
+    assert status == 202 and sent["status"] == "sent" and 10 <= sent["approvalNumber"] <= 99, sent
+    number = sent["approvalNumber"]
+    wait = {"email": address, "codeVerifier": verifier}
+    status, pending, _ = postern.post("/v1/email-link/wait", dict(wait, waitSeconds=0))
+    assert status == 202 and pending["status"] == "pending" and pending.get("approvalNumber") is None, pending
+
+    # The link opened in Chromium on the other device: GET shows a button, and nothing more.
+    link = action_link(smtp.mailbox.next(address), postern.public_url, "signIn")
+    browser.get(link)
+    review = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "review")))
+    assert "Hedy" not in browser.page_source and not browser.find_elements(By.CLASS_NAME, "choice")
+    status, pending, _ = postern.post("/v1/email-link/wait", dict(wait, waitSeconds=0))
+    assert status == 202, "the GET approved something"
+
+    # The app long-polls while the person looks.
+    answers = []
+    waiter = threading.Thread(target=lambda: answers.append(postern.post("/v1/email-link/wait", dict(wait, waitSeconds=25))))
+    waiter.start()
+    review.click()
+    device = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "device")))
+    assert device.text == "Hedy's tablet"
+    offered = [int(b.text) for b in browser.find_elements(By.CLASS_NAME, "choice")]
+    assert len(offered) == 3 and len(set(offered)) == 3 and number in offered, offered
+    browser.save_screenshot(os.path.join(work, "approve-page.png"))
+    browser.find_element(By.ID, f"pick-{number}").click()
+    WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "approval")))
+    assert "eyJ" not in browser.page_source, "a token reached the browser"
+    waiter.join(30)
+    assert answers, "the wait did not end"
+    status, login, _ = answers[0]
+    assert status == 200, login
+    check_login(login, email_address=address, new_user=True)
+    notice = smtp.mailbox.next(address)
+    assert "Hedy's tablet" in text_of(notice), text_of(notice)
+    STEPS_DONE.append("7")
+
+
+def test_8_every_step_ran_and_every_mail_went_over_tls(postern, smtp):
+    assert STEPS_DONE == ["1", "2", "3", "4", "5", "6", "7"], STEPS_DONE
     # Every message went over STARTTLS with AUTH, and the outbox holds each as sent, once.
     accepted = [line for line in open(smtp.log_path).read().splitlines() if line.startswith("accepted ")]
     assert accepted and all(line.endswith("tls=True auth=True") for line in accepted), accepted

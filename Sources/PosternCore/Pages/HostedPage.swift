@@ -12,6 +12,12 @@ public enum HostedPage: Sendable, Hashable {
     case done(EmailAction, email: String, backLink: String?)
     /// Why the link or the form cannot be used.
     case error(PageError)
+    /// A sign-in link awaiting approval: the button that reviews it.
+    case approveReview(PageForm)
+    /// The question and the numbers (`choices`, in order) for `device`, signing in as `maskedEmail`.
+    case approveChoice(device: String, maskedEmail: String, choices: [Int], form: PageForm)
+    /// The pick approved the sign-in on `device`, or (nil) cancelled the request.
+    case approveDone(device: String?)
 
     /// The kind, which picks the template.
     public var kind: PageKind {
@@ -21,6 +27,9 @@ public enum HostedPage: Sendable, Hashable {
         case .confirm: .confirm
         case .done: .done
         case .error: .error
+        case .approveReview: .approveReview
+        case .approveChoice: .approveChoice
+        case .approveDone: .approveDone
         }
     }
 }

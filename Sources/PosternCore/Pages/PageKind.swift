@@ -14,6 +14,13 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     case done
     /// The link or the form cannot be used, and why.
     case error
+    /// A sign-in link awaiting approval, first view: what it is and a button to review it (a
+    /// GET shows nothing more: scanners follow links and run scripts).
+    case approveReview = "approve-review"
+    /// After the button: "Sign in DEVICE as a•••@example.org?" and the three numbers.
+    case approveChoice = "approve-choice"
+    /// The pick's outcome: approved for the device, or cancelled.
+    case approveDone = "approve-done"
 
     /// The file name of the kind's template, e.g. `page-sign-in.html`.
     public var fileName: String { "page-\(rawValue).html" }
@@ -37,6 +44,11 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .confirm: Self.formVariables.union(Self.sentenceVariables)
         case .done: Self.sentenceVariables.union([.backLink, .backLabel])
         case .error: [.message]
+        case .approveReview: Self.formVariables.union([.message])
+        case .approveChoice:
+            Self.formVariables.union(Self.sentenceVariables)
+                .union([.device, .deviceLabel, .pickLabel, .choice1, .choice2, .choice3, .cancelLabel])
+        case .approveDone: [.message, .device]
         }
     }
 
@@ -49,6 +61,10 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .resetPassword, .confirm: [.oobCode, .csrf, .lang]
         case .done: [.sentenceStart]
         case .error: [.message]
+        case .approveReview: [.oobCode, .csrf, .lang]
+        // The device and all three numbers, or the owner cannot match what the device shows.
+        case .approveChoice: [.oobCode, .csrf, .lang, .device, .choice1, .choice2, .choice3]
+        case .approveDone: [.message]
         }
     }
 }

@@ -70,6 +70,24 @@ public struct PageRenderer: Sendable {
         case .error(let error):
             context[.heading] = word(.errorHeading)
             context[.message] = word(Self.word(for: error))
+        case .approveReview(let form):
+            context[.heading] = word(.approveHeading)
+            context[.message] = word(.approveReview)
+            fill(form, mode: .signIn, submit: word(.approveReviewSubmit), into: &context)
+        case .approveChoice(let device, let maskedEmail, let choices, let form):
+            context[.heading] = word(.approveHeading)
+            fill(form, mode: .signIn, submit: word(.approveReviewSubmit), into: &context)
+            context[.deviceLabel] = word(.approveDevice)
+            context[.device] = device
+            fill(sentence: word(.approveQuestion), email: maskedEmail, into: &context)
+            context[.pickLabel] = word(.approvePick)
+            let numbered: [PageVariable] = [.choice1, .choice2, .choice3]
+            for (variable, number) in zip(numbered, choices) { context[variable] = String(number) }
+            context[.cancelLabel] = word(.approveCancel)
+        case .approveDone(let device):
+            context[.heading] = word(.approveHeading)
+            context[.message] = word(device == nil ? .approveCancelled : .approveApproved)
+            context[.device] = device
         }
         return context
     }
@@ -132,6 +150,9 @@ extension HostedPage {
         case .confirm: return .confirm(.verifyEmail, email: "jane.doe@example.com", form: form)
         case .done: return .done(.verifyAndChangeEmail, email: "jane.doe@example.com", backLink: "https://app.example.com/finish")
         case .error: return .error(.expired)
+        case .approveReview: return .approveReview(form)
+        case .approveChoice: return .approveChoice(device: "Chrome on Linux", maskedEmail: "j•••@example.com", choices: [42, 17, 86], form: form)
+        case .approveDone: return .approveDone(device: "Chrome on Linux")
         }
     }
 }

@@ -46,6 +46,18 @@ public enum PageVariable: Int, TemplateVariable {
     case backLink
     /// The back button's words.
     case backLabel
+    /// The device a sign-in waits for approval on ("Chrome on Linux").
+    case device
+    /// The words before the device's name.
+    case deviceLabel
+    /// "Pick the number shown on that device".
+    case pickLabel
+    /// The three numbers the approval page offers, in order.
+    case choice1
+    case choice2
+    case choice3
+    /// The button that cancels the request ("None of these").
+    case cancelLabel
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -72,6 +84,13 @@ public enum PageVariable: Int, TemplateVariable {
         case .passwordMaxLength: "passwordMaxLength"
         case .backLink: "backLink"
         case .backLabel: "backLabel"
+        case .device: "device"
+        case .deviceLabel: "deviceLabel"
+        case .pickLabel: "pickLabel"
+        case .choice1: "choice1"
+        case .choice2: "choice2"
+        case .choice3: "choice3"
+        case .cancelLabel: "cancelLabel"
         }
     }
 }

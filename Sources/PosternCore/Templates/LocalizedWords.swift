@@ -52,6 +52,15 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case errorTooMany = "error.tooMany"
     case errorUnavailable = "error.unavailable"
     case support
+    case approveHeading = "approve.heading"
+    case approveReview = "approve.review"
+    case approveReviewSubmit = "approve.reviewSubmit"
+    case approveDevice = "approve.device"
+    case approveQuestion = "approve.question"
+    case approvePick = "approve.pick"
+    case approveCancel = "approve.cancel"
+    case approveApproved = "approve.approved"
+    case approveCancelled = "approve.cancelled"
 }
 
 /// The words of every locale for one kind of key, with `en` as the fallback.

@@ -53,6 +53,9 @@ struct ActionPages: Sendable {
         let form = PageForm(oobCode: oobCode, csrf: PageToken.make(cookie: cookie, oobCode: oobCode, ring: runtime.keys.current))
         let shown: HostedPage
         switch info.mode {
+        case .signIn where (try? runtime.service.approvalPrompt(oobCode: oobCode)) != nil:
+            // A sign-in waiting for approval: this GET only offers the button (see `submit`).
+            shown = .approveReview(form)
         case .signIn:
             let target = info.continueURL.map {
                 Self.appending(to: $0, ["mode": "signIn", "oobCode": oobCode] + (lang.map { ["lang": $0] } ?? [:]))
@@ -78,12 +81,31 @@ struct ActionPages: Sendable {
             return page(403, .error(.form), lang: lang)
         }
         do {
+            if form["step"] == "review" || form["pick"] != nil {
+                return try approval(oobCode: oobCode, form: form, pageForm: PageForm(oobCode: oobCode, csrf: token), lang: lang)
+            }
             let info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
             let applied = try runtime.service.applyAction(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
             return page(200, .done(applied.mode, email: applied.email, backLink: info.continueURL), lang: lang)
         } catch {
             return page(error.httpStatus, .error(PageError(error)), lang: lang)
         }
+    }
+
+    /// The approval's two POSTs: the review button shows the device and the three numbers; a pick
+    /// approves (the right number) or cancels (any other, or "none of these").
+    private func approval(oobCode: String, form: [String: String], pageForm: PageForm, lang: String?) throws(AuthError) -> HTTPResponse {
+        if let text = form["pick"] {
+            guard let number = Int(text) else { throw .invalidArgument("pick must be a number.") }
+            switch try runtime.service.pickApproval(oobCode: oobCode, number: number) {
+            case .approved(let device): return page(200, .approveDone(device: device), lang: lang)
+            case .cancelled: return page(200, .approveDone(device: nil), lang: lang)
+            }
+        }
+        guard let prompt = try runtime.service.approvalPrompt(oobCode: oobCode) else {
+            throw .invalidCode("This sign-in does not wait for an approval.")
+        }
+        return page(200, .approveChoice(device: prompt.device, maskedEmail: prompt.maskedEmail, choices: prompt.choices, form: pageForm), lang: lang)
     }
 
     /// An error the router raised before the page's handler ran (the per-IP limit), as a page in
@@ -145,6 +167,9 @@ struct ActionPages: Sendable {
         .product { margin: 0 0 .5rem; color: #5b6474; font-weight: 600; }
         footer { max-width: 28rem; margin: 0 auto 3rem; padding: 0 2rem; color: #5b6474; font-size: .85rem; }
         footer a { color: #2456d6; }
+        .choices form { display: inline-block; margin-right: .6rem; }
+        .choice { font-size: 1.6rem; min-width: 4.5rem; font-family: ui-monospace, Menlo, monospace; }
+        .secondary { background: #5b6474; }
         """
 }
 

@@ -1,0 +1,158 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternTestSupport
+import Testing
+
+/// "Approve on your other device" in the flows, over the in-memory store: the request's life,
+/// the page's two steps, the waiting device's secret, and the attacks on each.
+@Suite("approve on your other device")
+struct FlowApprovalTests {
+    /// An approval request for `email`: its verifier, the number, and the link's oobCode.
+    func ask(_ h: FlowHarness, _ email: String, device: String = "Chrome on Linux") throws -> (verifier: String, number: Int, oobCode: String) {
+        let verifier = "approval-verifier-" + Base64URL.encode(try SecureRandom.bytes(24))
+        let number = try #require(try h.service.sendEmailLink(EmailLinkRequest(
+            email: email, codeChallenge: Base64URL.encode(SHA256.hash(verifier)), approvalDevice: device)))
+        let link = try h.lastLink()
+        let oobCode = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "oobCode" }?.value)
+        return (verifier, number, oobCode)
+    }
+
+    @Test("the request's life: a right pick approves once, a wrong pick ends it, nothing else does")
+    func life() throws {
+        let email = try EmailAddress.parse("l@example.com")
+        let request = ActionRequest(
+            id: "r", purpose: .signIn, email: email, createdAt: 0, expiresAt: 100,
+            approval: .init(number: 42, choices: [17, 42, 86], device: "d"))
+        var right = ActionRequestLife(request)
+        #expect(right.awaitsApproval(now: 1) && !right.isApproved(now: 1))
+        #expect(right.pick(42, at: 1) == .approved)
+        #expect(right.isApproved(now: 2) && !right.awaitsApproval(now: 2))
+        #expect(right.pick(42, at: 2) == .refused, "approved once")
+        var wrong = ActionRequestLife(request)
+        #expect(wrong.pick(17, at: 1) == .cancelled)
+        #expect(wrong.phase(now: 1) == .used)
+        #expect(wrong.pick(42, at: 2) == .refused, "the right number after a wrong one")
+        var late = ActionRequestLife(request)
+        #expect(late.pick(42, at: 100) == .refused, "expired")
+        var plain = ActionRequestLife(ActionRequest(id: "p", purpose: .signIn, email: email, createdAt: 0, expiresAt: 100))
+        #expect(plain.pick(42, at: 1) == .refused && !plain.awaitsApproval(now: 1))
+    }
+
+    @Test("a new approval: three distinct numbers from 10 to 99, the asked one among them, in no fixed place")
+    func newApproval() throws {
+        var places = Set<Int>()
+        for _ in 0..<200 {
+            let h = try FlowHarness()
+            let (_, number, oobCode) = try ask(h, "n@example.com")
+            let prompt = try #require(try h.service.approvalPrompt(oobCode: oobCode))
+            #expect(prompt.choices.count == 3 && Set(prompt.choices).count == 3 && prompt.choices.allSatisfy { (10...99).contains($0) })
+            let place = try #require(prompt.choices.firstIndex(of: number))
+            places.insert(place)
+            if places.count == 3 { break }
+        }
+        #expect(places == [0, 1, 2])
+    }
+
+    @Test("the page's prompt reads only; the right pick approves; the verifier's holder gets the session once")
+    func approveAndTake() throws {
+        let h = try FlowHarness()
+        let (verifier, number, oobCode) = try ask(h, "a@example.com")
+        for _ in 0..<5 {
+            let prompt = try #require(try h.service.approvalPrompt(oobCode: oobCode))
+            #expect(prompt.device == "Chrome on Linux" && prompt.maskedEmail == "a•••@example.com")
+        }
+        #expect(try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil) == nil)
+        #expect(try h.service.pickApproval(oobCode: oobCode, number: number) == .approved(device: "Chrome on Linux"))
+        // The owner's notice is queued.
+        #expect(h.store.queuedMail().last?.intent == .signInApproved(device: "Chrome on Linux"))
+        // A second pick, or a prompt, after the approval is refused.
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: oobCode, number: number) }
+        // Someone else's verifier gets nothing.
+        expectAuthError("INVALID_OOB_CODE") {
+            _ = try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier + "x", idToken: nil, allowMigration: nil)
+        }
+        let login = try #require(try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil))
+        #expect(login.isNewUser && login.email == "a@example.com")
+        expectAuthError("INVALID_OOB_CODE") {
+            _ = try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+        }
+    }
+
+    @Test("the approved link itself does not sign a browser in: without the verifier PKCE refuses it")
+    func linkAloneIsNotEnough() throws {
+        let h = try FlowHarness()
+        let (_, number, oobCode) = try ask(h, "b@example.com")
+        _ = try h.service.pickApproval(oobCode: oobCode, number: number)
+        expectAuthError("INVALID_CODE_VERIFIER") { _ = try h.service.completeEmailLink(EmailLinkCompletion(oobCode: oobCode)) }
+        expectAuthError("INVALID_CODE_VERIFIER") {
+            _ = try h.service.completeEmailLink(EmailLinkCompletion(oobCode: oobCode, email: "b@example.com"))
+        }
+    }
+
+    @Test("a wrong pick cancels: no session for the waiting device, no notice")
+    func wrongPickCancels() throws {
+        let h = try FlowHarness()
+        let (verifier, number, oobCode) = try ask(h, "c@example.com")
+        let prompt = try #require(try h.service.approvalPrompt(oobCode: oobCode))
+        let wrong = try #require(prompt.choices.first { $0 != number })
+        let mails = h.store.queuedMail().count
+        #expect(try h.service.pickApproval(oobCode: oobCode, number: wrong) == .cancelled)
+        #expect(h.store.queuedMail().count == mails)
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: oobCode, number: number) }
+        expectAuthError("INVALID_OOB_CODE") {
+            _ = try h.service.approvalResult(email: "c@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+        }
+    }
+
+    @Test("an anonymous waiting device keeps its uid; an existing account asks for migration first, consuming nothing")
+    func anonymousAndMigration() throws {
+        let h = try FlowHarness()
+        let guest = try h.service.signInAnonymously()
+        let (verifier, number, oobCode) = try ask(h, "d@example.com")
+        _ = try h.service.pickApproval(oobCode: oobCode, number: number)
+        let login = try #require(try h.service.approvalResult(email: "d@example.com", codeVerifier: verifier, idToken: guest.idToken, allowMigration: nil))
+        #expect(login.uid == guest.uid)
+
+        let second = try h.service.signInAnonymously()
+        let again = try ask(h, "d@example.com")
+        _ = try h.service.pickApproval(oobCode: again.oobCode, number: again.number)
+        expectAuthError("MIGRATION_REQUIRED") {
+            _ = try h.service.approvalResult(email: "d@example.com", codeVerifier: again.verifier, idToken: second.idToken, allowMigration: nil)
+        }
+        let migrated = try #require(try h.service.approvalResult(
+            email: "d@example.com", codeVerifier: again.verifier, idToken: second.idToken, allowMigration: true))
+        #expect(migrated.uid == guest.uid && migrated.migration?.fromUid == second.uid)
+    }
+
+    @Test("an approval needs PKCE and a usable device name; control characters are dropped")
+    func inputs() throws {
+        let h = try FlowHarness()
+        expectAuthError("INVALID_ARGUMENT") { try h.service.sendEmailLink(EmailLinkRequest(email: "e@example.com", approvalDevice: "x")) }
+        let challenge = Base64URL.encode(SHA256.hash("v"))
+        expectAuthError("INVALID_ARGUMENT") {
+            try h.service.sendEmailLink(EmailLinkRequest(email: "e@example.com", codeChallenge: challenge, approvalDevice: " \n "))
+        }
+        expectAuthError("INVALID_ARGUMENT") {
+            try h.service.sendEmailLink(EmailLinkRequest(email: "e@example.com", codeChallenge: challenge, approvalDevice: String(repeating: "x", count: 65)))
+        }
+        let (_, _, oobCode) = try ask(h, "e@example.com", device: "Evil\u{1B}[31m\nDevice")
+        #expect(try h.service.approvalPrompt(oobCode: oobCode)?.device == "Evil[31mDevice")
+        // A plain sign-in link has no prompt.
+        try h.service.sendEmailLink(EmailLinkRequest(email: "f@example.com"))
+        let plain = try #require(URLComponents(string: try h.lastLink())?.queryItems?.first { $0.name == "oobCode" }?.value)
+        #expect(try h.service.approvalPrompt(oobCode: plain) == nil)
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: plain, number: 42) }
+    }
+
+    @Test("an approval expires with its link")
+    func expires() throws {
+        let h = try FlowHarness()
+        let (verifier, number, oobCode) = try ask(h, "g@example.com")
+        h.clock.advance(by: 601)
+        #expect(throws: AuthError.self) { _ = try h.service.pickApproval(oobCode: oobCode, number: number) }
+        expectAuthError("INVALID_OOB_CODE") {
+            _ = try h.service.approvalResult(email: "g@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+        }
+    }
+}
