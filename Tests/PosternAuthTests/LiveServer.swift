@@ -111,7 +111,8 @@ final class LiveServer: @unchecked Sendable {
     /// The 6-digit code in a sign-in mail's body.
     static func sixDigits(_ mail: String) throws -> String {
         let body = mail.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\n")
-        let pattern = try NSRegularExpression(pattern: #"(?<![\d=])(\d{6})(?!\d)"#)
+        // On a line of its own, as the template sets it: an address may hold six digits in a row.
+        let pattern = try NSRegularExpression(pattern: #"^[ \t]*(\d{6})[ \t]*\r?$"#, options: .anchorsMatchLines)
         guard let match = pattern.firstMatch(in: body, range: NSRange(body.startIndex..., in: body)),
               let range = Range(match.range(at: 1), in: body) else { throw ServerError.noCode }
         return String(body[range])

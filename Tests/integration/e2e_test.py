@@ -43,7 +43,7 @@ MAIL_WAIT = 20  # seconds a mail may take to arrive
 
 # Loopback only (no proxy from the environment, for this process — Selenium's client included —
 # and what it starts), SIGTERM unwinding like Ctrl-C, and the process helpers: postern_daemon.
-from postern_daemon import HTTP, free_port, http_request, remember_group, start_serve, wait_for  # noqa: E402
+from postern_daemon import HTTP, free_port, http_request, remember_group, six_digits, start_serve, wait_for  # noqa: E402
 
 # Every step records itself here; the last test checks that all of them ran.
 STEPS_DONE = []
@@ -703,8 +703,7 @@ def test_6_the_german_page_and_the_sign_in_page_in_chromium(postern, smtp, brows
     link = action_link(msg, postern.public_url, "signIn")
     browser.get(link)
     code = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "code")))
-    digits = re.findall(r"(?<![\d=])(\d{6})(?!\d)", text_of(msg))
-    assert code.text == digits[0], (code.text, digits)
+    assert code.text == six_digits(msg), (code.text, text_of(msg))
     check_branding(browser)
     button = browser.find_element(By.ID, "continue")
     target = urllib.parse.urlsplit(button.get_attribute("href"))
@@ -720,6 +719,10 @@ def test_6_the_german_page_and_the_sign_in_page_in_chromium(postern, smtp, brows
 
 
 def test_7_approve_on_the_other_device_in_chromium(postern, smtp, browser, work):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
     # The asking app: a PKCE verifier as its secret, a request with approval, a number to show.
     address = unique("hedy")
     verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
