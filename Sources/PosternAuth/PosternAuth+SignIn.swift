@@ -153,9 +153,14 @@ extension PosternAuth {
             let body = EmailLinkWaitBody(email: email, codeVerifier: verifier, idToken: token, allowMigration: allowMigration)
             while true {
                 if Task.isCancelled { throw .cancelled }
-                // 200: approved (the session); 202: still waiting after this call's 25 s.
+                let started = Date()
+                // 200: approved (the session); 202: still waiting after this call's 25 s — or at
+                // once, when the server has too many waiting: then the next call waits a second.
                 let (data, status) = try await transport.exchange("POST", "/v1/email-link/wait", body: body, bearer: nil, credentials: credentials)
                 if status == 200 { return try transport.decode(data, status: status, as: LoginBody.self) }
+                if Date().timeIntervalSince(started) < 1 {
+                    do { try await Task.sleep(nanoseconds: 1_000_000_000) } catch { throw .cancelled }
+                }
             }
         }
     }
