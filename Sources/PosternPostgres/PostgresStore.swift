@@ -29,6 +29,7 @@ public final class PostgresStore: Store {
     private let connectionString: PostgresConnectionString
     private let pool: PostgresPool
     private let closed = Atomic<Bool>(false)
+    private let retryCount = Atomic<Int>(0)
     /// Rung after each commit that queued mail.
     public let mailDoorbell = MailDoorbell()
 
@@ -80,6 +81,9 @@ public final class PostgresStore: Store {
         pool.drainIdle()
     }
 
+    /// Transactions run again after a serialization failure or deadlock, so far (for tests).
+    var retries: Int { retryCount.load(ordering: .relaxed) }
+
     /// Connections the pool holds open now (for tests).
     var openConnections: Int { pool.openCount }
 
@@ -124,6 +128,7 @@ public final class PostgresStore: Store {
                 }
                 if let lost = failure, lost.isConnectionFailure {
                     pool.giveBack(connection)
+                    pool.drainIdle()
                     throw StoreError.unavailable(
                         "the connection to PostgreSQL was lost during COMMIT; the write may or may not have been committed: \(lost.message)")
                 }
@@ -132,12 +137,18 @@ public final class PostgresStore: Store {
             pool.giveBack(connection)
             if let failure {
                 if failure.isRetryable && attempt < Self.maximumAttempts {
+                    retryCount.add(1, ordering: .relaxed)
                     Self.backOff(attempt)
                     continue
                 }
-                if failure.isConnectionFailure && reconnects < 1 {
-                    reconnects += 1
-                    continue
+                if failure.isConnectionFailure {
+                    // The server went away or restarted: the idle connections are most likely
+                    // dead too, and the retry must not draw one of them.
+                    pool.drainIdle()
+                    if reconnects < 1 {
+                        reconnects += 1
+                        continue
+                    }
                 }
                 if failure.isRetryable {
                     throw StoreError.unavailable("PostgreSQL refused to serialize the transaction \(attempt) times (\(failure.sqlState ?? ""))")

@@ -155,8 +155,90 @@ struct PostgresStoreTests {
         #expect(error?.description.contains("secret-uid-value") == false)
     }
 
+    @Test("a serialization failure is retried: two writers that read, meet, then write both get their answer")
+    func serializationFailuresAreRetried() throws {
+        // Both closures read the bucket, wait until the other has read it too, then add an event:
+        // a read-write cycle SERIALIZABLE refuses (40001) for one of them, which runs again and
+        // then sees the other's event. Only the first arrivals wait, so the rerun goes straight on.
+        let store = try #require(try StoreKind.postgres.database().open() as? PostgresStore)
+        let bucket: [UInt8] = Array(repeating: 7, count: 16)
+        let meeting = Barrier(parties: 2)
+        let waits = Mutex<[Int64?]>([])
+        let errors = Mutex<[String]>([])
+        onThreads(2) { _ in
+            do {
+                let wait = try store.write { tx -> Int64? in
+                    _ = try tx.guessRecord(bucket: bucket)
+                    _ = try tx.account(uid: "nobody")
+                    meeting.arriveAndWait()
+                    return try tx.rateLimit(bucket: bucket, now: 1000, interval: 0, perHour: 1)
+                }
+                waits.withLock { $0.append(wait) }
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(errors.withLock { $0 } == [])
+        #expect(waits.withLock { $0 }.filter { $0 == nil }.count == 1, "exactly one event fits the hour: \(waits.withLock { $0 })")
+        #expect(store.retries >= 1, "the writers collided, and one was run again")
+    }
+
+    @Test("a restarted server: every idle connection is dead, yet the next transaction succeeds")
+    func serverRestartDrainsThePool() throws {
+        let database = try StoreKind.postgres.database()
+        let store = try #require(try database.open() as? PostgresStore)
+        // Four reads held open at once: four connections, then idle in the pool.
+        let meeting = Barrier(parties: 4)
+        onThreads(4) { _ in
+            _ = try? store.read { tx in
+                _ = try tx.account(uid: "x")
+                meeting.arriveAndWait()
+            }
+        }
+        let pids = store.idleBackendPIDs
+        #expect(pids.count == 4)
+        try database.withSQL { db in
+            for pid in pids { _ = try db.first("SELECT pg_terminate_backend(?)", [.integer(Int64(pid))]) { $0.integer(0) } }
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        try store.write { try $0.insertAccount(Account(uid: "after", createdAt: 1)) }
+        #expect(try store.read { try $0.account(uid: "after") } != nil)
+    }
+
     @Test("placeholders are numbered outside quotes only")
     func placeholders() {
         #expect(PostgresConnection.numberedPlaceholders("SELECT ? , '?', \"a?\" WHERE x = ?") == "SELECT $1 , '?', \"a?\" WHERE x = $2")
     }
+}
+
+/// Lets the first `parties` arrivals wait for one another (at most 5 s); later arrivals pass.
+final class Barrier: Sendable {
+    private let parties: Int
+    private let arrived = Mutex(0)
+
+    init(parties: Int) { self.parties = parties }
+
+    func arriveAndWait() {
+        let number = arrived.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        guard number <= parties else { return }
+        let deadline = Date().addingTimeInterval(5)
+        while arrived.withLock({ $0 }) < parties && Date() < deadline { usleep(1000) }
+    }
+}
+
+/// Runs `body` on `count` threads of its own at once (concurrentPerform stops at the core count,
+/// and these bodies wait for one another), and returns when all have ended.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread {
+            body(index)
+            group.leave()
+        }.start()
+    }
+    group.wait()
 }
