@@ -12,11 +12,6 @@ struct SQLiteError: Error, CustomStringConvertible {
 
     /// True when the database was locked by another process beyond the busy timeout.
     var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
-    /// True for a UNIQUE or PRIMARY KEY violation.
-    var isUniqueViolation: Bool {
-        // SQLITE_CONSTRAINT_UNIQUE and _PRIMARYKEY are function-like macros Swift does not import.
-        code == SQLITE_CONSTRAINT | (8 << 8) || code == SQLITE_CONSTRAINT | (6 << 8)
-    }
 }
 
 /// One prepared statement. Not Sendable: it belongs to its connection's thread.
