@@ -124,6 +124,8 @@ struct PostgresStoreTests {
         let all = claimed.withLock { $0 }
         #expect(all.count == ids.count)
         #expect(Set(all) == Set(ids))
+        // Not one claim was refused and run again: SERIALIZABLE claims would collide (40001).
+        #expect(stores.compactMap { ($0 as? PostgresStore)?.retries }.reduce(0, +) == 0)
     }
 
     @Test("a closure that starts row-locked and then reads runs again SERIALIZABLE, and commits once")
