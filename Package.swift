@@ -32,6 +32,9 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
 
         // The wire module: the contract's request and answer bodies, Foundation only (the client
         // library and the server share it).
@@ -46,13 +49,16 @@ let package = Package(
         .target(name: "PosternIDNA", dependencies: ["CIDN2"], swiftSettings: strict),
         .target(name: "PosternCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "PosternCore", dependencies: ["PosternAPI", "PosternCrypto", "PosternIDNA"], swiftSettings: strict),
-        .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "CSQLite"], swiftSettings: strict),
+        // The stores' SQL, written once over a session seam; SQLite and PostgreSQL each own their handle.
+        .target(name: "PosternSQL", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
+        .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "PosternSQL", "CSQLite"], swiftSettings: strict),
+        .target(name: "PosternPostgres", dependencies: ["PosternCore", "PosternSQL", "CLibPQ"], swiftSettings: strict),
         .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),
         // HTTP: knows the flows, not the store or the transports (the assembly wires them).
         .target(name: "PosternServer", dependencies: ["PosternCore", "PosternAPI", "CMicroHTTPD"], swiftSettings: strict),
         // The composition root: storage → flows → delivery; `postern serve` adds HTTP on top.
         .target(
-            name: "PosternAssembly", dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
+            name: "PosternAssembly", dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternPostgres", "PosternMail"],
             swiftSettings: strict),
         // The command line as a library (tested with argument arrays) and the executable over it.
         .target(
@@ -80,7 +86,8 @@ let package = Package(
         .testTarget(
             name: "PosternServerTests", dependencies: ["PosternServer", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "PosternStoreTests", dependencies: ["PosternStore", "PosternCore", "PosternCrypto", "PosternTestSupport"],
+            name: "PosternStoreTests",
+            dependencies: ["PosternStore", "PosternPostgres", "PosternSQL", "PosternCore", "PosternCrypto", "PosternTestSupport"],
             swiftSettings: strict),
     ]
 )

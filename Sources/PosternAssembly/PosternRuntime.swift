@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 import PosternCrypto
 import PosternMail
+import PosternPostgres
 import PosternStore
 
 /// Why Postern cannot start: a sentence saying what to fix, and the exit code.
@@ -28,18 +29,50 @@ public struct PosternStorage: Sendable {
     public let keyVault: KeyVault
     let clock: any WallClock
 
-    /// Opens (creating and migrating) the database and the master key file beside it.
-    /// - Throws: `StartupError` (exit 69) naming the file and what failed.
+    /// Opens (creating and migrating) the database — SQLite for a path, PostgreSQL for a
+    /// connection string — and the master key file.
+    /// - Throws: `StartupError` (exit 69) naming the database (never a password) and what failed.
     public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
         self.clock = clock
+        let database = Self.describe(database: settings.database)
         do {
-            let store = try SQLiteStore(path: settings.database)
+            let store = try Self.openStore(settings)
             self.store = store
-            let box = try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: settings.database))
+            let keyFile = Self.masterKeyFile(settings)
+            let box: SecretBox
+            do {
+                box = try MasterKeyFile.loadOrCreate(at: keyFile)
+            } catch {
+                throw StartupError.dependency("--master-key-file \(keyFile): \(error)")
+            }
             keyVault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
+        } catch let error as StartupError {
+            throw error
         } catch {
-            throw .dependency("--database \(settings.database): \(error)")
+            throw .dependency("--database \(database): \(error)")
         }
+    }
+
+    /// The store `settings.database` names: PostgreSQL for a connection string, else a SQLite file.
+    /// The one place that tells them apart; everything above sees `any Store`.
+    static func openStore(_ settings: Settings) throws -> any Store {
+        if PostgresConnectionString.isPostgres(settings.database) {
+            return try PostgresStore(connectionString: settings.database, connections: Int(settings.pgConnections))
+        }
+        return try SQLiteStore(path: settings.database)
+    }
+
+    /// The master key file: the setting, else beside a SQLite file, else `./postern.key`.
+    static func masterKeyFile(_ settings: Settings) -> String {
+        if let path = settings.masterKeyFile { return path }
+        if PostgresConnectionString.isPostgres(settings.database) { return "./postern.key" }
+        return MasterKeyFile.path(forDatabase: settings.database)
+    }
+
+    /// The database for messages and logs: a SQLite path as given, a PostgreSQL connection string
+    /// as host, port, database and user — never its password.
+    public static func describe(database: String) -> String {
+        PostgresConnectionString(database)?.description ?? database
     }
 
     /// Creates missing keys, removes expired ones, and opens the ring.

@@ -79,7 +79,7 @@ struct ServeCommand: Subcommand {
         }
         logger.info(
             "listening",
-            ["listen": settings.listen, "database": settings.database, "publicUrl": settings.publicURL,
+            ["listen": settings.listen, "database": PosternStorage.describe(database: settings.database), "publicUrl": settings.publicURL,
              "workers": String(settings.workers), "metricsListen": settings.metricsListen ?? "off",
              "fileDescriptorLimit": String(descriptors.limit), "fileDescriptorLimitBefore": String(descriptors.before),
              "connectionLimit": String(connectionLimit), "connectionsPerIp": String(settings.connectionsPerIP),

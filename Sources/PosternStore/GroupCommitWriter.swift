@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternSQL
 import Synchronization
 
 /// One writer thread that commits waiting closures in batches: one fsync for many callers.
@@ -116,7 +117,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func commit(_ batch: [PendingWrite]) {
-        let transaction = SQLiteTransaction(connection)
+        let transaction = SQLStoreTransaction(connection)
         let later = chooseSync(for: batch)
         do {
             try connection.execute("BEGIN IMMEDIATE")
@@ -173,7 +174,7 @@ private struct PendingWrite: Sendable {
     /// The caller allows a commit without fsync (``SQLiteStore/writeSyncingLater(_:)``).
     let syncingLater: Bool
     /// Runs the closure; true when it succeeded (its result is stored in its slot).
-    let run: @Sendable (SQLiteTransaction) -> Bool
+    let run: @Sendable (SQLStoreTransaction) -> Bool
     /// Replaces the result with a failure (the commit failed).
     let fail: @Sendable (any Error) -> Void
     /// Wakes the caller.

@@ -1,13 +1,6 @@
 internal import CSQLite
 import PosternCore
-
-/// A value bound to or read from SQL.
-enum SQLValue: Sendable {
-    case integer(Int64)
-    case text(String)
-    case blob([UInt8])
-    case null
-}
+import PosternSQL
 
 /// An SQLite failure: the result code, SQLite's message, and the statement (never bound values).
 struct SQLiteError: Error, CustomStringConvertible {
@@ -19,15 +12,10 @@ struct SQLiteError: Error, CustomStringConvertible {
 
     /// True when the database was locked by another process beyond the busy timeout.
     var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
-    /// True for a UNIQUE or PRIMARY KEY violation.
-    var isUniqueViolation: Bool {
-        // SQLITE_CONSTRAINT_UNIQUE and _PRIMARYKEY are function-like macros Swift does not import.
-        code == SQLITE_CONSTRAINT | (8 << 8) || code == SQLITE_CONSTRAINT | (6 << 8)
-    }
 }
 
 /// One prepared statement. Not Sendable: it belongs to its connection's thread.
-final class Statement {
+final class Statement: SQLRow {
     let handle: OpaquePointer
     let sql: String
 
@@ -39,7 +27,6 @@ final class Statement {
     deinit { sqlite3_finalize(handle) }
 
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func optionalInteger(_ column: Int32) -> Int64? { isNull(column) ? nil : integer(column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
     func text(_ column: Int32) -> String? {
@@ -60,7 +47,9 @@ final class Statement {
 extension Statement: Sendable {}
 
 /// One SQLite connection, used by one thread at a time; caches its prepared statements.
-final class SQLiteConnection {
+final class SQLiteConnection: SQLSession {
+    let dialect = SQLDialect.sqlite
+
     private let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
 
@@ -105,7 +94,7 @@ final class SQLiteConnection {
     }
 
     /// Runs a statement and calls `row` for each result row.
-    func query(_ sql: String, _ args: [SQLValue] = [], row: (Statement) throws -> Void) throws {
+    func query(_ sql: String, _ args: [SQLValue] = [], row: (any SQLRow) throws -> Void) throws {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement.handle)
@@ -139,11 +128,10 @@ final class SQLiteConnection {
     /// The rowid of the last row this connection inserted.
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    /// The first row mapped by `map`, or nil.
-    func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> T? {
-        var result: T?
-        try query(sql, args) { row in if result == nil { result = try map(row) } }
-        return result
+    /// Runs an INSERT and returns the rowid SQLite gave the new row (its `id`).
+    func insertReturningID(_ sql: String, _ args: [SQLValue]) throws -> Int64 {
+        try execute(sql, args)
+        return lastInsertedRowID
     }
 
     private func prepared(_ sql: String) throws -> Statement {

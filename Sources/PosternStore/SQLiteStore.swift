@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternSQL
 import Synchronization
 
 /// The embedded store: one SQLite file in WAL mode. Every `write` is fsynced before it returns
@@ -64,6 +65,9 @@ public final class SQLiteStore: Store {
         try db.execute("BEGIN IMMEDIATE")
         do {
             let current = Int(try db.first("PRAGMA user_version") { $0.integer(0) } ?? 0)
+            guard current <= Schema.migrations.count else {
+                throw StoreError.newerSchema(found: current, known: Schema.migrations.count)
+            }
             for (index, sql) in Schema.migrations.enumerated() where index >= current {
                 try db.execute(sql)
                 try db.execute("PRAGMA user_version = \(index + 1)")
@@ -81,7 +85,7 @@ public final class SQLiteStore: Store {
         do {
             try connection.db.execute("BEGIN")
             defer { _ = try? connection.db.execute("COMMIT") }
-            return try body(SQLiteTransaction(connection.db))
+            return try body(SQLStoreTransaction(connection.db))
         } catch let error as SQLiteError {
             throw StoreError.unavailable(error.description)
         }

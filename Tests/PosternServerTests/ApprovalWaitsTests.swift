@@ -30,7 +30,9 @@ struct ApprovalWaitsTests {
                 try? waits.wait(seconds: 10) { () throws(AuthError) -> Int? in release.load(ordering: .relaxed) ? 1 : nil }
             }
         }
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // Both holders are waiting (on a loaded machine their threads may take a while to start).
+        for _ in 0..<1000 where waits.inFlight < 2 { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(waits.inFlight == 2)
         let started = ContinuousClock.now
         #expect(try waits.wait(seconds: 10) { () throws(AuthError) -> Int? in nil } == nil)
         #expect(ContinuousClock.now - started < .seconds(1), "the third waited")

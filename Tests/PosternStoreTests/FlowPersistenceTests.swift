@@ -5,19 +5,18 @@ import PosternStore
 import Testing
 import PosternTestSupport
 
-/// The flows over a real SQLite file.
-struct SQLiteFlowHarness {
-    let database: TemporaryDatabase
-    let store: SQLiteStore
+/// The flows over a real store of either kind.
+struct StoreFlowHarness {
+    let database: TestDatabase
+    let store: any Store
     let clock = ManualClock()
     let service: AuthService
 
-    init() throws {
-        database = try TemporaryDatabase()
-        store = try SQLiteStore(path: database.path)
+    init(_ kind: StoreKind) throws {
+        database = try kind.database()
+        store = try database.open()
         let vault = KeyVault(
-            store: store, box: try MasterKeyFile.loadOrCreate(at: MasterKeyFile.path(forDatabase: database.path)),
-            clock: clock, maxCodeLifetime: 7 * 86_400)
+            store: store, box: try MasterKeyFile.loadOrCreate(at: database.keyFile), clock: clock, maxCodeLifetime: 7 * 86_400)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0
@@ -40,11 +39,11 @@ struct SQLiteFlowHarness {
     }
 }
 
-@Suite("Flows persisted in SQLite")
+@Suite("Flows persisted, on each store")
 struct FlowPersistenceTests {
-    @Test("email link, sign-up, reset, change and recovery survive reopening the database")
-    func flowsPersist() throws {
-        let h = try SQLiteFlowHarness()
+    @Test("email link, sign-up, reset, change and recovery survive reopening the database", arguments: StoreKind.available)
+    func flowsPersist(kind: StoreKind) throws {
+        let h = try StoreFlowHarness(kind)
         try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
         let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         try h.service.signUp(email: "b@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
@@ -55,7 +54,7 @@ struct FlowPersistenceTests {
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         let session = try h.service.refresh(login.session.refreshToken)
 
-        let reopened = try SQLiteStore(path: h.database.path)
+        let reopened = try h.database.open()
         let a = try #require(try reopened.read { try $0.account(uid: login.uid) })
         #expect(a.email?.address == "c@example.com")
         #expect(a.emailVerified)
@@ -66,14 +65,23 @@ struct FlowPersistenceTests {
         #expect(token.uid == login.uid && !token.revoked)
         #expect(try reopened.read { try $0.refreshToken(hash: SHA256.hash(login.session.refreshToken)) }?.rotatedAt != nil)
         // What the tables hold in the clear: no refresh token, no code.
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: h.database.path))
-            + ((try? Data(contentsOf: URL(fileURLWithPath: h.database.path + "-wal"))) ?? Data())
-        #expect(bytes.range(of: Data(session.refreshToken.utf8)) == nil)
+        if kind == .sqlite {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: h.database.location))
+                + ((try? Data(contentsOf: URL(fileURLWithPath: h.database.location + "-wal"))) ?? Data())
+            #expect(bytes.range(of: Data(session.refreshToken.utf8)) == nil)
+        }
+        let tokenHashes = try h.database.withSQL { db in
+            var all: [UInt8] = []
+            try db.query("SELECT token_hash FROM refresh_tokens") { all += $0.blob(0) ?? [] }
+            return all
+        }
+        #expect(!tokenHashes.isEmpty)
+        #expect(Data(tokenHashes).range(of: Data(session.refreshToken.utf8)) == nil)
     }
 
-    @Test("a failure in the middle of a flow leaves no half state")
-    func noHalfState() throws {
-        let h = try SQLiteFlowHarness()
+    @Test("a failure in the middle of a flow leaves no half state", arguments: StoreKind.available)
+    func noHalfState(kind: StoreKind) throws {
+        let h = try StoreFlowHarness(kind)
         try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
         let link = try h.lastLink()
         let existing = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
@@ -92,9 +100,9 @@ struct FlowPersistenceTests {
         #expect(try h.store.read { try $0.account(uid: anonymous.uid) } == nil)
     }
 
-    @Test("50 concurrent completions of one code: exactly one succeeds")
-    func concurrentCompletions() throws {
-        let h = try SQLiteFlowHarness()
+    @Test("50 concurrent completions of one code: exactly one succeeds", arguments: StoreKind.available)
+    func concurrentCompletions(kind: StoreKind) throws {
+        let h = try StoreFlowHarness(kind)
         try h.service.sendEmailLink(EmailLinkRequest(email: "race@example.com"))
         let link = try h.lastLink()
         let wins = Counter()
@@ -113,10 +121,9 @@ struct FlowPersistenceTests {
         #expect(accounts != nil)
     }
 
-    @Test("rate limits are kept in the store, keyed by hash")
-    func rateLimitsPersist() throws {
-        let database = try TemporaryDatabase()
-        let store = try SQLiteStore(path: database.path)
+    @Test("rate limits are kept in the store, keyed by hash", arguments: StoreKind.available)
+    func rateLimitsPersist(kind: StoreKind) throws {
+        let store = try kind.database().open()
         let bucket = Array(SHA256.hash("bucket").prefix(16))
         #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1000, interval: 60, perHour: 2) } == nil)
         #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1010, interval: 60, perHour: 2) } == 50)

@@ -12,10 +12,9 @@ struct MailDoorbellTests {
         var value: Int { count.withLock { $0 } }
     }
 
-    @Test("rung once after a commit that queued mail; not for other writes, nor for a closure that threw")
-    func ringsAfterCommitsThatQueuedMail() throws {
-        let database = try TemporaryDatabase()
-        let store = try SQLiteStore(path: database.path)
+    @Test("rung once after a commit that queued mail; not for other writes, nor for a closure that threw", arguments: StoreKind.available)
+    func ringsAfterCommitsThatQueuedMail(kind: StoreKind) throws {
+        let store = try kind.database().open()
         let rings = Rings()
         store.mailDoorbell.listen { rings.ring() }
         let address = try EmailAddress.parse("a@example.com")

@@ -1,12 +1,13 @@
 import Foundation
 import PosternCore
 @testable import PosternStore
+import PosternSQL
 import Synchronization
 import PosternTestSupport
 import Testing
 
 @Suite("SQLite outbox")
-struct OutboxStoreTests {
+struct SQLiteOutboxTests {
     let database: TemporaryDatabase
     let store: SQLiteStore
     let alice = EmailAddress.restored(localPart: "Alice", domain: "example.com")
@@ -36,120 +37,17 @@ struct OutboxStoreTests {
         return try db.first("SELECT body FROM outbox WHERE id = ?", [.integer(id)]) { $0.blob(0) } ?? nil
     }
 
-    @Test("a message is queued with its intent and recipient, and listed without a body")
-    func enqueueAndList() throws {
-        let ids = try enqueue(3)
-        let listed = try store.read { try $0.outboxMessages(state: nil, limit: 2) }
-        #expect(listed.map(\.id) == [ids[2], ids[1]])
-        let first = try store.read { try $0.outboxMessage(id: ids[0]) }
-        #expect(first?.intent == .signIn(requestID: "r0"))
-        #expect(first?.recipient.localPart == "Alice")
-        #expect(first?.state == .queued && first?.attempts == 0 && first?.nextAttemptAt == 100 && first?.giveUpAt == 10_000)
-        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.queued: 3]))
-    }
-
-    @Test("claiming is oldest due first, limited, and leased; a live lease is not claimed again")
-    func claim() throws {
-        let ids = try enqueue(5)
-        let first = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 3) }
-        #expect(first.map(\.message.id) == Array(ids.prefix(3)))
-        #expect(first.allSatisfy { $0.message.state == .claimed && $0.message.nextAttemptAt == 160 && $0.mail == nil && !$0.isSuppressed })
-        let second = try store.write { try $0.claimDue(owner: "w2", now: 100, leaseUntil: 160, limit: 10) }
-        #expect(second.map(\.message.id) == Array(ids.suffix(2)))
-        #expect(try store.write { try $0.claimDue(owner: "w3", now: 159, leaseUntil: 219, limit: 10) }.isEmpty)
-        #expect(try store.write { try $0.claimDue(owner: "w3", now: 99, leaseUntil: 219, limit: 10) }.isEmpty)
-    }
-
-    @Test("the stored body comes back byte for byte on the next claim, and is erased once sent")
-    func bodyRoundTrip() throws {
-        let id = try enqueue(1)[0]
-        _ = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 1) }
-        let composed = mail("tok1")
-        #expect(try store.write { try $0.storeMail(id: id, owner: "w1", mail: composed) })
-        #expect(try store.write { try $0.storeMail(id: id, owner: "intruder", mail: mail("x")) } == false)
-        #expect(try store.write { try $0.markRetry(id: id, owner: "w1", at: 130, reply: "451 4.3.0 later") })
-        let retried = try store.read { try $0.outboxMessage(id: id) }
-        #expect(retried?.state == .retrying && retried?.attempts == 1 && retried?.lastReply == "451 4.3.0 later" && retried?.messageID == "<tok1@example.com>")
-        let again = try store.write { try $0.claimDue(owner: "w2", now: 130, leaseUntil: 190, limit: 1) }
-        #expect(again.first?.mail == composed)
-        #expect(try storedBody(id) == composed.bytes)
-        #expect(try store.write { try $0.markSent(id: id, owner: "w2", now: 131, reply: "250 2.0.0 queued") })
-        #expect(try storedBody(id) == nil)
-        let sent = try store.read { try $0.outboxMessage(id: id) }
-        #expect(sent?.state == .sent && sent?.attempts == 2 && sent?.finishedAt == 131 && sent?.lastReply == "250 2.0.0 queued")
-    }
-
-    @Test("only the lease holder can finish a message; an expired lease lets another worker take it")
-    func leaseOwnership() throws {
-        let id = try enqueue(1)[0]
-        _ = try store.write { try $0.claimDue(owner: "crashed", now: 100, leaseUntil: 160, limit: 1) }
-        let taken = try store.write { try $0.claimDue(owner: "w2", now: 160, leaseUntil: 220, limit: 1) }
-        #expect(taken.map(\.message.id) == [id])
-        #expect(try store.write { try $0.markSent(id: id, owner: "crashed", now: 161, reply: "250") } == false)
-        #expect(try store.write { try $0.markDead(id: id, owner: "crashed", now: 161, reply: "550") } == false)
-        #expect(try store.write { try $0.markRetry(id: id, owner: "crashed", at: 999, reply: "451") } == false)
-        try store.write { try $0.extendLeases(owner: "w2", leaseUntil: 400) }
-        #expect(try store.write { try $0.claimDue(owner: "w3", now: 300, leaseUntil: 360, limit: 1) }.isEmpty)
-        #expect(try store.write { try $0.releaseLeases(owner: "w2", ids: [id], at: 300) } == 1)
-        let released = try store.read { try $0.outboxMessage(id: id) }
-        #expect(released?.state == .queued && released?.nextAttemptAt == 300)
-    }
-
-    @Test("dead erases the body; suppression is by normalized address; retry and purge")
-    func deadSuppressRetryPurge() throws {
-        let ids = try enqueue(2)
-        _ = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 2) }
-        _ = try store.write { try $0.storeMail(id: ids[0], owner: "w1", mail: mail("dead")) }
-        let recipient = alice
-        try store.write { writer in
-            #expect(try writer.markDead(id: ids[0], owner: "w1", now: 101, reply: "550 5.1.1 unknown user"))
-            try writer.suppress(recipient, reason: "550 5.1.1 unknown user", now: 101)
-            try writer.suppress(recipient, reason: "again", now: 102)
-            #expect(try writer.markSent(id: ids[1], owner: "w1", now: 101, reply: "250"))
-        }
-        #expect(try storedBody(ids[0]) == nil)
-        #expect(try store.read { try $0.isSuppressed(EmailAddress.restored(localPart: "alice", domain: "example.com")) })
-        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.dead: 1, .sent: 1]))
-        #expect(try store.write { try $0.retryDead(id: ids[1], now: 200) } == false, "only dead messages are retried")
-        #expect(try store.write { try $0.retryDead(id: ids[0], now: 200) })
-        let claim = try store.write { try $0.claimDue(owner: "w1", now: 200, leaseUntil: 260, limit: 5) }
-        #expect(claim.count == 1 && claim.first?.isSuppressed == true && claim.first?.mail == nil)
-        #expect(try store.write { try $0.unsuppress(recipient) })
-        #expect(try store.read { try $0.isSuppressed(recipient) } == false)
-        #expect(try store.write { try $0.purgeFinished(before: 102) } == 1)
-        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.claimed: 1]))
-    }
-
-    @Test("two processes' stores claiming at once never get the same message")
-    func concurrentClaims() throws {
-        let ids = try enqueue(400)
-        let other = try SQLiteStore(path: database.path)
-        let stores: [SQLiteStore] = [store, other]
-        let claimed = Mutex<[Int64]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { worker in
-            let mine = stores[worker % 2]
-            while true {
-                let batch = (try? mine.write { try $0.claimDue(owner: "w\(worker)", now: 100, leaseUntil: 160, limit: 7) }) ?? []
-                if batch.isEmpty { return }
-                claimed.withLock { $0 += batch.map(\.message.id) }
-            }
-        }
-        let all = claimed.withLock { $0 }
-        #expect(all.count == ids.count)
-        #expect(Set(all) == Set(ids))
-    }
-
     @Test("the due query uses the partial index")
     func duePlanUsesIndex() throws {
         let db = try SQLiteConnection(path: database.path)
         var plan: [String] = []
         try db.query(
-            "EXPLAIN QUERY PLAN SELECT id FROM outbox WHERE \(SQLiteTransaction.unfinished) AND next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 8"
+            "EXPLAIN QUERY PLAN SELECT id FROM outbox WHERE \(SQLStoreTransaction.unfinished) AND next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 8"
         ) { plan.append($0.text(3) ?? "") }
         #expect(plan.contains { $0.contains("outbox_due") })
         for sql in [
-            "UPDATE outbox SET next_attempt_at = 1 WHERE \(SQLiteTransaction.unfinished) AND state = 'claimed' AND lease_owner = 'w'",
-            "SELECT count(*) FROM outbox WHERE \(SQLiteTransaction.unfinished)",
+            "UPDATE outbox SET next_attempt_at = 1 WHERE \(SQLStoreTransaction.unfinished) AND state = 'claimed' AND lease_owner = 'w'",
+            "SELECT count(*) FROM outbox WHERE \(SQLStoreTransaction.unfinished)",
         ] {
             var steps: [String] = []
             try db.query("EXPLAIN QUERY PLAN " + sql) { steps.append($0.text(3) ?? "") }
@@ -160,7 +58,7 @@ struct OutboxStoreTests {
     @Test("the statements run once per message build no temporary b-tree (an IN list of constants would)")
     func perMessageStatementsHaveNoEphemeralTables() throws {
         let db = try SQLiteConnection(path: database.path)
-        let tx = SQLiteTransaction(db)
+        let tx = SQLStoreTransaction(db)
         try db.execute("BEGIN IMMEDIATE")
         let now: Int64 = 100
         let request = ActionRequest(
@@ -306,4 +204,154 @@ struct OutboxStoreTests {
         let reopened = try SQLiteStore(path: database.path)
         #expect(try reopened.read { try $0.outboxCounts() }.byState[.claimed] == 2)
     }
+}
+
+/// One outbox test's database and store, of either kind.
+struct OutboxFixture {
+    let database: TestDatabase
+    let store: any Store
+    let alice = EmailAddress.restored(localPart: "Alice", domain: "example.com")
+
+    init(_ kind: StoreKind) throws {
+        database = try kind.database()
+        store = try database.open()
+    }
+
+    func mail(_ token: String) -> OutgoingMail {
+        OutgoingMail(
+            storedMessageID: "<\(token)@example.com>",
+            envelope: MailEnvelope(sender: "no-reply@example.com", recipients: ["Alice@example.com", "cc@example.com"]),
+            bytes: Array("Subject: \(token)\r\n\r\n.leading dot\r\n".utf8) + [0, 255])
+    }
+
+    func enqueue(_ count: Int, now: Int64 = 100, giveUpAt: Int64 = 10_000) throws -> [Int64] {
+        let recipient = alice
+        return try store.write { writer in
+            try (0..<count).map { try writer.enqueue(.signIn(requestID: "r\($0)"), recipient: recipient, now: now, giveUpAt: giveUpAt) }
+        }
+    }
+
+    /// The raw body column, to check it is erased.
+    func storedBody(_ id: Int64) throws -> [UInt8]? {
+        try database.withSQL { db in try db.first("SELECT body FROM outbox WHERE id = ?", [.integer(id)]) { $0.blob(0) } ?? nil }
+    }
+}
+
+@Suite("Outbox, on each store")
+struct OutboxStoreTests {
+    @Test("a message is queued with its intent and recipient, and listed without a body", arguments: StoreKind.available)
+    func enqueueAndList(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let ids = try fixture.enqueue(3)
+        let listed = try store.read { try $0.outboxMessages(state: nil, limit: 2) }
+        #expect(listed.map(\.id) == [ids[2], ids[1]])
+        let first = try store.read { try $0.outboxMessage(id: ids[0]) }
+        #expect(first?.intent == .signIn(requestID: "r0"))
+        #expect(first?.recipient.localPart == "Alice")
+        #expect(first?.state == .queued && first?.attempts == 0 && first?.nextAttemptAt == 100 && first?.giveUpAt == 10_000)
+        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.queued: 3]))
+    }
+
+    @Test("claiming is oldest due first, limited, and leased; a live lease is not claimed again", arguments: StoreKind.available)
+    func claim(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let ids = try fixture.enqueue(5)
+        let first = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 3) }
+        #expect(first.map(\.message.id) == Array(ids.prefix(3)))
+        #expect(first.allSatisfy { $0.message.state == .claimed && $0.message.nextAttemptAt == 160 && $0.mail == nil && !$0.isSuppressed })
+        let second = try store.write { try $0.claimDue(owner: "w2", now: 100, leaseUntil: 160, limit: 10) }
+        #expect(second.map(\.message.id) == Array(ids.suffix(2)))
+        #expect(try store.write { try $0.claimDue(owner: "w3", now: 159, leaseUntil: 219, limit: 10) }.isEmpty)
+        #expect(try store.write { try $0.claimDue(owner: "w3", now: 99, leaseUntil: 219, limit: 10) }.isEmpty)
+    }
+
+    @Test("the stored body comes back byte for byte on the next claim, and is erased once sent", arguments: StoreKind.available)
+    func bodyRoundTrip(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let id = try fixture.enqueue(1)[0]
+        _ = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 1) }
+        let composed = fixture.mail("tok1")
+        #expect(try store.write { try $0.storeMail(id: id, owner: "w1", mail: composed) })
+        #expect(try store.write { try $0.storeMail(id: id, owner: "intruder", mail: fixture.mail("x")) } == false)
+        #expect(try store.write { try $0.markRetry(id: id, owner: "w1", at: 130, reply: "451 4.3.0 later") })
+        let retried = try store.read { try $0.outboxMessage(id: id) }
+        #expect(retried?.state == .retrying && retried?.attempts == 1 && retried?.lastReply == "451 4.3.0 later" && retried?.messageID == "<tok1@example.com>")
+        let again = try store.write { try $0.claimDue(owner: "w2", now: 130, leaseUntil: 190, limit: 1) }
+        #expect(again.first?.mail == composed)
+        #expect(try fixture.storedBody(id) == composed.bytes)
+        #expect(try store.write { try $0.markSent(id: id, owner: "w2", now: 131, reply: "250 2.0.0 queued") })
+        #expect(try fixture.storedBody(id) == nil)
+        let sent = try store.read { try $0.outboxMessage(id: id) }
+        #expect(sent?.state == .sent && sent?.attempts == 2 && sent?.finishedAt == 131 && sent?.lastReply == "250 2.0.0 queued")
+    }
+
+    @Test("only the lease holder can finish a message; an expired lease lets another worker take it", arguments: StoreKind.available)
+    func leaseOwnership(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let id = try fixture.enqueue(1)[0]
+        _ = try store.write { try $0.claimDue(owner: "crashed", now: 100, leaseUntil: 160, limit: 1) }
+        let taken = try store.write { try $0.claimDue(owner: "w2", now: 160, leaseUntil: 220, limit: 1) }
+        #expect(taken.map(\.message.id) == [id])
+        #expect(try store.write { try $0.markSent(id: id, owner: "crashed", now: 161, reply: "250") } == false)
+        #expect(try store.write { try $0.markDead(id: id, owner: "crashed", now: 161, reply: "550") } == false)
+        #expect(try store.write { try $0.markRetry(id: id, owner: "crashed", at: 999, reply: "451") } == false)
+        try store.write { try $0.extendLeases(owner: "w2", leaseUntil: 400) }
+        #expect(try store.write { try $0.claimDue(owner: "w3", now: 300, leaseUntil: 360, limit: 1) }.isEmpty)
+        #expect(try store.write { try $0.releaseLeases(owner: "w2", ids: [id], at: 300) } == 1)
+        let released = try store.read { try $0.outboxMessage(id: id) }
+        #expect(released?.state == .queued && released?.nextAttemptAt == 300)
+    }
+
+    @Test("dead erases the body; suppression is by normalized address; retry and purge", arguments: StoreKind.available)
+    func deadSuppressRetryPurge(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let ids = try fixture.enqueue(2)
+        _ = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 2) }
+        _ = try store.write { try $0.storeMail(id: ids[0], owner: "w1", mail: fixture.mail("dead")) }
+        let recipient = fixture.alice
+        try store.write { writer in
+            #expect(try writer.markDead(id: ids[0], owner: "w1", now: 101, reply: "550 5.1.1 unknown user"))
+            try writer.suppress(recipient, reason: "550 5.1.1 unknown user", now: 101)
+            try writer.suppress(recipient, reason: "again", now: 102)
+            #expect(try writer.markSent(id: ids[1], owner: "w1", now: 101, reply: "250"))
+        }
+        #expect(try fixture.storedBody(ids[0]) == nil)
+        #expect(try store.read { try $0.isSuppressed(EmailAddress.restored(localPart: "alice", domain: "example.com")) })
+        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.dead: 1, .sent: 1]))
+        #expect(try store.write { try $0.retryDead(id: ids[1], now: 200) } == false, "only dead messages are retried")
+        #expect(try store.write { try $0.retryDead(id: ids[0], now: 200) })
+        let claim = try store.write { try $0.claimDue(owner: "w1", now: 200, leaseUntil: 260, limit: 5) }
+        #expect(claim.count == 1 && claim.first?.isSuppressed == true && claim.first?.mail == nil)
+        #expect(try store.write { try $0.unsuppress(recipient) })
+        #expect(try store.read { try $0.isSuppressed(recipient) } == false)
+        #expect(try store.write { try $0.purgeFinished(before: 102) } == 1)
+        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.claimed: 1]))
+    }
+
+    @Test("two processes' stores claiming at once never get the same message", arguments: StoreKind.available)
+    func concurrentClaims(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let ids = try fixture.enqueue(400)
+        let other = try fixture.database.open()
+        let stores: [any Store] = [store, other]
+        let claimed = Mutex<[Int64]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            let mine = stores[worker % 2]
+            while true {
+                let batch = (try? mine.write { try $0.claimDue(owner: "w\(worker)", now: 100, leaseUntil: 160, limit: 7) }) ?? []
+                if batch.isEmpty { return }
+                claimed.withLock { $0 += batch.map(\.message.id) }
+            }
+        }
+        let all = claimed.withLock { $0 }
+        #expect(all.count == ids.count)
+        #expect(Set(all) == Set(ids))
+    }
+
 }

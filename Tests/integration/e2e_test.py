@@ -4,7 +4,8 @@ STARTTLS + AUTH to aiosmtpd (smtp_server.py, with a CA it makes), driven over HT
 step ran); each step asserts what shared/API.md promises.
 
 Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir for the database, the mail,
-logs and screenshots; made if absent), CHROMIUM / CHROMEDRIVER (default /usr/bin/…).
+logs and screenshots; made if absent), CHROMIUM / CHROMEDRIVER (default /usr/bin/…), E2E_DATABASE
+(the --database to use instead of a SQLite file there: e2e-postgres.sh gives a PostgreSQL one).
 """
 import base64
 import email
@@ -158,7 +159,7 @@ class Postern:
         self.work = work
         self.port = free_port()
         self.public_url = f"http://127.0.0.1:{self.port}"
-        self.database = os.path.join(work, "postern.db")
+        self.database = os.environ.get("E2E_DATABASE") or os.path.join(work, "postern.db")
         password_file = os.path.join(work, "smtp-password")
         with open(password_file, "w") as f:
             f.write(SMTP_PASSWORD + "\n")

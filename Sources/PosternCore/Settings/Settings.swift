@@ -3,7 +3,13 @@ import Foundation
 /// Every setting API.md lists, resolved: a flag beats the environment, which beats the JSON file.
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:8080"
+    /// A SQLite file, or a PostgreSQL connection string (`postgres://…` or libpq `key=value` pairs).
     public var database = "./postern.db"
+    /// The master key file; nil: beside a SQLite file (`postern.db` → `postern.key`), or
+    /// `./postern.key` with PostgreSQL.
+    public var masterKeyFile: String?
+    /// Most connections the PostgreSQL store's pool opens (unused with SQLite).
+    public var pgConnections: Int64 = 8
     public var smtpURL: String?
     public var smtpCAFile: String?
     public var smtpPasswordFile: String?
@@ -101,10 +107,15 @@ public struct Settings: Sendable, Equatable {
             }
             s.listen = v
         },
-        text("database", "POSTERN_DATABASE", "SQLite file (default ./postern.db)") { s, v throws(SettingsError) in
+        text("database", "POSTERN_DATABASE", "SQLite file (default ./postern.db), or PostgreSQL: postgres://user@host:5432/db or libpq key=value pairs (host=… dbname=…)") { s, v throws(SettingsError) in
             guard !v.isEmpty else { throw SettingsError("must not be empty") }
             s.database = v
         },
+        text("master-key-file", "POSTERN_MASTER_KEY_FILE", "the 0600 file whose key seals the signing keys in the database; every daemon on one database needs the same (default: beside a SQLite file, postern.db → postern.key; ./postern.key with PostgreSQL)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.masterKeyFile = v
+        },
+        number("pg-connections", "POSTERN_PG_CONNECTIONS", "most connections to PostgreSQL this daemon opens (default 8; unused with SQLite)", minimum: 1, maximum: 1000) { s, v in s.pgConnections = v },
         text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25 or file:DIR (default: file:./mail-out)") { s, v throws(SettingsError) in
             let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:"]
             guard schemes.contains(where: { v.hasPrefix($0) }), v.count > 5 else {

@@ -5,6 +5,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case notFound(String)
         case unavailable(String)
         case corrupt(String)
+        case duplicate(String)
+        case newerSchema(found: Int, known: Int)
     }
     private let kind: Kind
 
@@ -17,8 +19,21 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stored value could not be read back.
     public static func corrupt(_ detail: String) -> StoreError { StoreError(kind: .corrupt(detail)) }
 
+    /// A row with the same key exists already (`what` names the key, never its value).
+    public static func duplicate(_ what: String) -> StoreError { StoreError(kind: .duplicate(what)) }
+    /// The database was migrated by a newer Postern (schema `found`, this one knows up to `known`):
+    /// serving it could misread rows the newer version writes, so the store refuses to open it.
+    public static func newerSchema(found: Int, known: Int) -> StoreError {
+        StoreError(kind: .newerSchema(found: found, known: known))
+    }
+
     /// True for `addressTaken`.
     public var isAddressTaken: Bool { kind == .addressTaken }
+    /// True for `newerSchema`.
+    public var isNewerSchema: Bool {
+        if case .newerSchema = kind { return true }
+        return false
+    }
 
     public var description: String {
         switch kind {
@@ -26,6 +41,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notFound(let what): "no such \(what)"
         case .unavailable(let detail): "the store is unavailable: \(detail)"
         case .corrupt(let detail): "the store holds an unreadable value: \(detail)"
+        case .duplicate(let what): "a row with that key exists already (\(what))"
+        case .newerSchema(let found, let known):
+            "the database's schema is version \(found), newer than this postern knows (\(known)): run the newer postern, or restore a backup made before it migrated"
         }
     }
 }
@@ -100,7 +118,7 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
     func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws
 }
 
-/// Durable state behind Core. SQLite is the embedded default; PostgreSQL can implement the same.
+/// Durable state behind Core. SQLite is the embedded default; PostgreSQL implements the same.
 ///
 /// A write closure runs inside a transaction and is committed durably before `write` returns;
 /// writers may be batched into one commit (group commit). If the closure throws, none of its changes
@@ -110,8 +128,10 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
 /// before it and none that commits after it starts, as if the writes ran one at a time (SQLite:
 /// one writer thread runs them in turn, each in its own savepoint). The flows read, decide and
 /// write in one closure on that basis ("consumed?", "guess budget left?", "lease still mine?"). A
-/// store that runs writes concurrently must give the same guarantee (PostgreSQL: SERIALIZABLE, or
-/// row locks on what a closure reads before it decides, with retries of serialization failures).
+/// store that runs writes concurrently must give the same guarantee (PostgreSQL: SERIALIZABLE
+/// transactions on a pool of connections, a serialization failure or deadlock retried): such a
+/// store may run a closure more than once, so a closure has no effect outside the store that
+/// matters if repeated (a counter in memory may count twice) and returns what its last run decided.
 /// Reads see one consistent snapshot, which may be older than a write that has just returned.
 public protocol Store: Sendable {
     /// Runs `body` against a consistent snapshot.

@@ -40,6 +40,9 @@ final class ApprovalWaits: Sendable {
         return nil
     }
 
+    /// How many calls wait now.
+    var inFlight: Int { waiting.load(ordering: .relaxed) }
+
     /// Ends every wait at its next look, and makes new calls answer at once.
     func stop() { stopping.store(true, ordering: .relaxed) }
 }

@@ -1,18 +1,21 @@
 import PosternCore
 import PosternCrypto
 
-/// The `StoreWriter` over one connection inside an open transaction.
-final class SQLiteTransaction: StoreWriter {
-    let db: SQLiteConnection
+/// The `StoreWriter` over one connection inside an open transaction: the store's SQL, written
+/// once for SQLite and PostgreSQL (``SQLSession`` is the seam; the outbox claim is the one
+/// statement written per dialect).
+public final class SQLStoreTransaction: StoreWriter {
+    let db: any SQLSession
     /// Set by the writes that make mail due (`enqueue`, `retryDead`); the writer reads and resets
     /// it around each closure, and rings the doorbell after a commit that kept one.
-    var queuedMail = false
+    public var queuedMail = false
 
-    init(_ db: SQLiteConnection) { self.db = db }
+    /// The transaction over `db`, which has a transaction open (or opens one on its first statement).
+    public init(_ db: any SQLSession) { self.db = db }
 
     // MARK: keys
 
-    func keys(purpose: KeyPurpose) throws -> [KeyRecord] {
+    public func keys(purpose: KeyPurpose) throws -> [KeyRecord] {
         var keys: [KeyRecord] = []
         try db.query(
             "SELECT id, status, created_at, retired_at, verify_until, sealed_secret FROM keys WHERE purpose = ? ORDER BY status = 'active' DESC, created_at DESC",
@@ -30,7 +33,7 @@ final class SQLiteTransaction: StoreWriter {
         return keys
     }
 
-    func insertKey(_ key: KeyRecord) throws {
+    public func insertKey(_ key: KeyRecord) throws {
         try db.execute(
             "INSERT INTO keys (id, purpose, status, created_at, retired_at, verify_until, sealed_secret) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
@@ -40,7 +43,7 @@ final class SQLiteTransaction: StoreWriter {
             ])
     }
 
-    func updateKey(_ key: KeyRecord) throws {
+    public func updateKey(_ key: KeyRecord) throws {
         let changed = try db.execute(
             "UPDATE keys SET status = ?, retired_at = ?, verify_until = ? WHERE id = ?",
             [
@@ -50,7 +53,7 @@ final class SQLiteTransaction: StoreWriter {
         guard changed == 1 else { throw StoreError.notFound("key") }
     }
 
-    func removeExpiredKeys(purpose: KeyPurpose, now: Int64) throws -> Int {
+    public func removeExpiredKeys(purpose: KeyPurpose, now: Int64) throws -> Int {
         try db.execute(
             "DELETE FROM keys WHERE purpose = ? AND status = 'retired' AND verify_until <= ?",
             [.text(purpose.rawValue), .integer(now)])
@@ -61,7 +64,7 @@ final class SQLiteTransaction: StoreWriter {
     private static let accountColumns =
         "a.uid, a.email_verified, a.password_hash, a.display_name, a.attributes, a.locale, a.disabled, a.created_at, a.last_sign_in_at, a.providers, d.local_part, d.domain, a.session_version"
 
-    private func readAccount(_ row: Statement) -> Account {
+    private func readAccount(_ row: any SQLRow) -> Account {
         let email = row.text(10).flatMap { local in row.text(11).map { EmailAddress.restored(localPart: local, domain: $0) } }
         let providers = Set((row.text(9) ?? "").split(separator: ",").compactMap { Provider(rawValue: String($0)) })
         return Account(
@@ -71,19 +74,19 @@ final class SQLiteTransaction: StoreWriter {
             sessionVersion: row.integer(12))
     }
 
-    func account(uid: String) throws -> Account? {
+    public func account(uid: String) throws -> Account? {
         try db.first(
             "SELECT \(Self.accountColumns) FROM accounts a LEFT JOIN addresses d ON d.uid = a.uid WHERE a.uid = ?",
             [.text(uid)], readAccount)
     }
 
-    func account(address: EmailAddress) throws -> Account? {
+    public func account(address: EmailAddress) throws -> Account? {
         try db.first(
             "SELECT \(Self.accountColumns) FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",
             [.text(address.normalized)], readAccount)
     }
 
-    func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
+    public func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
         try db.first(
             "SELECT a.uid, a.password_hash FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",
             [.text(address.normalized)]
@@ -104,23 +107,22 @@ final class SQLiteTransaction: StoreWriter {
     private func setAddress(of account: Account) throws {
         try db.execute("DELETE FROM addresses WHERE uid = ?", [.text(account.uid)])
         guard let email = account.email else { return }
-        do {
-            try db.execute(
-                "INSERT INTO addresses (normalized, local_part, domain, uid) VALUES (?, ?, ?, ?)",
-                [.text(email.normalized), .text(email.localPart), .text(email.domain), .text(account.uid)])
-        } catch let error as SQLiteError where error.isUniqueViolation {
-            throw StoreError.addressTaken
-        }
+        // DO NOTHING rather than an error: PostgreSQL aborts the whole transaction on a failed
+        // statement, and a closure may go on after `addressTaken`.
+        let inserted = try db.execute(
+            "INSERT INTO addresses (normalized, local_part, domain, uid) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [.text(email.normalized), .text(email.localPart), .text(email.domain), .text(account.uid)])
+        guard inserted == 1 else { throw StoreError.addressTaken }
     }
 
-    func insertAccount(_ account: Account) throws {
+    public func insertAccount(_ account: Account) throws {
         try db.execute(
             "INSERT INTO accounts (email_verified, password_hash, display_name, attributes, locale, disabled, created_at, last_sign_in_at, providers, session_version, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             accountValues(account))
         try setAddress(of: account)
     }
 
-    func updateAccount(_ account: Account) throws {
+    public func updateAccount(_ account: Account) throws {
         let changed = try db.execute(
             "UPDATE accounts SET email_verified = ?, password_hash = ?, display_name = ?, attributes = ?, locale = ?, disabled = ?, created_at = ?, last_sign_in_at = ?, providers = ?, session_version = ? WHERE uid = ?",
             accountValues(account))
@@ -128,23 +130,23 @@ final class SQLiteTransaction: StoreWriter {
         try setAddress(of: account)
     }
 
-    func deleteAccount(uid: String) throws {
+    public func deleteAccount(uid: String) throws {
         try db.execute("DELETE FROM accounts WHERE uid = ?", [.text(uid)])
     }
 
     // MARK: the single-use ledger
 
-    func isConsumed(nonce: [UInt8]) throws -> Bool {
+    public func isConsumed(nonce: [UInt8]) throws -> Bool {
         try db.first("SELECT 1 FROM consumed_codes WHERE nonce_hash = ?", [.blob(SHA256.hash(nonce))]) { _ in true } ?? false
     }
 
-    func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool {
+    public func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool {
         try db.execute(
             "INSERT INTO consumed_codes (nonce_hash, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [.blob(SHA256.hash(nonce)), .integer(expiresAt)]) == 1
     }
 
-    func pruneConsumedCodes(now: Int64) throws -> Int {
+    public func pruneConsumedCodes(now: Int64) throws -> Int {
         try db.execute("DELETE FROM consumed_codes WHERE expires_at <= ?", [.integer(now)])
     }
 }

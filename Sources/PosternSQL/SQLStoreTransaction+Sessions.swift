@@ -1,13 +1,13 @@
 import PosternCore
 import PosternCrypto
 
-extension SQLiteTransaction {
+extension SQLStoreTransaction {
     // MARK: action requests
 
     private static let requestColumns =
         "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at"
 
-    private func readRequest(_ row: Statement) throws -> ActionRequest {
+    private func readRequest(_ row: any SQLRow) throws -> ActionRequest {
         guard let id = row.text(0), let purpose = row.text(1).flatMap(ActionRequest.Purpose.init(rawValue:)),
             let email = try row.text(2).map({ try EmailAddress.parse($0) })
         else { throw StoreError.corrupt("action request row") }
@@ -20,18 +20,18 @@ extension SQLiteTransaction {
     }
 
     /// The approval columns (number, choices "a,b,c", device, approved_at), nil when unset.
-    private func readApproval(_ row: Statement, from first: Int32) throws -> ActionRequest.Approval? {
+    private func readApproval(_ row: any SQLRow, from first: Int32) throws -> ActionRequest.Approval? {
         guard let number = row.optionalInteger(first) else { return nil }
         let choices = (row.text(first + 1) ?? "").split(separator: ",").compactMap { Int($0) }
         guard choices.count == 3, let device = row.text(first + 2) else { throw StoreError.corrupt("action request approval") }
         return ActionRequest.Approval(number: Int(number), choices: choices, device: device, approvedAt: row.optionalInteger(first + 3))
     }
 
-    func actionRequest(id: String) throws -> ActionRequest? {
+    public func actionRequest(id: String) throws -> ActionRequest? {
         try db.first("SELECT \(Self.requestColumns) FROM action_requests WHERE id = ?", [.text(id)], readRequest)
     }
 
-    func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
+    public func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
         var out: [ActionRequest] = []
         try db.query(
             "SELECT \(Self.requestColumns) FROM action_requests WHERE normalized = ? AND purpose = ? AND consumed_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 20",
@@ -55,26 +55,26 @@ extension SQLiteTransaction {
         ]
     }
 
-    func insertActionRequest(_ request: ActionRequest) throws {
+    public func insertActionRequest(_ request: ActionRequest) throws {
         try db.execute(
             "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             requestValues(request))
     }
 
-    func updateActionRequest(_ request: ActionRequest) throws {
+    public func updateActionRequest(_ request: ActionRequest) throws {
         let changed = try db.execute(
             "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ?, approval_number = ?, approval_choices = ?, approval_device = ?, approved_at = ? WHERE id = ?",
             requestValues(request))
         guard changed == 1 else { throw StoreError.notFound("action request") }
     }
 
-    func pruneActionRequests(now: Int64) throws -> Int {
+    public func pruneActionRequests(now: Int64) throws -> Int {
         try db.execute("DELETE FROM action_requests WHERE expires_at <= ?", [.integer(now)])
     }
 
     // MARK: refresh tokens
 
-    func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
+    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
         try db.first(
             "SELECT family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked FROM refresh_tokens WHERE token_hash = ?",
             [.blob(hash)]
@@ -86,7 +86,7 @@ extension SQLiteTransaction {
         }
     }
 
-    func insertRefreshToken(_ t: RefreshTokenRecord) throws {
+    public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
         try db.execute(
             "INSERT INTO refresh_tokens (token_hash, family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -95,21 +95,21 @@ extension SQLiteTransaction {
             ])
     }
 
-    func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws {
+    public func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws {
         try db.execute("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ?", [.integer(at), .blob(hash)])
     }
 
-    func revokeRefreshFamily(_ family: String) throws -> Int {
+    public func revokeRefreshFamily(_ family: String) throws -> Int {
         try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE family = ? AND revoked = 0", [.text(family)])
     }
 
-    func revokeRefreshTokens(uid: String) throws -> Int {
+    public func revokeRefreshTokens(uid: String) throws -> Int {
         try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE uid = ? AND revoked = 0", [.text(uid)])
     }
 
     // MARK: rate limits
 
-    func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
+    public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
         try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - 3600)])
         var times: [Int64] = []
         try db.query("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [.blob(bucket)]) { times.append($0.integer(0)) }
@@ -122,13 +122,13 @@ extension SQLiteTransaction {
 
     // MARK: guess budgets
 
-    func guessRecord(bucket: [UInt8]) throws -> GuessRecord? {
+    public func guessRecord(bucket: [UInt8]) throws -> GuessRecord? {
         try db.first("SELECT failures, last_failure_at FROM guess_budgets WHERE bucket = ?", [.blob(bucket)]) {
             GuessRecord(failures: $0.integer(0), lastFailureAt: $0.integer(1))
         }
     }
 
-    func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws {
+    public func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws {
         if let record {
             try db.execute(
                 "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?) ON CONFLICT (bucket) DO UPDATE SET failures = excluded.failures, last_failure_at = excluded.last_failure_at",

@@ -1,0 +1,245 @@
+internal import CLibPQ
+import PosternSQL
+
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// One libpq connection (`PGconn`), used by one thread at a time as libpq requires; caches its
+/// prepared statements. A connection that broke is thrown away, never repaired: its replacement
+/// starts with an empty cache, so every statement is prepared again on it.
+final class PostgresConnection {
+    private let handle: OpaquePointer
+    private let connectionString: PostgresConnectionString
+    /// SQL as the store writes it (`?` placeholders) → the server-side statement's name.
+    private var prepared: [String: String] = [:]
+
+    /// Connects; `application_name` is postern unless the string sets one, and a TCP connect
+    /// gives up after 10 s unless it sets `connect_timeout`.
+    /// - Throws: `PostgresError` (connection lost) with libpq's message, the password scrubbed.
+    init(_ connectionString: PostgresConnectionString) throws {
+        self.connectionString = connectionString
+        // Later keywords override earlier ones, and `dbname` expands to the whole string: the
+        // defaults go first, the operator's string after them.
+        let keywords = ["connect_timeout", "dbname", "fallback_application_name"]
+        let values = ["10", connectionString.text, "postern"]
+        let connection = Self.withCStrings(keywords) { keywordPointers in
+            Self.withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
+        }
+        guard let connection else {
+            throw PostgresError(sqlState: nil, message: "out of memory", constraint: nil, sql: nil, connectionLost: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = connectionString.scrub(Self.trimmed(PQerrorMessage(connection)))
+            PQfinish(connection)
+            throw PostgresError(sqlState: nil, message: message, constraint: nil, sql: nil, connectionLost: true)
+        }
+        postern_pq_silence_notices(connection)
+        handle = connection
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// False once the socket is closed or the server ended the session.
+    var isUsable: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// How many statements this connection has prepared (for tests of the re-preparation).
+    var preparedCount: Int { prepared.count }
+
+    /// The server process serving this connection (for tests that end it).
+    var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// Runs `sql` with the simple protocol: no parameters, several statements allowed, text results.
+    func executeSimple(_ sql: String) throws {
+        let result = PostgresResult(PQexec(handle, sql))
+        try check(result, sql: sql)
+    }
+
+    /// The command tag of the last simple statement (`COMMIT`, or `ROLLBACK` when a COMMIT found
+    /// the transaction aborted).
+    func commit() throws -> Bool {
+        let result = PostgresResult(PQexec(handle, "COMMIT"))
+        try check(result, sql: "COMMIT")
+        return result.commandStatus == "COMMIT"
+    }
+
+    /// Runs a statement with `?` placeholders as a prepared statement (preparing it on first use),
+    /// the arguments as text or, for bytes, binary; the results in binary.
+    func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
+        let name = try statementName(for: sql, parameters: args.count)
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        var buffers: [UnsafeMutablePointer<CChar>?] = []
+        defer { for buffer in buffers { buffer?.deallocate() } }
+        for value in args {
+            let bytes: [UInt8]?
+            switch value {
+            case .integer(let v): bytes = Array(String(v).utf8)
+            case .text(let v): bytes = Array(v.utf8)
+            case .blob(let v): bytes = v
+            case .null: bytes = nil
+            }
+            guard let bytes else {
+                buffers.append(nil)
+                lengths.append(0)
+                formats.append(0)
+                continue
+            }
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            bytes.withUnsafeBufferPointer { source in
+                for index in 0..<bytes.count { buffer[index] = CChar(bitPattern: source[index]) }
+            }
+            buffer[bytes.count] = 0
+            buffers.append(buffer)
+            lengths.append(Int32(bytes.count))
+            if case .blob = value { formats.append(1) } else { formats.append(0) }
+        }
+        let raw = buffers.map { UnsafePointer($0) }
+        let result = PostgresResult(PQexecPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1))
+        try check(result, sql: sql)
+        return result
+    }
+
+    private func statementName(for sql: String, parameters: Int) throws -> String {
+        if let name = prepared[sql] { return name }
+        let name = "postern_\(prepared.count + 1)"
+        let result = PostgresResult(PQprepare(handle, name, Self.numberedPlaceholders(sql), 0, nil))
+        try check(result, sql: sql)
+        prepared[sql] = name
+        return name
+    }
+
+    /// `?` → `$1`, `$2`, … outside quoted literals and identifiers.
+    static func numberedPlaceholders(_ sql: String) -> String {
+        var out = ""
+        var number = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                out.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                out.append(character)
+            } else if character == "?" {
+                number += 1
+                out += "$\(number)"
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// The one error funnel: throws unless `result` says the statement succeeded.
+    private func check(_ result: PostgresResult, sql: String) throws {
+        switch result.status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
+        default: break
+        }
+        let lost = !isUsable
+        guard result.pointer != nil else {
+            throw PostgresError(
+                sqlState: nil, message: connectionString.scrub(Self.trimmed(PQerrorMessage(handle))), constraint: nil, sql: sql,
+                connectionLost: lost)
+        }
+        let primary = result.field(postern_pq_diag_message_primary()) ?? Self.trimmed(PQerrorMessage(handle))
+        throw PostgresError(
+            sqlState: result.field(postern_pq_diag_sqlstate()), message: connectionString.scrub(primary),
+            constraint: result.field(postern_pq_diag_constraint_name()), sql: sql, connectionLost: lost)
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown libpq error" }
+        var text = String(cString: message)
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return text.isEmpty ? "unknown libpq error" : text
+    }
+
+    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let copies = strings.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        return body(copies.map { UnsafePointer($0) } + [nil])
+    }
+}
+
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}
+
+/// One `PGresult`, cleared when the last reference goes. Rows are read in binary by type.
+final class PostgresResult {
+    let pointer: OpaquePointer?
+
+    init(_ pointer: OpaquePointer?) { self.pointer = pointer }
+
+    deinit { if let pointer { PQclear(pointer) } }
+
+    var status: ExecStatusType { pointer.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR }
+
+    /// Rows changed by an INSERT, UPDATE or DELETE (`PQcmdTuples`); 0 for other statements.
+    var changedRows: Int {
+        guard let pointer, let text = PQcmdTuples(pointer) else { return 0 }
+        return Int(String(cString: text)) ?? 0
+    }
+
+    var commandStatus: String {
+        guard let pointer, let text = PQcmdStatus(pointer) else { return "" }
+        return String(cString: text)
+    }
+
+    var rowCount: Int32 { pointer.map { PQntuples($0) } ?? 0 }
+
+    func field(_ code: Int32) -> String? {
+        guard let pointer, let value = PQresultErrorField(pointer, code) else { return nil }
+        return String(cString: value)
+    }
+}
+
+@available(*, unavailable)
+extension PostgresResult: Sendable {}
+
+/// One row of a binary-format result.
+struct PostgresRow: SQLRow {
+    let result: PostgresResult
+    let row: Int32
+
+    // Type OIDs (pg_type.h): the ones the schema uses.
+    private static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23
+
+    private func bytes(_ column: Int32) -> UnsafeRawBufferPointer? {
+        guard let pointer = result.pointer, column < PQnfields(pointer), PQgetisnull(pointer, row, column) == 0,
+            let value = PQgetvalue(pointer, row, column)
+        else { return nil }
+        return UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(pointer, row, column)))
+    }
+
+    func isNull(_ column: Int32) -> Bool { bytes(column) == nil }
+
+    func integer(_ column: Int32) -> Int64 {
+        guard let pointer = result.pointer, let bytes = bytes(column) else { return 0 }
+        let type = PQftype(pointer, column)
+        let width: Int
+        switch type {
+        case Self.bool: return bytes.first.map { $0 != 0 ? 1 : 0 } ?? 0
+        case Self.int2: width = 2
+        case Self.int4: width = 4
+        case Self.int8: width = 8
+        default: return 0
+        }
+        guard bytes.count == width else { return 0 }
+        // Big-endian two's complement, sign-extended from its width.
+        var value: Int64 = bytes[0] & 0x80 != 0 ? -1 : 0
+        for byte in bytes { value = value << 8 | Int64(byte) }
+        return value
+    }
+
+    func text(_ column: Int32) -> String? {
+        bytes(column).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func blob(_ column: Int32) -> [UInt8]? {
+        bytes(column).map { Array($0) }
+    }
+}

@@ -1,0 +1,133 @@
+import PosternSQL
+
+/// One attempt at one transaction on a borrowed connection: the ``SQLSession`` the store's SQL
+/// runs on. The transaction begins with its first statement, so that its isolation can follow
+/// what that statement is (see ``Isolation``).
+final class PostgresSession: SQLSession {
+    /// How the transaction isolates itself.
+    enum Isolation {
+        /// A snapshot for a read closure: `REPEATABLE READ, READ ONLY`.
+        case readOnly
+        /// Every write closure may run SERIALIZABLE; one whose first statement is a row-locked
+        /// operation (``SQLSession/rowLocked(_:)``: a lease-checked outbox update or claim) runs
+        /// READ COMMITTED, so a claim skips the rows another connection holds instead of failing.
+        /// If such a transaction then runs any other statement, the session refuses it
+        /// (``needsSerializable``) and the store runs the closure again, SERIALIZABLE from the start.
+        case chosenByFirstStatement
+        /// SERIALIZABLE from the first statement.
+        case serializable
+    }
+
+    let dialect = SQLDialect.postgres
+    let connection: PostgresConnection
+    private let isolation: Isolation
+    private let syncingLater: Bool
+    /// Whether BEGIN was sent; then whether it was READ COMMITTED.
+    private(set) var begun = false
+    private var readCommitted = false
+    private var rowLockedDepth = 0
+    /// The first failure the server reported: the transaction is aborted from then on.
+    private(set) var failure: PostgresError?
+    /// A READ COMMITTED transaction was asked for a statement that needs SERIALIZABLE.
+    private(set) var needsSerializable = false
+
+    /// The signal that unwinds a closure whose transaction must start again SERIALIZABLE.
+    struct SerializableNeeded: Error {}
+
+    init(_ connection: PostgresConnection, isolation: Isolation, syncingLater: Bool) {
+        self.connection = connection
+        self.isolation = isolation
+        self.syncingLater = syncingLater
+    }
+
+    func rowLocked<T>(_ body: () throws -> T) throws -> T {
+        rowLockedDepth += 1
+        defer { rowLockedDepth -= 1 }
+        return try body()
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ args: [SQLValue]) throws -> Int {
+        try run(sql, args).changedRows
+    }
+
+    func query(_ sql: String, _ args: [SQLValue], row: (any SQLRow) throws -> Void) throws {
+        let result = try run(sql, args)
+        for index in 0..<result.rowCount { try row(PostgresRow(result: result, row: index)) }
+    }
+
+    func insertReturningID(_ sql: String, _ args: [SQLValue]) throws -> Int64 {
+        let result = try run(sql + " RETURNING id", args)
+        guard result.rowCount == 1 else { throw PostgresError.noRow(sql) }
+        return PostgresRow(result: result, row: 0).integer(0)
+    }
+
+    /// Begins the transaction if this is its first statement, then runs `sql`; records the
+    /// failure that aborts the transaction.
+    private func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
+        if let failure { throw failure }
+        do {
+            try beginIfNeeded()
+            return try connection.run(sql, args)
+        } catch let error as PostgresError {
+            failure = error
+            throw error
+        }
+    }
+
+    private func beginIfNeeded() throws {
+        if begun {
+            if readCommitted && rowLockedDepth == 0 {
+                needsSerializable = true
+                throw SerializableNeeded()
+            }
+            return
+        }
+        var begin: String
+        switch isolation {
+        case .readOnly:
+            begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        case .serializable:
+            begin = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        case .chosenByFirstStatement:
+            readCommitted = rowLockedDepth > 0
+            begin = readCommitted ? "BEGIN ISOLATION LEVEL READ COMMITTED" : "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        }
+        // Committed at once, flushed by the WAL writer within wal_writer_delay (200 ms by default).
+        if syncingLater && isolation != .readOnly { begin += "; SET LOCAL synchronous_commit TO off" }
+        begun = true
+        try connection.executeSimple(begin)
+    }
+
+    /// Commits what ran. Throws the failure that aborted the transaction, or COMMIT's own.
+    func commit() throws {
+        if let failure { throw failure }
+        guard begun else { return }
+        do {
+            guard try connection.commit() else {
+                throw PostgresError(
+                    sqlState: "40001", message: "the transaction was rolled back at commit", constraint: nil, sql: "COMMIT",
+                    connectionLost: false)
+            }
+        } catch let error as PostgresError {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Rolls back what ran, if anything; a connection that cannot roll back is not reused.
+    func rollback() {
+        guard begun, connection.isUsable else { return }
+        _ = try? connection.executeSimple("ROLLBACK")
+    }
+}
+
+@available(*, unavailable)
+extension PostgresSession: Sendable {}
+
+extension PostgresError {
+    /// An INSERT … RETURNING that returned no row.
+    static func noRow(_ sql: String) -> PostgresError {
+        PostgresError(sqlState: nil, message: "the statement returned no row", constraint: nil, sql: sql, connectionLost: false)
+    }
+}

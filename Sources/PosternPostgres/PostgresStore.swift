@@ -1,0 +1,172 @@
+import Foundation
+import PosternCore
+import PosternSQL
+import Synchronization
+
+/// The store on PostgreSQL, for several daemons on one database.
+///
+/// Each `read` and `write` is one transaction on a connection lent by a small pool (one thread per
+/// connection at a time, as libpq requires). Writes are SERIALIZABLE, so the flows' read-decide-write
+/// closures keep the guarantee ``Store`` documents across connections and daemons; a
+/// serialization failure (40001) or a deadlock (40P01) runs the closure again, up to
+/// ``maximumAttempts`` times. A transaction made only of the outbox's row-locked operations (a
+/// claim, a lease-checked outcome) runs READ COMMITTED, so claims by several connections skip each
+/// other's rows (`FOR UPDATE SKIP LOCKED`) instead of failing; see ``PostgresSession/Isolation``.
+///
+/// Durable: `write` returns after COMMIT, which waits for the WAL flush under the server's
+/// `synchronous_commit` (on by default); `writeSyncingLater` commits with `synchronous_commit`
+/// off for that transaction (flushed by the WAL writer within `wal_writer_delay`, 200 ms by
+/// default). Commits of concurrent connections share the server's WAL flushes.
+///
+/// A connection the server closed (08xxx, 57P01) is dropped; the next transaction opens a new one
+/// and prepares its statements afresh. A transaction that lost its connection before COMMIT was
+/// sent is run again once on a new connection; one that lost it during COMMIT fails with
+/// `unavailable` (it may or may not have committed).
+public final class PostgresStore: Store {
+    /// How often a closure runs at most when the server keeps refusing to serialize it.
+    static let maximumAttempts = 30
+
+    private let connectionString: PostgresConnectionString
+    private let pool: PostgresPool
+    private let closed = Atomic<Bool>(false)
+    private let retryCount = Atomic<Int>(0)
+    /// Rung after each commit that queued mail.
+    public let mailDoorbell = MailDoorbell()
+
+    /// Connects, migrates (under the advisory lock) and checks the schema.
+    /// - Parameters:
+    ///   - connectionString: a `postgres://` URI or libpq `key=value` pairs.
+    ///   - connections: the most connections the pool opens (more only for a moment, see ``PostgresPool``).
+    /// - Throws: `StoreError.unavailable` (naming the server, never the password) when it cannot
+    ///   connect or migrate; `StoreError.newerSchema` when a newer Postern migrated the database.
+    public init(connectionString text: String, connections: Int = 8) throws {
+        guard let connectionString = PostgresConnectionString(text) else {
+            throw StoreError.unavailable("not a PostgreSQL connection string (postgres://… or key=value pairs)")
+        }
+        self.connectionString = connectionString
+        pool = PostgresPool(connectionString, size: connections)
+        do {
+            let connection = try pool.borrow()
+            defer { pool.giveBack(connection) }
+            _ = try PostgresSchema.migrate(connection)
+        } catch let error as PostgresError {
+            throw StoreError.unavailable("cannot open \(connectionString): \(error.isConnectionFailure ? error.message : error.description)")
+        }
+    }
+
+    /// The schema version the database is at.
+    public func schemaVersion() throws -> Int {
+        try withConnection { try PostgresSchema.version($0) }
+    }
+
+    public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
+        try transact(isolation: .readOnly, syncingLater: false) { try body($0) }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        try transact(isolation: .chosenByFirstStatement, syncingLater: false) { try body($0) }
+    }
+
+    public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        try transact(isolation: .chosenByFirstStatement, syncingLater: true) { try body($0) }
+    }
+
+    /// Makes every commit so far durable (one committed with `synchronous_commit` on flushes the
+    /// WAL up to itself) and refuses later writes; reads still work.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = try? withConnection { connection in
+            try connection.executeSimple("BEGIN; SELECT pg_current_xact_id(); COMMIT")
+        }
+        pool.drainIdle()
+    }
+
+    /// Transactions run again after a serialization failure or deadlock, so far (for tests).
+    var retries: Int { retryCount.load(ordering: .relaxed) }
+
+    /// Connections the pool holds open now (for tests).
+    var openConnections: Int { pool.openCount }
+
+    /// The server processes of the pool's idle connections (for tests that end them).
+    var idleBackendPIDs: [Int32] { pool.idleBackendPIDs }
+
+    /// Runs `body` on a lent connection outside any transaction of the store's.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection: PostgresConnection
+        do { connection = try pool.borrow() } catch let error as PostgresError { throw error.storeError }
+        defer { pool.giveBack(connection) }
+        do { return try body(connection) } catch let error as PostgresError { throw error.storeError }
+    }
+
+    /// Runs `body` in one transaction, again after a serialization failure, a deadlock, a lost
+    /// connection (before COMMIT) or a row-locked start that turned out to need SERIALIZABLE.
+    private func transact<T>(
+        isolation: PostgresSession.Isolation, syncingLater: Bool, _ body: (SQLStoreTransaction) throws -> T
+    ) throws -> T {
+        if isolation != .readOnly, closed.load(ordering: .acquiring) { throw StoreError.unavailable("the store is closed") }
+        var isolation = isolation
+        var reconnects = 0
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection: PostgresConnection
+            do {
+                connection = try pool.borrow()
+            } catch let error as PostgresError {
+                throw StoreError.unavailable("cannot connect to \(connectionString): \(error.message)")
+            }
+            let session = PostgresSession(connection, isolation: isolation, syncingLater: syncingLater)
+            let transaction = SQLStoreTransaction(session)
+            let outcome = Result { try body(transaction) }
+            var failure = session.failure
+            if failure == nil, case .success = outcome {
+                do { try session.commit() } catch let error as PostgresError { failure = error } catch {}
+                if failure == nil {
+                    pool.giveBack(connection)
+                    if transaction.queuedMail { mailDoorbell.ring() }
+                    return try outcome.get()
+                }
+                if let lost = failure, lost.isConnectionFailure {
+                    pool.giveBack(connection)
+                    pool.drainIdle()
+                    throw StoreError.unavailable(
+                        "the connection to PostgreSQL was lost during COMMIT; the write may or may not have been committed: \(lost.message)")
+                }
+            }
+            session.rollback()
+            pool.giveBack(connection)
+            if let failure {
+                if failure.isRetryable && attempt < Self.maximumAttempts {
+                    retryCount.add(1, ordering: .relaxed)
+                    Self.backOff(attempt)
+                    continue
+                }
+                if failure.isConnectionFailure {
+                    // The server went away or restarted: the idle connections are most likely
+                    // dead too, and the retry must not draw one of them.
+                    pool.drainIdle()
+                    if reconnects < 1 {
+                        reconnects += 1
+                        continue
+                    }
+                }
+                if failure.isRetryable {
+                    throw StoreError.unavailable("PostgreSQL refused to serialize the transaction \(attempt) times (\(failure.sqlState ?? ""))")
+                }
+                throw failure.storeError
+            }
+            if session.needsSerializable {
+                isolation = .serializable
+                continue
+            }
+            return try outcome.get()
+        }
+    }
+
+    /// Sleeps a random moment that grows with the attempt (at most about 30 ms), so that the
+    /// transactions that collided do not collide again in step.
+    private static func backOff(_ attempt: Int) {
+        let ceiling = min(30_000, 500 << min(attempt, 6))
+        usleep(useconds_t(Int.random(in: 0...ceiling)))
+    }
+}

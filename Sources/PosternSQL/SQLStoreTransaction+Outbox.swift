@@ -1,0 +1,230 @@
+import PosternCore
+
+extension SQLStoreTransaction {
+    /// The due index's condition, written out so SQLite can use that partial index (it matches
+    /// the condition as written): queries for one worker's claims then read only unfinished rows.
+    /// Two constants, not three: see `Schema.outboxWithoutListsMigration`.
+    public static let unfinished = "state NOT IN ('sent', 'dead')"
+
+    private static let metadataColumns = metadataColumns("")
+
+    /// The message columns `readMessage` reads, each prefixed with `table` (`o.`, or nothing).
+    private static func metadataColumns(_ table: String) -> String {
+        [
+            "id", "intent", "recipient_local", "recipient_domain", "state", "attempts", "next_attempt_at", "created_at",
+            "give_up_at", "finished_at", "last_reply", "message_id",
+        ].map { table + $0 }.joined(separator: ", ")
+    }
+
+    /// Reads the columns of `metadataColumns` starting at column 0.
+    private func readMessage(_ row: any SQLRow) throws -> OutboxMessage {
+        guard let intentText = row.text(1), let local = row.text(2), let domain = row.text(3),
+            let state = row.text(4).flatMap(OutboxState.init(rawValue:)),
+            let intent = MailIntent(storageText: intentText)
+        else { throw StoreError.corrupt("outbox row") }
+        return OutboxMessage(
+            id: row.integer(0), intent: intent, recipient: EmailAddress.restored(localPart: local, domain: domain),
+            state: state, attempts: Int(row.integer(5)), nextAttemptAt: row.integer(6), createdAt: row.integer(7),
+            giveUpAt: row.integer(8), finishedAt: row.optionalInteger(9), lastReply: row.text(10), messageID: row.text(11))
+    }
+
+    // MARK: reads
+
+    public func outboxCounts() throws -> OutboxCounts {
+        var counts = OutboxCounts()
+        try db.query("SELECT state, count(*) FROM outbox GROUP BY state") { row in
+            guard let state = row.text(0).flatMap(OutboxState.init(rawValue:)) else { throw StoreError.corrupt("outbox state") }
+            counts.byState[state] = Int(row.integer(1))
+        }
+        return counts
+    }
+
+    public func outboxMessages(state: OutboxState?, limit: Int) throws -> [OutboxMessage] {
+        var messages: [OutboxMessage] = []
+        let limit = SQLValue.integer(Int64(max(0, limit)))
+        if let state {
+            try db.query(
+                "SELECT \(Self.metadataColumns) FROM outbox WHERE state = ? ORDER BY id DESC LIMIT ?", [.text(state.rawValue), limit]
+            ) { messages.append(try readMessage($0)) }
+        } else {
+            try db.query("SELECT \(Self.metadataColumns) FROM outbox ORDER BY id DESC LIMIT ?", [limit]) {
+                messages.append(try readMessage($0))
+            }
+        }
+        return messages
+    }
+
+    public func outboxMessage(id: Int64) throws -> OutboxMessage? {
+        try db.first("SELECT \(Self.metadataColumns) FROM outbox WHERE id = ?", [.integer(id)], readMessage)
+    }
+
+    public func outboxUnfinishedCount() throws -> Int {
+        Int(try db.first("SELECT count(*) FROM outbox WHERE \(Self.unfinished)") { $0.integer(0) } ?? 0)
+    }
+
+    public func isSuppressed(_ address: EmailAddress) throws -> Bool {
+        try db.first("SELECT 1 FROM suppressions WHERE address = ?", [.text(address.normalized)]) { _ in true } ?? false
+    }
+
+    // MARK: changes
+
+    public func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
+        queuedMail = true
+        return try db.insertReturningID(
+            """
+            INSERT INTO outbox (intent, recipient_local, recipient_domain, recipient_normalized, state, next_attempt_at, created_at, give_up_at)
+            VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)
+            """,
+            [
+                .text(intent.storageText), .text(recipient.localPart), .text(recipient.domain), .text(recipient.normalized),
+                .integer(now), .integer(now), .integer(giveUpAt),
+            ])
+    }
+
+    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
+        guard !claimable.isEmpty else { return [] }
+        var claims: [OutboxClaim] = []
+        // The claimable states are bound (the delivery machine's), as an OR chain of comparisons:
+        // in SQLite an IN list of three constants would build a temporary b-tree. The index's own
+        // condition stays written out so SQLite uses it.
+        let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
+        let stateValues = claimable.map { SQLValue.text($0.rawValue) }
+        let due: [SQLValue] = [.integer(now), .integer(Int64(max(0, limit)))]
+        let lease: [SQLValue] = [.text(owner), .integer(leaseUntil)]
+        let sql: String
+        let args: [SQLValue]
+        switch db.dialect {
+        case .sqlite:
+            // One statement inside the (BEGIN IMMEDIATE) write transaction: no other connection or
+            // process can claim between the choice and the update.
+            sql = """
+                UPDATE outbox SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+                WHERE id IN (
+                    SELECT id FROM outbox WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at, id LIMIT ?)
+                RETURNING \(Self.metadataColumns), envelope_sender, envelope_recipients, body,
+                    EXISTS (SELECT 1 FROM suppressions WHERE address = recipient_normalized)
+                """
+            args = lease + stateValues + due
+        case .postgres:
+            // Several connections claim at once: each locks the rows it chooses and skips those
+            // another claim holds, in a short READ COMMITTED transaction (``SQLSession/rowLocked(_:)``).
+            // MATERIALIZED fences the choice: without it the planner may update more rows than the LIMIT.
+            sql = """
+                WITH due AS MATERIALIZED (
+                    SELECT id FROM outbox WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
+                UPDATE outbox AS o SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+                FROM due WHERE o.id = due.id
+                RETURNING \(Self.metadataColumns("o.")), o.envelope_sender, o.envelope_recipients, o.body,
+                    EXISTS (SELECT 1 FROM suppressions WHERE address = o.recipient_normalized)
+                """
+            args = stateValues + due + lease
+        }
+        try db.rowLocked {
+            try db.query(sql, args) { row in
+                let message = try readMessage(row)
+                var mail: OutgoingMail?
+                if let messageID = message.messageID, let sender = row.text(12), let recipients = row.text(13), let body = row.blob(14) {
+                    let envelope = MailEnvelope(sender: sender, recipients: recipients.split(separator: "\n").map(String.init))
+                    mail = OutgoingMail(storedMessageID: messageID, envelope: envelope, bytes: body)
+                }
+                claims.append(OutboxClaim(message: message, mail: mail, isSuppressed: row.integer(15) != 0))
+            }
+        }
+        return claims.sorted { ($0.message.createdAt, $0.message.id) < ($1.message.createdAt, $1.message.id) }
+    }
+
+    public func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool {
+        try db.rowLocked {
+            try db.execute(
+                "UPDATE outbox SET message_id = ?, envelope_sender = ?, envelope_recipients = ?, body = ? WHERE id = ? AND state = 'claimed' AND lease_owner = ?",
+                [
+                    .text(mail.messageID), .text(mail.envelope.sender), .text(mail.envelope.recipients.joined(separator: "\n")),
+                    .blob(mail.bytes), .integer(id), .text(owner),
+                ]) == 1
+        }
+    }
+
+    public func extendLeases(owner: String, leaseUntil: Int64) throws {
+        _ = try db.rowLocked {
+            try db.execute(
+                "UPDATE outbox SET next_attempt_at = ? WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ?",
+                [.integer(leaseUntil), .text(owner)])
+        }
+    }
+
+    public func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try finish(id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
+    }
+
+    public func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try finish(id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
+    }
+
+    private func finish(id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool) throws -> Bool {
+        try db.rowLocked {
+            try db.execute(
+                """
+                UPDATE outbox SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL,
+                    body = NULL, envelope_sender = NULL, envelope_recipients = NULL
+                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
+                """,
+                [.text(state.rawValue), .integer(now), .text(reply), .integer(countAttempt ? 1 : 0), .integer(id), .text(owner)]) == 1
+        }
+    }
+
+    public func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+        try db.rowLocked {
+            try db.execute(
+                """
+                UPDATE outbox SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1, lease_owner = NULL
+                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
+                """,
+                [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
+        }
+    }
+
+    public func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int {
+        try db.rowLocked {
+            // The state and the due time are the delivery machine's; the lease checks are the store's.
+            var released = 0
+            for release in releases {
+                released += try db.execute(
+                    """
+                    UPDATE outbox SET state = ?, next_attempt_at = ?, lease_owner = NULL
+                    WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ? AND id = ?
+                    """,
+                    [.text(release.state.rawValue), .integer(release.at), .text(owner), .integer(release.id)])
+            }
+            return released
+        }
+    }
+
+    public func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
+        _ = try db.rowLocked {
+            try db.execute(
+                "INSERT INTO suppressions (address, reason, created_at) VALUES (?, ?, ?) ON CONFLICT (address) DO UPDATE SET reason = excluded.reason",
+                [.text(address.normalized), .text(reason), .integer(now)])
+        }
+    }
+
+    public func unsuppress(_ address: EmailAddress) throws -> Bool {
+        try db.execute("DELETE FROM suppressions WHERE address = ?", [.text(address.normalized)]) == 1
+    }
+
+    public func retryDead(id: Int64, now: Int64) throws -> Bool {
+        queuedMail = true
+        return try db.execute(
+            """
+            UPDATE outbox SET state = 'queued', attempts = 0, next_attempt_at = ?, finished_at = NULL, lease_owner = NULL,
+                message_id = NULL, created_at = ?
+            WHERE id = ? AND state = 'dead'
+            """,
+            [.integer(now), .integer(now), .integer(id)]) == 1
+    }
+
+    public func purgeFinished(before: Int64) throws -> Int {
+        try db.execute("DELETE FROM outbox WHERE state IN ('sent', 'dead') AND finished_at < ?", [.integer(before)])
+    }
+}
