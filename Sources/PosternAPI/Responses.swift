@@ -281,3 +281,46 @@ public enum APIJSON {
     }()
     private static let decoder = JSONDecoder()
 }
+
+/// The 202 answer of the endpoints that send mail: `{"status": "sent"}` (sign-up:
+/// `"verification_sent"`), the same for every address.
+public struct AcceptedBody: Sendable, Hashable, Codable {
+    /// What was accepted.
+    public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A mail is on its way (if the address can get one).
+        case sent
+        /// A sign-up's verification mail is on its way.
+        case verificationSent = "verification_sent"
+    }
+
+    public var status: Status
+
+    public init(status: Status) { self.status = status }
+}
+
+/// The answer of `GET /v1/admin/outbox`.
+public struct OutboxListBody: Sendable, Hashable, Codable {
+    public var messages: [OutboxMessageBody]
+
+    public init(messages: [OutboxMessageBody]) { self.messages = messages }
+}
+
+/// The answer of `POST /v1/admin/outbox/{id}/retry`.
+public struct RetriedMessageBody: Sendable, Hashable, Codable {
+    public var id: Int64
+    /// Always `queued`.
+    public var status: String
+
+    public init(id: Int64) {
+        self.id = id
+        status = "queued"
+    }
+}
+
+/// With `WEAK_PASSWORD`, the error's `rule`: which rule of the password policy the password breaks,
+/// so a page in another language can say it in its own words.
+public enum PasswordRule: String, Sendable, Hashable, Codable, CaseIterable {
+    case tooShort
+    case tooLong
+    case isTheAddress
+}

@@ -82,6 +82,9 @@ struct Route: Sendable {
     let access: RouteAccess
     /// The success status, for the OpenAPI document.
     let status: Int
+    /// What the route reads, answers and may refuse with, for the OpenAPI document (a route that
+    /// says nothing still appears there, with its summary and success status).
+    var contract = RouteContract()
     let handler: @Sendable (RouteContext) throws(AuthError) -> HTTPResponse
 
     /// Whether a body sent to this route is JSON, so must say `Content-Type: application/json`:
