@@ -163,8 +163,9 @@ extension APIRouter {
                 return .body(200, OutboxListBody(messages: messages.map(OutboxMessageBody.init)))
             },
             Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200,
-                  contract: .init(answer: .json(RetriedMessageBody.self), errors: [.invalidArgument, .notDead],
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(RetriedMessageBody.self), errors: [.notDead],
                                   pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
+                _ = try c.body(EmptyBody.self)
                 guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
                 guard try service.retryOutboxMessage(id: id) else {
                     throw AuthError.notDead

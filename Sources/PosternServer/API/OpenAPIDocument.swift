@@ -175,7 +175,7 @@ enum OpenAPIDocument {
     }
 
     /// The example of `body` as JSON, with the daemon's own values for refined fields.
-    private static func example(_ body: any DocumentedBody.Type, refinements: Refinements) -> JSONValue {
+    static func example(_ body: any DocumentedBody.Type, refinements: Refinements) -> JSONValue {
         guard case .object(var object) = encodedExample(body) else { return encodedExample(body) }
         for property in body.schema.properties {
             if object[property.name] != nil, let value = refinements.example(property.schema.refinement) { object[property.name] = value }
