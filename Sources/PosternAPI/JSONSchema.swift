@@ -10,7 +10,9 @@ public struct JSONSchema: Sendable {
 
     /// One property of an object schema.
     public struct Property: Sendable {
+        /// The key.
         public var name: String
+        /// What its value is.
         public var schema: JSONSchema
         /// Whether a body without it is refused (decoding) or never sent (encoding).
         public var isRequired: Bool
@@ -30,7 +32,9 @@ public struct JSONSchema: Sendable {
     /// it issues): the server fills it in when it renders the document; elsewhere the schema
     /// stands as written.
     public struct Refinement: RawRepresentable, Sendable, Hashable {
+        /// Its name.
         public var rawValue: String
+        /// The refinement named `rawValue`.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// A `continueUrl`: the daemon restricts it to the origins it allows.
@@ -39,18 +43,29 @@ public struct JSONSchema: Sendable {
         public static let linkAction = Refinement(rawValue: "linkAction")
     }
 
+    /// The JSON type; nil for a reference or any value.
     public var type: JSONType?
     /// A component of the document (`#/components/schemas/NAME`) standing for this schema.
     public var reference: String?
+    /// What the value means, for a developer.
     public var description: String?
+    /// `email`, `date-time`, `int64`, …
     public var format: String?
+    /// An ECMA-262 regular expression a string must match.
     public var pattern: String?
+    /// Fewest code points of a string.
     public var minLength: Int?
+    /// Most code points of a string.
     public var maxLength: Int?
+    /// Least value of a number.
     public var minimum: Int64?
+    /// Greatest value of a number.
     public var maximum: Int64?
+    /// The strings allowed (`enum`).
     public var enumeration: [String]?
+    /// Whether null is allowed too.
     public var nullable = false
+    /// An object's properties, in order.
     public var properties: [Property] = []
     /// Whether an object may hold keys other than `properties` (nil: not said, which allows them).
     public var additionalProperties: Bool?
@@ -61,6 +76,7 @@ public struct JSONSchema: Sendable {
     /// The element schema of an array (boxed: a struct cannot hold itself).
     private var itemBox: [JSONSchema] = []
 
+    /// A schema of `type` and nothing else (any value when nil).
     public init(type: JSONType? = nil) { self.type = type }
 
     /// The element schema of an array.
@@ -170,7 +186,8 @@ public struct JSONSchema: Sendable {
 
     // MARK: rendering
 
-    /// The schema as OpenAPI 3.0 JSON; `refine` fills in what the daemon knows.
+    /// The schema as OpenAPI 3.0 JSON (references stay references); `refine` fills in what the
+    /// daemon knows.
     public func json(refine: (JSONSchema) -> JSONSchema = { $0 }) -> JSONValue {
         let schema = refinement == nil ? self : refine(self)
         if let reference = schema.reference {

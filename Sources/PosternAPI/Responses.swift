@@ -293,24 +293,30 @@ public struct AcceptedBody: Sendable, Hashable, Codable {
         case verificationSent = "verification_sent"
     }
 
+    /// What was accepted.
     public var status: Status
 
+    /// The answer saying `status`.
     public init(status: Status) { self.status = status }
 }
 
 /// The answer of `GET /v1/admin/outbox`.
 public struct OutboxListBody: Sendable, Hashable, Codable {
+    /// Newest first.
     public var messages: [OutboxMessageBody]
 
+    /// The list of `messages`.
     public init(messages: [OutboxMessageBody]) { self.messages = messages }
 }
 
 /// The answer of `POST /v1/admin/outbox/{id}/retry`.
 public struct RetriedMessageBody: Sendable, Hashable, Codable {
+    /// The message queued again.
     public var id: Int64
     /// Always `queued`.
     public var status: String
 
+    /// The answer for message `id`.
     public init(id: Int64) {
         self.id = id
         status = "queued"
@@ -320,7 +326,10 @@ public struct RetriedMessageBody: Sendable, Hashable, Codable {
 /// With `WEAK_PASSWORD`, the error's `rule`: which rule of the password policy the password breaks,
 /// so a page in another language can say it in its own words.
 public enum PasswordRule: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Fewer than `WireLimits.passwordMinimumLength` code points.
     case tooShort
+    /// More than `WireLimits.passwordMaximumLength` code points.
     case tooLong
+    /// The address itself, or its part before the @.
     case isTheAddress
 }

@@ -248,21 +248,6 @@ struct ContractTests {
         #expect(document["components"]?["securitySchemes"]?["adminToken"]?["scheme"] == "bearer")
     }
 
-    @Test("each error's HTTP status is the one the catalogue states for its code")
-    func statusesMatchTheCatalogue() {
-        let errors: [AuthError] = [
-            .invalidArgument("x"), .invalidEmail(EmailAddressError(.empty)), .code(.expired), .code(.badSignature), .invalidCode("x"),
-            .emailMismatch, .invalidCodeVerifier, .migrationRequired(anonymousUid: "u"), .credentialAlreadyInUse, .emailExists,
-            .anonymousAccount("x"), .weakPassword("x", rule: .tooShort), .invalidLoginCredentials, .userDisabled, .tokenRevoked,
-            .invalidRefreshToken, .invalidIDToken, .requiresRecentLogin, .userNotFound, .invalidContinueURL("x"),
-            .tooManyAttempts(retryAfter: 3), .unavailable("x"), .internalError("x"), .noSuchEndpoint("/x"), .adminDisabled,
-            .adminTokenWrong, .notDead,
-        ]
-        for error in errors {
-            #expect(error.httpStatus == APIErrorCode(rawValue: error.code)?.httpStatus, "\(error.code)")
-        }
-    }
-
     @Test("a route that states no contract still renders: its summary and success status, no body")
     func bareRoute() throws {
         let route = Route(method: "GET", path: "/.well-known/example", summary: "An example", access: .operations, status: 200) { _ throws(AuthError) in
