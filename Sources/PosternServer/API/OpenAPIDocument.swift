@@ -237,9 +237,11 @@ enum OpenAPIDocument {
             responses[status] = .object(response)
         }
         for (status, meaning) in route.contract.otherStatuses {
-            responses[status] = .object([
-                "description": .string(meaning), "content": .object(["text/html": .object(["schema": ["type": "string"]])]),
-            ])
+            var response: [String: JSONValue] = ["description": .string(meaning)]
+            if let mediaType = route.contract.answer.mediaType, mediaType != "application/json" {
+                response["content"] = .object([mediaType: .object(["schema": ["type": "string"]])])
+            }
+            responses[status] = .object(response)
         }
         return responses
     }

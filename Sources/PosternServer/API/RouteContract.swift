@@ -52,6 +52,7 @@ struct RouteContract: Sendable {
     /// Schemas of the `{name}` path segments (a string unless given).
     var pathParameters: [String: JSONSchema] = [:]
     /// Statuses the route answers with no error code of the catalogue (the hosted page's 403),
-    /// with what they mean.
+    /// with what they mean; their body is of the answer's kind (a page), or none for JSON routes,
+    /// whose errors belong in `errors`.
     var otherStatuses: [Int: String] = [:]
 }
