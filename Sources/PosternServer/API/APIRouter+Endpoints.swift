@@ -9,7 +9,7 @@ extension APIRouter {
         let sent = HTTPResponse.body(202, AcceptedBody(status: .sent))
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200,
-                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self))) { c throws(AuthError) in
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.signInAnonymously()))
             },
@@ -25,7 +25,8 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200,
                   contract: .init(request: .json(EmailLinkCompleteBody.self), answer: .json(LoginBody.self),
                                   errors: [.invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier, .invalidEmail, .userDisabled,
-                                           .invalidIDToken, .migrationRequired, .credentialAlreadyInUse])) { c throws(AuthError) in
+                                           .invalidIDToken, .migrationRequired, .credentialAlreadyInUse],
+                                  links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.completeEmailLink(EmailLinkCompletion(
                     link: body.link, oobCode: body.oobCode, code: body.code, email: body.email, codeVerifier: body.codeVerifier,
@@ -44,7 +45,8 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200,
                   contract: .init(request: .json(PasswordSignInBody.self), answer: .json(LoginBody.self),
                                   errors: [.invalidEmail, .invalidLoginCredentials, .userDisabled, .invalidIDToken, .migrationRequired,
-                                           .credentialAlreadyInUse])) { c throws(AuthError) in
+                                           .credentialAlreadyInUse],
+                                  links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PasswordSignInBody.self)
                 let login = try service.signInWithPassword(
                     email: body.email, password: body.password, idToken: body.idToken ?? c.bearer,
@@ -74,7 +76,8 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200,
                   contract: .init(request: .json(RefreshTokenBody.self), answer: .json(SessionBody.self),
-                                  errors: [.invalidRefreshToken, .tokenRevoked, .userDisabled])) { c throws(AuthError) in
+                                  errors: [.invalidRefreshToken, .tokenRevoked, .userDisabled],
+                                  links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 let session = try service.refresh(try c.body(RefreshTokenBody.self).refreshToken)
                 return .body(200, SessionBody(session))
             },
@@ -120,7 +123,12 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/admin/links", summary: "Make an action link (and optionally mail it)", access: .admin, status: 200,
                   contract: .init(request: .json(AdminLinkBody.self), answer: .json(IssuedLinkBody.self),
-                                  errors: [.invalidEmail, .invalidContinueURI, .userNotFound])) { c throws(AuthError) in
+                                  errors: [.invalidEmail, .invalidContinueURI, .userNotFound],
+                                  links: ["inspect": "/v1/actions/inspect", "complete": "/v1/email-link/complete", "apply": "/v1/actions/apply"]
+                                      .sorted { $0.key < $1.key }.map {
+                                          .init(name: $0.key, method: "POST", path: $0.value, description: "Use the link's code.",
+                                                requestBody: ["oobCode": "$response.body#/oobCode"])
+                                      })) { c throws(AuthError) in
                 let body = try c.body(AdminLinkBody.self)
                 let issued = try service.issueLink(
                     action: body.action, email: body.email, continueURL: body.continueUrl, locale: body.locale, queue: body.send ?? false)
@@ -129,7 +137,8 @@ extension APIRouter {
             },
             Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200,
                   contract: .init(answer: .json(UserBody.self), errors: [.invalidArgument, .invalidEmail, .userNotFound],
-                                  query: [.init(name: "email", schema: .emailAddress, required: true, description: "The address to look up.")])) { c throws(AuthError) in
+                                  query: [.init(name: "email", schema: .emailAddress, required: true, description: "The address to look up.")],
+                                  links: [RouteContract.Link].administeringUser.filter { $0.name != "lookUp" })) { c throws(AuthError) in
                 guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
                 guard let user = try service.user(email: email) else { throw .userNotFound }
                 return .body(200, UserBody(user))

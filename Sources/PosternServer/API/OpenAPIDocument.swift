@@ -102,9 +102,11 @@ enum OpenAPIDocument {
     }
 
     /// A stable, readable id: `postV1EmailLinkSend`.
-    static func operationID(_ route: Route) -> String {
-        route.method.lowercased()
-            + route.path.split(separator: "/").map {
+    static func operationID(_ route: Route) -> String { operationID(method: route.method, path: route.path) }
+
+    static func operationID(method: String, path: String) -> String {
+        method.lowercased()
+            + path.split(separator: "/").map {
                 $0.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "").capitalized
             }.joined().replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ".", with: "")
     }
@@ -167,6 +169,18 @@ enum OpenAPIDocument {
             ])])
         case .content(let mediaType, let schema):
             success["content"] = .object([mediaType: .object(["schema": schema.json(refine: refinements.apply)])])
+        }
+        if !contract.links.isEmpty {
+            var links: [String: JSONValue] = [:]
+            for link in contract.links {
+                var object: [String: JSONValue] = [
+                    "operationId": .string(operationID(method: link.method, path: link.path)), "description": .string(link.description),
+                ]
+                if !link.parameters.isEmpty { object["parameters"] = .object(link.parameters.mapValues(JSONValue.string)) }
+                if let body = link.requestBody { object["requestBody"] = body }
+                links[link.name] = .object(object)
+            }
+            success["links"] = .object(links)
         }
         responses[String(route.status)] = .object(success)
         for (status, response) in errorResponses(route) { responses[String(status)] = response }

@@ -44,6 +44,19 @@ struct RouteContract: Sendable {
         let description: String
     }
 
+    /// An OpenAPI link from the success answer to another operation: how a value it answers is
+    /// used next (a client generator's "then", schemathesis's stateful phase).
+    struct Link: Sendable {
+        let name: String
+        let method: String
+        let path: String
+        let description: String
+        /// `path.uid`, `query.email` → a runtime expression (`$response.body#/uid`).
+        var parameters: [String: String] = [:]
+        /// A body with runtime expressions in it.
+        var requestBody: JSONValue?
+    }
+
     var request: Request = .none
     var answer: Answer = .unspecified
     /// The codes this route's own work can refuse with (those of its kind are added).
@@ -55,4 +68,33 @@ struct RouteContract: Sendable {
     /// with what they mean; their body is of the answer's kind (a page), or none for JSON routes,
     /// whose errors belong in `errors`.
     var otherStatuses: [Int: String] = [:]
+    /// Where the success answer leads.
+    var links: [Link] = []
+}
+
+extension [RouteContract.Link] {
+    /// The refresh token at `pointer` of the answer, exchanged and revoked.
+    static func refreshing(from pointer: String) -> Self {
+        [
+            .init(name: "refresh", method: "POST", path: "/v1/token", description: "Exchange the refresh token.",
+                  requestBody: ["refreshToken": .string("$response.body#\(pointer)")]),
+            .init(name: "signOut", method: "POST", path: "/v1/sign-out", description: "Revoke the refresh token's family.",
+                  requestBody: ["refreshToken": .string("$response.body#\(pointer)")]),
+        ]
+    }
+
+    /// The user the answer names (its `uid` and `email`), as the admin API sees it.
+    static var administeringUser: Self {
+        [
+            .init(name: "lookUp", method: "GET", path: "/v1/admin/users", description: "Look the user up by address.",
+                  parameters: ["query.email": "$response.body#/email"]),
+            .init(name: "update", method: "PATCH", path: "/v1/admin/users/{uid}", description: "Change the user.",
+                  parameters: ["path.uid": "$response.body#/uid"]),
+            .init(name: "delete", method: "DELETE", path: "/v1/admin/users/{uid}", description: "Delete the user.",
+                  parameters: ["path.uid": "$response.body#/uid"]),
+        ]
+    }
+
+    /// A sign-in's answer: its session's refresh token, and its user for the admin API.
+    static var signedIn: Self { refreshing(from: "/session/refreshToken") + administeringUser }
 }
