@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "PosternCLITests", dependencies: ["PosternCLI", "PosternCore"], swiftSettings: strict),
         .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore"], swiftSettings: strict),
         .testTarget(
-            name: "PosternServerTests", dependencies: ["PosternServer", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
+            name: "PosternServerTests", dependencies: ["PosternServer", "PosternAPI", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "PosternStoreTests",
             dependencies: ["PosternStore", "PosternPostgres", "PosternSQL", "PosternCore", "PosternCrypto", "PosternTestSupport"],

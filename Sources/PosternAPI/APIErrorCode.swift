@@ -50,6 +50,9 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case emailExists = "EMAIL_EXISTS"
     /// Only a dead outbox message can be retried (409).
     case notDead = "NOT_DEAD"
+    /// The account is anonymous and has no address for this yet: sign in with an address, or sign
+    /// up with its idToken (409).
+    case anonymousAccount = "ANONYMOUS_ACCOUNT"
     /// The body is larger than 64 KiB (413).
     case payloadTooLarge = "PAYLOAD_TOO_LARGE"
     /// A body was sent with a content type other than JSON (415).
@@ -60,4 +63,22 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case internalFailure = "INTERNAL"
     /// A dependency (the database) is down; try again shortly (503).
     case unavailable = "UNAVAILABLE"
+
+    /// The HTTP status that carries this code (the one the catalogue states for it).
+    public var httpStatus: Int {
+        switch self {
+        case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier,
+            .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken:
+            400
+        case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
+        case .notFound, .userNotFound: 404
+        case .methodNotAllowed: 405
+        case .migrationRequired, .credentialAlreadyInUse, .emailExists, .notDead, .anonymousAccount: 409
+        case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .tooManyAttempts: 429
+        case .internalFailure: 500
+        case .unavailable: 503
+        }
+    }
 }

@@ -301,4 +301,20 @@ public struct AdminUserPatchBody: Sendable, Hashable, Codable {
 /// An empty body (`POST /v1/accounts/anonymous`): any object is accepted.
 public struct EmptyBody: Sendable, Hashable, Codable {
     public init() {}
+
+    /// Any object; anything else (an array, a string) is refused, as for every other body.
+    public init(from decoder: any Decoder) throws {
+        _ = try decoder.container(keyedBy: EmptyKeys.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        _ = encoder.container(keyedBy: EmptyKeys.self)
+    }
+
+    private struct EmptyKeys: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 }

@@ -230,19 +230,6 @@ public struct AppliedActionBody: Sendable, Hashable, Codable {
     }
 }
 
-/// A 202 answer: `{"status": "sent" | "verification_sent" | "pending"}`, and with an approval
-/// request the number the asking device shows.
-public struct StatusBody: Sendable, Hashable, Codable {
-    public var status: String
-    /// The 2-digit number to show while waiting for the approval (send-link with `approval`).
-    public var approvalNumber: Int?
-
-    public init(status: String, approvalNumber: Int? = nil) {
-        self.status = status
-        self.approvalNumber = approvalNumber
-    }
-}
-
 /// The API's error shape: `{"error": {"code", "message", …details}}`.
 public struct ErrorBody: Sendable, Hashable, Codable {
     /// The error object.
@@ -293,4 +280,63 @@ public enum APIJSON {
         return encoder
     }()
     private static let decoder = JSONDecoder()
+}
+
+/// The 202 answer of the endpoints that send mail: `{"status": "sent"}` (sign-up:
+/// `"verification_sent"`), the same for every address.
+public struct AcceptedBody: Sendable, Hashable, Codable {
+    /// What was accepted.
+    public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A mail is on its way (if the address can get one).
+        case sent
+        /// A sign-up's verification mail is on its way.
+        case verificationSent = "verification_sent"
+        /// `POST /v1/email-link/wait`: not approved yet; call again.
+        case pending
+    }
+
+    /// What was accepted.
+    public var status: Status
+    /// Send-link with `approval`: the 2-digit number the asking device shows while it waits.
+    public var approvalNumber: Int?
+
+    /// The answer saying `status`.
+    public init(status: Status, approvalNumber: Int? = nil) {
+        self.status = status
+        self.approvalNumber = approvalNumber
+    }
+}
+
+/// The answer of `GET /v1/admin/outbox`.
+public struct OutboxListBody: Sendable, Hashable, Codable {
+    /// Newest first.
+    public var messages: [OutboxMessageBody]
+
+    /// The list of `messages`.
+    public init(messages: [OutboxMessageBody]) { self.messages = messages }
+}
+
+/// The answer of `POST /v1/admin/outbox/{id}/retry`.
+public struct RetriedMessageBody: Sendable, Hashable, Codable {
+    /// The message queued again.
+    public var id: Int64
+    /// Always `queued`.
+    public var status: String
+
+    /// The answer for message `id`.
+    public init(id: Int64) {
+        self.id = id
+        status = "queued"
+    }
+}
+
+/// With `WEAK_PASSWORD`, the error's `rule`: which rule of the password policy the password breaks,
+/// so a page in another language can say it in its own words.
+public enum PasswordRule: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Fewer than `WireLimits.passwordMinimumLength` code points.
+    case tooShort
+    /// More than `WireLimits.passwordMaximumLength` code points.
+    case tooLong
+    /// The address itself, or its part before the @.
+    case isTheAddress
 }

@@ -56,13 +56,13 @@ extension PosternAuth {
     /// - Throws: `.requiresRecentLogin`, `.invalidEmail`, `.emailExists`, network and server failures.
     public func updateEmail(_ newEmail: String, continueURL: URL? = nil) async throws(PosternAuthError) {
         _ = try await authorized(
-            "POST", "/v1/me/email", body: ChangeEmailBody(newEmail: newEmail, continueUrl: continueURL?.absoluteString), as: StatusBody.self)
+            "POST", "/v1/me/email", body: ChangeEmailBody(newEmail: newEmail, continueUrl: continueURL?.absoluteString), as: AcceptedBody.self)
     }
 
     /// Mails the signed-in user a link that verifies the address.
     /// - Throws: `.notSignedIn`, network and server failures.
     public func sendEmailVerification(continueURL: URL? = nil) async throws(PosternAuthError) {
-        _ = try await authorized("POST", "/v1/me/verify-email", body: VerifyEmailBody(continueUrl: continueURL?.absoluteString), as: StatusBody.self)
+        _ = try await authorized("POST", "/v1/me/verify-email", body: VerifyEmailBody(continueUrl: continueURL?.absoluteString), as: AcceptedBody.self)
     }
 
     /// Says what an action link is (its mode, address, expiry) without using it.

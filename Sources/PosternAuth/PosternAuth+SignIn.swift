@@ -181,7 +181,7 @@ extension PosternAuth {
             body: EmailLinkSendBody(
                 email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce.challenge, idToken: token,
                 approval: true, deviceName: deviceName ?? Self.defaultDeviceName),
-            as: StatusBody.self)
+            as: AcceptedBody.self)
         guard let number = answer.approvalNumber else {
             throw .protocolMismatch(status: 202, code: "NO_APPROVAL_NUMBER", message: "The server did not start an approval.")
         }

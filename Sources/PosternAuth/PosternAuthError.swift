@@ -40,6 +40,9 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case requiresRecentLogin
     /// There is no signed-in user on this device.
     case notSignedIn
+    /// The action needs an account with an address; this one is anonymous: sign in or link an
+    /// address first (`ANONYMOUS_ACCOUNT`).
+    case anonymousAccount
     // Account resolution.
     /// The credential's address has an account and the anonymous account on this device would be
     /// replaced: ask the user, then call `login` again with `allowMigration` true or false
@@ -117,6 +120,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .credentialAlreadyInUse: return .credentialAlreadyInUse
         case .emailExists: return .emailExists
         case .userNotFound: return .userNotFound
+        case .anonymousAccount: return .anonymousAccount
         case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
         case .unavailable: return .unavailable
         case .internalFailure: return .internalFailure
@@ -144,6 +148,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .invalidIDToken: "The session was refused by the server. Sign in again."
         case .requiresRecentLogin: "For this, confirm who you are by signing in again."
         case .notSignedIn: "Nobody is signed in on this device."
+        case .anonymousAccount: "A guest account cannot do this: sign in with an email address first."
         case .migrationRequired: "This address already has an account; signing in replaces the guest account on this device."
         case .credentialAlreadyInUse: "This address belongs to another account."
         case .emailExists: "The new address already belongs to another account."

@@ -15,7 +15,7 @@ struct ClientUnitTests {
         .userDisabled: .userDisabled, .invalidRefreshToken: .invalidRefreshToken, .tokenRevoked: .tokenRevoked,
         .invalidIDToken: .invalidIDToken, .requiresRecentLogin: .requiresRecentLogin,
         .unauthorized: .operatorOnly(code: "UNAUTHORIZED", message: "m"), .notFound: .protocolMismatch(status: 400, code: "NOT_FOUND", message: "m"),
-        .userNotFound: .userNotFound, .methodNotAllowed: .protocolMismatch(status: 400, code: "METHOD_NOT_ALLOWED", message: "m"),
+        .userNotFound: .userNotFound, .anonymousAccount: .anonymousAccount, .methodNotAllowed: .protocolMismatch(status: 400, code: "METHOD_NOT_ALLOWED", message: "m"),
         .migrationRequired: .migrationRequired(.init(credentials: .emailCode(email: "a@b.c", code: "123456"), anonymousUid: "anon")),
         .credentialAlreadyInUse: .credentialAlreadyInUse, .emailExists: .emailExists, .notDead: .operatorOnly(code: "NOT_DEAD", message: "m"),
         .payloadTooLarge: .protocolMismatch(status: 400, code: "PAYLOAD_TOO_LARGE", message: "m"),

@@ -16,7 +16,7 @@ struct FlowAddressTests {
         _ = try h.service.applyAction(link: link, oobCode: nil, newPassword: nil)
         #expect(try h.account(login.uid)?.emailVerified == true)
         let anonymous = try h.service.signInAnonymously()
-        expectAuthError("INVALID_ARGUMENT") { try h.service.requestEmailVerification(idToken: anonymous.idToken, continueURL: nil) }
+        expectAuthError("ANONYMOUS_ACCOUNT") { try h.service.requestEmailVerification(idToken: anonymous.idToken, continueURL: nil) }
     }
 
     @Test("change of address: the new address's link moves it; the old address gets a recovery link that moves it back and revokes sessions")

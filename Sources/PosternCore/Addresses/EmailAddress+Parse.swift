@@ -1,9 +1,10 @@
 import Foundation
+import PosternAPI
 import PosternIDNA
 
 extension EmailAddress {
     /// Longest address accepted, in octets (RFC 5321 path limit less the angle brackets).
-    public static let maximumLength = 254
+    public static let maximumLength = WireLimits.emailMaximumLength
 
     /// Parses and normalizes what a user typed.
     ///

@@ -74,6 +74,10 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
             details: ["anonymousUid": anonymousUid])
     }
     public static let credentialAlreadyInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The address belongs to another account.")
+    /// The account is anonymous, and what was asked needs an address; `message` says what to do.
+    public static func anonymousAccount(_ message: String) -> AuthError {
+        AuthError(.conflict, code: .anonymousAccount, message: message)
+    }
     public static let emailExists = AuthError(.conflict, code: .emailExists, message: "The new address already belongs to another account.")
     /// The password breaks `rule` of the policy; `message` says which, in English.
     public static func weakPassword(_ message: String, rule: PasswordPolicy.Rule) -> AuthError {

@@ -1,23 +1,22 @@
-/// The password rules (NIST SP 800-63B style): 8 to 256 characters, no composition rules, not
-/// the address or its local part.
+import PosternAPI
+
+/// The password rules (NIST SP 800-63B style): 8 to 256 characters (Unicode code points, as NIST
+/// counts them and as the document's `minLength`/`maxLength` do), no composition rules, not the
+/// address or its local part.
 public enum PasswordPolicy {
-    /// Which rule a password breaks: `details["rule"]` of the `WEAK_PASSWORD` error, so a page in
-    /// another language can say it in its own words.
-    public enum Rule: String, Sendable, CaseIterable {
-        case tooShort
-        case tooLong
-        case isTheAddress
-    }
+    /// Which rule a password breaks: `details["rule"]` of the `WEAK_PASSWORD` error (the wire's
+    /// `PasswordRule`).
+    public typealias Rule = PasswordRule
 
     /// Fewest characters.
-    public static let minimumLength = 8
+    public static let minimumLength = WireLimits.passwordMinimumLength
     /// Most characters.
-    public static let maximumLength = 256
+    public static let maximumLength = WireLimits.passwordMaximumLength
 
     /// Checks `password` for the account at `email`.
     /// - Throws: `AuthError.weakPassword` saying which rule it breaks.
     public static func check(_ password: String, email: EmailAddress?) throws(AuthError) {
-        let length = password.count
+        let length = password.unicodeScalars.count
         guard length >= minimumLength else {
             throw .weakPassword("The password needs at least \(minimumLength) characters.", rule: .tooShort)
         }

@@ -58,3 +58,35 @@ extension LinkPolicy {
         ContinueURLCheck.allowedURL(Array(text.utf8), policy: self)
     }
 }
+
+extension LinkPolicy {
+    /// An ECMA-262 pattern of continue URLs this policy allows: an allowed origin (the public
+    /// URL's, each allowed host's with its port or the scheme's default), then a path of
+    /// unreserved characters; or nothing. Every URL it matches passes `allowedContinueURL`; the check allows
+    /// more (queries, fragments, percent-escapes), so the pattern is what a client can rely on.
+    public var continueURLPattern: String {
+        var origins: [String] = []
+        for rule in continueHostRules {
+            let host = String(decoding: rule.host, as: UTF8.self)
+            for scheme in ["https", "http"] {
+                if scheme == "http", isSecure, !ContinueURLCheck.isLoopback(rule.host) { continue }
+                let defaultPort = scheme == "http" ? 80 : 443
+                let port = rule.port ?? defaultPort
+                let portPattern = port == defaultPort ? "(?::\(port))?" : ":\(port)"
+                let origin = "\(scheme)://\(Self.regexEscaped(host))\(portPattern)"
+                if !origins.contains(origin) { origins.append(origin) }
+            }
+        }
+        // Or empty: a request's empty continueUrl means none.
+        return "^(?:(?:" + origins.joined(separator: "|") + ")(?:/[A-Za-z0-9_~-]*)*)?$"
+    }
+
+    private static func regexEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}

@@ -60,10 +60,16 @@ extension APIRouter {
         let apple = AppAssociationFiles.apple(settings.appleAppIDs, publicURL: settings.publicURL)
         let android = AppAssociationFiles.android(settings.androidApps)
         return [
-            Route(method: "GET", path: "/.well-known/apple-app-site-association", summary: "Apple apps that open the action links (--apple-app-ids; 404 without)", access: .operations, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/.well-known/apple-app-site-association", summary: "Apple apps that open the action links (--apple-app-ids; 404 without)", access: .operations, status: 200,
+                  contract: .init(
+                      answer: .content(mediaType: "application/json", schema: .anyObject("Apple's apple-app-site-association: applinks and webcredentials.")),
+                      errors: [.notFound])) { _ throws(AuthError) in
                 try associationFile(apple, setting: "--apple-app-ids")
             },
-            Route(method: "GET", path: "/.well-known/assetlinks.json", summary: "Android apps that open the action links (--android-apps; 404 without)", access: .operations, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/.well-known/assetlinks.json", summary: "Android apps that open the action links (--android-apps; 404 without)", access: .operations, status: 200,
+                  contract: .init(
+                      answer: .content(mediaType: "application/json", schema: .array(.anyObject("A Digital Asset Links statement."), "Google's Digital Asset Links statements.")),
+                      errors: [.notFound])) { _ throws(AuthError) in
                 try associationFile(android, setting: "--android-apps")
             },
         ]

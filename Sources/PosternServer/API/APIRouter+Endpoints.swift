@@ -6,21 +6,28 @@ extension APIRouter {
     /// The JSON endpoints of API.md.
     static func apiRoutes(_ runtime: ServerContext, waits: ApprovalWaits) -> [Route] {
         let service = runtime.service
-        let sent = HTTPResponse.json(202, #"{"status":"sent"}"#)
+        let sent = HTTPResponse.body(202, AcceptedBody(status: .sent))
         return [
-            Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200,
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.signInAnonymously()))
             },
-            Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202,
+                  contract: .init(request: .json(EmailLinkSendBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.invalidEmail, .invalidContinueURI, .invalidIDToken])) { c throws(AuthError) in
                 let body = try c.body(EmailLinkSendBody.self)
                 let device = body.approval == true ? body.deviceName ?? DeviceName(userAgent: c.request.headers["user-agent"]).text : nil
                 let number = try service.sendEmailLink(EmailLinkRequest(
                     email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
                     idToken: body.idToken, approvalDevice: device))
-                return number.map { .body(202, StatusBody(status: "sent", approvalNumber: $0)) } ?? sent
+                return number.map { .body(202, AcceptedBody(status: .sent, approvalNumber: $0)) } ?? sent
             },
-            Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200,
+                  contract: .init(request: .json(EmailLinkWaitBody.self), answer: .json(LoginBody.self),
+                                  errors: [.invalidOOBCode, .invalidEmail, .userDisabled, .invalidIDToken, .migrationRequired, .credentialAlreadyInUse],
+                                  links: .signedIn,
+                                  otherAnswers: [.init(status: 202, description: "Not approved yet: call again.", body: AcceptedBody.self)])) { c throws(AuthError) in
                 let body = try c.body(EmailLinkWaitBody.self)
                 let seconds = body.waitSeconds ?? ApprovalWaits.longest
                 guard (0...ApprovalWaits.longest).contains(seconds) else {
@@ -31,102 +38,147 @@ extension APIRouter {
                         email: body.email, codeVerifier: body.codeVerifier, idToken: body.idToken ?? c.bearer,
                         allowMigration: body.allowMigration)
                 }
-                return login.map { .body(200, LoginBody($0)) } ?? .body(202, StatusBody(status: "pending"))
+                return login.map { .body(200, LoginBody($0)) } ?? .body(202, AcceptedBody(status: .pending))
             },
-            Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200,
+                  contract: .init(request: .json(EmailLinkCompleteBody.self), answer: .json(LoginBody.self),
+                                  errors: [.invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier, .invalidEmail, .userDisabled,
+                                           .invalidIDToken, .migrationRequired, .credentialAlreadyInUse],
+                                  links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.completeEmailLink(EmailLinkCompletion(
                     link: body.link, oobCode: body.oobCode, code: body.code, email: body.email, codeVerifier: body.codeVerifier,
                     idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration))
                 return .body(200, LoginBody(login))
             },
-            Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202,
+                  contract: .init(request: .json(SignUpBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.invalidEmail, .weakPassword, .invalidContinueURI, .invalidIDToken])) { c throws(AuthError) in
                 let body = try c.body(SignUpBody.self)
                 try service.signUp(
                     email: body.email, password: body.password, idToken: body.idToken, continueURL: body.continueUrl,
                     locale: body.locale, codeChallenge: body.codeChallenge)
-                return .json(202, #"{"status":"verification_sent"}"#)
+                return .body(202, AcceptedBody(status: .verificationSent))
             },
-            Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200,
+                  contract: .init(request: .json(PasswordSignInBody.self), answer: .json(LoginBody.self),
+                                  errors: [.invalidEmail, .invalidLoginCredentials, .userDisabled, .invalidIDToken, .migrationRequired,
+                                           .credentialAlreadyInUse],
+                                  links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PasswordSignInBody.self)
                 let login = try service.signInWithPassword(
                     email: body.email, password: body.password, idToken: body.idToken ?? c.bearer,
                     allowMigration: body.allowMigration)
                 return .body(200, LoginBody(login))
             },
-            Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202,
+                  contract: .init(request: .json(PasswordResetBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.invalidEmail, .invalidContinueURI])) { c throws(AuthError) in
                 let body = try c.body(PasswordResetBody.self)
                 try service.requestPasswordReset(email: body.email, continueURL: body.continueUrl, locale: body.locale)
                 return sent
             },
-            Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200,
+                  contract: .init(request: .json(ActionBody.self), answer: .json(ActionInfoBody.self),
+                                  errors: [.invalidOOBCode, .expiredOOBCode])) { c throws(AuthError) in
                 let body = try c.body(ActionBody.self)
                 let info = try service.inspectAction(link: body.link, oobCode: body.oobCode)
                 return .body(200, ActionInfoBody(info))
             },
-            Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200,
+                  contract: .init(request: .json(ActionBody.self), answer: .json(AppliedActionBody.self),
+                                  errors: [.invalidOOBCode, .expiredOOBCode, .weakPassword, .userDisabled, .emailExists])) { c throws(AuthError) in
                 let body = try c.body(ActionBody.self)
                 let applied = try service.applyAction(link: body.link, oobCode: body.oobCode, newPassword: body.newPassword)
                 return .body(200, AppliedActionBody(mode: applied.mode.rawValue, email: applied.email))
             },
-            Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200,
+                  contract: .init(request: .json(RefreshTokenBody.self), answer: .json(SessionBody.self),
+                                  errors: [.invalidRefreshToken, .tokenRevoked, .userDisabled],
+                                  links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 let session = try service.refresh(try c.body(RefreshTokenBody.self).refreshToken)
                 return .body(200, SessionBody(session))
             },
-            Route(method: "POST", path: "/v1/sign-out", summary: "Revoke a refresh token's family", access: .public, status: 204) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/sign-out", summary: "Revoke a refresh token's family", access: .public, status: 204,
+                  contract: .init(request: .json(RefreshTokenBody.self), answer: .noContent)) { c throws(AuthError) in
                 try service.signOut(refreshToken: try c.body(RefreshTokenBody.self).refreshToken)
                 return HTTPResponse(status: 204)
             },
-            Route(method: "GET", path: "/v1/me", summary: "The signed-in user", access: .user, status: 200) { c throws(AuthError) in
+            Route(method: "GET", path: "/v1/me", summary: "The signed-in user", access: .user, status: 200,
+                  contract: .init(answer: .json(UserBody.self))) { c throws(AuthError) in
                 .body(200, UserBody(try service.me(idToken: try c.idToken())))
             },
-            Route(method: "PATCH", path: "/v1/me", summary: "Change displayName and attributes", access: .user, status: 200) { c throws(AuthError) in
+            Route(method: "PATCH", path: "/v1/me", summary: "Change displayName and attributes", access: .user, status: 200,
+                  contract: .init(request: .json(ProfilePatchBody.self), answer: .json(UserBody.self))) { c throws(AuthError) in
                 let body = try c.body(ProfilePatchBody.self)
                 let attributes = body.attributes.map { String(decoding: APIJSON.encode($0), as: UTF8.self) }
                 let user = try service.updateProfile(idToken: try c.idToken(), displayName: body.displayName.change, attributes: attributes)
                 return .body(200, UserBody(user))
             },
-            Route(method: "DELETE", path: "/v1/me", summary: "Delete the account (recent sign-in)", access: .user, status: 204) { c throws(AuthError) in
+            Route(method: "DELETE", path: "/v1/me", summary: "Delete the account (recent sign-in)", access: .user, status: 204,
+                  contract: .init(answer: .noContent, errors: [.requiresRecentLogin])) { c throws(AuthError) in
                 try service.deleteAccount(idToken: try c.idToken())
                 return HTTPResponse(status: 204)
             },
-            Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200,
+                  contract: .init(request: .json(NewPasswordBody.self), answer: .json(SessionBody.self),
+                                  errors: [.requiresRecentLogin, .weakPassword, .anonymousAccount])) { c throws(AuthError) in
                 let session = try service.setPassword(idToken: try c.idToken(), password: try c.body(NewPasswordBody.self).password)
                 return .body(200, SessionBody(session))
             },
-            Route(method: "POST", path: "/v1/me/email", summary: "Ask to change the address (recent sign-in)", access: .user, status: 202) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/me/email", summary: "Ask to change the address (recent sign-in)", access: .user, status: 202,
+                  contract: .init(request: .json(ChangeEmailBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.requiresRecentLogin, .invalidEmail, .invalidContinueURI, .emailExists, .anonymousAccount, .tooManyAttempts])) { c throws(AuthError) in
                 let body = try c.body(ChangeEmailBody.self)
                 try service.requestEmailChange(idToken: try c.idToken(), newEmail: body.newEmail, continueURL: body.continueUrl)
                 return sent
             },
-            Route(method: "POST", path: "/v1/me/verify-email", summary: "Mail a verification link", access: .user, status: 202) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/me/verify-email", summary: "Mail a verification link", access: .user, status: 202,
+                  contract: .init(request: .json(VerifyEmailBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.invalidContinueURI, .anonymousAccount, .tooManyAttempts])) { c throws(AuthError) in
                 try service.requestEmailVerification(idToken: try c.idToken(), continueURL: try c.body(VerifyEmailBody.self).continueUrl)
                 return sent
             },
-            Route(method: "POST", path: "/v1/admin/links", summary: "Make an action link (and optionally mail it)", access: .admin, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/admin/links", summary: "Make an action link (and optionally mail it)", access: .admin, status: 200,
+                  contract: .init(request: .json(AdminLinkBody.self), answer: .json(IssuedLinkBody.self),
+                                  errors: [.invalidEmail, .invalidContinueURI, .userNotFound],
+                                  links: ["inspect": "/v1/actions/inspect", "complete": "/v1/email-link/complete", "apply": "/v1/actions/apply"]
+                                      .sorted { $0.key < $1.key }.map {
+                                          .init(name: $0.key, method: "POST", path: $0.value, description: "Use the link's code.",
+                                                requestBody: ["oobCode": "$response.body#/oobCode"])
+                                      })) { c throws(AuthError) in
                 let body = try c.body(AdminLinkBody.self)
                 let issued = try service.issueLink(
                     action: body.action, email: body.email, continueURL: body.continueUrl, locale: body.locale, queue: body.send ?? false)
                 return .body(200, IssuedLinkBody(
                     link: issued.link, oobCode: issued.oobCode, expiresAt: UTCTimestamp.iso8601(issued.expiresAt), queued: issued.queued))
             },
-            Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200) { c throws(AuthError) in
+            Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200,
+                  contract: .init(answer: .json(UserBody.self), errors: [.invalidArgument, .invalidEmail, .userNotFound],
+                                  query: [.init(name: "email", schema: .emailAddress, required: true, description: "The address to look up.")],
+                                  links: [RouteContract.Link].administeringUser.filter { $0.name != "lookUp" })) { c throws(AuthError) in
                 guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
                 guard let user = try service.user(email: email) else { throw .userNotFound }
                 return .body(200, UserBody(user))
             },
-            Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200) { c throws(AuthError) in
+            Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200,
+                  contract: .init(request: .json(AdminUserPatchBody.self), answer: .json(UserBody.self), errors: [.userNotFound],
+                                  pathParameters: ["uid": .uid])) { c throws(AuthError) in
                 let body = try c.body(AdminUserPatchBody.self)
                 let user = try service.updateUser(
                     uid: c.parameters["uid"] ?? "", disabled: body.disabled, emailVerified: body.emailVerified,
                     displayName: body.displayName.change)
                 return .body(200, UserBody(user))
             },
-            Route(method: "DELETE", path: "/v1/admin/users/{uid}", summary: "Delete a user", access: .admin, status: 204) { c throws(AuthError) in
+            Route(method: "DELETE", path: "/v1/admin/users/{uid}", summary: "Delete a user", access: .admin, status: 204,
+                  contract: .init(answer: .noContent, errors: [.userNotFound], pathParameters: ["uid": .uid])) { c throws(AuthError) in
                 try service.deleteUser(uid: c.parameters["uid"] ?? "")
                 return HTTPResponse(status: 204)
             },
-            Route(method: "GET", path: "/v1/admin/outbox", summary: "Outbox message metadata (never bodies)", access: .admin, status: 200) { c throws(AuthError) in
+            Route(method: "GET", path: "/v1/admin/outbox", summary: "Outbox message metadata (never bodies)", access: .admin, status: 200,
+                  contract: .init(answer: .json(OutboxListBody.self), errors: [.invalidArgument],
+                                  query: [.init(name: "status", schema: .oneOf(OutboxState.allCases.map(\.rawValue)), required: false,
+                                                description: "Only messages in this state.")])) { c throws(AuthError) in
                 var state: OutboxState?
                 if let name = c.request.query["status"] {
                     guard let parsed = OutboxState(rawValue: name) else {
@@ -135,21 +187,18 @@ extension APIRouter {
                     state = parsed
                 }
                 let messages = try service.outboxMessages(state: state, limit: 500)
-                return .body(200, ["messages": messages.map(OutboxMessageBody.init)])
+                return .body(200, OutboxListBody(messages: messages.map(OutboxMessageBody.init)))
             },
-            Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200,
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(RetriedMessageBody.self), errors: [.notDead],
+                                  pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
+                _ = try c.body(EmptyBody.self)
                 guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
                 guard try service.retryOutboxMessage(id: id) else {
                     throw AuthError.notDead
                 }
-                return .body(200, RetriedBody(id: id, status: "queued"))
+                return .body(200, RetriedMessageBody(id: id))
             },
         ]
     }
-}
-
-/// The answer of `POST /v1/admin/outbox/{id}/retry`.
-struct RetriedBody: Encodable {
-    let id: Int64
-    let status: String
 }

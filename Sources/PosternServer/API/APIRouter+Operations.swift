@@ -7,10 +7,13 @@ extension APIRouter {
     static func operationsRoutes(_ runtime: ServerContext, metrics: HTTPMetrics) -> [Route] {
         let service = runtime.service
         return [
-            Route(method: "GET", path: "/healthz", summary: "Liveness", access: .operations, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/healthz", summary: "Liveness", access: .operations, status: 200,
+                  contract: .init(answer: .content(mediaType: "application/json", schema: .object([.required("status", .oneOf(["ok"]))])))) { _ throws(AuthError) in
                 .json(200, #"{"status":"ok"}"#)
             },
-            Route(method: "GET", path: "/readyz", summary: "Readiness: the store answers", access: .operations, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/readyz", summary: "Readiness: the store answers", access: .operations, status: 200,
+                  contract: .init(answer: .content(mediaType: "application/json", schema: .object([.required("status", .oneOf(["ready"]))])),
+                                  errors: [.unavailable])) { _ throws(AuthError) in
                 do {
                     _ = try service.outboxCounts()
                     return .json(200, #"{"status":"ready"}"#)
@@ -18,14 +21,16 @@ extension APIRouter {
                     return JSONAnswer.error(.unavailable("The store does not answer."))
                 }
             },
-            Route(method: "GET", path: "/.well-known/jwks.json", summary: "Public keys of ID tokens", access: .operations, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/.well-known/jwks.json", summary: "Public keys of ID tokens", access: .operations, status: 200,
+                  contract: .init(answer: .content(mediaType: "application/json", schema: Self.jwksSchema))) { _ throws(AuthError) in
                 var response = HTTPResponse.json(200, JSONAnswer.encode(runtime.keys.current.jwks))
                 response.headers.append(("Access-Control-Allow-Origin", "*"))
                 return response
             },
             // On the main listener only with the admin token: the counters tell known addresses
             // from unknown ones. The metrics listener (`serveMetrics`) serves it without one.
-            Route(method: "GET", path: "/metrics", summary: "Prometheus metrics (admin token; also on --metrics-listen)", access: .admin, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/metrics", summary: "Prometheus metrics (admin token; also on --metrics-listen)", access: .admin, status: 200,
+                  contract: .init(answer: .content(mediaType: "text/plain", schema: .string("The Prometheus text format 0.0.4.")))) { _ throws(AuthError) in
                 metricsAnswer(service: service, metrics: metrics)
             },
         ]
@@ -33,6 +38,19 @@ extension APIRouter {
 }
 
 extension APIRouter {
+    /// A JSON Web Key Set of ES256 public keys (RFC 7517).
+    static let jwksSchema = JSONSchema.object("The public keys that verify ID tokens (RFC 7517).", [
+        .required("keys", .array(.object([
+            .required("kty", .oneOf(["EC"])),
+            .required("crv", .oneOf(["P-256"])),
+            .required("x", .string("base64url")),
+            .required("y", .string("base64url")),
+            .required("kid", .string()),
+            .required("alg", .oneOf(["ES256"])),
+            .required("use", .oneOf(["sig"])),
+        ]))),
+    ])
+
     /// The Prometheus text: HTTP counters, outbox states and action-code events.
     static func metricsAnswer(service: AuthService, metrics: HTTPMetrics) -> HTTPResponse {
         var text = metrics.render()

@@ -25,7 +25,8 @@ public final class APIRouter: Sendable {
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + ActionPages(runtime: runtime).routes()
             + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
-        let contract = OpenAPIDocument.render(routes + [OpenAPIDocument.placeholderRoute])
+        let contract = OpenAPIDocument.render(
+            routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))
         routes.append(OpenAPIDocument.route(serving: contract))
         self.table = RouteTable(routes)
     }
@@ -104,4 +105,7 @@ public final class APIRouter: Sendable {
 
     /// The routes, for the OpenAPI document and its test.
     public var routeTable: [(method: String, path: String)] { table.routes.map { ($0.method, $0.path) } }
+
+    /// The routes with their contracts, for the tests that hold the wire types to the document.
+    var routes: [Route] { table.routes }
 }

@@ -82,6 +82,9 @@ struct Route: Sendable {
     let access: RouteAccess
     /// The success status, for the OpenAPI document.
     let status: Int
+    /// What the route reads, answers and may refuse with, for the OpenAPI document (a route that
+    /// says nothing still appears there, with its summary and success status).
+    var contract = RouteContract()
     let handler: @Sendable (RouteContext) throws(AuthError) -> HTTPResponse
     /// How the route answers an error, its handler's or the router's (the per-IP limit): nil for
     /// the API's JSON error; the hosted page answers with a page in the request's language.

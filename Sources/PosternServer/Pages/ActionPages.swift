@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 import PosternCrypto
 
@@ -22,13 +23,36 @@ struct ActionPages: Sendable {
 
     func routes() -> [Route] {
         [
-            Route(method: "GET", path: "/action", summary: "The hosted action page (never consumes the link)", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "GET", path: "/action", summary: "The hosted action page (never consumes the link)", access: .public, status: 200,
+                  contract: .init(
+                      answer: .content(mediaType: "text/html", schema: .string("An HTML page.")),
+                      errors: [.invalidOOBCode, .expiredOOBCode, .unavailable, .internalFailure],
+                      query: [
+                          .init(name: "mode", schema: .actionMode, required: false, description: "The link's action (the code says it too)."),
+                          .init(name: "oobCode", schema: .oobCode, required: false, description: "The code; without it the page says the link is broken."),
+                          .init(name: "continueUrl", schema: .string(), required: false, description: "Where the app continues (the code carries it too)."),
+                          .init(name: "lang", schema: .locale, required: false, description: "The page's language."),
+                      ])) { c throws(AuthError) in
                 show(c)
             }.answeringErrors { error, request in errorPage(error, request) },
-            Route(method: "POST", path: "/action", summary: "The hosted page's form: applies the link", access: .public, status: 200) { c throws(AuthError) in
+            Route(method: "POST", path: "/action", summary: "The hosted page's form: applies the link", access: .public, status: 200,
+                  contract: .init(
+                      request: .form(.object([
+                          .optional("mode", .actionMode),
+                          .optional("oobCode", .oobCode),
+                          .optional("csrf", .string("The form's token (bound to the browser's cookie and the code).")),
+                          .optional("lang", .locale),
+                          .optional("newPassword", .newPassword),
+                          .optional("step", .oneOf(["review"], "An approval's review button: show the device and the numbers.")),
+                          .optional("pick", .string("An approval's pick: the number chosen (0: none of these).", pattern: "^[0-9]{1,2}$")),
+                      ])),
+                      answer: .content(mediaType: "text/html", schema: .string("An HTML page.")),
+                      errors: [.invalidOOBCode, .expiredOOBCode, .weakPassword, .userDisabled, .emailExists, .unavailable, .internalFailure],
+                      otherStatuses: [403: "The form's token is missing or does not match this browser and code."])) { c throws(AuthError) in
                 submit(c)
             }.answeringErrors { error, request in errorPage(error, request) },
-            Route(method: "GET", path: "/action.css", summary: "The hosted page's style sheet", access: .public, status: 200) { _ throws(AuthError) in
+            Route(method: "GET", path: "/action.css", summary: "The hosted page's style sheet", access: .public, status: 200,
+                  contract: .init(answer: .content(mediaType: "text/css", schema: .string("CSS.")))) { _ throws(AuthError) in
                 HTTPResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")],
                              body: Array(Self.styleSheet.utf8))
             },

@@ -96,7 +96,7 @@ final class AddressFlow: Sendable {
     /// - Throws: `AuthError.invalidIDToken`, `invalidArgument` for an anonymous account, `tooManyAttempts`.
     func requestVerification(idToken: String, continueURL: String?) throws(AuthError) {
         let (account, _) = try sessions.verifyIDToken(idToken)
-        guard let email = account.email else { throw .invalidArgument("An anonymous account has no address to verify.") }
+        guard let email = account.email else { throw .anonymousAccount("An anonymous account has no address to verify.") }
         let continueURL = try context.checkContinueURL(continueURL)
         let now = context.clock.unixSeconds()
         let request = ActionRequest(
@@ -113,7 +113,7 @@ final class AddressFlow: Sendable {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let address = try context.parseEmail(newEmail)
         guard let old = account.email else {
-            throw .invalidArgument("An anonymous account gets its first address by signing in with it.")
+            throw .anonymousAccount("An anonymous account gets its first address by signing in with it.")
         }
         guard old != address else { throw .invalidArgument("newEmail is the account's address already.") }
         let continueURL = try context.checkContinueURL(continueURL)

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCrypto
 
 /// What the link's page shows before the owner approves a sign-in on another device.
@@ -31,8 +32,8 @@ extension EmailLinkFlow {
     static func newApproval(device: String) throws(AuthError) -> ActionRequest.Approval {
         let name = String(device.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= 64 else {
-            throw .invalidArgument("deviceName must be 1 to 64 characters.")
+        guard !name.isEmpty, name.unicodeScalars.count <= WireLimits.deviceNameMaximumLength else {
+            throw .invalidArgument("deviceName must be 1 to \(WireLimits.deviceNameMaximumLength) characters.")
         }
         do {
             var choices: [Int] = []

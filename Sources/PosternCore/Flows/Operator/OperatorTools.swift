@@ -86,6 +86,7 @@ final class OperatorTools: Sendable {
     /// Changes an account for operators: disabled (revokes its sessions), email verified, name.
     /// - Throws: `AuthError.userNotFound`.
     func updateUser(uid: String, disabled: Bool?, emailVerified: Bool?, displayName: String??) throws(AuthError) -> UserRecord {
+        if case .some(.some(let name)) = displayName { try ProfileFlow.checkDisplayName(name) }
                 return try context.write { tx in
             guard var account = try tx.account(uid: uid) else { throw AuthError.userNotFound }
             if let disabled {

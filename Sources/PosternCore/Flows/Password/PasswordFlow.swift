@@ -128,7 +128,7 @@ final class PasswordFlow: Sendable {
     func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         guard !account.isAnonymous else {
-            throw .invalidArgument("An anonymous account needs an address first: use password sign-up with its idToken.")
+            throw .anonymousAccount("An anonymous account needs an address first: use password sign-up with its idToken.")
         }
         try PasswordPolicy.check(password, email: account.email)
         let hash = try context.hashPassword(password)

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 
 /// What a signed-in user does with their own account: read it, change the profile the app owns,
 /// delete it.
@@ -21,13 +22,9 @@ final class ProfileFlow: Sendable {
     /// - Throws: `AuthError.invalidArgument` naming the field, `invalidIDToken`.
     func update(idToken: String, displayName: String??, attributes: String?) throws(AuthError) -> UserRecord {
         let (account, _) = try sessions.verifyIDToken(idToken)
-        if case .some(.some(let name)) = displayName {
-            guard name.count <= 256, !name.contains(where: { $0.isNewline }) else {
-                throw .invalidArgument("displayName must be one line of at most 256 characters.")
-            }
-        }
+        if case .some(.some(let name)) = displayName { try Self.checkDisplayName(name) }
         if let attributes {
-            guard attributes.utf8.count <= 4096 else { throw .invalidArgument("attributes must be at most 4 KiB of JSON.") }
+            guard attributes.utf8.count <= WireLimits.attributesMaximumBytes else { throw .invalidArgument("attributes must be at most 4 KiB of JSON.") }
             guard (try? JSONSerialization.jsonObject(with: Data(attributes.utf8))) is [String: Any] else {
                 throw .invalidArgument("attributes must be a JSON object.")
             }
@@ -46,5 +43,14 @@ final class ProfileFlow: Sendable {
     func delete(idToken: String) throws(AuthError) {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         try context.write { tx in try tx.deleteAccount(uid: account.uid) }
+    }
+
+    /// A display name is one line of at most `WireLimits.displayNameMaximumLength` code points,
+    /// whoever sets it (the user or an operator).
+    /// - Throws: `AuthError.invalidArgument` naming the field.
+    static func checkDisplayName(_ name: String) throws(AuthError) {
+        guard name.unicodeScalars.count <= WireLimits.displayNameMaximumLength, !name.contains(where: { $0.isNewline }) else {
+            throw .invalidArgument("displayName must be one line of at most \(WireLimits.displayNameMaximumLength) characters.")
+        }
     }
 }

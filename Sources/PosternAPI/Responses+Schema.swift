@@ -1,0 +1,188 @@
+/// The answer bodies' schemas and examples: what the encoders of `Responses.swift` write. A field
+/// the decoder can do without is optional here; an optional one the server sends as `null` when
+/// it has no value is nullable.
+
+extension SessionBody: DocumentedBody {
+    public static let schemaName = "Session"
+    public static var schema: JSONSchema {
+        .object("A signed-in session.", [
+            .required("uid", .uid),
+            .required("idToken", .idToken.described("ES256 JWT; claims include sub, iat, exp, auth_time, email, email_verified, is_anonymous, sign_in_method.")),
+            .required("refreshToken", .refreshToken),
+            .required("expiresIn", .integer("Seconds until the ID token expires.", minimum: 0)),
+            .required("isAnonymous", .boolean()),
+            .optional("email", .emailAddress),
+        ])
+    }
+    public static var example: Self {
+        Self(uid: JSONSchema.Example.uid, idToken: JSONSchema.Example.idToken, refreshToken: JSONSchema.Example.refreshToken,
+             expiresIn: 3600, isAnonymous: false, email: JSONSchema.Example.email)
+    }
+}
+
+extension LoginBody.Migration: DocumentedBody {
+    public static let schemaName = "Migration"
+    public static var schema: JSONSchema {
+        .object("An anonymous account was replaced by an existing one: move the app's data from `fromUid` to `toUid`.", [
+            .required("fromUid", .uid),
+            .required("toUid", .uid),
+            .required("allowMigration", .boolean()),
+        ])
+    }
+    public static var example: Self { Self(fromUid: "anonymous-uid-0123456789", toUid: JSONSchema.Example.uid, allowMigration: true) }
+}
+
+extension LoginBody: DocumentedBody {
+    public static let schemaName = "LoginDescriptor"
+    public static var schema: JSONSchema {
+        .object("The outcome of a sign-in.", [
+            .required("uid", .uid),
+            .optional("email", .emailAddress),
+            .required("isNewUser", .boolean("True exactly when the address had no account before: show the onboarding.")),
+            .required("session", .body(SessionBody.self)),
+            .optional("migration", .body(Migration.self)),
+            .optional("needsPassword", .boolean("A password sign-up confirmed away from its device: ask for a password (absent: false).")),
+        ])
+    }
+    public static var example: Self {
+        Self(uid: JSONSchema.Example.uid, email: JSONSchema.Example.email, isNewUser: false, session: .example, migration: .example,
+             needsPassword: false)
+    }
+    public static var referencedBodies: [any DocumentedBody.Type] { [SessionBody.self, Migration.self] }
+}
+
+extension UserBody: DocumentedBody {
+    public static let schemaName = "User"
+    public static var schema: JSONSchema {
+        .object("A user record.", [
+            .required("uid", .uid),
+            .optional("email", .emailAddress),
+            .required("emailVerified", .boolean()),
+            .optional("displayName", .displayName),
+            .required("isAnonymous", .boolean()),
+            .required("providers", .array(.string(), "Sign-in methods the account has: `password`, `emailLink`.")),
+            .required("attributes", .attributes),
+            .required("createdAt", .timestamp),
+            .optional("lastSignInAt", .timestamp),
+            .required("disabled", .boolean()),
+        ])
+    }
+    public static var example: Self {
+        Self(uid: JSONSchema.Example.uid, email: JSONSchema.Example.email, emailVerified: true, displayName: "Ann", isAnonymous: false,
+             providers: ["emailLink", "password"], attributes: ["bio": .string("Writes about birds.")],
+             createdAt: JSONSchema.Example.timestamp, lastSignInAt: JSONSchema.Example.timestamp, disabled: false)
+    }
+}
+
+extension OutboxMessageBody: DocumentedBody {
+    public static let schemaName = "OutboxMessage"
+    public static var schema: JSONSchema {
+        .object("An outbox message's metadata (never its body).", [
+            .required("id", .integer()),
+            .required("kind", .string("What the mail is (`signIn`, `resetPassword`, …).")),
+            .required("recipient", .string("The address it goes to.")),
+            .required("state", .string("`queued`, `claimed`, `sent` or `dead`.")),
+            .required("attempts", .integer(minimum: 0)),
+            .required("nextAttemptAt", .timestamp),
+            .required("createdAt", .timestamp),
+            .required("giveUpAt", .timestamp),
+            .optional("finishedAt", .timestamp),
+            .optional("lastReply", .string("The relay's last reply; null before the first attempt.")),
+        ])
+    }
+    public static var example: Self {
+        Self(id: 1, kind: "signIn", recipient: JSONSchema.Example.email, state: "sent", attempts: 1,
+             nextAttemptAt: JSONSchema.Example.timestamp, createdAt: JSONSchema.Example.timestamp, giveUpAt: "2025-02-01T12:00:00Z",
+             finishedAt: JSONSchema.Example.timestamp, lastReply: "250 2.0.0 Ok: queued")
+    }
+}
+
+extension OutboxListBody: DocumentedBody {
+    public static let schemaName = "OutboxMessageList"
+    public static var schema: JSONSchema {
+        .object("The newest messages first, at most 500.", [.required("messages", .array(.body(OutboxMessageBody.self)))])
+    }
+    public static var example: Self { Self(messages: [.example]) }
+    public static var referencedBodies: [any DocumentedBody.Type] { [OutboxMessageBody.self] }
+}
+
+extension RetriedMessageBody: DocumentedBody {
+    public static let schemaName = "RetriedMessage"
+    public static var schema: JSONSchema {
+        .object("The dead message is queued again.", [.required("id", .integer()), .required("status", .oneOf(["queued"]))])
+    }
+    public static var example: Self { Self(id: 1) }
+}
+
+extension ActionInfoBody: DocumentedBody {
+    public static let schemaName = "ActionInfo"
+    public static var schema: JSONSchema {
+        .object("What an action link is, consuming nothing.", [
+            .required("mode", .actionMode),
+            .optional("email", .emailAddress.described("The address the link was sent to; null for a link sent with a PKCE challenge.")),
+            .required("expiresAt", .timestamp),
+            .optional("continueUrl", .string(format: "uri")),
+        ])
+    }
+    public static var example: Self {
+        Self(mode: "signIn", email: JSONSchema.Example.email, expiresAt: JSONSchema.Example.timestamp, continueUrl: JSONSchema.Example.continueURL)
+    }
+}
+
+extension AppliedActionBody: DocumentedBody {
+    public static let schemaName = "AppliedAction"
+    public static var schema: JSONSchema {
+        .object("The action was applied.", [.required("mode", .actionMode), .required("email", .emailAddress)])
+    }
+    public static var example: Self { Self(mode: "resetPassword", email: JSONSchema.Example.email) }
+}
+
+extension IssuedLinkBody: DocumentedBody {
+    public static let schemaName = "IssuedLink"
+    public static var schema: JSONSchema {
+        .object("An action link made for an operator.", [
+            .required("link", .string(format: "uri")),
+            .required("oobCode", .oobCode.described("The code inside the link: a secret.")),
+            .required("expiresAt", .timestamp),
+            .required("queued", .boolean("Whether the mail was queued too.")),
+        ])
+    }
+    public static var example: Self {
+        Self(link: JSONSchema.Example.link, oobCode: JSONSchema.Example.oobCode, expiresAt: JSONSchema.Example.timestamp, queued: true)
+    }
+}
+
+extension AcceptedBody: DocumentedBody {
+    public static let schemaName = "Accepted"
+    public static var schema: JSONSchema {
+        .object("The request is recorded; the mail decides the rest. The same for every address.", [
+            .required("status", .oneOf(AcceptedBody.Status.allCases.map(\.rawValue))),
+            .optional("approvalNumber", .integer(
+                "Send-link with `approval`: the number the asking device shows while it waits.", minimum: 10, maximum: 99)),
+        ])
+    }
+    public static var example: Self { Self(status: .sent, approvalNumber: 42) }
+}
+
+extension ErrorBody.Detail: DocumentedBody {
+    public static let schemaName = "ErrorDetail"
+    public static var schema: JSONSchema {
+        .object("What went wrong.", [
+            .required("code", .oneOf(APIErrorCode.allCases.map(\.rawValue), "From the catalogue; a client should treat an unknown code as its status's generic error.")),
+            .required("message", .string("A sentence for a developer (never a secret or an address).")),
+            .optional("anonymousUid", .uid.described("With MIGRATION_REQUIRED: the anonymous account that would be replaced.")),
+            .optional("rule", .oneOf(PasswordRule.allCases.map(\.rawValue), "With WEAK_PASSWORD: the rule the password breaks.")),
+        ])
+    }
+    public static var example: Self {
+        Self(code: APIErrorCode.migrationRequired.rawValue, message: "The address belongs to an existing account.",
+             anonymousUid: "anonymous-uid-0123456789", rule: "tooShort")
+    }
+}
+
+extension ErrorBody: DocumentedBody {
+    public static let schemaName = "Error"
+    public static var schema: JSONSchema { .object("Every error answer.", [.required("error", .body(Detail.self))]) }
+    public static var example: Self { Self(error: .example) }
+    public static var referencedBodies: [any DocumentedBody.Type] { [Detail.self] }
+}

@@ -1,0 +1,35 @@
+"""A check schemathesis runs beside its own (loaded through SCHEMATHESIS_HOOKS by
+schemathesis.sh): a schema-valid request may be refused only because the credential in it is
+wrong, or because its new password is the address (the one rule between two fields) — never for
+its shape. The operations listed in schemathesis.toml may answer a positive case 400; this says
+which 400s those may be, and holds every other operation to the same."""
+import schemathesis
+
+# The codes that mean "this credential does not open anything": what a made-up oobCode, refresh
+# token, 6-digit code or password gets, and what no schema can rule out.
+CREDENTIAL_CODES = {
+    "INVALID_OOB_CODE",
+    "EXPIRED_OOB_CODE",
+    "EMAIL_MISMATCH",
+    "INVALID_CODE_VERIFIER",
+    "INVALID_LOGIN_CREDENTIALS",
+    "INVALID_REFRESH_TOKEN",
+    "USER_DISABLED",
+}
+
+
+@schemathesis.check
+def positive_rejection_names_a_credential(ctx, response, case):
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or response.status_code != 400:
+        return None
+    if not (response.headers.get("content-type") or [""])[0].startswith("application/json"):
+        return None  # the hosted page says it in HTML; its 400 is always the link's
+    error = response.json().get("error", {})
+    # The one rule between two fields: the new password must not be the address or its local part.
+    if error.get("code") == "WEAK_PASSWORD" and error.get("rule") == "isTheAddress":
+        return None
+    if error.get("code") not in CREDENTIAL_CODES:
+        raise AssertionError(
+            f"a schema-valid request was refused {error.get('code')}: {error.get('message')}")
+    return None
