@@ -63,6 +63,8 @@ public struct JSONSchema: Sendable {
     public var maximum: Int64?
     /// The strings allowed (`enum`).
     public var enumeration: [String]?
+    /// The booleans allowed (`enum`), for a flag only one value of which an alternative allows.
+    public var booleanEnumeration: [Bool]?
     /// Whether null is allowed too.
     public var nullable = false
     /// An object's properties, in order.
@@ -142,6 +144,13 @@ public struct JSONSchema: Sendable {
         return schema
     }
 
+    /// Only `value` (in an alternative of an `anyOf`).
+    public static func boolean(only value: Bool) -> JSONSchema {
+        var schema = JSONSchema(type: .boolean)
+        schema.booleanEnumeration = [value]
+        return schema
+    }
+
     /// true or false.
     public static func boolean(_ description: String? = nil) -> JSONSchema {
         var schema = JSONSchema(type: .boolean)
@@ -210,6 +219,8 @@ public struct JSONSchema: Sendable {
         if let minimum = schema.minimum { object["minimum"] = .integer(minimum) }
         if let maximum = schema.maximum { object["maximum"] = .integer(maximum) }
         if let values = schema.enumeration { object["enum"] = .array(values.map(JSONValue.string)) }
+        // OpenAPI 3.0.3: with `nullable`, an `enum` must list null itself for null to be allowed.
+        if let values = schema.booleanEnumeration { object["enum"] = .array(values.map(JSONValue.bool) + (schema.nullable ? [.null] : [])) }
         if schema.nullable { object["nullable"] = .bool(true) }
         if !schema.properties.isEmpty {
             var properties: [String: JSONValue] = [:]

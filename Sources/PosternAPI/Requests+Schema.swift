@@ -21,7 +21,7 @@ extension JSONSchema {
 extension EmailLinkSendBody: DocumentedBody {
     public static let schemaName = "EmailLinkSendRequest"
     public static var schema: JSONSchema {
-        .object("Mail a sign-in link and 6-digit code. `idToken` asks to bind the sign-in to that session.", [
+        var schema = JSONSchema.object("Mail a sign-in link and 6-digit code. `idToken` asks to bind the sign-in to that session.", [
             .required("email", .emailAddress),
             .optional("continueUrl", .continueURL),
             .optional("locale", .locale),
@@ -33,6 +33,12 @@ extension EmailLinkSendBody: DocumentedBody {
                 "With approval: how the page names the asking device (default: read from the User-Agent).", minLength: 1,
                 maxLength: WireLimits.deviceNameMaximumLength)),
         ])
+        // An approval needs PKCE: its verifier is the waiting device's secret.
+        schema.anyOf = [
+            .object([.optional("approval", .boolean(only: false))]),
+            .object([.required("codeChallenge", .codeChallenge)]),
+        ]
+        return schema
     }
     public static var example: Self {
         Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
@@ -70,7 +76,7 @@ extension EmailLinkCompleteBody: DocumentedBody {
                 .optional("email", .emailAddress),
                 .optional("codeVerifier", .string("The PKCE verifier whose challenge the link was sent with.")),
                 .optional("idToken", .idToken),
-                .optional("allowMigration", .boolean("Replace an anonymous session by an existing account (true) or refuse (false); absent: answer 409 MIGRATION_REQUIRED.")),
+                .optional("allowMigration", .boolean("When an anonymous session would be replaced by an existing account: true signs in and the app moves the guest's data, false signs in without moving it; absent: 409 MIGRATION_REQUIRED.")),
             ])
         schema.anyOf = [
             .naming("link"),
