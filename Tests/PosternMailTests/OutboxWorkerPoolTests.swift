@@ -1,0 +1,178 @@
+import Foundation
+import PosternCore
+import PosternTestSupport
+import Synchronization
+import Testing
+@testable import PosternMail
+
+/// A transport that answers from a script per recipient and records what it was given: the
+/// worker pool's I/O edge, so the pool's own decisions can be watched.
+final class ScriptedTransport: MailTransport, @unchecked Sendable {
+    /// What each recipient's sends answer, in order; past the end, `.sent`.
+    static let scripts = Mutex<[String: [DeliveryOutcome]]>([:])
+    /// Every delivery, by recipient, in order.
+    static let delivered = Mutex<[String]>([])
+    /// Held before answering, so a test can stop the pool mid-send.
+    static let gate = Mutex<Bool>(true)
+
+    func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
+        while !Self.gate.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.005) }
+        let recipient = mail.envelope.recipients.first ?? ""
+        Self.delivered.withLock { $0.append(recipient) }
+        return Self.scripts.withLock { scripts in
+            guard var script = scripts[recipient], !script.isEmpty else { return .sent(reply: "250 ok") }
+            let next = script.removeFirst()
+            scripts[recipient] = script
+            return next
+        }
+    }
+
+    func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome {
+        guard gate() else { return .transient(reply: "abandoned", connectionFailed: false) }
+        return deliver(mail)
+    }
+
+    func close() {}
+}
+
+/// The outbox worker pool itself, over the in-memory store with a scripted transport: what it
+/// claims, sends, retries, gives up and gives back. (The SMTP transports have their own tests,
+/// and the integration scripts drive the pool against real servers.)
+@Suite("the outbox worker pool", .serialized)
+struct OutboxWorkerPoolTests {
+    let store = InMemoryStore()
+    let clock = ManualClock()
+
+    init() {
+        ScriptedTransport.scripts.withLock { $0 = [:] }
+        ScriptedTransport.delivered.withLock { $0 = [] }
+        ScriptedTransport.gate.withLock { $0 = true }
+    }
+
+    func pool(workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil) -> OutboxWorkerPool {
+        let composeMail: OutboxWorkerPool.Compose = compose ?? { message in
+            OutgoingMail(
+                storedMessageID: "<\(message.id)@test>", envelope: MailEnvelope(sender: "s@example.com", recipients: [message.recipient.address]),
+                bytes: Array("Subject: \(message.id)\r\n\r\nhello\r\n".utf8))
+        }
+        return OutboxWorkerPool(
+            store: store, transport: { ScriptedTransport() }, compose: composeMail, clock: clock, random: { 0 },
+            configuration: .init(workers: workers, policy: DeliveryPolicy(baseDelay: 30, maximumDelay: 60, maximumAge: 3_600, lease: 150),
+                                 batchSize: 8, pollInterval: 0.02, wakeJitter: 0))
+    }
+
+    @discardableResult
+    func queue(_ address: String) throws -> Int64 {
+        let now = clock.unixSeconds()
+        return try store.write { tx in
+            try tx.enqueue(.passwordChanged(uid: address), recipient: try EmailAddress.parse(address), now: now, giveUpAt: now + 3_600)
+        }
+    }
+
+    func states() throws -> [OutboxState] {
+        try store.read { try $0.outboxMessages(state: nil, limit: 1_000) }.map(\.state)
+    }
+
+    /// Waits (in real time, bounded) until `condition` holds.
+    func eventually(_ what: String, _ condition: () throws -> Bool) throws {
+        for _ in 0..<1_000 {
+            if try condition() { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Issue.record("timed out waiting for \(what)")
+    }
+
+    @Test("every queued message is sent exactly once across the workers")
+    func sendsEachOnce() throws {
+        for index in 0..<40 { try queue("r\(index)@example.com") }
+        let workers = pool(workers: 3)
+        workers.start()
+        try eventually("40 sent") { try states().filter { $0 == .sent }.count == 40 }
+        #expect(workers.stop(timeout: 10))
+        let delivered = ScriptedTransport.delivered.withLock { $0 }
+        #expect(delivered.count == 40 && Set(delivered).count == 40)
+    }
+
+    @Test("a transient failure waits out its backoff on the pool's clock, then the message goes")
+    func transientThenSent() throws {
+        ScriptedTransport.scripts.withLock { $0["later@example.com"] = [.transient(reply: "451 busy", connectionFailed: false)] }
+        try queue("later@example.com")
+        let workers = pool()
+        workers.start()
+        try eventually("the retry state") { try states() == [.retrying] }
+        // Not before the backoff: the clock has not moved, so the message waits.
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(try states() == [.retrying])
+        clock.advance(by: 31)
+        try eventually("sent after the backoff") { try states() == [.sent] }
+        #expect(workers.stop(timeout: 10))
+        #expect(ScriptedTransport.delivered.withLock { $0 } == ["later@example.com", "later@example.com"])
+        #expect(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first?.attempts == 2)
+    }
+
+    @Test("a permanent failure is dead at once and suppresses the address")
+    func permanent() throws {
+        ScriptedTransport.scripts.withLock { $0["gone@example.com"] = [.permanent(reply: "550 no such user")] }
+        try queue("gone@example.com")
+        let workers = pool()
+        workers.start()
+        try eventually("dead") { try states() == [.dead] }
+        #expect(try store.read { try $0.outboxMessages(state: .dead, limit: 1) }.first?.lastReply == "550 no such user")
+        // The next mail to it is not sent.
+        try queue("gone@example.com")
+        try eventually("the second finished") { try states().allSatisfy { $0 == .dead || $0 == .sent } && states().count == 2 }
+        #expect(workers.stop(timeout: 10))
+        #expect(ScriptedTransport.delivered.withLock { $0 } == ["gone@example.com"])
+    }
+
+    @Test("nothing to say: a message composed to nil is finished unsent")
+    func composedToNothing() throws {
+        try queue("nothing@example.com")
+        let workers = pool(compose: { _ in nil })
+        workers.start()
+        try eventually("finished") { try states() == [.sent] }
+        #expect(workers.stop(timeout: 10))
+        #expect(ScriptedTransport.delivered.withLock { $0 }.isEmpty)
+    }
+
+    @Test("stop lets the send in flight finish and be recorded, and gives back what was not started")
+    func stopMidBatch() throws {
+        ScriptedTransport.gate.withLock { $0 = false }
+        for index in 0..<6 { try queue("s\(index)@example.com") }
+        let workers = pool(workers: 1)
+        workers.start()
+        try eventually("a claim") { try states().contains(.claimed) }
+        let stopped = Thread.detachNewThreadAndWait { workers.stop(timeout: 10) }
+        Thread.sleep(forTimeInterval: 0.1)
+        ScriptedTransport.gate.withLock { $0 = true }
+        #expect(stopped())
+        let final = try states()
+        let sent = final.filter { $0 == .sent }.count
+        #expect(sent == ScriptedTransport.delivered.withLock { $0.count }, "every send is recorded")
+        #expect(sent >= 1 && sent < 6, "the one in flight finished; the rest were not started")
+        #expect(!final.contains(.claimed), "no claim is left held: \(final)")
+        // Another pool picks the rest up.
+        let next = pool(workers: 1)
+        next.start()
+        try eventually("all sent") { try states().allSatisfy { $0 == .sent } }
+        #expect(next.stop(timeout: 10))
+        #expect(Set(ScriptedTransport.delivered.withLock { $0 }).count == 6)
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; the returned function waits for its answer.
+    static func detachNewThreadAndWait(_ body: @escaping @Sendable () -> Bool) -> @Sendable () -> Bool {
+        let result = Mutex<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        return {
+            done.wait()
+            return result.withLock { $0 }
+        }
+    }
+}
