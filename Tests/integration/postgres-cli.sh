@@ -80,7 +80,10 @@ db=$(fresh_database)
 pids=()
 for n in 1 2 3; do "$postern" keys list --database "$db" >"start$n.txt" 2>&1 & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || fail "a concurrent start failed: $(cat start*.txt)"; done
-[ "$(psql "$db" -qAt -c 'SELECT count(*) FROM postern_migrations')" = 1 ] || fail "migrated more than once"
+# One row per migration, each version once (the version is the key: a second migrator's insert
+# would have failed its start above).
+[ "$(psql "$db" -qAt -c 'SELECT count(*) = max(version) AND count(*) > 0 FROM postern_migrations')" = t ] \
+  || fail "migrated more than once: $(psql "$db" -qAt -c 'SELECT version, applied_at FROM postern_migrations')"
 [ "$(psql "$db" -qAt -c "SELECT count(*) FROM keys WHERE status = 'active'")" = 2 ] \
   || fail "concurrent starts made more than one active key per purpose"
 
