@@ -2,7 +2,8 @@
 /// database stays bounded: the one round both the daemon's loop and `postern maintenance run`
 /// run.
 ///
-/// Each batch is its own write of at most ``batchSize`` rows of one kind, so a round never holds
+/// Each batch is its own write of at most ``batchSize`` rows of one kind (``Store/writeSyncingLater(_:)``:
+/// a delete a crash loses is made again by the next round), so a round never holds
 /// the writer (SQLite) or many row locks (PostgreSQL) for longer than a batch, and requests
 /// interleave with it; on PostgreSQL the batches are small enough for autovacuum to keep up. A
 /// kind is deleted until a batch comes back short, or ``maximumBatches`` ran (the next round goes
@@ -58,14 +59,17 @@ public struct Housekeeper: Sendable {
                         round.unfinished = true
                         break
                     }
-                    let removed = try store.write { [batchSize] tx in try Self.prune(rows, horizon: horizon, limit: batchSize, tx) }
+                    // A delete lost in a crash is made again by the next round: it may skip its fsync.
+                    let removed = try store.writeSyncingLater { [batchSize] tx in
+                        try Self.prune(rows, horizon: horizon, limit: batchSize, tx)
+                    }
                     round.removed[rows, default: 0] += removed
                     if removed < batchSize { break }
                     if batch == maximumBatches { round.unfinished = true }
                 }
             }
             if round.total > 0 && reclaimPages > 0 && !isCancelled() {
-                try store.write { [reclaimPages] tx in try tx.reclaimFreePages(reclaimPages) }
+                try store.writeSyncingLater { [reclaimPages] tx in try tx.reclaimFreePages(reclaimPages) }
             }
         }
         if ran == nil { round.skipped = true }

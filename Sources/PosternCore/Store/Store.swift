@@ -159,7 +159,8 @@ public protocol Store: Sendable {
     ///
     /// Only for records whose loss costs a repeat, never a loss: a delivery outcome (a lost "sent"
     /// means one more copy of a message that was delivered; a lost retry and its kept body mean the
-    /// message is composed anew). Requests and queued mail use ``write(_:)``.
+    /// message is composed anew), a housekeeping delete (a lost one is made again by the next
+    /// round). Requests and queued mail use ``write(_:)``.
     func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
     /// Commits what is queued, makes everything committed durable, and refuses later writes (reads
     /// still work). Called once, at shutdown.
