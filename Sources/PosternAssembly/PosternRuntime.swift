@@ -75,6 +75,14 @@ public struct PosternStorage: Sendable {
         PostgresConnectionString(database)?.description ?? database
     }
 
+    /// The housekeeping round over this store, with the retention the settings give
+    /// (`--retention-days`) and the flows' lifetimes: for the daemon's loop and `maintenance run`.
+    public func housekeeper(settings: Settings, metrics: HousekeepingMetrics = HousekeepingMetrics()) -> Housekeeper {
+        Housekeeper(
+            store: store, policy: RetentionPolicy(settings: settings, config: AuthConfiguration(settings)), clock: clock,
+            metrics: metrics)
+    }
+
     /// Creates missing keys, removes expired ones, and opens the ring.
     /// - Throws: `StartupError` when the keys cannot be read or opened with the master key.
     public func openKeys() throws(StartupError) -> KeyRingCache {
@@ -127,6 +135,8 @@ public final class PosternRuntime: Sendable {
     public let sender: MailMailbox
     /// The hosted pages, read and checked with the mail templates.
     public let pages: PageRenderer
+    /// Deletes what has expired, every minute, once started (`postern serve` starts it).
+    public let housekeeping: HousekeepingLoop
 
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) before the database is opened, so that a misconfiguration stops the start with
@@ -171,6 +181,8 @@ public final class PosternRuntime: Sendable {
             },
             clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
             logger: Logger(label: "outbox", sink: logger.sink))
+        housekeeping = HousekeepingLoop(
+            housekeeper: flows.storage.housekeeper(settings: settings), logger: Logger(label: "housekeeping", sink: logger.sink))
         logger.info("configured", ["transport": transportConfig.description, "templates": templateDirectory])
     }
 

@@ -11,7 +11,8 @@ struct ServeCommand: Subcommand {
         Usage: postern serve [settings]
 
         Runs the daemon until SIGTERM or SIGINT: the HTTP API of API.md, the hosted action page
-        (/action), and the outbox workers that deliver mail. On first start it creates the
+        (/action), the outbox workers that deliver mail, and housekeeping, which deletes every
+        minute what has expired (see postern maintenance --help). On first start it creates the
         database, the master key file beside it (0600) and the signing keys. It refuses to start,
         saying what to fix, on a bad setting: a relative public URL, a broken template, an SMTP URL
         it cannot use. Stopping is graceful: no new connections, requests and sends in flight
@@ -47,9 +48,11 @@ struct ServeCommand: Subcommand {
             fileDescriptors: descriptors.limit, deliveryWorkers: Int(settings.workers), pollingThreads: pollingThreads)
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
         let context = ServerContext(
-            service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pages: runtime.pages)
+            service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pages: runtime.pages,
+            housekeeping: runtime.housekeeping.housekeeper.metrics)
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
         runtime.workers.start()
+        runtime.housekeeping.start()
         let onDeadlineCut: @Sendable (Int) -> Void = { count in
             logger.info("request deadline passed: connections closed", ["connections": String(count)])
         }
@@ -61,6 +64,7 @@ struct ServeCommand: Subcommand {
                 connectionLimit: connectionLimit, connectionsPerIP: Int(settings.connectionsPerIP),
                 requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut) { request in router.handle(request) }
         } catch {
+            runtime.housekeeping.stop()
             runtime.workers.stop()
             throw CommandFailure(code: .unavailable, message: "\(error)")
         }
@@ -73,6 +77,7 @@ struct ServeCommand: Subcommand {
                     requestTimeoutSeconds: Int(settings.requestTimeout)) { request in router.serveMetrics(request) }
             } catch {
                 server.stop()
+                runtime.housekeeping.stop()
                 runtime.workers.stop()
                 throw CommandFailure(code: .unavailable, message: "--metrics-listen: \(error) (give another HOST:PORT, or off)")
             }
@@ -100,6 +105,8 @@ struct ServeCommand: Subcommand {
         metricsServer?.stop()
         router.stopWaiting()
         server.stop()
+        // Between two batches: a round in progress does not hold up the stop.
+        runtime.housekeeping.stop()
         let drained = runtime.workers.stop(timeout: 60)
         // The workers' last outcomes reach the disk before the process ends.
         runtime.store.close()

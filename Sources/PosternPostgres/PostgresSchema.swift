@@ -117,6 +117,10 @@ enum PostgresSchema {
         ALTER TABLE action_requests ADD COLUMN approval_device TEXT;
         ALTER TABLE action_requests ADD COLUMN approved_at BIGINT;
         """,
+        // 3: SQLite's 6, housekeeping deletes refresh tokens by expiry.
+        """
+        CREATE INDEX refresh_tokens_expiry ON refresh_tokens(expires_at);
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

@@ -81,6 +81,26 @@ public final class PostgresStore: Store {
         pool.drainIdle()
     }
 
+    /// Runs `body` holding the session-level advisory lock `lock` on a connection of its own, or
+    /// returns nil at once when another session (another daemon) holds it. The body's writes go
+    /// through the pool's other connections as usual; the lock is given back when it returns, and
+    /// by the server if the connection dies.
+    public func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? {
+        let connection: PostgresConnection
+        do { connection = try pool.borrow() } catch let error as PostgresError { throw error.storeError }
+        defer { pool.giveBack(connection) }
+        let taken: Bool
+        do {
+            let result = try connection.run("SELECT pg_try_advisory_lock(?)", [.integer(lock.key)])
+            taken = result.rowCount == 1 && PostgresRow(result: result, row: 0).integer(0) != 0
+        } catch let error as PostgresError {
+            throw error.storeError
+        }
+        guard taken else { return nil }
+        defer { _ = try? connection.run("SELECT pg_advisory_unlock(?)", [.integer(lock.key)]) }
+        return try body()
+    }
+
     /// Transactions run again after a serialization failure or deadlock, so far (for tests).
     var retries: Int { retryCount.load(ordering: .relaxed) }
 

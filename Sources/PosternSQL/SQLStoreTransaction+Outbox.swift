@@ -224,7 +224,15 @@ extension SQLStoreTransaction {
             [.integer(now), .integer(now), .integer(id)]) == 1
     }
 
-    public func purgeFinished(before: Int64) throws -> Int {
-        try db.execute("DELETE FROM outbox WHERE state IN ('sent', 'dead') AND finished_at < ?", [.integer(before)])
+    /// How many of the oldest messages (by id) one purge batch looks at. Finished messages are
+    /// not indexed by time (an index would be rewritten by every outcome, the hottest write), so a
+    /// batch that looked at every row would scan the whole retention window each round to find
+    /// nothing; ids grow with time, so what is old enough is among the oldest rows.
+    static let purgeWindow = 5000
+
+    public func purgeFinished(before: Int64, limit: Int) throws -> Int {
+        try pruneBatch(
+            table: "outbox", key: "id", condition: "(state = 'sent' OR state = 'dead') AND finished_at < ?", [.integer(before)],
+            limit: limit, from: "(SELECT id, state, finished_at FROM outbox ORDER BY id LIMIT \(Self.purgeWindow)) AS oldest")
     }
 }

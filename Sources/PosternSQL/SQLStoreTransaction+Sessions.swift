@@ -68,8 +68,8 @@ extension SQLStoreTransaction {
         guard changed == 1 else { throw StoreError.notFound("action request") }
     }
 
-    public func pruneActionRequests(now: Int64) throws -> Int {
-        try db.execute("DELETE FROM action_requests WHERE expires_at <= ?", [.integer(now)])
+    public func pruneActionRequests(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "action_requests", key: "id", condition: "expires_at <= ?", [.integer(horizon)], limit: limit)
     }
 
     // MARK: refresh tokens
@@ -107,10 +107,22 @@ extension SQLStoreTransaction {
         try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE uid = ? AND revoked = 0", [.text(uid)])
     }
 
+    public func pruneRefreshTokens(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "refresh_tokens", key: "token_hash", condition: "expires_at <= ?", [.integer(horizon)], limit: limit)
+    }
+
     // MARK: rate limits
 
+    public func pruneRateEvents(atOrBefore horizon: Int64, limit: Int) throws -> Int {
+        // The table has no key of its own: the row's physical address is one. Unindexed by time
+        // (an index would cost every request's insert), so the choice scans; a bucket drops its own
+        // old events as it counts, and the table holds little more than the last hour.
+        let key = db.dialect == .sqlite ? "rowid" : "ctid"
+        return try pruneBatch(table: "rate_events", key: key, condition: "at <= ?", [.integer(horizon)], limit: limit)
+    }
+
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
-        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - 3600)])
+        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - RateLimitPolicy.window)])
         var times: [Int64] = []
         try db.query("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [.blob(bucket)]) { times.append($0.integer(0)) }
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {
@@ -136,5 +148,9 @@ extension SQLStoreTransaction {
         } else {
             try db.execute("DELETE FROM guess_budgets WHERE bucket = ?", [.blob(bucket)])
         }
+    }
+
+    public func pruneGuessRecords(lastFailureBy horizon: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "guess_budgets", key: "bucket", condition: "last_failure_at <= ?", [.integer(horizon)], limit: limit)
     }
 }

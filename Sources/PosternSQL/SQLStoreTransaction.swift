@@ -146,7 +146,35 @@ public final class SQLStoreTransaction: StoreWriter {
             [.blob(SHA256.hash(nonce)), .integer(expiresAt)]) == 1
     }
 
-    public func pruneConsumedCodes(now: Int64) throws -> Int {
-        try db.execute("DELETE FROM consumed_codes WHERE expires_at <= ?", [.integer(now)])
+    public func pruneConsumedCodes(now: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "consumed_codes", key: "nonce_hash", condition: "expires_at <= ?", [.integer(now)], limit: limit)
+    }
+
+    // MARK: housekeeping
+
+    /// Deletes at most `limit` rows of `table` that meet `condition`, chosen by `key`: one
+    /// statement, run row-locked (``SQLSession/rowLocked(_:)``; PostgreSQL: READ COMMITTED), so a
+    /// batch never makes a request's serializable transaction fail. The condition is checked again
+    /// on the rows the DELETE locks, so a row a request changed meanwhile (a dead message queued
+    /// again, a new failure on a guess budget) is kept. `from` narrows the rows looked at (the
+    /// outbox's oldest), nil for all.
+    func pruneBatch(table: String, key: String, condition: String, _ args: [SQLValue], limit: Int, from: String? = nil) throws -> Int {
+        let source = from ?? table
+        return try db.rowLocked {
+            try db.execute(
+                "DELETE FROM \(table) WHERE \(key) IN (SELECT \(key) FROM \(source) WHERE \(condition) LIMIT ?) AND \(condition)",
+                args + [.integer(Int64(max(0, limit)))] + args)
+        }
+    }
+
+    public func reclaimFreePages(_ pages: Int) throws {
+        switch db.dialect {
+        case .sqlite:
+            // Each step of the pragma frees one page; `execute` steps it to the end.
+            try db.execute("PRAGMA incremental_vacuum(\(max(0, pages)))")
+        case .postgres:
+            // Autovacuum makes the deleted rows' space reusable; the file is not shrunk.
+            break
+        }
     }
 }

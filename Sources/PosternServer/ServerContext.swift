@@ -16,8 +16,15 @@ public struct ServerContext: Sendable {
     /// The hosted pages: their templates and words, per language (`templates/LOCALE/page*`).
     public let pages: PageRenderer
 
+    /// The rows housekeeping removed, for `/metrics` (the daemon's loop counts into it).
+    public let housekeeping: HousekeepingMetrics
+
     /// Creates the context.
-    public init(service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pages: PageRenderer) {
+    public init(
+        service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pages: PageRenderer,
+        housekeeping: HousekeepingMetrics = HousekeepingMetrics()
+    ) {
+        self.housekeeping = housekeeping
         self.pages = pages
         self.service = service
         self.keys = keys

@@ -62,21 +62,48 @@ public final class SQLiteStore: Store {
     }
 
     static func migrate(_ db: SQLiteConnection) throws {
-        try db.execute("BEGIN IMMEDIATE")
-        do {
-            let current = Int(try db.first("PRAGMA user_version") { $0.integer(0) } ?? 0)
-            guard current <= Schema.migrations.count else {
-                throw StoreError.newerSchema(found: current, known: Schema.migrations.count)
+        try useIncrementalVacuum(db) {
+            try db.execute("BEGIN IMMEDIATE")
+            do {
+                let current = Int(try db.first("PRAGMA user_version") { $0.integer(0) } ?? 0)
+                guard current <= Schema.migrations.count else {
+                    throw StoreError.newerSchema(found: current, known: Schema.migrations.count)
+                }
+                for (index, sql) in Schema.migrations.enumerated() where index >= current {
+                    try db.execute(sql)
+                    try db.execute("PRAGMA user_version = \(index + 1)")
+                }
+                try db.execute("COMMIT")
+            } catch {
+                _ = try? db.execute("ROLLBACK")
+                throw error
             }
-            for (index, sql) in Schema.migrations.enumerated() where index >= current {
-                try db.execute(sql)
-                try db.execute("PRAGMA user_version = \(index + 1)")
-            }
-            try db.execute("COMMIT")
-        } catch {
-            _ = try? db.execute("ROLLBACK")
-            throw error
         }
+    }
+
+    /// Runs `migrations` with the database in `auto_vacuum=INCREMENTAL` mode, so that housekeeping
+    /// can give the pages its deletes free back to the file system (``SQLStoreTransaction/reclaimFreePages(_:)``).
+    ///
+    /// The mode can only be chosen before the first table exists, or by a VACUUM, which cannot run
+    /// inside a transaction (so not in a numbered migration). A new database gets the pragma
+    /// before its first migration creates anything. A database made before it is rebuilt once,
+    /// by a VACUUM after the migrations: it rewrites the whole file (it needs as much free disk
+    /// again, and holds the write lock meanwhile — seconds for a few hundred megabytes), once, at
+    /// the first start of this version. If it fails (the disk is full, another process holds a
+    /// lock) the store still opens, and the next start tries again; until then deletes leave the
+    /// freed pages inside the file, where new rows reuse them.
+    static func useIncrementalVacuum(_ db: SQLiteConnection, migrations: () throws -> Void) throws {
+        let tables = try db.first("SELECT count(*) FROM sqlite_master") { $0.integer(0) } ?? 0
+        if tables == 0 { try db.execute("PRAGMA auto_vacuum = INCREMENTAL") }
+        try migrations()
+        guard try autoVacuum(db) != Schema.incrementalAutoVacuum else { return }
+        try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        _ = try? db.execute("VACUUM")
+    }
+
+    /// The database's `auto_vacuum` mode (0 none, 1 full, 2 incremental).
+    static func autoVacuum(_ db: SQLiteConnection) throws -> Int64 {
+        try db.first("PRAGMA auto_vacuum") { $0.integer(0) } ?? 0
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {

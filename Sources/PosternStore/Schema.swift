@@ -101,5 +101,15 @@ enum Schema {
         ALTER TABLE action_requests ADD COLUMN approval_device TEXT;
         ALTER TABLE action_requests ADD COLUMN approved_at INTEGER;
         """,
+        // 6: housekeeping deletes refresh tokens by expiry (the other expiring tables had their
+        // index already, or are small or scanned oldest first). The switch to incremental vacuum
+        // cannot run in a migration's transaction: `SQLiteStore.useIncrementalVacuum` does it.
+        """
+        CREATE INDEX refresh_tokens_expiry ON refresh_tokens(expires_at);
+        """,
     ]
+
+    /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until
+    /// `PRAGMA incremental_vacuum(N)` gives them back to the file system.
+    static let incrementalAutoVacuum: Int64 = 2
 }

@@ -136,11 +136,13 @@ extension InMemoryStore.Transaction {
         return true
     }
 
-    public func purgeFinished(before: Int64) throws -> Int {
+    public func purgeFinished(before: Int64, limit: Int) throws -> Int {
         // Ids are positions here, so purged rows become tombstones rather than being removed.
         var purged = 0
         for index in state.outbox.indices
-        where state.outbox[index].state.isFinished && !state.outbox[index].purged && (state.outbox[index].finishedAt ?? .max) < before {
+        where purged < limit && state.outbox[index].state.isFinished && !state.outbox[index].purged
+            && (state.outbox[index].finishedAt ?? .max) < before
+        {
             state.outbox[index].purged = true
             purged += 1
         }

@@ -16,10 +16,28 @@ extension InMemoryStore.Transaction {
         state.requests[request.id] = request
     }
 
-    public func pruneActionRequests(now: Int64) throws -> Int {
-        let before = state.requests.count
-        state.requests = state.requests.filter { $0.value.expiresAt > now }
-        return before - state.requests.count
+    public func pruneActionRequests(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        Self.prune(&state.requests, limit: limit) { $0.expiresAt <= horizon }
+    }
+
+    public func pruneRefreshTokens(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        Self.prune(&state.refreshTokens, limit: limit) { $0.expiresAt <= horizon }
+    }
+
+    public func pruneGuessRecords(lastFailureBy horizon: Int64, limit: Int) throws -> Int {
+        Self.prune(&state.guesses, limit: limit) { $0.lastFailureAt <= horizon }
+    }
+
+    public func pruneRateEvents(atOrBefore horizon: Int64, limit: Int) throws -> Int {
+        var left = max(0, limit)
+        for (bucket, times) in state.rateEvents where left > 0 {
+            let doomed = times.enumerated().filter { $0.element <= horizon }.prefix(left).map(\.offset)
+            guard !doomed.isEmpty else { continue }
+            let kept = times.enumerated().filter { !doomed.contains($0.offset) }.map(\.element)
+            state.rateEvents[bucket] = kept.isEmpty ? nil : kept
+            left -= doomed.count
+        }
+        return max(0, limit) - left
     }
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? { state.refreshTokens[hash] }
@@ -45,7 +63,7 @@ extension InMemoryStore.Transaction {
     }
 
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
-        let times = (state.rateEvents[bucket] ?? []).filter { $0 > now - 3600 }
+        let times = (state.rateEvents[bucket] ?? []).filter { $0 > now - RateLimitPolicy.window }
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {
             return retry
         }

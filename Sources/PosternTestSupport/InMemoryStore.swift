@@ -89,10 +89,18 @@ public final class InMemoryStore: Store {
             state.consumed[nonce] = expiresAt
             return true
         }
-        public func pruneConsumedCodes(now: Int64) throws -> Int {
-            let before = state.consumed.count
-            state.consumed = state.consumed.filter { $0.value > now }
-            return before - state.consumed.count
+        public func pruneConsumedCodes(now: Int64, limit: Int) throws -> Int {
+            Self.prune(&state.consumed, limit: limit) { $0 <= now }
+        }
+
+        /// Nothing to give back: memory is freed as rows go.
+        public func reclaimFreePages(_ pages: Int) throws {}
+
+        /// Removes at most `limit` entries of `table` for which `isDoomed` holds; returns how many.
+        static func prune<Key, Value>(_ table: inout [Key: Value], limit: Int, _ isDoomed: (Value) -> Bool) -> Int {
+            let doomed = table.filter { isDoomed($0.value) }.keys.prefix(max(0, limit))
+            for key in doomed { table[key] = nil }
+            return doomed.count
         }
     }
 }

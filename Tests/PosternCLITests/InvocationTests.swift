@@ -65,6 +65,11 @@ struct InvocationTests {
         (["serve", "--support-email", "nobody"], "--support-email"),
         (["frobnicate"], "unknown command"),
         (["serve", "--listen"], "needs a value"),
+        (["maintenance"], "maintenance needs run"),
+        (["maintenance", "vacuum"], "maintenance needs run"),
+        (["maintenance", "run", "extra"], "maintenance needs run"),
+        (["maintenance", "run", "--retention-days", "0"], "--retention-days"),
+        (["serve", "--retention-days", "3651"], "--retention-days"),
     ])
     func usageErrors(arguments: [String], says: String) {
         let message = usageError(arguments)
@@ -80,5 +85,10 @@ struct InvocationTests {
         #expect(type(of: command).name == "outbox")
         guard case .run(let serve) = try Invocation.parse(["serve", "--ttl-sign-in", "2592000"]) else { return }
         #expect(type(of: serve).name == "serve")
+        guard case .run(let maintenance) = try Invocation.parse(["maintenance", "run", "--json", "--retention-days", "7"]) else {
+            Issue.record("maintenance run is not a command")
+            return
+        }
+        #expect(type(of: maintenance).name == "maintenance")
     }
 }

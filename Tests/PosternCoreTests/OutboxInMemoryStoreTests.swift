@@ -55,8 +55,8 @@ struct OutboxInMemoryStoreTests {
         let again = try store.write { try $0.claimDue(owner: "w1", now: 200, leaseUntil: 260, limit: 10) }
         #expect(again.first?.isSuppressed == true)
         _ = try store.write { try $0.markDead(id: id, owner: "w1", now: 201, reply: "suppressed") }
-        #expect(try store.write { try $0.purgeFinished(before: 201) } == 0)
-        #expect(try store.write { try $0.purgeFinished(before: 202) } == 1)
+        #expect(try store.write { try $0.purgeFinished(before: 201, limit: 500) } == 0)
+        #expect(try store.write { try $0.purgeFinished(before: 202, limit: 500) } == 1)
         #expect(try store.read { try $0.outboxCounts() }.unfinished == 0)
         #expect(try store.read { try $0.outboxMessage(id: id) } == nil)
     }

@@ -125,6 +125,24 @@ struct RouterTests {
         #expect(router.handle(Self.request("GET", "/metrics")).status == 401)
     }
 
+    @Test("/metrics counts the rows housekeeping removed, per table, every table listed")
+    func housekeepingMetrics() throws {
+        let service = try Self.harnessWithService().service
+        let store = InMemoryStore()
+        try store.write { tx in
+            for index in 0..<3 { _ = try tx.consume(nonce: [UInt8(index)], expiresAt: 10) }
+        }
+        let counted = HousekeepingMetrics()
+        _ = try Housekeeper(store: store, policy: RetentionPolicy(), clock: ManualClock(), metrics: counted).runRound()
+        let answer = APIRouter.metricsAnswer(service: service, metrics: HTTPMetrics(), housekeeping: counted)
+        let text = String(decoding: answer.body, as: UTF8.self)
+        #expect(text.contains("# TYPE postern_housekeeping_rows_removed_total counter"))
+        #expect(text.contains(#"postern_housekeeping_rows_removed_total{table="consumed_codes"} 3"#))
+        for rows in ExpiringRows.allCases where rows != .consumedCodes {
+            #expect(text.contains(#"postern_housekeeping_rows_removed_total{table="\#(rows.rawValue)"} 0"#), "\(rows)")
+        }
+    }
+
     @Test("a JSON endpoint refuses a non-empty body that is not application/json (415) and queues nothing")
     func contentType() throws {
         let (router, _) = try Self.harness()

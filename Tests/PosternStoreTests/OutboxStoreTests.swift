@@ -197,8 +197,8 @@ struct SQLiteOutboxTests {
         store.close()
         let counts = store.commitCounts
         #expect(counts.flushes == start.flushes + 1)
-        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0) } }
-        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0) } }
+        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0, limit: 500) } }
+        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0, limit: 500) } }
         // Reads still work, and another store sees every commit.
         #expect(try store.read { try $0.outboxMessage(id: ids[1]) }?.state == .claimed)
         let reopened = try SQLiteStore(path: database.path)
@@ -329,7 +329,7 @@ struct OutboxStoreTests {
         #expect(claim.count == 1 && claim.first?.isSuppressed == true && claim.first?.mail == nil)
         #expect(try store.write { try $0.unsuppress(recipient) })
         #expect(try store.read { try $0.isSuppressed(recipient) } == false)
-        #expect(try store.write { try $0.purgeFinished(before: 102) } == 1)
+        #expect(try store.write { try $0.purgeFinished(before: 102, limit: 500) } == 1)
         #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.claimed: 1]))
     }
 

@@ -78,7 +78,7 @@ struct StoreTests {
         #expect(wins.value == 1)
         #expect(failures.value == 0, "every loser is told false, none fails")
         #expect(try store.read { try $0.isConsumed(nonce: nonce) })
-        #expect(try store.write { try $0.pruneConsumedCodes(now: 2_000_000_001) } == 1)
+        #expect(try store.write { try $0.pruneConsumedCodes(now: 2_000_000_001, limit: 500) } == 1)
     }
 
     @Test("40 threads reading a rate limit, deciding and writing: exactly the limit is let through", arguments: StoreKind.available)
@@ -177,8 +177,8 @@ struct StoreTests {
         let recipient = EmailAddress.restored(localPart: "a", domain: "example.com")
         let id = try store.writeSyncingLater { try $0.enqueue(.signIn(requestID: "r"), recipient: recipient, now: 100, giveUpAt: 900) }
         store.close()
-        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0) } }
-        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0) } }
+        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0, limit: 500) } }
+        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0, limit: 500) } }
         #expect(try store.read { try $0.outboxMessage(id: id) }?.state == .queued)
         #expect(try database.open().read { try $0.outboxCounts() }.byState[.queued] == 1)
     }

@@ -15,7 +15,7 @@ expect_exit() { # CODE command...
   [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "$* exited $got, want $want"; }
 }
 
-for command in "" serve send-link handle-link templates keys outbox users; do
+for command in "" serve send-link handle-link templates keys outbox users maintenance; do
   expect_exit 0 "$postern" $command --help
   grep -q "Usage: postern" out.txt || fail "postern $command --help has no usage line"
   grep -q -- "--database" out.txt || fail "postern $command --help does not list the settings"
@@ -94,4 +94,23 @@ expect_exit 0 "$postern" users disable --email ann@example.com
 expect_exit 0 "$postern" keys rotate --purpose action-code
 expect_exit 0 "$postern" keys list --json
 python3 -c 'import json; d=json.load(open("out.txt")); assert sorted(k["status"] for k in d if k["purpose"]=="action-code")==["active","retired"], d'
+# Housekeeping for cron: one round now, what it removed per table; expired rows go, live ones stay.
+expect_exit 64 "$postern" maintenance
+expect_exit 64 "$postern" maintenance sweep
+expect_exit 64 "$postern" maintenance run --retention-days 0
+grep -q -- "--retention-days" err.txt || fail "a bad retention is not named"
+python3 - <<'PY'
+import sqlite3
+db = sqlite3.connect("postern.db")
+db.execute("INSERT INTO consumed_codes VALUES (randomblob(32), 1000)")
+db.execute("INSERT INTO consumed_codes VALUES (randomblob(32), 4000000000)")
+db.executemany("INSERT INTO rate_events VALUES (randomblob(16), ?)", [(1000,), (1000,), (4000000000,)])
+db.commit()
+PY
+expect_exit 0 "$postern" maintenance run --json
+python3 -c 'import json; d=json.load(open("out.txt")); r=d["removed"]; assert r["consumed_codes"]==1 and r["rate_events"]==2 and d["total"]==3 and d["skipped"] is False, d'
+python3 -c 'import sqlite3; db=sqlite3.connect("postern.db"); assert db.execute("SELECT count(*) FROM consumed_codes WHERE expires_at = 4000000000").fetchone()[0] == 1; assert db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2'
+expect_exit 0 "$postern" maintenance run
+grep -q "^removed 0 row(s)" out.txt || fail "a second round removed something: $(cat out.txt)"
+grep -q "^consumed_codes	0" out.txt || fail "maintenance run does not list the tables: $(cat out.txt)"
 echo "cli: ok"

@@ -61,6 +61,13 @@ python3 -c 'import json; d=json.load(open("out.txt")); assert d["emailVerified"]
 expect_exit 69 "$postern" keys list --database "$db" --master-key-file "$work/other.key"
 expect_exit 0 "$postern" keys list --database "$db" --master-key-file "$work/postern.key"
 
+# Housekeeping for cron: one round on PostgreSQL, expired rows gone, live ones kept.
+psql "$db" -qAt -v ON_ERROR_STOP=1 -c "INSERT INTO consumed_codes VALUES ('\\x01', 1000), ('\\x02', 4000000000)" >/dev/null
+expect_exit 0 "$postern" maintenance run --json --database "$with_password"
+python3 -c 'import json; d=json.load(open("out.txt")); assert d["removed"]["consumed_codes"]==1 and not d["skipped"], d'
+[ "$(psql "$db" -qAt -c 'SELECT count(*) FROM consumed_codes WHERE expires_at = 4000000000')" = 1 ] || fail "maintenance run removed a live ledger entry"
+! grep -q -- "$secret" out.txt err.txt || fail "the password is in maintenance's output"
+
 # The daemon: its listening line names the server, not the password.
 port=$((20000 + RANDOM % 20000))
 "$postern" serve --database "$with_password" --listen "127.0.0.1:$port" --metrics-listen off 2>serve.log &

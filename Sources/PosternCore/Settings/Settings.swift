@@ -34,6 +34,8 @@ public struct Settings: Sendable, Equatable {
     /// Seconds a connection has to deliver a whole request (headers and body) after it opens or
     /// after the previous answer.
     public var requestTimeout: Int64 = 10
+    /// Days sent and dead outbox messages are kept before housekeeping deletes them.
+    public var retentionDays: Int64 = 30
     /// CIDRs of the proxies whose X-Forwarded-For entries are believed (checked by the server).
     public var trustedProxies: [String] = []
     /// Where `/metrics` is served without a token (HOST:PORT), or nil for nowhere.
@@ -155,6 +157,7 @@ public struct Settings: Sendable, Equatable {
         boolean("trust-proxy", "POSTERN_TRUST_PROXY", "the socket peer is a proxy you run: take the client IP from the rightmost X-Forwarded-For entry (see --trusted-proxies for several hops)") { s, v in s.trustProxy = v },
         number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0, maximum: 1_000_000) { s, v in s.connectionsPerIP = v },
         number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1, maximum: 3600) { s, v in s.requestTimeout = v },
+        number("retention-days", "POSTERN_RETENTION_DAYS", "days sent and dead mail is kept (its metadata and the server's reply) before housekeeping deletes it (default 30)", minimum: 1, maximum: 3650) { s, v in s.retentionDays = v },
         text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
             s.trustedProxies = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         },

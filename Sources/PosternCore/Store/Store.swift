@@ -90,15 +90,16 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
 
     /// Records a code as used; false when it was already (exactly one concurrent caller gets true).
     func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool
-    /// Forgets used codes that expired before `now`; returns how many.
-    func pruneConsumedCodes(now: Int64) throws -> Int
+    /// Forgets at most `limit` used codes whose code expired at or before `now` (a code is refused
+    /// as expired from its expiry on, so its entry is no longer needed); returns how many.
+    func pruneConsumedCodes(now: Int64, limit: Int) throws -> Int
 
     /// Records an action request.
     func insertActionRequest(_ request: ActionRequest) throws
     /// Replaces an action request (its code state). Throws `notFound` when absent.
     func updateActionRequest(_ request: ActionRequest) throws
-    /// Forgets requests that expired before `now`; returns how many.
-    func pruneActionRequests(now: Int64) throws -> Int
+    /// Forgets at most `limit` requests that expired at or before `horizon`; returns how many.
+    func pruneActionRequests(expiredBy horizon: Int64, limit: Int) throws -> Int
 
     /// Records a refresh token.
     func insertRefreshToken(_ token: RefreshTokenRecord) throws
@@ -108,14 +109,28 @@ public protocol StoreWriter: StoreReader, OutboxWriter {
     func revokeRefreshFamily(_ family: String) throws -> Int
     /// Revokes every token of an account; returns how many were live.
     func revokeRefreshTokens(uid: String) throws -> Int
+    /// Forgets at most `limit` refresh tokens (live, rotated or revoked) that expired at or before
+    /// `horizon`; returns how many.
+    func pruneRefreshTokens(expiredBy horizon: Int64, limit: Int) throws -> Int
 
     /// Counts one event against `bucket` (an opaque key, never an address in the clear): nil when
     /// allowed, else the seconds until it would be. `interval`: least seconds between two events
     /// (0: none); `perHour`: most events in a rolling hour window (0: none).
     func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64?
+    /// Forgets at most `limit` rate-limit events at or before `horizon` (of every bucket: a bucket
+    /// forgets its own old events whenever it counts one, but most buckets never count again);
+    /// returns how many.
+    func pruneRateEvents(atOrBefore horizon: Int64, limit: Int) throws -> Int
 
     /// Replaces the failed guesses counted against `bucket`; nil clears them.
     func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws
+    /// Forgets at most `limit` guess budgets whose last failure is at or before `horizon`; returns
+    /// how many.
+    func pruneGuessRecords(lastFailureBy horizon: Int64, limit: Int) throws -> Int
+
+    /// Gives the file back up to `pages` of the pages deletes freed (SQLite: `incremental_vacuum`);
+    /// nothing where the database reclaims space itself (PostgreSQL's autovacuum, memory).
+    func reclaimFreePages(_ pages: Int) throws
 }
 
 /// Durable state behind Core. SQLite is the embedded default; PostgreSQL implements the same.
@@ -144,7 +159,8 @@ public protocol Store: Sendable {
     ///
     /// Only for records whose loss costs a repeat, never a loss: a delivery outcome (a lost "sent"
     /// means one more copy of a message that was delivered; a lost retry and its kept body mean the
-    /// message is composed anew). Requests and queued mail use ``write(_:)``.
+    /// message is composed anew), a housekeeping delete (a lost one is made again by the next
+    /// round). Requests and queued mail use ``write(_:)``.
     func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T
     /// Commits what is queued, makes everything committed durable, and refuses later writes (reads
     /// still work). Called once, at shutdown.
@@ -152,11 +168,29 @@ public protocol Store: Sendable {
     /// Rung after each commit whose transactions queued mail (`enqueue`) or made a dead message
     /// due again (`retryDead`), once per commit.
     var mailDoorbell: MailDoorbell { get }
+    /// Runs `body` unless another process sharing the database runs a body under `lock` now; nil
+    /// then, without running it. For work one daemon of several does (a housekeeping round):
+    /// PostgreSQL takes a session-level advisory lock with `pg_try_advisory_lock`. A store only one
+    /// daemon opens, or whose writers are serialized anyway (SQLite), just runs it.
+    /// - Throws: what `body` throws, or `StoreError.unavailable` when the lock cannot be asked for.
+    func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T?
+}
+
+/// A lock that processes sharing one database take around work one of them does at a time.
+public struct StoreLock: Sendable, Hashable {
+    /// The lock's key (PostgreSQL: the advisory lock's 64-bit key).
+    public let key: Int64
+
+    /// The housekeeping round: ASCII "posternH".
+    public static let housekeeping = StoreLock(key: 0x706f_7374_6572_6e48)
 }
 
 extension Store {
     /// Nothing to flush: for stores whose writes are durable when they return.
     public func close() {}
+
+    /// Runs `body`: for stores no other process shares, or whose writers take turns anyway.
+    public func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try body() }
 
     /// Durable at once: for stores whose writes cost nothing to flush.
     public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {

@@ -31,7 +31,7 @@ extension APIRouter {
             // from unknown ones. The metrics listener (`serveMetrics`) serves it without one.
             Route(method: "GET", path: "/metrics", summary: "Prometheus metrics (admin token; also on --metrics-listen)", access: .admin, status: 200,
                   contract: .init(answer: .content(mediaType: "text/plain", schema: .string("The Prometheus text format 0.0.4.")))) { _ throws(AuthError) in
-                metricsAnswer(service: service, metrics: metrics)
+                metricsAnswer(service: service, metrics: metrics, housekeeping: runtime.housekeeping)
             },
         ]
     }
@@ -51,8 +51,8 @@ extension APIRouter {
         ]))),
     ])
 
-    /// The Prometheus text: HTTP counters, outbox states and action-code events.
-    static func metricsAnswer(service: AuthService, metrics: HTTPMetrics) -> HTTPResponse {
+    /// The Prometheus text: HTTP counters, outbox states, action-code events and housekeeping.
+    static func metricsAnswer(service: AuthService, metrics: HTTPMetrics, housekeeping: HousekeepingMetrics) -> HTTPResponse {
         var text = metrics.render()
         text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
         let counts = (try? service.outboxCounts()) ?? OutboxCounts()
@@ -63,6 +63,11 @@ extension APIRouter {
         for entry in service.metrics.snapshot() {
             let label = entry.event == "refused" ? "reason" : "action"
             text += #"postern_codes_total{event="\#(entry.event)",\#(label)="\#(entry.label)"} \#(entry.count)"# + "\n"
+        }
+        text += "# HELP postern_housekeeping_rows_removed_total Expired rows housekeeping deleted, by table.\n"
+        text += "# TYPE postern_housekeeping_rows_removed_total counter\n"
+        for entry in housekeeping.snapshot() {
+            text += #"postern_housekeeping_rows_removed_total{table="\#(entry.rows.rawValue)"} \#(entry.count)"# + "\n"
         }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
@@ -79,7 +84,7 @@ extension APIRouter {
             response.headers.append(("Allow", "GET"))
             return response
         }
-        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics)
+        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics, housekeeping: runtime.housekeeping)
         if request.method == "HEAD" { response.body = [] }
         response.headers.append(("Cache-Control", "no-store"))
         return response

@@ -140,6 +140,13 @@ final class OperatorTools: Sendable {
     func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int {
         let (before, overflow) = context.clock.unixSeconds().subtractingReportingOverflow(max(0, olderThan))
         if overflow { return 0 }
-        return try context.write { tx in try tx.purgeFinished(before: before) }
+        // In the housekeeper's batches, so that a purge of a large outbox never holds the writer long.
+        let limit = Housekeeper.defaultBatchSize
+        var purged = 0
+        while true {
+            let batch = try context.write { tx in try tx.purgeFinished(before: before, limit: limit) }
+            purged += batch
+            if batch < limit { return purged }
+        }
     }
 }

@@ -1,0 +1,64 @@
+/// A kind of row that expires and that housekeeping deletes once nothing can need it. The raw
+/// value names the table, as the metrics and the `maintenance run` report label it.
+public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
+    /// Requests for emailed actions, past their expiry plus ``RetentionPolicy/actionRequestGrace``.
+    case actionRequests = "action_requests"
+    /// The single-use ledger: an entry goes when its code expires, never before.
+    case consumedCodes = "consumed_codes"
+    /// Refresh tokens, at their own expiry (rotated and revoked ones too; see ``RetentionPolicy``).
+    case refreshTokens = "refresh_tokens"
+    /// Sent and dead outbox messages (the row is the delivery record), after the retention.
+    case outbox = "outbox"
+    /// Rate-limit events that have left the rolling hour.
+    case rateEvents = "rate_events"
+    /// Guess budgets quiet for their forget time.
+    case guessBudgets = "guess_budgets"
+}
+
+/// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
+/// whose time (see each case of ``ExpiringRows``) is at or before it can no longer matter. A pure
+/// value: the store applies the horizons, the ``Housekeeper`` asks for them with its clock's now.
+///
+/// Each horizon is where the flows themselves stop reading the row, so deleting at it changes no
+/// answer:
+/// - a code is refused as expired once `now >= expiresAt` (``ActionCodeAuthority``) before the
+///   ledger is looked at, so its ledger entry goes at `expires_at <= now`;
+/// - an action request's code expires with it; the grace keeps it for a composer or an approval
+///   wait that read it a moment before (and for daemons whose clocks differ a little);
+/// - a refresh token is refused as invalid once `now >= expiresAt` before anything else. A rotated
+///   token is kept until then too, not just for ``AuthConfiguration/refreshReuseGrace``: after the
+///   grace, presenting it again is how a replay is detected (the family is revoked, the thief's
+///   successor with it), and a deleted token would only be "unknown";
+/// - a rate event counts while `at > now - 3600` (``RateLimitPolicy``);
+/// - a guess budget is forgotten once `now - lastFailureAt >= forgetAfter` (``GuessBudget``).
+public struct RetentionPolicy: Sendable, Equatable {
+    /// Seconds an action request is kept after it expired.
+    public var actionRequestGrace: Int64 = 3600
+    /// Seconds a sent or dead outbox message is kept after it finished (`--retention-days`).
+    public var outboxRetention: Int64 = 30 * 86_400
+    /// The rate limits' rolling window.
+    public var rateWindow: Int64 = RateLimitPolicy.window
+    /// Seconds without a failure after which a guess budget is forgotten.
+    public var guessForgetAfter: Int64 = GuessBudget().forgetAfter
+
+    /// The defaults: a one-hour grace, 30 days of finished mail.
+    public init() {}
+
+    /// From the resolved settings (`--retention-days`) and the flows' configuration (the guess
+    /// budget's forget time).
+    public init(settings: Settings, config: AuthConfiguration) {
+        outboxRetention = settings.retentionDays * 86_400
+        guessForgetAfter = config.guessBudget.forgetAfter
+    }
+
+    /// The newest time of a row of `rows` that may be deleted at `now`: rows at or before it go.
+    public func horizon(for rows: ExpiringRows, now: Int64) -> Int64 {
+        switch rows {
+        case .consumedCodes, .refreshTokens: now
+        case .actionRequests: now - actionRequestGrace
+        case .outbox: now - outboxRetention
+        case .rateEvents: now - rateWindow
+        case .guessBudgets: now - guessForgetAfter
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import PosternCore
+import PosternCrypto
+
+/// One row of every kind either side of its horizon, for the housekeeping tests of every store:
+/// a round at ``now`` must delete the rows named `-old` and keep the others (``kept``).
+public enum HousekeepingFixture {
+    public static let now: Int64 = 1_800_000_000
+    public static let policy = RetentionPolicy()
+    public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
+
+    /// The row names that must survive a round at `now`, and those that must go.
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent"]
+
+    /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
+    public static func seed(_ store: any Store) throws {
+        @Sendable func horizon(_ rows: ExpiringRows) -> Int64 { policy.horizon(for: rows, now: now) }
+        try store.write { tx in
+            try tx.insertAccount(Account(uid: "uid-1", email: address, createdAt: now - 100 * 86_400))
+            for (name, expiresAt) in [("request-old", horizon(.actionRequests)), ("request-live", horizon(.actionRequests) + 1)] {
+                try tx.insertActionRequest(
+                    ActionRequest(id: name, purpose: .signIn, email: address, createdAt: expiresAt - 600, expiresAt: expiresAt))
+            }
+            _ = try tx.consume(nonce: Array("code-old".utf8), expiresAt: horizon(.consumedCodes))
+            _ = try tx.consume(nonce: Array("code-live".utf8), expiresAt: horizon(.consumedCodes) + 1)
+            for (name, expiresAt, rotatedAt) in [
+                ("token-old", horizon(.refreshTokens), Int64?.none), ("token-live", horizon(.refreshTokens) + 1, nil),
+                // Rotated long ago, far past the reuse grace: kept to its expiry (replay detection).
+                ("token-rotated", horizon(.refreshTokens) + 1, now - 86_400),
+            ] {
+                try tx.insertRefreshToken(
+                    RefreshTokenRecord(
+                        hash: SHA256.hash(Array(name.utf8)), family: "family-\(name)", uid: "uid-1", authTime: 0, method: "emailLink",
+                        createdAt: expiresAt - 86_400, expiresAt: expiresAt, rotatedAt: rotatedAt))
+            }
+            _ = try tx.rateLimit(bucket: Array("rate-old".utf8), now: horizon(.rateEvents), interval: 0, perHour: 0)
+            _ = try tx.rateLimit(bucket: Array("rate-recent".utf8), now: horizon(.rateEvents) + 1, interval: 0, perHour: 0)
+            try tx.setGuessRecord(bucket: Array("guess-old".utf8), GuessRecord(failures: 3, lastFailureAt: horizon(.guessBudgets)))
+            try tx.setGuessRecord(bucket: Array("guess-recent".utf8), GuessRecord(failures: 3, lastFailureAt: horizon(.guessBudgets) + 1))
+        }
+        // Outbox: finished at the horizon (goes), a second after (stays), and one never finished.
+        for (name, finishedAt) in [("outbox-old", horizon(.outbox)), ("outbox-recent", horizon(.outbox) + 1)] {
+            try store.write { tx in
+                let id = try tx.enqueue(.passwordChanged(uid: name), recipient: address, now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
+                let claims = try tx.claimDue(owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1)
+                guard claims.map(\.message.id) == [id], try tx.markSent(id: id, owner: "w", now: finishedAt, reply: "250 ok") else {
+                    throw StoreError.notFound("the seeded outbox message")
+                }
+            }
+        }
+        _ = try store.write { tx in try tx.enqueue(.passwordChanged(uid: "queued"), recipient: address, now: now - 90 * 86_400, giveUpAt: now + 86_400) }
+    }
+
+    /// Which of the seeded rows are still there.
+    public static func survivors(_ store: any Store) throws -> Set<String> {
+        try store.read { tx in
+            var found: Set<String> = []
+            for name in ["request-old", "request-live"] where try tx.actionRequest(id: name) != nil { found.insert(name) }
+            for name in ["code-old", "code-live"] where try tx.isConsumed(nonce: Array(name.utf8)) { found.insert(name) }
+            for name in ["token-old", "token-live", "token-rotated"] where try tx.refreshToken(hash: SHA256.hash(Array(name.utf8))) != nil {
+                found.insert(name)
+            }
+            for name in ["guess-old", "guess-recent"] where try tx.guessRecord(bucket: Array(name.utf8)) != nil { found.insert(name) }
+            for message in try tx.outboxMessages(state: .sent, limit: 10) {
+                if case .passwordChanged(let uid) = message.intent { found.insert(uid) }
+            }
+            return found
+        }
+    }
+
+    /// Whether `bucket` still holds an event (an interval of 10 years refuses while one is there).
+    public static func rateEventKept(_ store: any Store, _ name: String) throws -> Bool {
+        try store.write { tx in
+            try tx.rateLimit(bucket: Array(name.utf8), now: now, interval: 10 * 365 * 86_400, perHour: 0) != nil
+        }
+    }
+}
+

@@ -1,0 +1,129 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternTestSupport
+import Testing
+
+@Suite("Retention policy")
+struct RetentionPolicyTests {
+    @Test("each horizon is where the flows stop reading the row")
+    func horizons() {
+        let policy = RetentionPolicy()
+        let now: Int64 = 1_800_000_000
+        #expect(policy.horizon(for: .consumedCodes, now: now) == now)
+        #expect(policy.horizon(for: .refreshTokens, now: now) == now)
+        #expect(policy.horizon(for: .actionRequests, now: now) == now - 3600)
+        #expect(policy.horizon(for: .outbox, now: now) == now - 30 * 86_400)
+        #expect(policy.horizon(for: .rateEvents, now: now) == now - RateLimitPolicy.window)
+        #expect(policy.horizon(for: .guessBudgets, now: now) == now - GuessBudget().forgetAfter)
+    }
+
+    @Test("--retention-days sets the outbox's retention; the guess budget's forget time comes from the flows")
+    func fromSettings() throws {
+        var settings = Settings()
+        settings.retentionDays = 3
+        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: [])
+        config.guessBudget.forgetAfter = 100
+        let policy = RetentionPolicy(settings: settings, config: config)
+        #expect(policy.horizon(for: .outbox, now: 1_000_000) == 1_000_000 - 3 * 86_400)
+        #expect(policy.horizon(for: .guessBudgets, now: 1_000_000) == 1_000_000 - 100)
+        #expect(Settings().retentionDays == 30)
+    }
+
+    @Test("--retention-days and POSTERN_RETENTION_DAYS are bounded")
+    func settingBounds() throws {
+        #expect(try Settings.resolve(flags: ["retention-days": "7"], environment: [:], file: [:]).retentionDays == 7)
+        #expect(try Settings.resolve(flags: [:], environment: ["POSTERN_RETENTION_DAYS": "90"], file: [:]).retentionDays == 90)
+        #expect(throws: SettingsError.self) { try Settings.resolve(flags: ["retention-days": "0"], environment: [:], file: [:]) }
+        #expect(throws: SettingsError.self) { try Settings.resolve(flags: ["retention-days": "3651"], environment: [:], file: [:]) }
+    }
+}
+
+@Suite("Housekeeping")
+struct HousekeeperTests {
+    @Test("a round deletes exactly what reached its horizon, one row either side of each")
+    func boundaries() throws {
+        let store = InMemoryStore()
+        try HousekeepingFixture.seed(store)
+        let clock = ManualClock(Date(timeIntervalSince1970: TimeInterval(HousekeepingFixture.now)))
+        let metrics = HousekeepingMetrics()
+        let round = try Housekeeper(store: store, policy: HousekeepingFixture.policy, clock: clock, metrics: metrics).runRound()
+        #expect(try HousekeepingFixture.survivors(store) == HousekeepingFixture.kept.subtracting(["rate-recent"]))
+        #expect(store.snapshot().rateEvents.keys.map { String(decoding: $0, as: UTF8.self) } == ["rate-recent"])
+        #expect(try store.read { try $0.outboxCounts() }[.queued] == 1, "an unfinished message is never purged, however old")
+        for rows in ExpiringRows.allCases { #expect(round.removed[rows] == 1, "\(rows)") }
+        #expect(!round.skipped && !round.unfinished && round.total == 6)
+        #expect(metrics.snapshot().allSatisfy { $0.count == 1 })
+        // A second later the rows that stayed are at their horizon: they go, and nothing else is left.
+        clock.advance(by: 1)
+        let next = try Housekeeper(store: store, policy: HousekeepingFixture.policy, clock: clock, metrics: metrics).runRound()
+        #expect(next.removed[.refreshTokens] == 2 && next.total == 7)
+        #expect(try HousekeepingFixture.survivors(store).isEmpty)
+        #expect(metrics.snapshot().first { $0.rows == .refreshTokens }?.count == 3)
+    }
+
+    @Test("rows go in batches of batchSize, at most maximumBatches per kind per round")
+    func batches() throws {
+        let store = InMemoryStore()
+        try store.write { tx in
+            for index in 0..<7 { _ = try tx.consume(nonce: [UInt8(index)], expiresAt: 100) }
+        }
+        let clock = ManualClock(Date(timeIntervalSince1970: 1000))
+        let limited = Housekeeper(store: store, policy: RetentionPolicy(), clock: clock, batchSize: 2, maximumBatches: 3)
+        let first = try limited.runRound()
+        #expect(first.removed[.consumedCodes] == 6 && first.unfinished)
+        let second = try limited.runRound()
+        #expect(second.removed[.consumedCodes] == 1 && !second.unfinished)
+        #expect(store.snapshot().consumed.isEmpty)
+    }
+
+    @Test("a round that is cancelled stops before its next batch")
+    func cancelled() throws {
+        let store = InMemoryStore()
+        try store.write { tx in
+            for index in 0..<4 { _ = try tx.consume(nonce: [UInt8(index)], expiresAt: 100) }
+        }
+        let housekeeper = Housekeeper(store: store, policy: RetentionPolicy(), clock: ManualClock(Date(timeIntervalSince1970: 1000)), batchSize: 1)
+        // Stopping once two are gone: the round ends before a third batch.
+        let round = try housekeeper.runRound(isCancelled: { store.snapshot().consumed.count <= 2 })
+        #expect(round.total == 2 && round.unfinished)
+        #expect(store.snapshot().consumed.count == 2)
+    }
+
+    @Test("a consumed code replayed just before its expiry is still refused after a round; at its expiry its entry goes")
+    func replayBeforeExpiry() throws {
+        let h = try FlowHarness()
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        let link = try h.lastLink()
+        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        let housekeeper = Housekeeper(store: h.store, policy: RetentionPolicy(), clock: h.clock)
+        // The sign-in link lives 600 s: one second before it expires.
+        h.clock.advance(by: 599)
+        #expect(try housekeeper.runRound().removed[.consumedCodes] == 0)
+        #expect(h.store.snapshot().consumed.count == 1, "the ledger keeps the entry until the code expires")
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+        h.clock.advance(by: 1)
+        #expect(try housekeeper.runRound().removed[.consumedCodes] == 1)
+        expectAuthError("EXPIRED_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+    }
+
+    @Test("a rotated refresh token inside its grace still gets its successor after a round; after the grace its replay still revokes the family")
+    func rotatedTokens() throws {
+        let h = try FlowHarness()
+        let login = try h.signIn("a@example.com")
+        let housekeeper = Housekeeper(store: h.store, policy: RetentionPolicy(), clock: h.clock)
+        let next = try h.service.refresh(login.session.refreshToken)
+        h.clock.advance(by: 10)
+        _ = try housekeeper.runRound()
+        #expect(try h.service.refresh(login.session.refreshToken).refreshToken == next.refreshToken)
+        // Past the grace (30 s): the rotated token is still there, so presenting it is a replay.
+        h.clock.advance(by: 3600)
+        #expect(try housekeeper.runRound().removed[.refreshTokens] == 0)
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(login.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(next.refreshToken) }
+        // At their expiry every token of the family goes.
+        h.clock.advance(by: 30 * 86_400)
+        #expect(try housekeeper.runRound().removed[.refreshTokens] == 2)
+        #expect(h.store.snapshot().refreshTokens.isEmpty)
+    }
+}
