@@ -93,7 +93,7 @@ struct LifecycleTests {
 
     @Test("20 concurrent idToken() calls around expiry reach the server as one refresh")
     func sharedRefresh() async throws {
-        let metricsPort = Int.random(in: 30000...60000)
+        let metricsPort = try LiveServer.freePort()
         let server = try await LiveServer(["--metrics-listen", "127.0.0.1:\(metricsPort)"])
         let clock = TestClock()
         let device = server.device(now: { clock.now })
