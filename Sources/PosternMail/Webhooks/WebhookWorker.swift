@@ -115,11 +115,16 @@ public final class WebhookWorker: @unchecked Sendable {
             logger.warning("webhook claim failed", ["error": "\(error)"])
             return 0
         }
-        for claim in claims { deliver(claim, transport: transport) }
+        // An endpoint that answers 410 is not tried again for the rest of the batch either.
+        var gone: Set<String> = []
+        for claim in claims where deliver(claim, disabled: claim.endpointDisabled || gone.contains(claim.delivery.endpoint), transport: transport) {
+            gone.insert(claim.delivery.endpoint)
+        }
         return claims.count
     }
 
-    private func deliver(_ claim: WebhookClaim, transport: any WebhookTransport) {
+    /// Tries one claimed delivery and records the outcome; true when the endpoint answered 410.
+    private func deliver(_ claim: WebhookClaim, disabled: Bool, transport: any WebhookTransport) -> Bool {
         let delivery = claim.delivery
         let policy = configuration.policy
         var life = DeliveryStateMachine(
@@ -127,7 +132,7 @@ public final class WebhookWorker: @unchecked Sendable {
             deadline: policy.deadline(createdAt: delivery.createdAt, giveUpAt: delivery.giveUpAt), policy: policy)
         let now = clock.unixSeconds()
         var action: DeliveryStateMachine.Action
-        if claim.endpointDisabled {
+        if disabled {
             action = .markDead(reply: "not sent: the endpoint answered 410 Gone and is disabled", suppress: false)
         } else if !configuration.endpoints.contains(delivery.endpoint) {
             action = .markDead(reply: "not sent: the endpoint is no longer configured", suppress: false)
@@ -143,6 +148,8 @@ public final class WebhookWorker: @unchecked Sendable {
                 response.outcome, now: clock.unixSeconds(), jitter: Double.random(in: 0..<1), retryAfter: response.retryAfter)
         }
         record(action, delivery: delivery, status: status)
+        if case .markDead(_, true) = action { return true }
+        return false
     }
 
     private func record(_ action: DeliveryStateMachine.Action, delivery: WebhookDelivery, status: Int) {
