@@ -137,6 +137,9 @@ public final class PosternRuntime: Sendable {
     public let pages: PageRenderer
     /// Deletes what has expired, every minute, once started (`postern serve` starts it).
     public let housekeeping: HousekeepingLoop
+    /// Delivers the queued webhook events once started (`postern serve` starts it); nil when no
+    /// `--webhook-urls` are set.
+    public let webhooks: WebhookWorker?
 
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) before the database is opened, so that a misconfiguration stops the start with
@@ -167,6 +170,7 @@ public final class PosternRuntime: Sendable {
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }
+        let secrets = try Self.webhookSecrets(settings)
         flows = try PosternFlows(settings: settings, clock: clock)
         let service = flows.service
         let renderer = self.renderer
@@ -183,7 +187,35 @@ public final class PosternRuntime: Sendable {
             logger: Logger(label: "outbox", sink: logger.sink))
         housekeeping = HousekeepingLoop(
             housekeeper: flows.storage.housekeeper(settings: settings), logger: Logger(label: "housekeeping", sink: logger.sink))
-        logger.info("configured", ["transport": transportConfig.description, "templates": templateDirectory])
+        let webhookConfiguration = settings.webhookConfiguration
+        let webhookTimeout = settings.webhookTimeout
+        webhooks = webhookConfiguration.endpoints.isEmpty ? nil : WebhookWorker(
+            store: flows.store, configuration: webhookConfiguration, secrets: secrets,
+            transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock,
+            logger: Logger(label: "webhooks", sink: logger.sink))
+        logger.info(
+            "configured",
+            ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count)])
+    }
+
+    /// The signing secrets of `--webhook-secret-file`: required, and at least one, when
+    /// `--webhook-urls` are set.
+    /// - Throws: `StartupError.setting` naming the file and the line, never a secret.
+    static func webhookSecrets(_ settings: Settings) throws(StartupError) -> [WebhookSecret] {
+        guard !settings.webhookURLs.isEmpty else { return [] }
+        guard let path = settings.webhookSecretFile else {
+            throw .setting("--webhook-urls needs --webhook-secret-file: a file of whsec_… secrets, one a line")
+        }
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw .setting("--webhook-secret-file \(path): cannot be read")
+        }
+        let secrets: [WebhookSecret]
+        do { secrets = try WebhookSecret.list(text) } catch {
+            throw .setting("--webhook-secret-file \(path): \(error.message)")
+        }
+        guard !secrets.isEmpty else { throw .setting("--webhook-secret-file \(path): holds no secret") }
+        return secrets
     }
 
     /// The flows.

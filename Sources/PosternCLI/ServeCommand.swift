@@ -53,6 +53,7 @@ struct ServeCommand: Subcommand {
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
         runtime.workers.start()
         runtime.housekeeping.start()
+        runtime.webhooks?.start()
         let onDeadlineCut: @Sendable (Int) -> Void = { count in
             logger.info("request deadline passed: connections closed", ["connections": String(count)])
         }
@@ -65,6 +66,7 @@ struct ServeCommand: Subcommand {
                 requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut) { request in router.handle(request) }
         } catch {
             runtime.housekeeping.stop()
+            runtime.webhooks?.stop()
             runtime.workers.stop()
             throw CommandFailure(code: .unavailable, message: "\(error)")
         }
@@ -78,6 +80,7 @@ struct ServeCommand: Subcommand {
             } catch {
                 server.stop()
                 runtime.housekeeping.stop()
+                runtime.webhooks?.stop()
                 runtime.workers.stop()
                 throw CommandFailure(code: .unavailable, message: "--metrics-listen: \(error) (give another HOST:PORT, or off)")
             }
@@ -107,6 +110,7 @@ struct ServeCommand: Subcommand {
         server.stop()
         // Between two batches: a round in progress does not hold up the stop.
         runtime.housekeeping.stop()
+        runtime.webhooks?.stop()
         let drained = runtime.workers.stop(timeout: 60)
         // The workers' last outcomes reach the disk before the process ends.
         runtime.store.close()

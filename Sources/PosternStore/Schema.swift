@@ -107,6 +107,31 @@ enum Schema {
         """
         CREATE INDEX refresh_tokens_expiry ON refresh_tokens(expires_at);
         """,
+        // 7: webhook deliveries (one row per event and endpoint, the outbox's states, lease and
+        // due index) and the endpoints a 410 disabled.
+        """
+        CREATE TABLE webhook_deliveries (
+            id INTEGER PRIMARY KEY,
+            webhook_id TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            body TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state = 'queued' OR state = 'claimed' OR state = 'retrying' OR state = 'sent' OR state = 'dead'),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            lease_owner TEXT,
+            created_at INTEGER NOT NULL,
+            give_up_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            last_reply TEXT
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state NOT IN ('sent', 'dead');
+        CREATE TABLE webhook_endpoints_disabled (
+            endpoint TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            disabled_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

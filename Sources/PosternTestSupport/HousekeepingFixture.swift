@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -48,6 +48,25 @@ public enum HousekeepingFixture {
             }
         }
         _ = try store.write { tx in try tx.enqueue(.passwordChanged(uid: "queued"), recipient: address, now: now - 90 * 86_400, giveUpAt: now + 86_400) }
+        // Webhook deliveries likewise: delivered at the horizon (goes), a second after (stays),
+        // and one never delivered.
+        for (name, finishedAt) in [("webhook-old", horizon(.webhookDeliveries)), ("webhook-recent", horizon(.webhookDeliveries) + 1)] {
+            try store.write { tx in
+                try tx.enqueueWebhook(
+                    webhookID: name, eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
+                    now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
+                let claims = try tx.claimDueWebhooks(
+                    owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
+                guard let id = claims.first?.delivery.id, claims.count == 1,
+                    try tx.markWebhookSent(id: id, owner: "w", now: finishedAt, reply: "HTTP 204")
+                else { throw StoreError.notFound("the seeded webhook delivery") }
+            }
+        }
+        try store.write { tx in
+            try tx.enqueueWebhook(
+                webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
+                now: now - 90 * 86_400, giveUpAt: now + 86_400)
+        }
     }
 
     /// Which of the seeded rows are still there.
@@ -63,6 +82,7 @@ public enum HousekeepingFixture {
             for message in try tx.outboxMessages(state: .sent, limit: 10) {
                 if case .passwordChanged(let uid) = message.intent { found.insert(uid) }
             }
+            for delivery in try tx.webhookDeliveries(state: .sent, limit: 10) { found.insert(delivery.webhookID) }
             return found
         }
     }

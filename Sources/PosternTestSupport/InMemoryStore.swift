@@ -14,6 +14,10 @@ public final class InMemoryStore: Store {
         public var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
         public var rateEvents: [[UInt8]: [Int64]] = [:]
         public var guesses: [[UInt8]: GuessRecord] = [:]
+        /// Webhook deliveries; a delivery's id is its index + 1.
+        public var webhooks: [QueuedWebhook] = []
+        /// Endpoints a 410 disabled, with the reason.
+        public var disabledEndpoints: [String: String] = [:]
     }
 
     private let state = Mutex(State())

@@ -26,6 +26,8 @@ public struct AuthConfiguration: Sendable {
     public var guessBudget = GuessBudget()
     /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
     public var sendNoAccountMail = false
+    /// Where events are sent, and how patiently (no endpoint: no event is queued).
+    public var webhooks = WebhookConfiguration()
 
     /// Creates a configuration.
     public init(publicURL: String, allowedContinueHosts: [String]) {
@@ -42,6 +44,7 @@ public struct AuthConfiguration: Sendable {
         mailInterval = settings.mailInterval
         mailPerHour = settings.mailPerHour
         sendNoAccountMail = settings.sendNoAccountMail
+        webhooks = settings.webhookConfiguration
     }
 
     /// The lifetime of a request of `purpose`.

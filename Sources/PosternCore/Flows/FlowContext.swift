@@ -13,6 +13,8 @@ final class FlowContext: Sendable {
     let hasher: PasswordHasher
     let parser: PastedLinkParser
     let metrics: CodeMetrics
+    /// Queues webhook events in the flows' transactions.
+    let events: EventLedger
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
@@ -25,6 +27,7 @@ final class FlowContext: Sendable {
         self.config = config
         self.hasher = hasher
         self.metrics = metrics
+        events = EventLedger(configuration: config.webhooks)
         do {
             parser = PastedLinkParser(
                 policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))

@@ -86,6 +86,7 @@ public struct Housekeeper: Sendable {
         case .outbox: try tx.purgeFinished(before: horizon + 1, limit: limit)
         case .rateEvents: try tx.pruneRateEvents(atOrBefore: horizon, limit: limit)
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
+        case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
         }
     }
 }

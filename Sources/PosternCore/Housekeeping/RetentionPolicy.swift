@@ -13,6 +13,8 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case rateEvents = "rate_events"
     /// Guess budgets quiet for their forget time.
     case guessBudgets = "guess_budgets"
+    /// Delivered and abandoned webhook deliveries, after the outbox's retention.
+    case webhookDeliveries = "webhook_deliveries"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -56,7 +58,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         switch rows {
         case .consumedCodes, .refreshTokens: now
         case .actionRequests: now - actionRequestGrace
-        case .outbox: now - outboxRetention
+        case .outbox, .webhookDeliveries: now - outboxRetention
         case .rateEvents: now - rateWindow
         case .guessBudgets: now - guessForgetAfter
         }

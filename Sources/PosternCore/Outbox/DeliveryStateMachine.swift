@@ -109,7 +109,9 @@ public struct DeliveryStateMachine: Sendable, Hashable {
     }
 
     /// The transport reported `outcome` at `now`; `jitter` is a random number in 0..<1.
-    public mutating func attempted(_ outcome: DeliveryOutcome, now: Int64, jitter: Double) -> Action {
+    /// `retryAfter`: the seconds the server asked to wait (HTTP `Retry-After`); a retry is not due
+    /// before then, though never more than the policy's `maximumDelay` away.
+    public mutating func attempted(_ outcome: DeliveryOutcome, now: Int64, jitter: Double, retryAfter: Int64? = nil) -> Action {
         guard case .claimed = state else { return .none }
         switch outcome {
         case .sent(let reply):
@@ -120,7 +122,8 @@ public struct DeliveryStateMachine: Sendable, Hashable {
             return .markDead(reply: reply, suppress: true)
         case .transient(let reply, _):
             failedAttempts += 1
-            let at = now + policy.delay(afterFailedAttempts: failedAttempts, jitter: jitter)
+            var at = now + policy.delay(afterFailedAttempts: failedAttempts, jitter: jitter)
+            if let retryAfter { at = max(at, now + min(max(retryAfter, 0), policy.maximumDelay)) }
             if at >= deadline {
                 state = .dead(.expired)
                 return .markDead(reply: "gave up after \(failedAttempts) attempts: \(reply)", suppress: false)

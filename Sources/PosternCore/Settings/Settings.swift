@@ -49,8 +49,26 @@ public struct Settings: Sendable, Equatable {
     /// The Android apps that open the action links (`/.well-known/assetlinks.json`).
     public var androidApps: [AndroidApp] = []
 
+    /// Where every webhook event is POSTed (http or https URLs; empty: webhooks off).
+    public var webhookURLs: [String] = []
+    /// The file of `whsec_…` signing secrets, one a line (several while one rotates).
+    public var webhookSecretFile: String?
+    /// Seconds before a failed webhook is tried again the first time; doubled after each failure.
+    public var webhookRetryBase: Int64 = 5
+    /// Seconds one webhook POST may take, connecting included.
+    public var webhookTimeout: Int64 = 10
+
     /// The defaults.
     public init() {}
+
+    /// The webhook endpoints and retry schedule the flows and the worker use.
+    public var webhookConfiguration: WebhookConfiguration {
+        var policy = WebhookConfiguration.standardPolicy
+        policy = DeliveryPolicy(
+            baseDelay: webhookRetryBase, maximumDelay: policy.maximumDelay, maximumAge: policy.maximumAge,
+            lease: max(policy.lease, 4 * webhookTimeout))
+        return WebhookConfiguration(endpoints: webhookURLs, policy: policy)
+    }
 
     /// One setting: its flag (also its JSON key), environment variable and help text.
     public struct Descriptor: Sendable {
@@ -196,6 +214,21 @@ public struct Settings: Sendable, Equatable {
         text("android-apps", "POSTERN_ANDROID_APPS", "comma-separated package:SHA256_CERT_FINGERPRINT of the Android apps that open the links (serves /.well-known/assetlinks.json)") { s, v throws(SettingsError) in
             s.androidApps = try AndroidApp.list(v)
         },
+        text("webhook-urls", "POSTERN_WEBHOOK_URLS", "comma-separated http(s) URLs every webhook event is POSTed to, signed in the Standard Webhooks format (default: none, webhooks off; needs --webhook-secret-file)") { s, v throws(SettingsError) in
+            let urls = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for url in urls {
+                guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, url.count <= 2000,
+                    !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+                else { throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces") }
+            }
+            s.webhookURLs = urls
+        },
+        text("webhook-secret-file", "POSTERN_WEBHOOK_SECRET_FILE", "file of whsec_… signing secrets, one a line; each event is signed with every one (add the new one, then remove the old, to rotate)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.webhookSecretFile = v
+        },
+        number("webhook-retry-base", "POSTERN_WEBHOOK_RETRY_BASE", "seconds before a failed webhook is retried the first time, doubled after each failure up to 10 hours; given up after 3 days (default 5)", minimum: 1, maximum: 3600) { s, v in s.webhookRetryBase = v },
+        number("webhook-timeout", "POSTERN_WEBHOOK_TIMEOUT", "seconds one webhook POST may take (default 10)", minimum: 1, maximum: 120) { s, v in s.webhookTimeout = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
     ]
 

@@ -49,7 +49,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Reads inside one consistent snapshot.
-public protocol StoreReader: OutboxReader {
+public protocol StoreReader: OutboxReader, WebhookReader {
     /// All keys of `purpose`, active first.
     func keys(purpose: KeyPurpose) throws -> [KeyRecord]
     /// The account with `uid`.
@@ -73,7 +73,7 @@ public protocol StoreReader: OutboxReader {
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, OutboxWriter {
+public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).

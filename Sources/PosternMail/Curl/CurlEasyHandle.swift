@@ -6,11 +6,12 @@ private let curlGlobalInit: CURLcode = postern_curl_global_init()
 
 /// One libcurl easy handle: the connection it caches, its options, and the callbacks' context.
 ///
-/// Owned by one worker thread (not `Sendable`). The recipient list and the error buffer are
-/// stored here so they outlive every `perform()`, as curl requires.
+/// Owned by one worker thread (not `Sendable`). The recipient and header lists and the error
+/// buffer are stored here so they outlive every `perform()`, as curl requires.
 final class CurlEasyHandle {
     private let handle: UnsafeMutableRawPointer
     private var recipients: UnsafeMutablePointer<curl_slist>?
+    private var headers: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
     /// A fresh handle with signals off (we are multi-threaded).
@@ -29,6 +30,7 @@ final class CurlEasyHandle {
     deinit {
         curl_easy_cleanup(handle)
         if let recipients { curl_slist_free_all(recipients) }
+        if let headers { curl_slist_free_all(headers) }
         errorBuffer.deallocate()
     }
 
@@ -47,17 +49,39 @@ final class CurlEasyHandle {
 
     /// Sets CURLOPT_MAIL_RCPT; the list is kept until replaced or the handle goes.
     func setRecipients(_ addresses: [String]) throws(CurlError) {
+        let list = try Self.list(addresses)
+        try CurlError.check(postern_curl_setopt_slist(handle, CURLOPT_MAIL_RCPT, list))
+        if let recipients { curl_slist_free_all(recipients) }
+        recipients = list
+    }
+
+    /// Sets CURLOPT_HTTPHEADER (`Name: value` lines); the list is kept until replaced or the handle goes.
+    func setHeaders(_ lines: [String]) throws(CurlError) {
+        let list = try Self.list(lines)
+        try CurlError.check(postern_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, list))
+        if let headers { curl_slist_free_all(headers) }
+        headers = list
+    }
+
+    /// A curl string list of `items`; the caller frees it.
+    private static func list(_ items: [String]) throws(CurlError) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
-        for address in addresses {
-            guard let appended = curl_slist_append(list, address) else {
+        for item in items {
+            guard let appended = curl_slist_append(list, item) else {
                 if let list { curl_slist_free_all(list) }
                 throw CurlError(CURLE_OUT_OF_MEMORY, detail: "curl_slist_append")
             }
             list = appended
         }
-        try CurlError.check(postern_curl_setopt_slist(handle, CURLOPT_MAIL_RCPT, list))
-        if let recipients { curl_slist_free_all(recipients) }
-        recipients = list
+        return list
+    }
+
+    /// The last HTTP response's header `name` (its first occurrence), or nil.
+    func responseHeader(_ name: String) -> String? {
+        var header: UnsafeMutablePointer<curl_header>?
+        guard curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK, let value = header?.pointee.value
+        else { return nil }
+        return String(cString: value)
     }
 
     func setReadFunction(_ function: @escaping @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int)
@@ -86,7 +110,7 @@ final class CurlEasyHandle {
         throw CurlError(result, detail: String(cString: errorBuffer))
     }
 
-    /// CURLINFO_RESPONSE_CODE: the last SMTP reply code (0 when none).
+    /// CURLINFO_RESPONSE_CODE: the last SMTP reply code or HTTP status (0 when none).
     var responseCode: Int {
         var code = 0
         _ = postern_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)

@@ -50,6 +50,7 @@ final class AddressFlow: Sendable {
         let now = context.clock.unixSeconds()
         let ttlRecoverEmail = context.config.ttlRecoverEmail
         let ledger = self.ledger
+        let events = context.events
         let applied = try context.write { [hash] tx -> AppliedAction in
             let (code, request) = try ledger.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
             guard let uid = request.uid, var account = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
@@ -68,6 +69,7 @@ final class AddressFlow: Sendable {
                 try ledger.endOpenSignIns(of: request.email, tx: tx, now: now)
                 try ledger.clearGuessBudgets(of: request.email, tx: tx)
                 try ActionLedger.queueNotice(.passwordChanged(uid: uid), to: request.email, tx: tx, now: now)
+                try events.record(.userPasswordReset(uid: uid), tx: tx, now: now)
             case .verifyEmail:
                 account.emailVerified = true
                 try tx.updateAccount(account)
@@ -78,6 +80,7 @@ final class AddressFlow: Sendable {
                 account.emailVerified = true
                 try tx.updateAccount(account)
                 try ActionLedger.queueRecovery(uid: uid, old: old, new: request.email, tx: tx, now: now, ttl: ttlRecoverEmail)
+                try events.record(.userEmailChanged(uid: uid, email: request.email), tx: tx, now: now)
             case .recoverEmail:
                 if let holder = try tx.account(address: request.email), holder.uid != uid { throw AuthError.emailExists }
                 account.email = request.email

@@ -117,6 +117,7 @@ final class EmailLinkFlow: Sendable {
         let issue = try sessions.issuer()
         let ledger = self.ledger
         let ttlRecoverEmail = context.config.ttlRecoverEmail
+        let events = context.events
         return try context.write { tx -> LoginDescriptor in
             // Re-read inside the transaction: the state may have moved since the checks above.
             guard let current = try tx.actionRequest(id: request.id), ledger.life(current).phase(now: now) != .used else {
@@ -141,6 +142,7 @@ final class EmailLinkFlow: Sendable {
             case .create:
                 account = Account(uid: try FlowContext.newID(), email: current.email, createdAt: now)
                 try tx.insertAccount(account)
+                try events.record(.userCreated(uid: account.uid, email: current.email), tx: tx, now: now)
             case .signIn(let uid), .reauthenticate(let uid):
                 guard let found = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
                 account = found
@@ -148,10 +150,14 @@ final class EmailLinkFlow: Sendable {
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 found.email = current.email
                 account = found
+                try events.record(.userAnonymousUpgraded(uid: uid, email: current.email), tx: tx, now: now)
             case .link(let uid):
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 if let old = found.email, old != current.email {
                     try ActionLedger.queueRecovery(uid: uid, old: old, new: current.email, tx: tx, now: now, ttl: ttlRecoverEmail)
+                }
+                if found.email != current.email {
+                    try events.record(.userEmailChanged(uid: uid, email: current.email), tx: tx, now: now)
                 }
                 found.email = current.email
                 account = found
@@ -160,6 +166,7 @@ final class EmailLinkFlow: Sendable {
                 try tx.deleteAccount(uid: from)
                 account = found
                 migration = .init(fromUid: from, toUid: to, allowMigration: moveData)
+                try events.record(.userMigrated(fromUid: from, toUid: to), tx: tx, now: now)
             }
             if account.disabled { throw AuthError.userDisabled }
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
@@ -183,6 +190,7 @@ final class EmailLinkFlow: Sendable {
             account.locale = account.locale ?? current.locale
             account.lastSignInAt = now
             try tx.updateAccount(account)
+            try events.record(.userSignedIn(uid: account.uid, method: method), tx: tx, now: now)
             let issued = try issue(account, method, now, nil, tx)
             return LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued,

@@ -103,9 +103,12 @@ final class OperatorTools: Sendable {
     /// Deletes an account for operators.
     /// - Throws: `AuthError.userNotFound`.
     func deleteUser(uid: String) throws(AuthError) {
+        let events = context.events
+        let now = context.clock.unixSeconds()
         try context.write { tx in
             guard try tx.account(uid: uid) != nil else { throw AuthError.userNotFound }
             try tx.deleteAccount(uid: uid)
+            try events.record(.userDeleted(uid: uid), tx: tx, now: now)
         }
     }
 

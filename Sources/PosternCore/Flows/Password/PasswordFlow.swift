@@ -81,6 +81,7 @@ final class PasswordFlow: Sendable {
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
         let issue = try sessions.issuer()
         let rehash = context.hasher.needsRehash(stored) ? try context.hashPassword(password) : nil
+        let events = context.events
         return try context.write { tx -> LoginDescriptor in
             guard let current = try tx.account(address: address), current.uid == holder.uid,
                 current.passwordHash == holder.passwordHash
@@ -96,6 +97,7 @@ final class PasswordFlow: Sendable {
             case .migrate(let from, let to, let moveData):
                 try tx.deleteAccount(uid: from)
                 migration = .init(fromUid: from, toUid: to, allowMigration: moveData)
+                try events.record(.userMigrated(fromUid: from, toUid: to), tx: tx, now: now)
             default: break
             }
             // The right password gives back the guess it took, and the ones before.
@@ -103,6 +105,7 @@ final class PasswordFlow: Sendable {
             if let rehash { account.passwordHash = rehash }
             account.lastSignInAt = now
             try tx.updateAccount(account)
+            try events.record(.userSignedIn(uid: account.uid, method: "password"), tx: tx, now: now)
             let issued = try issue(account, "password", now, nil, tx)
             return LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: false, session: issued, migration: migration)
@@ -134,6 +137,7 @@ final class PasswordFlow: Sendable {
         let hash = try context.hashPassword(password)
         let now = context.clock.unixSeconds()
         let issue = try sessions.issuer()
+        let events = context.events
         let session = try context.write { tx -> Session in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             current.passwordHash = hash
@@ -143,6 +147,7 @@ final class PasswordFlow: Sendable {
             if let email = current.email {
                 try ActionLedger.queueNotice(.passwordChanged(uid: current.uid), to: email, tx: tx, now: now)
             }
+            try events.record(.userPasswordChanged(uid: current.uid), tx: tx, now: now)
             return try issue(current, "password", now, nil, tx)
         }
         return session

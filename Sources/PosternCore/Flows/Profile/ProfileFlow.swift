@@ -42,7 +42,12 @@ final class ProfileFlow: Sendable {
     /// - Throws: `AuthError.requiresRecentLogin`, `invalidIDToken`.
     func delete(idToken: String) throws(AuthError) {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
-        try context.write { tx in try tx.deleteAccount(uid: account.uid) }
+        let events = context.events
+        let now = context.clock.unixSeconds()
+        try context.write { tx in
+            try tx.deleteAccount(uid: account.uid)
+            try events.record(.userDeleted(uid: account.uid), tx: tx, now: now)
+        }
     }
 
     /// A display name is one line of at most `WireLimits.displayNameMaximumLength` code points,

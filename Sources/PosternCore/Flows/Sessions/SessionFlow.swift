@@ -14,9 +14,12 @@ final class SessionFlow: Sendable {
         let uid = try FlowContext.newID()
         let now = context.clock.unixSeconds()
         let issue = try issuer()
+        let events = context.events
         return try context.write { tx in
             let account = Account(uid: uid, createdAt: now, lastSignInAt: now)
             try tx.insertAccount(account)
+            try events.record(.userCreated(uid: uid, email: nil), tx: tx, now: now)
+            try events.record(.userSignedIn(uid: uid, method: "anonymous"), tx: tx, now: now)
             return try issue(account, "anonymous", now, nil, tx)
         }
     }
@@ -126,6 +129,7 @@ final class SessionFlow: Sendable {
         let issue = try issuer()
         let successor = successorToken(of: token)
         let grace = context.config.refreshReuseGrace
+        let events = context.events
         enum Outcome: Sendable { case session(Session), failed(AuthError) }
         let outcome = try context.write { tx -> Outcome in
             guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
@@ -140,6 +144,7 @@ final class SessionFlow: Sendable {
                     return .session(try issue(account, record.method, record.authTime, .again(successor), tx))
                 }
                 _ = try tx.revokeRefreshFamily(record.family)
+                try events.record(.sessionRefreshReuseDetected(uid: record.uid), tx: tx, now: now)
                 return .failed(.tokenRevoked)
             }
             guard let account = try tx.account(uid: record.uid) else { return .failed(.invalidRefreshToken) }

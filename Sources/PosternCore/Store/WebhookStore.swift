@@ -1,0 +1,84 @@
+/// One event on its way to one endpoint, as the store records it (a sibling of the outbox's
+/// message row, with the same states, lease and due time).
+public struct WebhookDelivery: Sendable, Hashable {
+    public let id: Int64
+    /// `webhook-id`: the event's id, the same for every attempt and every endpoint.
+    public let webhookID: String
+    /// The endpoint's URL.
+    public let endpoint: String
+    /// The event type (`user.created`, …).
+    public let eventType: String
+    /// The request body, signed and sent as is on every attempt.
+    public let body: String
+    public let state: OutboxState
+    /// Failed attempts so far.
+    public let attempts: Int
+    /// When it is due (for a claimed one: when its lease ends).
+    public let nextAttemptAt: Int64
+    public let createdAt: Int64
+    /// When an undelivered event is abandoned.
+    public let giveUpAt: Int64
+    public let finishedAt: Int64?
+    /// The last attempt's status line or failure (never a header or a body).
+    public let lastReply: String?
+
+    public init(
+        id: Int64, webhookID: String, endpoint: String, eventType: String, body: String, state: OutboxState, attempts: Int,
+        nextAttemptAt: Int64, createdAt: Int64, giveUpAt: Int64, finishedAt: Int64?, lastReply: String?
+    ) {
+        self.id = id
+        self.webhookID = webhookID
+        self.endpoint = endpoint
+        self.eventType = eventType
+        self.body = body
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.createdAt = createdAt
+        self.giveUpAt = giveUpAt
+        self.finishedAt = finishedAt
+        self.lastReply = lastReply
+    }
+}
+
+/// A delivery a worker claimed, and whether its endpoint has been disabled (a 410) since it was
+/// queued.
+public struct WebhookClaim: Sendable, Hashable {
+    public let delivery: WebhookDelivery
+    public let endpointDisabled: Bool
+
+    public init(delivery: WebhookDelivery, endpointDisabled: Bool) {
+        self.delivery = delivery
+        self.endpointDisabled = endpointDisabled
+    }
+}
+
+/// Webhook reads, part of every `StoreReader`.
+public protocol WebhookReader {
+    /// Deliveries in `state` (all states when nil), newest first, at most `limit`.
+    func webhookDeliveries(state: OutboxState?, limit: Int) throws -> [WebhookDelivery]
+    /// The endpoints a 410 disabled.
+    func disabledWebhookEndpoints() throws -> [String]
+}
+
+/// Webhook changes, part of every `StoreWriter`: an event is queued in the same transaction as
+/// the change that causes it. The delivery operations are lease-checked like the outbox's: they
+/// change a delivery only while `owner` holds it, and return false otherwise.
+public protocol WebhookWriter: WebhookReader {
+    /// Queues one delivery of the event `webhookID` for each endpoint not disabled.
+    func enqueueWebhook(
+        webhookID: String, eventType: String, body: String, endpoints: [String], now: Int64, giveUpAt: Int64) throws
+    /// Claims up to `limit` deliveries in one of the `claimable` states due at `now`, for `owner`
+    /// until `leaseUntil`, oldest due first; two workers never claim the same one.
+    func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim]
+    /// Records a claimed delivery as delivered (a 2xx).
+    func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
+    /// Records a failed attempt: due again at `at`, one more attempt counted.
+    func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool
+    /// Records a claimed delivery as abandoned.
+    func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
+    /// Disables `endpoint` (it answered 410): nothing more is queued for it or sent to it.
+    func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws
+    /// Deletes at most `limit` delivered and abandoned deliveries finished before `before`; returns how many.
+    func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int
+}

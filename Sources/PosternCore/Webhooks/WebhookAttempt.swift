@@ -1,0 +1,54 @@
+/// What one HTTP POST of a webhook came to, as the transport saw it.
+public struct WebhookResponse: Sendable, Hashable {
+    /// The HTTP status (0 when there was none: no connection, a timeout).
+    public let status: Int
+    /// The `Retry-After` header, when it held a number of seconds.
+    public let retryAfter: Int64?
+    /// A short description: the status, or the local failure (never a header or the body).
+    public let reply: String
+
+    public init(status: Int, retryAfter: Int64? = nil, reply: String) {
+        self.status = status
+        self.retryAfter = retryAfter
+        self.reply = reply
+    }
+
+    /// The delivery outcome: any 2xx is delivered, 410 Gone is for good (the endpoint is
+    /// disabled), everything else — other statuses, a timeout, no connection — is tried again.
+    public var outcome: DeliveryOutcome {
+        switch status {
+        case 200..<300: .sent(reply: reply)
+        case 410: .permanent(reply: reply)
+        default: .transient(reply: reply, connectionFailed: status == 0)
+        }
+    }
+
+    /// `Retry-After` as a number of seconds (an HTTP date is not read: the backoff applies then).
+    public static func retryAfterSeconds(_ header: String?) -> Int64? {
+        guard let text = header?.trimmingCharacters(in: .whitespaces), let seconds = Int64(text), seconds >= 0 else { return nil }
+        return seconds
+    }
+}
+
+/// Sends one signed webhook. Implementations classify nothing: they report what happened.
+public protocol WebhookTransport {
+    /// POSTs `body` (JSON) to `url` with the signed headers, within the transport's timeout.
+    func post(url: String, headers: WebhookSignedHeaders, body: String) -> WebhookResponse
+}
+
+/// The webhook settings the flows and the worker share.
+public struct WebhookConfiguration: Sendable {
+    /// Where every event is sent (empty: webhooks off, nothing is queued).
+    public var endpoints: [String]
+    /// The retry schedule: `baseDelay` doubling up to `maximumDelay`, abandoned after `maximumAge`.
+    public var policy: DeliveryPolicy
+
+    /// The Standard Webhooks schedule's span: first retry after 5 s, at most 10 hours apart,
+    /// given up after 3 days.
+    public static let standardPolicy = DeliveryPolicy(baseDelay: 5, maximumDelay: 36_000, maximumAge: 3 * 86_400, lease: 120)
+
+    public init(endpoints: [String] = [], policy: DeliveryPolicy = WebhookConfiguration.standardPolicy) {
+        self.endpoints = endpoints
+        self.policy = policy
+    }
+}

@@ -1,0 +1,157 @@
+import PosternCore
+
+extension SQLStoreTransaction {
+    private static let deliveryColumns = deliveryColumns("")
+
+    /// The delivery columns `readDelivery` reads, each prefixed with `table` (`w.`, or nothing).
+    private static func deliveryColumns(_ table: String) -> String {
+        [
+            "id", "webhook_id", "endpoint", "event_type", "body", "state", "attempts", "next_attempt_at", "created_at",
+            "give_up_at", "finished_at", "last_reply",
+        ].map { table + $0 }.joined(separator: ", ")
+    }
+
+    /// Reads the columns of `deliveryColumns` starting at column 0.
+    private func readDelivery(_ row: any SQLRow) throws -> WebhookDelivery {
+        guard let webhookID = row.text(1), let endpoint = row.text(2), let type = row.text(3), let body = row.text(4),
+            let state = row.text(5).flatMap(OutboxState.init(rawValue:))
+        else { throw StoreError.corrupt("webhook delivery row") }
+        return WebhookDelivery(
+            id: row.integer(0), webhookID: webhookID, endpoint: endpoint, eventType: type, body: body, state: state,
+            attempts: Int(row.integer(6)), nextAttemptAt: row.integer(7), createdAt: row.integer(8), giveUpAt: row.integer(9),
+            finishedAt: row.optionalInteger(10), lastReply: row.text(11))
+    }
+
+    // MARK: reads
+
+    public func webhookDeliveries(state: OutboxState?, limit: Int) throws -> [WebhookDelivery] {
+        var deliveries: [WebhookDelivery] = []
+        let limit = SQLValue.integer(Int64(max(0, limit)))
+        if let state {
+            try db.query(
+                "SELECT \(Self.deliveryColumns) FROM webhook_deliveries WHERE state = ? ORDER BY id DESC LIMIT ?",
+                [.text(state.rawValue), limit]
+            ) { deliveries.append(try readDelivery($0)) }
+        } else {
+            try db.query("SELECT \(Self.deliveryColumns) FROM webhook_deliveries ORDER BY id DESC LIMIT ?", [limit]) {
+                deliveries.append(try readDelivery($0))
+            }
+        }
+        return deliveries
+    }
+
+    public func disabledWebhookEndpoints() throws -> [String] {
+        var endpoints: [String] = []
+        try db.query("SELECT endpoint FROM webhook_endpoints_disabled ORDER BY endpoint") { row in
+            if let endpoint = row.text(0) { endpoints.append(endpoint) }
+        }
+        return endpoints
+    }
+
+    // MARK: changes
+
+    public func enqueueWebhook(
+        webhookID: String, eventType: String, body: String, endpoints: [String], now: Int64, giveUpAt: Int64
+    ) throws {
+        for endpoint in endpoints {
+            try db.execute(
+                """
+                INSERT INTO webhook_deliveries (webhook_id, endpoint, event_type, body, state, next_attempt_at, created_at, give_up_at)
+                SELECT ?, ?, ?, ?, 'queued', ?, ?, ?
+                WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled WHERE endpoint = ?)
+                """,
+                [
+                    .text(webhookID), .text(endpoint), .text(eventType), .text(body), .integer(now), .integer(now),
+                    .integer(giveUpAt), .text(endpoint),
+                ])
+        }
+    }
+
+    public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
+        guard !claimable.isEmpty else { return [] }
+        // The outbox claim's two dialects (see `claimDue`): one UPDATE … RETURNING in SQLite's
+        // write transaction; SKIP LOCKED in a short READ COMMITTED one on PostgreSQL.
+        let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
+        let stateValues = claimable.map { SQLValue.text($0.rawValue) }
+        let due: [SQLValue] = [.integer(now), .integer(Int64(max(0, limit)))]
+        let lease: [SQLValue] = [.text(owner), .integer(leaseUntil)]
+        let sql: String
+        let args: [SQLValue]
+        switch db.dialect {
+        case .sqlite:
+            sql = """
+                UPDATE webhook_deliveries SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+                WHERE id IN (
+                    SELECT id FROM webhook_deliveries WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at, id LIMIT ?)
+                RETURNING \(Self.deliveryColumns),
+                    EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = webhook_deliveries.endpoint)
+                """
+            args = lease + stateValues + due
+        case .postgres:
+            sql = """
+                WITH due AS MATERIALIZED (
+                    SELECT id FROM webhook_deliveries WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
+                UPDATE webhook_deliveries AS w SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+                FROM due WHERE w.id = due.id
+                RETURNING \(Self.deliveryColumns("w.")),
+                    EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = w.endpoint)
+                """
+            args = stateValues + due + lease
+        }
+        var claims: [WebhookClaim] = []
+        try db.rowLocked {
+            try db.query(sql, args) { row in
+                claims.append(WebhookClaim(delivery: try readDelivery(row), endpointDisabled: row.integer(12) != 0))
+            }
+        }
+        return claims.sorted { ($0.delivery.createdAt, $0.delivery.id) < ($1.delivery.createdAt, $1.delivery.id) }
+    }
+
+    public func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try finishWebhook(id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
+    }
+
+    public func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try finishWebhook(id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
+    }
+
+    private func finishWebhook(id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool) throws -> Bool {
+        try db.rowLocked {
+            try db.execute(
+                """
+                UPDATE webhook_deliveries SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL
+                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
+                """,
+                [.text(state.rawValue), .integer(now), .text(reply), .integer(countAttempt ? 1 : 0), .integer(id), .text(owner)]) == 1
+        }
+    }
+
+    public func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+        try db.rowLocked {
+            try db.execute(
+                """
+                UPDATE webhook_deliveries SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1,
+                    lease_owner = NULL
+                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
+                """,
+                [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
+        }
+    }
+
+    public func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws {
+        _ = try db.rowLocked {
+            try db.execute(
+                "INSERT INTO webhook_endpoints_disabled (endpoint, reason, disabled_at) VALUES (?, ?, ?) ON CONFLICT (endpoint) DO NOTHING",
+                [.text(endpoint), .text(reason), .integer(now)])
+        }
+    }
+
+    public func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int {
+        try pruneBatch(
+            table: "webhook_deliveries", key: "id", condition: "(state = 'sent' OR state = 'dead') AND finished_at < ?",
+            [.integer(before)], limit: limit,
+            from: "(SELECT id, state, finished_at FROM webhook_deliveries ORDER BY id LIMIT \(Self.purgeWindow)) AS oldest")
+    }
+}

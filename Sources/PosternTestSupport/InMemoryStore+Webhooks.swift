@@ -1,0 +1,116 @@
+import PosternCore
+
+extension InMemoryStore {
+    /// A webhook delivery as the in-memory store keeps it.
+    public struct QueuedWebhook: Sendable {
+        public var webhookID: String
+        public var endpoint: String
+        public var eventType: String
+        public var body: String
+        public var state: OutboxState = .queued
+        public var attempts = 0
+        public var nextAttemptAt: Int64
+        public var leaseOwner: String?
+        public var createdAt: Int64
+        public var giveUpAt: Int64
+        public var finishedAt: Int64?
+        public var lastReply: String?
+        public var purged = false
+    }
+}
+
+extension InMemoryStore.Transaction {
+    private func delivery(_ index: Int) -> WebhookDelivery {
+        let row = state.webhooks[index]
+        return WebhookDelivery(
+            id: Int64(index + 1), webhookID: row.webhookID, endpoint: row.endpoint, eventType: row.eventType, body: row.body,
+            state: row.state, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt, createdAt: row.createdAt,
+            giveUpAt: row.giveUpAt, finishedAt: row.finishedAt, lastReply: row.lastReply)
+    }
+
+    /// The index of delivery `id` while `owner` holds it.
+    private func heldWebhook(_ id: Int64, by owner: String) -> Int? {
+        let index = Int(id) - 1
+        guard state.webhooks.indices.contains(index), state.webhooks[index].state == .claimed,
+            state.webhooks[index].leaseOwner == owner
+        else { return nil }
+        return index
+    }
+
+    public func webhookDeliveries(state wanted: OutboxState?, limit: Int) throws -> [WebhookDelivery] {
+        state.webhooks.indices.reversed()
+            .filter { !state.webhooks[$0].purged && (wanted == nil || state.webhooks[$0].state == wanted) }
+            .prefix(max(0, limit))
+            .map(delivery)
+    }
+
+    public func disabledWebhookEndpoints() throws -> [String] { state.disabledEndpoints.keys.sorted() }
+
+    public func enqueueWebhook(
+        webhookID: String, eventType: String, body: String, endpoints: [String], now: Int64, giveUpAt: Int64
+    ) throws {
+        for endpoint in endpoints where state.disabledEndpoints[endpoint] == nil {
+            state.webhooks.append(
+                .init(
+                    webhookID: webhookID, endpoint: endpoint, eventType: eventType, body: body, nextAttemptAt: now,
+                    createdAt: now, giveUpAt: giveUpAt))
+        }
+    }
+
+    public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
+        let due = state.webhooks.indices
+            .filter { !state.webhooks[$0].purged && claimable.contains(state.webhooks[$0].state) && state.webhooks[$0].nextAttemptAt <= now }
+            .sorted { (state.webhooks[$0].nextAttemptAt, $0) < (state.webhooks[$1].nextAttemptAt, $1) }
+            .prefix(max(0, limit))
+        return due.sorted().map { index in
+            state.webhooks[index].state = .claimed
+            state.webhooks[index].leaseOwner = owner
+            state.webhooks[index].nextAttemptAt = leaseUntil
+            return WebhookClaim(
+                delivery: delivery(index), endpointDisabled: state.disabledEndpoints[state.webhooks[index].endpoint] != nil)
+        }
+    }
+
+    private func finishWebhook(_ id: Int64, owner: String, as final: OutboxState, now: Int64, reply: String, countAttempt: Bool) -> Bool {
+        guard let index = heldWebhook(id, by: owner) else { return false }
+        state.webhooks[index].state = final
+        state.webhooks[index].finishedAt = now
+        state.webhooks[index].lastReply = reply
+        state.webhooks[index].attempts += countAttempt ? 1 : 0
+        state.webhooks[index].leaseOwner = nil
+        return true
+    }
+
+    public func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        finishWebhook(id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
+    }
+
+    public func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        finishWebhook(id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
+    }
+
+    public func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+        guard let index = heldWebhook(id, by: owner) else { return false }
+        state.webhooks[index].state = .retrying
+        state.webhooks[index].nextAttemptAt = at
+        state.webhooks[index].lastReply = reply
+        state.webhooks[index].attempts += 1
+        state.webhooks[index].leaseOwner = nil
+        return true
+    }
+
+    public func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws {
+        if state.disabledEndpoints[endpoint] == nil { state.disabledEndpoints[endpoint] = reason }
+    }
+
+    public func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int {
+        var purged = 0
+        for index in state.webhooks.indices where purged < limit && !state.webhooks[index].purged {
+            let row = state.webhooks[index]
+            guard row.state == .sent || row.state == .dead, let finished = row.finishedAt, finished < before else { continue }
+            state.webhooks[index].purged = true
+            purged += 1
+        }
+        return purged
+    }
+}
