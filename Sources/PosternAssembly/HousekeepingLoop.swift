@@ -5,10 +5,10 @@ import PosternCore
 /// each round that removed anything (counts per table, nothing else), and stops when asked —
 /// between two batches, so a SIGTERM never waits for a whole round.
 ///
-/// The interval is measured on an injected ``MonotonicClock``, so a stepped wall clock neither
-/// runs rounds back to back nor skips them, and tests move a manual clock instead of sleeping.
+/// The thread and its interval are a ``BackgroundThread`` (on an injected monotonic clock, so tests
+/// move a manual clock instead of sleeping).
 ///
-/// `@unchecked Sendable`: `state` and `thread` are only touched with `condition` locked.
+/// `@unchecked Sendable`: `rounds` is only touched with `counter` locked.
 public final class HousekeepingLoop: @unchecked Sendable {
     /// Seconds between two rounds by default.
     public static let defaultInterval: Duration = .seconds(60)
@@ -16,11 +16,10 @@ public final class HousekeepingLoop: @unchecked Sendable {
     /// The round it runs (and its metrics).
     public let housekeeper: Housekeeper
     private let interval: Duration
-    private let clock: any MonotonicClock
     private let logger: Logger
-    private let condition = NSCondition()
-    private enum State { case idle, running, stopping, stopped }
-    private var state = State.idle
+    private let thread: BackgroundThread
+    private let counter = NSLock()
+    // `counter` guards `rounds`.
     private var rounds = 0
 
     /// A loop that is not started yet.
@@ -30,49 +29,24 @@ public final class HousekeepingLoop: @unchecked Sendable {
     ) {
         self.housekeeper = housekeeper
         self.interval = interval
-        self.clock = clock
         self.logger = logger
+        thread = BackgroundThread(name: "postern-housekeeping", clock: clock)
     }
 
     /// Rounds finished so far (for tests).
-    public var roundsRun: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return rounds
-    }
+    public var roundsRun: Int { counter.withLock { rounds } }
 
     /// Starts the thread; the first round runs one interval after. Does nothing when started already.
-    public func start() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard state == .idle else { return }
-        state = .running
-        let thread = Thread { [self] in run() }
-        thread.name = "postern-housekeeping"
-        thread.start()
-    }
+    public func start() { thread.start { [self] thread in run(thread) } }
 
     /// Asks the loop to stop and waits until it has: a round in progress ends after its current
     /// batch. Does nothing when it never started.
-    public func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard state == .running else { return }
-        state = .stopping
-        condition.broadcast()
-        while state != .stopped { condition.wait() }
-    }
+    public func stop() { thread.stop() }
 
-    private var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return state != .running
-    }
-
-    private func run() {
-        while waitForNextRound() {
+    private func run(_ thread: BackgroundThread) {
+        while thread.wait(for: interval) {
             do {
-                let round = try housekeeper.runRound(isCancelled: { isStopping })
+                let round = try housekeeper.runRound(isCancelled: { thread.isStopping })
                 if round.total > 0 {
                     var fields = Dictionary(uniqueKeysWithValues: round.removed.map { ($0.key.rawValue, String($0.value)) })
                     fields["unfinished"] = String(round.unfinished)
@@ -82,25 +56,7 @@ public final class HousekeepingLoop: @unchecked Sendable {
                 // StoreError descriptions name tables and states, never values.
                 logger.warning("housekeeping round failed", ["error": "\(error)"])
             }
-            condition.lock()
-            rounds += 1
-            condition.broadcast()
-            condition.unlock()
+            counter.withLock { rounds += 1 }
         }
-        condition.lock()
-        state = .stopped
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits one interval; false when the loop is to stop instead.
-    private func waitForNextRound() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = clock.now() + interval
-        while state == .running {
-            if !clock.wait(on: condition, until: deadline) || clock.now() >= deadline { return state == .running }
-        }
-        return false
     }
 }

@@ -8,8 +8,8 @@ import PosternCore
 /// `Retry-After`) until the policy's deadline. A worker that dies leaves its claims to run out;
 /// they are then sent again with the same `webhook-id` (at least once).
 ///
-/// `@unchecked Sendable`: `state` is only touched with `condition` locked; the transport is made
-/// and used on the worker's own thread.
+/// `@unchecked Sendable`: its stored properties are immutable; the transport is made and used on
+/// the worker's own thread.
 public final class WebhookWorker: @unchecked Sendable {
     /// Deliveries one claim takes: each POST may take the whole timeout, and all must fit in the lease.
     static let batchSize = 4
@@ -20,12 +20,9 @@ public final class WebhookWorker: @unchecked Sendable {
     private let transport: @Sendable () -> any WebhookTransport
     private let clock: any WallClock
     private let pollInterval: Duration
-    private let monotonic: any MonotonicClock
     private let logger: Logger
     private let owner: String
-    private let condition = NSCondition()
-    private enum State { case idle, running, stopping, stopped }
-    private var state = State.idle
+    private let thread: BackgroundThread
 
     /// A worker that is not started yet. `transport` makes the transport on the worker's thread.
     public init(
@@ -39,62 +36,25 @@ public final class WebhookWorker: @unchecked Sendable {
         self.transport = transport
         self.clock = clock
         self.pollInterval = pollInterval
-        self.monotonic = monotonic
         self.logger = logger
+        thread = BackgroundThread(name: "postern-webhooks", clock: monotonic)
         owner = "webhooks-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
     }
 
     /// Starts the thread. Does nothing when started already.
-    public func start() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard state == .idle else { return }
-        state = .running
-        let thread = Thread { [self] in run() }
-        thread.name = "postern-webhooks"
-        thread.start()
-    }
+    public func start() { thread.start { [self] thread in run(thread) } }
 
     /// Asks the worker to stop and waits until it has: a batch in progress is finished first (each
     /// POST within its timeout). Does nothing when it never started.
-    public func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard state == .running else { return }
-        state = .stopping
-        condition.broadcast()
-        while state != .stopped { condition.wait() }
-    }
+    public func stop() { thread.stop() }
 
-    private func run() {
+    private func run(_ thread: BackgroundThread) {
         let transport = self.transport()
-        while true {
+        while !thread.isStopping {
             let delivered = deliverDue(transport: transport)
             // A full batch means more may be due: claim again at once.
-            if delivered < Self.batchSize, !waitForNextPoll() { break }
-            if isStopping { break }
+            if delivered < Self.batchSize, !thread.wait(for: pollInterval) { break }
         }
-        condition.lock()
-        state = .stopped
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return state != .running
-    }
-
-    /// Waits one poll interval; false when the worker is to stop instead.
-    private func waitForNextPoll() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = monotonic.now() + pollInterval
-        while state == .running {
-            if !monotonic.wait(on: condition, until: deadline) || monotonic.now() >= deadline { return state == .running }
-        }
-        return false
     }
 
     /// Claims up to one batch of due deliveries and tries each once; returns how many it claimed.
