@@ -140,6 +140,8 @@ public final class PosternRuntime: Sendable {
     /// Delivers the queued webhook events once started (`postern serve` starts it); nil when no
     /// `--webhook-urls` are set.
     public let webhooks: WebhookWorker?
+    /// The claims the outbox's and the webhooks' heartbeats took back from dead daemons.
+    public let reclaims = ReclaimMetrics()
 
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) before the database is opened, so that a misconfiguration stops the start with
@@ -184,7 +186,7 @@ public final class PosternRuntime: Sendable {
                     messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
             },
             clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
-            logger: Logger(label: "outbox", sink: logger.sink))
+            logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
             housekeeper: flows.storage.housekeeper(settings: settings), logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
@@ -192,7 +194,7 @@ public final class PosternRuntime: Sendable {
         webhooks = webhookConfiguration.endpoints.isEmpty ? nil : WebhookWorker(
             store: flows.store, configuration: webhookConfiguration, secrets: secrets,
             transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock,
-            logger: Logger(label: "webhooks", sink: logger.sink))
+            logger: Logger(label: "webhooks", sink: logger.sink), reclaims: reclaims)
         logger.info(
             "configured",
             ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count)])

@@ -49,7 +49,7 @@ struct ServeCommand: Subcommand {
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
         let context = ServerContext(
             service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pages: runtime.pages,
-            housekeeping: runtime.housekeeping.housekeeper.metrics)
+            housekeeping: runtime.housekeeping.housekeeper.metrics, reclaims: runtime.reclaims)
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
         runtime.workers.start()
         runtime.housekeeping.start()

@@ -145,6 +145,16 @@ enum PostgresSchema {
             disabled_at BIGINT NOT NULL
         );
         """,
+        // 5: SQLite's 8, each daemon's heartbeat.
+        """
+        CREATE TABLE daemon_heartbeats (
+            owner TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started_at BIGINT NOT NULL,
+            beat_at BIGINT NOT NULL
+        );
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

@@ -18,12 +18,15 @@ public struct ServerContext: Sendable {
 
     /// The rows housekeeping removed, for `/metrics` (the daemon's loop counts into it).
     public let housekeeping: HousekeepingMetrics
+    /// The claims taken back from dead daemons, for `/metrics` (the heartbeats count into it).
+    public let reclaims: ReclaimMetrics
 
     /// Creates the context.
     public init(
         service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pages: PageRenderer,
-        housekeeping: HousekeepingMetrics = HousekeepingMetrics()
+        housekeeping: HousekeepingMetrics = HousekeepingMetrics(), reclaims: ReclaimMetrics = ReclaimMetrics()
     ) {
+        self.reclaims = reclaims
         self.housekeeping = housekeeping
         self.pages = pages
         self.service = service

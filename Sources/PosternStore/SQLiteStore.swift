@@ -138,6 +138,9 @@ public final class SQLiteStore: Store {
     /// Rung after each commit that queued mail.
     public var mailDoorbell: MailDoorbell { writer.doorbell }
 
+    /// A SQLite file is shared only by processes on this machine (WAL needs shared memory).
+    public var isConfinedToThisMachine: Bool { true }
+
     /// How the writer's commits went so far (for tests).
     var commitCounts: GroupCommitWriter.Counts { writer.counts }
 

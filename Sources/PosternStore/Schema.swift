@@ -132,6 +132,18 @@ enum Schema {
             disabled_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 8: each daemon's heartbeat, so that another takes back the claims of one that died
+        // before their leases run out (`HeartbeatKeeper`). A row per outbox pool and webhook
+        // worker; a graceful stop, or the daemon that finds it dead, removes it.
+        """
+        CREATE TABLE daemon_heartbeats (
+            owner TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started_at INTEGER NOT NULL,
+            beat_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

@@ -18,6 +18,8 @@ public final class InMemoryStore: Store {
         public var webhooks: [QueuedWebhook] = []
         /// Endpoints a 410 disabled, with the reason.
         public var disabledEndpoints: [String: String] = [:]
+        /// Daemons' heartbeats, by owner.
+        public var heartbeats: [String: DaemonHeartbeat] = [:]
     }
 
     private let state = Mutex(State())
@@ -26,6 +28,9 @@ public final class InMemoryStore: Store {
 
     /// An empty store.
     public init() {}
+
+    /// One process's memory: nothing on another machine opens it.
+    public var isConfinedToThisMachine: Bool { true }
 
     /// The whole state, for assertions.
     public func snapshot() -> State { state.withLock { $0 } }

@@ -49,6 +49,13 @@ public final class BackgroundThread: @unchecked Sendable {
         while state != .stopped { condition.wait() }
     }
 
+    /// Whether `start(_:)` was called.
+    public var isStarted: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return state != .idle
+    }
+
     /// Whether `stop()` was called.
     public var isStopping: Bool {
         condition.lock()

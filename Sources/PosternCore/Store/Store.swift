@@ -49,7 +49,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Reads inside one consistent snapshot.
-public protocol StoreReader: OutboxReader, WebhookReader {
+public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader {
     /// All keys of `purpose`, active first.
     func keys(purpose: KeyPurpose) throws -> [KeyRecord]
     /// The account with `uid`.
@@ -73,7 +73,7 @@ public protocol StoreReader: OutboxReader, WebhookReader {
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter {
+public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, HeartbeatWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).
@@ -165,8 +165,8 @@ public protocol Store: Sendable {
     /// Commits what is queued, makes everything committed durable, and refuses later writes (reads
     /// still work). Called once, at shutdown.
     func close()
-    /// Rung after each commit whose transactions queued mail (`enqueue`) or made a dead message
-    /// due again (`retryDead`), once per commit.
+    /// Rung after each commit whose transactions queued mail (`enqueue`), made a dead message
+    /// due again (`retryDead`) or took back a dead daemon's claims (`reclaimClaims`), once per commit.
     var mailDoorbell: MailDoorbell { get }
     /// Runs `body` unless another process sharing the database runs a body under `lock` now; nil
     /// then, without running it. For work one daemon of several does (a housekeeping round):
@@ -174,6 +174,10 @@ public protocol Store: Sendable {
     /// daemon opens, or whose writers are serialized anyway (SQLite), just runs it.
     /// - Throws: what `body` throws, or `StoreError.unavailable` when the lock cannot be asked for.
     func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T?
+    /// Whether every process that opens this store runs on this machine (a SQLite file: yes;
+    /// PostgreSQL: no), so that a claim's owner can be looked up by its pid
+    /// (``LivenessPolicy``). False unless a store says so.
+    var isConfinedToThisMachine: Bool { get }
 }
 
 /// A lock that processes sharing one database take around work one of them does at a time.
@@ -188,6 +192,9 @@ public struct StoreLock: Sendable, Hashable {
 extension Store {
     /// Nothing to flush: for stores whose writes are durable when they return.
     public func close() {}
+
+    /// Another machine may open it: pids say nothing.
+    public var isConfinedToThisMachine: Bool { false }
 
     /// Runs `body`: for stores no other process shares, or whose writers take turns anyway.
     public func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try body() }

@@ -11,7 +11,10 @@ import Synchronization
 ///   sync interval: `Store.writeSyncingLater`), so a crash of the process re-sends at most one
 ///   message per worker, and a crash of the machine the mail of that interval.
 /// - ``stop()`` lets in-flight sends finish, records them, and gives back unstarted claims.
-///   A worker that dies without stopping loses its claims when their lease runs out.
+/// - Keeps a heartbeat in the store (``HeartbeatLoop``, under ``Configuration/ownerPrefix``): a
+///   pool that dies without stopping has its claims taken back by any live pool within seconds
+///   of its last beat (on SQLite, by the next pool to start, at once), not when their lease runs
+///   out; and this pool takes back the claims of the dead.
 public final class OutboxWorkerPool: Sendable {
     /// Decides what a message says: the content stage. Called the first time a message is claimed;
     /// nil means nothing is to be sent (the message is finished unsent). A throw is a transient
@@ -34,11 +37,13 @@ public final class OutboxWorkerPool: Sendable {
         /// A woken worker starts after a random 0..<`wakeJitter` seconds (enumeration resistance:
         /// see `OutboxWorker`); 0 starts at once.
         public var wakeJitter: Double
+        /// How often the pool's heartbeat is written, and how much silence makes a daemon dead.
+        public var liveness: LivenessPolicy
 
         /// The configuration; the defaults are the production values.
         public init(
             workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 64, pollInterval: Double = 1,
-            wakeJitter: Double = 0.25,
+            wakeJitter: Double = 0.25, liveness: LivenessPolicy = .standard,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
         ) {
             self.workers = max(1, workers)
@@ -47,6 +52,7 @@ public final class OutboxWorkerPool: Sendable {
             self.pollInterval = max(0.01, pollInterval)
             self.ownerPrefix = ownerPrefix
             self.wakeJitter = max(0, wakeJitter)
+            self.liveness = liveness
         }
     }
 
@@ -58,16 +64,21 @@ public final class OutboxWorkerPool: Sendable {
     private let configuration: Configuration
     private let logger: Logger?
     private let signal: WorkerSignal
+    /// The pool's heartbeat, and the taking back of dead daemons' claims.
+    public let heartbeat: HeartbeatLoop
 
     /// A pool over `store`, sending through transports from `transport`.
     ///
     /// - Parameters:
     ///   - random: a number in 0..<1 for backoff jitter.
     ///   - logger: where delivery events go (no bodies, no links); nil for none.
+    ///   - monotonic: times the heartbeat's interval.
+    ///   - reclaims: counts the claims the heartbeat takes back, for `/metrics`.
     public init(
         store: any Store, transport: @escaping MailTransportFactory, compose: @escaping Compose,
         clock: any WallClock = SystemClock(), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        configuration: Configuration = Configuration(), logger: Logger? = nil
+        configuration: Configuration = Configuration(), logger: Logger? = nil,
+        monotonic: any MonotonicClock = SystemMonotonicClock(), reclaims: ReclaimMetrics = ReclaimMetrics()
     ) {
         self.store = store
         self.makeTransport = transport
@@ -78,6 +89,9 @@ public final class OutboxWorkerPool: Sendable {
         self.logger = logger
         let signal = WorkerSignal(workers: configuration.workers)
         self.signal = signal
+        heartbeat = HeartbeatLoop(
+            owner: configuration.ownerPrefix, store: store, policy: configuration.liveness, clock: clock, monotonic: monotonic,
+            metrics: reclaims, logger: logger)
         // The store rings after every commit that queued mail, whoever queued it.
         store.mailDoorbell.listen { signal.wake() }
     }
@@ -85,6 +99,9 @@ public final class OutboxWorkerPool: Sendable {
     /// Starts the workers; calling it again does nothing.
     public func start() {
         guard signal.begin() else { return }
+        // Before the first claim: the row exists while this pool holds claims, and what a dead
+        // predecessor held is due again when the workers first look.
+        heartbeat.start()
         let recorder = OutcomeRecorder(store: store)
         signal.onAllFinished { recorder.stop() }
         for index in 0..<configuration.workers {
@@ -101,9 +118,15 @@ public final class OutboxWorkerPool: Sendable {
     public func wake() { signal.wake() }
 
     /// Stops the workers and waits for them: in-flight sends finish and are recorded, unstarted
-    /// claims are given back. Returns false if they did not stop within `timeout` seconds.
+    /// claims are given back; then the heartbeat is removed. Returns false if they did not stop
+    /// within `timeout` seconds (their claims then wait out their leases: without a heartbeat
+    /// row nobody takes them back early).
     @discardableResult
-    public func stop(timeout: Double = 120) -> Bool { signal.stop(timeout: timeout) }
+    public func stop(timeout: Double = 120) -> Bool {
+        let stopped = signal.stop(timeout: timeout)
+        heartbeat.stop()
+        return stopped
+    }
 }
 
 /// Wake-ups and stopping, shared by the pool and its workers: one wake-up queue per worker, so

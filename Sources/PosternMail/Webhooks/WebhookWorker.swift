@@ -5,8 +5,10 @@ import PosternCore
 /// claim, in the `webhook_deliveries` table), signs each attempt with every secret, POSTs it, and
 /// records the outcome through the outbox's ``DeliveryStateMachine``: any 2xx is delivered, 410
 /// disables the endpoint, anything else is retried with exponential backoff and jitter (not before
-/// `Retry-After`) until the policy's deadline. A worker that dies leaves its claims to run out;
-/// they are then sent again with the same `webhook-id` (at least once).
+/// `Retry-After`) until the policy's deadline. It keeps a heartbeat (``HeartbeatLoop``): a worker
+/// that dies has its claims taken back by any live daemon within seconds of its last beat (on
+/// SQLite, at once by the next to start), and they are sent again with the same `webhook-id`
+/// (at least once).
 ///
 /// `@unchecked Sendable`: its stored properties are immutable; the transport is made and used on
 /// the worker's own thread.
@@ -23,12 +25,15 @@ public final class WebhookWorker: @unchecked Sendable {
     private let logger: Logger
     private let owner: String
     private let thread: BackgroundThread
+    /// The worker's heartbeat, and the taking back of dead daemons' claims.
+    public let heartbeat: HeartbeatLoop
 
     /// A worker that is not started yet. `transport` makes the transport on the worker's thread.
     public init(
         store: any Store, configuration: WebhookConfiguration, secrets: [WebhookSecret],
         transport: @escaping @Sendable () -> any WebhookTransport, clock: any WallClock,
-        pollInterval: Duration = .seconds(1), monotonic: any MonotonicClock = SystemMonotonicClock(), logger: Logger
+        pollInterval: Duration = .seconds(1), monotonic: any MonotonicClock = SystemMonotonicClock(), logger: Logger,
+        liveness: LivenessPolicy = .standard, reclaims: ReclaimMetrics = ReclaimMetrics()
     ) {
         self.store = store
         self.configuration = configuration
@@ -38,15 +43,24 @@ public final class WebhookWorker: @unchecked Sendable {
         self.pollInterval = pollInterval
         self.logger = logger
         thread = BackgroundThread(name: "postern-webhooks", clock: monotonic)
-        owner = "webhooks-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+        let owner = "webhooks-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+        self.owner = owner
+        heartbeat = HeartbeatLoop(
+            owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)
     }
 
-    /// Starts the thread. Does nothing when started already.
-    public func start() { thread.start { [self] thread in run(thread) } }
+    /// Starts the heartbeat (its first beat at once), then the thread. Does nothing when started already.
+    public func start() {
+        heartbeat.start()
+        thread.start { [self] thread in run(thread) }
+    }
 
     /// Asks the worker to stop and waits until it has: a batch in progress is finished first (each
-    /// POST within its timeout). Does nothing when it never started.
-    public func stop() { thread.stop() }
+    /// POST within its timeout); then removes its heartbeat. Does nothing when it never started.
+    public func stop() {
+        thread.stop()
+        heartbeat.stop()
+    }
 
     private func run(_ thread: BackgroundThread) {
         let transport = self.transport()

@@ -31,7 +31,7 @@ extension APIRouter {
             // from unknown ones. The metrics listener (`serveMetrics`) serves it without one.
             Route(method: "GET", path: "/metrics", summary: "Prometheus metrics (admin token; also on --metrics-listen)", access: .admin, status: 200,
                   contract: .init(answer: .content(mediaType: "text/plain", schema: .string("The Prometheus text format 0.0.4.")))) { _ throws(AuthError) in
-                metricsAnswer(service: service, metrics: metrics, housekeeping: runtime.housekeeping)
+                metricsAnswer(service: service, metrics: metrics, housekeeping: runtime.housekeeping, reclaims: runtime.reclaims)
             },
         ]
     }
@@ -51,8 +51,11 @@ extension APIRouter {
         ]))),
     ])
 
-    /// The Prometheus text: HTTP counters, outbox states, action-code events and housekeeping.
-    static func metricsAnswer(service: AuthService, metrics: HTTPMetrics, housekeeping: HousekeepingMetrics) -> HTTPResponse {
+    /// The Prometheus text: HTTP counters, outbox states, action-code events, housekeeping and
+    /// the claims taken back from dead daemons.
+    static func metricsAnswer(
+        service: AuthService, metrics: HTTPMetrics, housekeeping: HousekeepingMetrics, reclaims: ReclaimMetrics = ReclaimMetrics()
+    ) -> HTTPResponse {
         var text = metrics.render()
         text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
         let counts = (try? service.outboxCounts()) ?? OutboxCounts()
@@ -69,6 +72,11 @@ extension APIRouter {
         for entry in housekeeping.snapshot() {
             text += #"postern_housekeeping_rows_removed_total{table="\#(entry.rows.rawValue)"} \#(entry.count)"# + "\n"
         }
+        let reclaimed = reclaims.snapshot()
+        text += "# HELP postern_reclaimed_claims_total Claims of daemons whose heartbeat stopped, taken back before their lease ended, by table.\n"
+        text += "# TYPE postern_reclaimed_claims_total counter\n"
+        text += #"postern_reclaimed_claims_total{table="outbox"} \#(reclaimed.messages)"# + "\n"
+        text += #"postern_reclaimed_claims_total{table="webhook_deliveries"} \#(reclaimed.webhooks)"# + "\n"
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }
@@ -84,7 +92,7 @@ extension APIRouter {
             response.headers.append(("Allow", "GET"))
             return response
         }
-        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics, housekeeping: runtime.housekeeping)
+        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics, housekeeping: runtime.housekeeping, reclaims: runtime.reclaims)
         if request.method == "HEAD" { response.body = [] }
         response.headers.append(("Cache-Control", "no-store"))
         return response
