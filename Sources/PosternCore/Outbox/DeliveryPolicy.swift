@@ -7,7 +7,8 @@ public struct DeliveryPolicy: Sendable, Hashable {
     /// How long after queuing a message is abandoned, in seconds (24 hours), unless its own
     /// `giveUpAt` (the link's expiry) comes first.
     public var maximumAge: Int64
-    /// How long a claim holds a message, in seconds (150); a worker that dies loses it after this.
+    /// How long a claim holds a message, in seconds (150); a worker that dies loses it after this,
+    /// or sooner: once its daemon's heartbeat stops (``HeartbeatKeeper``).
     /// A busy worker renews it once half is used, so one send may take up to half of it
     /// (the SMTP transport gives up after 60 s).
     public var lease: Int64
