@@ -1,6 +1,7 @@
 import Foundation
 import PosternCore
 import PosternTestSupport
+import Synchronization
 import Testing
 @testable import PosternMail
 
@@ -8,20 +9,38 @@ import Testing
 /// running, its removal at a stop, and a dead daemon's claims delivered long before their lease
 /// ends. (The decisions are the ``LivenessPolicy``'s, tested in Core; the store operations run
 /// against both stores in the store suite.)
-@Suite("Heartbeats of the pool and the webhook worker", .serialized)
+@Suite("Heartbeats of the pool and the webhook worker")
 struct HeartbeatLoopTests {
+    /// A transport that accepts everything and counts it (its own counter: the pool suite's
+    /// scripted transport keeps static state that suite resets).
+    final class AcceptingTransport: MailTransport {
+        let sends: Counter
+        init(_ sends: Counter) { self.sends = sends }
+        func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
+            sends.increment()
+            return .sent(reply: "250 ok")
+        }
+        func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome {
+            guard gate() else { return .transient(reply: "abandoned", connectionFailed: false) }
+            return deliver(mail)
+        }
+        func close() {}
+    }
+
+    /// A thread-safe count.
+    final class Counter: Sendable {
+        private let count = Mutex(0)
+        func increment() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
     let store = InMemoryStore()
     let clock = ManualClock()
-
-    init() {
-        ScriptedTransport.scripts.withLock { $0 = [:] }
-        ScriptedTransport.delivered.withLock { $0 = [] }
-        ScriptedTransport.gate.withLock { $0 = true }
-    }
+    let sends = Counter()
 
     func pool(monotonic: any MonotonicClock = SystemMonotonicClock(), reclaims: ReclaimMetrics = ReclaimMetrics()) -> OutboxWorkerPool {
         OutboxWorkerPool(
-            store: store, transport: { ScriptedTransport() },
+            store: store, transport: { [sends] in AcceptingTransport(sends) },
             compose: { message in
                 OutgoingMail(
                     storedMessageID: "<\(message.id)@test>",
@@ -77,7 +96,7 @@ struct HeartbeatLoopTests {
         #expect(reclaims.snapshot() == ReclaimedClaims(messages: 5, webhooks: 0, owners: 1))
         #expect(workers.stop(timeout: 10))
         #expect(try store.read { try $0.daemonHeartbeats() }.isEmpty)
-        #expect(ScriptedTransport.delivered.withLock { $0.count } == 5)
+        #expect(sends.value == 5)
     }
 
     @Test("a running pool takes back another machine's claims on the first beat after that daemon's allowed silence")
