@@ -7,6 +7,12 @@ public struct ImportSummary: Sendable, Hashable {
         public let line: Int
         /// Why: a malformed field, or "address held by another account".
         public let reason: String
+
+        /// Creates a refusal.
+        public init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
     }
 
     /// Accounts created.
