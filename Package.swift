@@ -35,6 +35,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibPQ", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
+        // libxcrypt's crypt_r: verifies imported bcrypt hashes (PosternCrypto wraps it).
+        .systemLibrary(
+            name: "CCrypt", pkgConfig: "libxcrypt",
+            providers: [.apt(["libcrypt-dev"])]),
 
         // The wire module: the contract's request and answer bodies, Foundation only (the client
         // library and the server share it).
@@ -47,7 +51,7 @@ let package = Package(
             name: "CIDN2", pkgConfig: "libidn2",
             providers: [.apt(["libidn2-dev"])]),
         .target(name: "PosternIDNA", dependencies: ["CIDN2"], swiftSettings: strict),
-        .target(name: "PosternCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "PosternCrypto", dependencies: ["COpenSSL", "CCrypt"], swiftSettings: strict),
         .target(name: "PosternCore", dependencies: ["PosternAPI", "PosternCrypto", "PosternIDNA"], swiftSettings: strict),
         // The stores' SQL, written once over a session seam; SQLite and PostgreSQL each own their handle.
         .target(name: "PosternSQL", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),

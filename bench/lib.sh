@@ -1,7 +1,7 @@
 # Shared set-up for the benchmarks: Debian packages and a Python venv for the reference runs.
 bench_install_swift_deps() {
   local need=()
-  for p in libcurl4-openssl-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libidn2-dev libpq-dev pkg-config openssl util-linux "$@"; do
+  for p in libcurl4-openssl-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libidn2-dev libpq-dev libcrypt-dev pkg-config openssl util-linux "$@"; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then

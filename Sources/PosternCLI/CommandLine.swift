@@ -24,7 +24,7 @@ struct ParsedArguments {
     var switches: Set<String> = []
 
     /// Options that take no value.
-    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin", "all-dead"]
+    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin", "all-dead", "dry-run", "strict"]
 
     init(_ arguments: [String]) throws(CommandFailure) {
         var index = 0
@@ -87,7 +87,7 @@ struct ParsedArguments {
     }
 
     /// Options that belong to commands rather than settings.
-    static let commandOptions: Set<String> = ["purpose", "action", "page", "email", "continue-url", "locale", "format", "uid", "older-than"]
+    static let commandOptions: Set<String> = ["purpose", "action", "page", "email", "continue-url", "locale", "format", "uid", "older-than", "from", "hash-key", "hash-key-file", "salt-separator", "rounds", "mem-cost", "batch-size", "output"]
 }
 
 /// Writes to standard error.

@@ -26,7 +26,7 @@ struct KeysCommand: Subcommand {
         guard arguments.words.count == 2, ["list", "rotate"].contains(arguments.words[1]) else {
             throw CommandFailure(code: .usage, message: "keys needs list or rotate; see postern keys --help")
         }
-        if let name = arguments.options["purpose"], KeyPurpose(rawValue: name) == nil {
+        if let name = arguments.options["purpose"], !KeyPurpose.rotating.contains(where: { $0.rawValue == name }) {
             throw CommandFailure(code: .usage, message: "--purpose must be action-code or id-token")
         }
         _ = try arguments.settings()
@@ -39,12 +39,12 @@ struct KeysCommand: Subcommand {
         if arguments.words[1] == "rotate" {
             let purposes: [KeyPurpose]
             if let name = arguments.options["purpose"] {
-                guard let purpose = KeyPurpose(rawValue: name) else {
+                guard let purpose = KeyPurpose.rotating.first(where: { $0.rawValue == name }) else {
                     throw CommandFailure(code: .usage, message: "--purpose must be action-code or id-token")
                 }
                 purposes = [purpose]
             } else {
-                purposes = KeyPurpose.allCases
+                purposes = KeyPurpose.rotating
             }
             for purpose in purposes {
                 let key = try storage.keyVault.rotate(purpose)

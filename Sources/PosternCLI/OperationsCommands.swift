@@ -79,16 +79,16 @@ struct OutboxCommand: Subcommand {
     }
 }
 
-/// `postern users show|disable|enable|delete`.
+/// `postern users show|disable|enable|delete|import|export`.
 struct UsersCommand: Subcommand {
     static let name = "users"
-    static let abstract = "show, disable, enable or delete a user"
+    static let abstract = "show, disable, enable, delete, import or export users"
     static let usage = """
         Usage: postern users show    --email ADDR | --uid UID [--json]
                postern users disable --email ADDR | --uid UID   (signs the user out everywhere)
                postern users enable  --email ADDR | --uid UID
                postern users delete  --email ADDR | --uid UID
-
+        \(UsersTransfer.usage)
         """
 
     let arguments: ParsedArguments
@@ -97,8 +97,11 @@ struct UsersCommand: Subcommand {
 
     /// The usage errors, found before anything is opened.
     func validate() throws(CommandFailure) {
+        if arguments.words.count >= 2, ["import", "export"].contains(arguments.words[1]) {
+            return try UsersTransfer(arguments: arguments).validate()
+        }
         guard arguments.words.count == 2, ["show", "disable", "enable", "delete"].contains(arguments.words[1]) else {
-            throw CommandFailure(code: .usage, message: "users needs show, disable, enable or delete; see postern users --help")
+            throw CommandFailure(code: .usage, message: "users needs show, disable, enable, delete, import or export; see postern users --help")
         }
         guard arguments.options["email"] != nil || arguments.options["uid"] != nil else {
             throw CommandFailure(code: .usage, message: "give --email ADDR or --uid UID")
@@ -107,6 +110,7 @@ struct UsersCommand: Subcommand {
     }
 
     func run() throws -> Int32 {
+        if ["import", "export"].contains(arguments.words[1]) { return try UsersTransfer(arguments: arguments).run() }
         let settings = try arguments.settings()
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
         let service = flows.service

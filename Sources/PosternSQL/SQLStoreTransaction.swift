@@ -86,6 +86,15 @@ public final class SQLStoreTransaction: StoreWriter {
             [.text(address.normalized)], readAccount)
     }
 
+    public func accounts(after uid: String?, limit: Int) throws -> [Account] {
+        var accounts: [Account] = []
+        try db.query(
+            "SELECT \(Self.accountColumns) FROM accounts a LEFT JOIN addresses d ON d.uid = a.uid WHERE a.uid > ? ORDER BY a.uid LIMIT ?",
+            [.text(uid ?? ""), .integer(Int64(limit))]
+        ) { accounts.append(readAccount($0)) }
+        return accounts
+    }
+
     public func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
         try db.first(
             "SELECT a.uid, a.password_hash FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",

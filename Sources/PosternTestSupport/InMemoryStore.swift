@@ -62,6 +62,9 @@ public final class InMemoryStore: Store {
                 .sorted { ($0.status == .active ? 0 : 1, -$0.createdAt) < ($1.status == .active ? 0 : 1, -$1.createdAt) }
         }
         public func account(uid: String) throws -> Account? { state.accounts[uid] }
+        public func accounts(after uid: String?, limit: Int) throws -> [Account] {
+            Array(state.accounts.values.filter { $0.uid > (uid ?? "") }.sorted { $0.uid < $1.uid }.prefix(limit))
+        }
         public func account(address: EmailAddress) throws -> Account? {
             state.accounts.values.first { $0.email == address }
         }

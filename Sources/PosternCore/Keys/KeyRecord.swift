@@ -4,6 +4,13 @@ public enum KeyPurpose: String, Sendable, Hashable, CaseIterable {
     case actionCode = "action-code"
     /// ES256 keys that sign ID tokens.
     case idToken = "id-token"
+    /// A Firebase project's password-hash signer key, stored by `postern users import --from
+    /// firebase` so that the imported hashes verify; never rotated (it signs nothing), kept while
+    /// any account may still hold such a hash.
+    case firebaseHashKey = "firebase-hash-key"
+
+    /// The purposes that always have an active key and that `keys rotate` rotates.
+    public static let rotating: [KeyPurpose] = [.actionCode, .idToken]
 }
 
 /// A key's place in its life: one active key per purpose signs; retired keys only verify.

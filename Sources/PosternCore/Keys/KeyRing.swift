@@ -8,6 +8,8 @@ public struct KeyRing: Sendable {
     public let idTokenSigner: SigningKey
     /// Every ID-token key that may still verify (active first): the JWKS.
     public let idTokenVerifiers: [SigningKey]
+    /// Checks passwords against stored hashes of every scheme, with the imported Firebase keys.
+    public let passwords: PasswordVerifier
 
     /// The JWKS document (RFC 7517) listing the public keys.
     public var jwks: [String: [[String: String]]] { ["keys": idTokenVerifiers.map(\.publicJWK)] }
@@ -42,7 +44,7 @@ public struct KeyVault: Sendable {
     /// - Throws: `StoreError`, or `CryptoError` when a sealed key does not open under the master key.
     public func prepare() throws -> KeyRing {
         let now = clock.unixSeconds()
-        for purpose in KeyPurpose.allCases {
+        for purpose in KeyPurpose.rotating {
             let fresh = try makeKey(purpose, now: now)
             try store.write { tx in
                 _ = try tx.removeExpiredKeys(purpose: purpose, now: now)
@@ -56,8 +58,10 @@ public struct KeyVault: Sendable {
 
     /// Makes a new active key for `purpose` and retires the current one.
     /// - Throws: `StoreError` or `CryptoError`.
+    /// - Throws: `StoreError.notFound` for a purpose that does not rotate.
     @discardableResult
     public func rotate(_ purpose: KeyPurpose) throws -> KeyRecord {
+        guard KeyPurpose.rotating.contains(purpose) else { throw StoreError.notFound("rotating key purpose") }
         let now = clock.unixSeconds()
         let fresh = try makeKey(purpose, now: now)
         let lifetime = purpose == .actionCode ? maxCodeLifetime : idTokenLifetime
@@ -85,8 +89,8 @@ public struct KeyVault: Sendable {
     ///   `CryptoError` when a key does not open under the master key.
     public func open() throws -> KeyRing {
         let now = clock.unixSeconds()
-        let (codeKeys, tokenKeys) = try store.read { tx in
-            (try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken))
+        let (codeKeys, tokenKeys, hashKeys) = try store.read { tx in
+            (try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken), try tx.keys(purpose: .firebaseHashKey))
         }
         let usable = { (keys: [KeyRecord]) in keys.filter { $0.status == .active || ($0.verifyUntil ?? 0) > now } }
         var actionActive: ActionCodeAuthority.Key?
@@ -103,9 +107,26 @@ public struct KeyVault: Sendable {
             signers.append(key)
         }
         guard let actionActive, let signer else { throw StoreError.notFound("active key") }
+        var firebaseKeys: [UInt32: [UInt8]] = [:]
+        for record in hashKeys { firebaseKeys[record.id] = try openSecret(record) }
         return KeyRing(
             actionCodes: ActionCodeAuthority(active: actionActive, retired: actionRetired),
-            idTokenSigner: signer, idTokenVerifiers: signers)
+            idTokenSigner: signer, idTokenVerifiers: signers, passwords: PasswordVerifier(firebaseSignerKeys: firebaseKeys))
+    }
+
+    /// The key ring id of a Firebase project's signer key: the one stored already when an earlier
+    /// import gave the same key (so re-running an import changes nothing), else a new sealed key.
+    /// With `dryRun` nothing is written (the id is then 0 for a key not stored yet).
+    /// - Throws: `StoreError`, or `CryptoError` when a stored key does not open.
+    public func firebaseHashKey(_ signerKey: [UInt8], dryRun: Bool = false) throws -> UInt32 {
+        for record in try store.read({ tx in try tx.keys(purpose: .firebaseHashKey) })
+        where ConstantTime.equals(try openSecret(record), signerKey) {
+            return record.id
+        }
+        if dryRun { return 0 }
+        let record = try sealedKey(.firebaseHashKey, secret: signerKey, now: clock.unixSeconds())
+        try store.write { tx in try tx.insertKey(record) }
+        return record.id
     }
 
     private func openSecret(_ record: KeyRecord) throws -> [UInt8] {
@@ -113,12 +134,21 @@ public struct KeyVault: Sendable {
     }
 
     private func makeKey(_ purpose: KeyPurpose, now: Int64) throws -> KeyRecord {
-        var id: UInt32 = 0
-        while id == 0 { id = try SecureRandom.uniform(below: UInt32.max) }
-        let secret: [UInt8] = switch purpose {
-        case .actionCode: try SecureRandom.bytes(32)
-        case .idToken: try SigningKey(generatingWithID: String(id)).privateKeyDER()
+        switch purpose {
+        case .actionCode: return try sealedKey(purpose, secret: try SecureRandom.bytes(32), now: now)
+        // Imported, never made here.
+        case .firebaseHashKey: throw StoreError.notFound("rotating key purpose")
+        case .idToken:
+            var id: UInt32 = 0
+            while id == 0 { id = try SecureRandom.uniform(below: UInt32.max) }
+            return try sealedKey(purpose, id: id, secret: try SigningKey(generatingWithID: String(id)).privateKeyDER(), now: now)
         }
+    }
+
+    /// A new active key record holding `secret` sealed under the master key.
+    private func sealedKey(_ purpose: KeyPurpose, id given: UInt32? = nil, secret: [UInt8], now: Int64) throws -> KeyRecord {
+        var id = given ?? 0
+        while id == 0 { id = try SecureRandom.uniform(below: UInt32.max) }
         return KeyRecord(
             id: id, purpose: purpose, status: .active, createdAt: now,
             sealedSecret: try box.seal(secret, context: Self.sealContext(id, purpose)))

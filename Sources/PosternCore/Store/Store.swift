@@ -56,6 +56,9 @@ public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader {
     func account(uid: String) throws -> Account?
     /// The account that holds `address` (compared by its normalized form).
     func account(address: EmailAddress) throws -> Account?
+    /// At most `limit` accounts in uid order, starting after `uid` (nil: from the first): pages
+    /// for `postern users export`.
+    func accounts(after uid: String?, limit: Int) throws -> [Account]
     /// The uid and password hash of the account that holds `address`: all a password sign-in
     /// reads before the hash is checked, so that a known address costs about what an unknown one
     /// does (a whole account row took ~20 µs longer to read than a miss, and showed in timing).

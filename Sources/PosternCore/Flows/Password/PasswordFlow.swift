@@ -77,7 +77,9 @@ final class PasswordFlow: Sendable {
         // unknown one (measured by bench/enumeration).
         let holder = try address.flatMap { address throws(AuthError) in try context.read { try $0.passwordCredential(address: address) } }
         let stored = holder?.passwordHash ?? dummyPasswordHash
-        let matches = (try? PasswordHasher.verify(password, against: stored)) ?? false
+        // The string names its scheme: Postern's scrypt, or an imported Firebase scrypt or bcrypt
+        // hash, which the rehash below replaces with Postern's.
+        let matches = (try? context.keys.current.passwords.verify(password, against: stored)) ?? false
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
         let issue = try sessions.issuer()
         let rehash = context.hasher.needsRehash(stored) ? try context.hashPassword(password) : nil

@@ -1,0 +1,136 @@
+/// What an import did (or, in a dry run, would do): counts, and every row not imported with its
+/// line and reason. Holds no address, hash or password.
+public struct ImportSummary: Sendable, Hashable {
+    /// A row that was not imported.
+    public struct Refusal: Sendable, Hashable {
+        /// The line the row starts on.
+        public let line: Int
+        /// Why: a malformed field, or "address held by another account".
+        public let reason: String
+
+        /// Creates a refusal.
+        public init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
+    }
+
+    /// Accounts created.
+    public var imported = 0
+    /// Rows whose uid is already in the database (an earlier run, or a repeat in the file).
+    public var skipped = 0
+    /// Rows whose address belongs to another account: never overwritten.
+    public var conflicts: [Refusal] = []
+    /// Rows that could not be read.
+    public var malformed: [Refusal] = []
+    /// True when `--strict` found malformed rows and so imported nothing.
+    public var abandoned = false
+    /// True for a dry run (nothing was written).
+    public var dryRun = false
+
+    /// Rows read.
+    public var rows: Int { imported + skipped + conflicts.count + malformed.count }
+}
+
+/// Imports accounts from export rows into a live store: a row whose uid exists is skipped (so a
+/// re-run, or a run after a crash, changes nothing that an earlier one did), a row whose address
+/// another account holds is a conflict and is left out, and rows are committed in batches.
+public struct AccountImporter: Sendable {
+    let store: any Store
+    let batchSize: Int
+
+    /// An importer over `store` committing `batchSize` rows per transaction.
+    public init(store: any Store, batchSize: Int = 500) {
+        self.store = store
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// Imports `rows`. With `strict`, one malformed row imports nothing; with `dryRun`, every
+    /// batch is rolled back after it is checked (all in one transaction, so that repeats inside
+    /// the file are found as a real run would find them). `progress` gets the rows done so far
+    /// after each batch.
+    /// - Throws: `StoreError` when the store fails (the batches committed so far stay; run again
+    ///   to go on).
+    public func run(
+        _ rows: [ImportRow], strict: Bool = false, dryRun: Bool = false, progress: (Int) -> Void = { _ in }
+    ) throws -> ImportSummary {
+        var summary = ImportSummary()
+        summary.dryRun = dryRun
+        var accounts: [(line: Int, account: Account)] = []
+        for row in rows {
+            switch row.content {
+            case .success(let account): accounts.append((row.line, account))
+            case .failure(let problem): summary.malformed.append(.init(line: row.line, reason: problem.reason))
+            }
+        }
+        if strict && !summary.malformed.isEmpty {
+            summary.abandoned = true
+            return summary
+        }
+        if dryRun {
+            let all = accounts
+            do {
+                _ = try store.write { tx -> BatchOutcome in throw DryRun(outcome: try Self.apply(all, tx: tx)) }
+            } catch let dry as DryRun {
+                summary.add(dry.outcome)
+            }
+            progress(rows.count)
+            return summary
+        }
+        var done = summary.malformed.count
+        var start = 0
+        while start < accounts.count {
+            let batch = Array(accounts[start..<min(start + batchSize, accounts.count)])
+            summary.add(try commit(batch))
+            start += batch.count
+            done += batch.count
+            progress(done)
+        }
+        return summary
+    }
+
+    /// One batch in one transaction; tried again once when a sign-up raced it to an address
+    /// between the check and the insert (the batch's checks then run again).
+    private func commit(_ batch: [(line: Int, account: Account)]) throws -> BatchOutcome {
+        do {
+            return try store.write { tx in try Self.apply(batch, tx: tx) }
+        } catch let error as StoreError where error.isAddressTaken {
+            return try store.write { tx in try Self.apply(batch, tx: tx) }
+        }
+    }
+
+    private static func apply(_ batch: [(line: Int, account: Account)], tx: any StoreWriter) throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        for (line, account) in batch {
+            if try tx.account(uid: account.uid) != nil {
+                outcome.skipped += 1
+            } else if let email = account.email, try tx.account(address: email) != nil {
+                outcome.conflicts.append(.init(line: line, reason: "address held by another account"))
+            } else {
+                try tx.insertAccount(account)
+                outcome.imported += 1
+            }
+        }
+        return outcome
+    }
+}
+
+/// What one batch did.
+struct BatchOutcome: Sendable {
+    var imported = 0
+    var skipped = 0
+    var conflicts: [ImportSummary.Refusal] = []
+}
+
+/// Thrown out of a dry run's transaction so that the store rolls it back.
+private struct DryRun: Error {
+    let outcome: BatchOutcome
+}
+
+extension ImportSummary {
+    mutating func add(_ outcome: BatchOutcome) {
+        imported += outcome.imported
+        skipped += outcome.skipped
+        conflicts += outcome.conflicts
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import PosternAPI
+
+/// One row of an export file: the account it describes, or why it cannot be imported, with the
+/// line it starts on. Never holds a password; a hash only inside the account.
+public struct ImportRow: Sendable {
+    /// The 1-based line of the file the row starts on.
+    public let line: Int
+    /// The account, or the problem.
+    public let content: Result<Account, ImportProblem>
+
+    /// Creates a row.
+    public init(line: Int, _ content: Result<Account, ImportProblem>) {
+        self.line = line
+        self.content = content
+    }
+}
+
+/// Why a row is malformed: a short reason that names a field, never its value (a value may be a
+/// hash or an address).
+public struct ImportProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The reason, for example "invalid email" or "unsupported password hash".
+    public let reason: String
+
+    /// A problem with this reason.
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { reason }
+}
+
+/// The export formats `postern users import` reads.
+public enum ImportSource: String, Sendable, CaseIterable {
+    /// `firebase auth:export` (JSON or CSV); hashes in Firebase's modified scrypt.
+    case firebase
+    /// Rows of Supabase's `auth.users` (JSON array, JSON Lines or CSV with a header); bcrypt hashes.
+    case supabase
+    /// `postern users export` (JSON Lines).
+    case postern
+}
+
+/// Checks shared by the readers.
+enum ImportFields {
+    /// An address, parsed; nil for none.
+    static func email(_ text: String?) throws(ImportProblem) -> EmailAddress? {
+        guard let text, !text.isEmpty else { return nil }
+        do { return try EmailAddress.parse(text) } catch { throw ImportProblem("invalid email") }
+    }
+
+    /// A uid: 1 to 128 printable ASCII characters.
+    static func uid(_ text: String?) throws(ImportProblem) -> String {
+        guard let text, !text.isEmpty else { throw ImportProblem("missing uid") }
+        guard text.utf8.count <= 128, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { throw ImportProblem("invalid uid") }
+        return text
+    }
+
+    /// A display name without control characters, at most 256 bytes; nil for none.
+    static func displayName(_ text: String?) throws(ImportProblem) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        guard text.utf8.count <= 256, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ImportProblem("invalid displayName")
+        }
+        return text
+    }
+
+    /// App attributes: a JSON object of at most 4 KiB, re-encoded compactly; nil for none.
+    static func attributes(_ value: Any?) throws(ImportProblem) -> String? {
+        var object: Any? = value
+        if let text = value as? String {
+            guard !text.isEmpty else { return nil }
+            object = try? JSONSerialization.jsonObject(with: Data(text.utf8))
+        }
+        guard let object, !(object is NSNull) else { return nil }
+        guard let dictionary = object as? [String: Any] else { throw ImportProblem("attributes not a JSON object") }
+        guard !dictionary.isEmpty else { return nil }
+        guard let data = try? JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys]),
+            data.count <= WireLimits.attributesMaximumBytes
+        else { throw ImportProblem("attributes over 4 KiB") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Milliseconds since 1970 (a number or a decimal string) as seconds; nil for none.
+    static func milliseconds(_ value: Any?, field: String) throws(ImportProblem) -> Int64? {
+        guard let value, !(value is NSNull) else { return nil }
+        if let text = value as? String {
+            guard !text.isEmpty else { return nil }
+            guard let ms = Int64(text), ms >= 0 else { throw ImportProblem("invalid \(field)") }
+            return ms / 1000
+        }
+        guard let number = value as? NSNumber, let ms = Int64(exactly: number.doubleValue), ms >= 0 else {
+            throw ImportProblem("invalid \(field)")
+        }
+        return ms / 1000
+    }
+
+    /// A boolean (JSON true/false, or the text true/false/1/0 of a CSV cell).
+    static func bool(_ value: Any?, field: String) throws(ImportProblem) -> Bool {
+        guard let value, !(value is NSNull) else { return false }
+        if let text = value as? String {
+            switch text.lowercased() {
+            case "", "false", "0", "f": return false
+            case "true", "1", "t": return true
+            default: throw ImportProblem("invalid \(field)")
+            }
+        }
+        guard let number = value as? NSNumber else { throw ImportProblem("invalid \(field)") }
+        return number.boolValue
+    }
+
+    /// A PostgreSQL or ISO 8601 timestamp (`2024-05-01 10:20:30.123456+00`, `…T…Z`) as seconds;
+    /// nil for none.
+    static func timestamp(_ value: Any?, field: String) throws(ImportProblem) -> Int64? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let text = value as? String else { throw ImportProblem("invalid \(field)") }
+        if text.isEmpty { return nil }
+        var normalized = text.replacingOccurrences(of: " ", with: "T")
+        // Fractional seconds are dropped: accounts keep whole seconds.
+        if let dot = normalized.firstIndex(of: ".") {
+            let rest = normalized[normalized.index(after: dot)...]
+            let zone = rest.drop { $0.isNumber }
+            normalized = String(normalized[..<dot]) + zone
+        }
+        if normalized.hasSuffix("+00") || normalized.hasSuffix("-00") { normalized += ":00" }
+        if !normalized.hasSuffix("Z") && !normalized.dropFirst(19).contains(where: { $0 == "+" || $0 == "-" }) { normalized += "Z" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        guard let date = formatter.date(from: normalized) else { throw ImportProblem("invalid \(field)") }
+        return Int64(date.timeIntervalSince1970)
+    }
+}
