@@ -9,12 +9,15 @@ final class PasswordFlow: Sendable {
     /// A hash of a random password with the hasher's parameters: unknown addresses are checked
     /// against it so that every failed password sign-in costs the same time.
     let dummyPasswordHash: String
+    /// Pads every check to the slowest scheme's typical time (imported hashes cost otherwise).
+    let pacer: PasswordCheckPacer
 
     /// - Throws: `AuthError.internalError` when hashing fails.
-    init(context: FlowContext, ledger: ActionLedger, sessions: SessionFlow) throws(AuthError) {
+    init(context: FlowContext, ledger: ActionLedger, sessions: SessionFlow, pacer: PasswordCheckPacer = PasswordCheckPacer()) throws(AuthError) {
         self.context = context
         self.ledger = ledger
         self.sessions = sessions
+        self.pacer = pacer
         do {
             dummyPasswordHash = try context.hasher.hash(Base64URL.encode(try SecureRandom.bytes(24)))
         } catch {
@@ -79,7 +82,10 @@ final class PasswordFlow: Sendable {
         let stored = holder?.passwordHash ?? dummyPasswordHash
         // The string names its scheme: Postern's scrypt, or an imported Firebase scrypt or bcrypt
         // hash, which the rehash below replaces with Postern's.
-        let matches = (try? context.keys.current.passwords.verify(password, against: stored)) ?? false
+        let passwords = context.keys.current.passwords
+        let matches = pacer.paced(scheme: PasswordScheme(of: stored)) {
+            (try? passwords.verify(password, against: stored)) ?? false
+        }
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
         let issue = try sessions.issuer()
         let rehash = context.hasher.needsRehash(stored) ? try context.hashPassword(password) : nil

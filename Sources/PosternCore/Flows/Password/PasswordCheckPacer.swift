@@ -1,0 +1,53 @@
+import Foundation
+import PosternCrypto
+import Synchronization
+
+/// Makes every password check take as long as a typical check of the slowest scheme seen, so
+/// that an account holding an imported hash (Firebase scrypt, bcrypt: other costs than Postern's
+/// scrypt) cannot be told by timing from an account with Postern's hash, nor from an unknown
+/// address (checked against a dummy of Postern's). Until every imported user has signed in once
+/// and been rehashed, that is what keeps password sign-in from answering "does this address have
+/// an account".
+///
+/// Each scheme's typical time is an exponential moving average of its checks, so one slow check
+/// (a loaded machine) moves the target only a little. A scheme's first check in a process is
+/// not padded to itself: it can be slower than the target once.
+final class PasswordCheckPacer: Sendable {
+    /// The weight of the newest check in a scheme's average.
+    static let weight = 0.125
+
+    private let clock: any MonotonicClock
+    private let pause: @Sendable (Duration) -> Void
+    private let typical = Mutex<[String: Double]>([:])
+
+    /// A pacer timing on `clock` and waiting with `pause`.
+    init(clock: any MonotonicClock = SystemMonotonicClock(), pause: @escaping @Sendable (Duration) -> Void = PasswordCheckPacer.sleep) {
+        self.clock = clock
+        self.pause = pause
+    }
+
+    /// Runs `check` of a hash in `scheme`, then waits until it has taken the target.
+    func paced(scheme: PasswordScheme?, _ check: () -> Bool) -> Bool {
+        let started = clock.now()
+        let result = check()
+        let took = Self.seconds(clock.now() - started)
+        let target: Double = typical.withLock { averages in
+            let key = scheme?.rawValue ?? "unknown"
+            averages[key] = averages[key].map { $0 + Self.weight * (took - $0) } ?? took
+            return averages.values.max() ?? took
+        }
+        if took < target { pause(.nanoseconds(Int64((target - took) * 1e9))) }
+        return result
+    }
+
+    /// The typical seconds of each scheme's check so far (for tests).
+    var averages: [String: Double] { typical.withLock { $0 } }
+
+    @Sendable static func sleep(_ duration: Duration) {
+        Thread.sleep(forTimeInterval: seconds(duration))
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import PosternCrypto
+import PosternTestSupport
+import Testing
+@testable import PosternCore
+
+@Suite("password checks take the slowest scheme's time")
+struct PasswordCheckPacerTests {
+    /// A pacer on a manual clock whose pauses move the clock.
+    final class Rig: Sendable {
+        let clock: ManualMonotonicClock
+        let pacer: PasswordCheckPacer
+
+        init() {
+            let clock = ManualMonotonicClock()
+            self.clock = clock
+            pacer = PasswordCheckPacer(clock: clock) { duration in clock.advance(by: duration) }
+        }
+
+        /// A check of `scheme` that takes `milliseconds`; returns how long the paced call took.
+        func check(_ scheme: PasswordScheme?, taking milliseconds: Int64) -> Duration {
+            let started = clock.now()
+            _ = pacer.paced(scheme: scheme) {
+                clock.advance(by: .milliseconds(milliseconds))
+                return false
+            }
+            return clock.now() - started
+        }
+    }
+
+    @Test("once a slow scheme has been checked, every other check lasts as long")
+    func padsToTheSlowest() {
+        let rig = Rig()
+        #expect(rig.check(.scrypt, taking: 10) == .milliseconds(10))
+        #expect(rig.check(nil, taking: 10) == .milliseconds(10))
+        // An imported bcrypt hash costs 50 ms: its first check is not padded to itself.
+        #expect(rig.check(.bcrypt, taking: 50) == .milliseconds(50))
+        // From now on Postern's hash, the dummy of an unknown address and bcrypt all last 50 ms.
+        let scrypt = rig.check(.scrypt, taking: 10)
+        let unknown = rig.check(nil, taking: 10)
+        let bcrypt = rig.check(.bcrypt, taking: 50)
+        #expect(abs((scrypt - .milliseconds(50)) / .milliseconds(1)) < 1)
+        #expect(abs((unknown - .milliseconds(50)) / .milliseconds(1)) < 1)
+        #expect(bcrypt == .milliseconds(50))
+    }
+
+    @Test("a scheme faster than Postern's is padded up to it")
+    func fasterImportIsPadded() {
+        let rig = Rig()
+        _ = rig.check(.scrypt, taking: 40)
+        let firebase = rig.check(.firebaseScrypt, taking: 15)
+        #expect(abs((firebase - .milliseconds(40)) / .milliseconds(1)) < 1)
+    }
+
+    @Test("one slow check moves the target by an eighth, not to itself")
+    func outliersAreDamped() {
+        let rig = Rig()
+        for _ in 0..<10 { _ = rig.check(.scrypt, taking: 10) }
+        _ = rig.check(.scrypt, taking: 810)
+        let average = rig.pacer.averages["scrypt"] ?? 0
+        #expect(abs(average - 0.110) < 0.001, "10 ms + (810 - 10) / 8 = 110 ms, got \(average)")
+        #expect(abs((rig.check(nil, taking: 10) - .milliseconds(110)) / .milliseconds(1)) < 1)
+    }
+}
