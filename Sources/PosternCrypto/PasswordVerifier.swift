@@ -8,6 +8,11 @@ public enum PasswordScheme: String, Sendable, Hashable {
     /// Imported bcrypt (`$2a$`, `$2b$`, `$2y$`), verified by libxcrypt.
     case bcrypt
 
+    /// The markers a hash of each imported scheme starts with (`PasswordCheckPacer` times one of each).
+    public static let importedMarkers: [(PasswordScheme, String)] = [
+        (.firebaseScrypt, "$firebase-scrypt$"), (.bcrypt, "$2a$"), (.bcrypt, "$2b$"), (.bcrypt, "$2y$"),
+    ]
+
     /// The scheme `encoded` names, or nil when it names none of these.
     public init?(of encoded: String) {
         if encoded.hasPrefix("$scrypt$") {

@@ -91,14 +91,21 @@ public final class PostgresStore: Store {
         defer { pool.giveBack(connection) }
         let taken: Bool
         do {
-            let result = try connection.run("SELECT pg_try_advisory_lock(?)", [.integer(lock.key)])
+            // Scoped to the schema: two installations in one database (each in its own schema, as
+            // the tests are) do not take each other's lock.
+            let result = try connection.run(Self.lockExpression("pg_try_advisory_lock"), [.text(String(lock.key))])
             taken = result.rowCount == 1 && PostgresRow(result: result, row: 0).integer(0) != 0
         } catch let error as PostgresError {
             throw error.storeError
         }
         guard taken else { return nil }
-        defer { _ = try? connection.run("SELECT pg_advisory_unlock(?)", [.integer(lock.key)]) }
+        defer { _ = try? connection.run(Self.lockExpression("pg_advisory_unlock"), [.text(String(lock.key))]) }
         return try body()
+    }
+
+    /// `SELECT function(key)` for the advisory lock of `?` (the lock's key as text) in this schema.
+    private static func lockExpression(_ function: String) -> String {
+        "SELECT \(function)(hashtextextended(current_schema() || ':' || ?::text, 0))"
     }
 
     /// Transactions run again after a serialization failure or deadlock, so far (for tests).

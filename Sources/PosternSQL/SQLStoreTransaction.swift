@@ -102,6 +102,14 @@ public final class SQLStoreTransaction: StoreWriter {
         ) { PasswordCredential(uid: $0.text(0) ?? "", passwordHash: $0.text(1)) }
     }
 
+    public func passwordHashSample(prefix: String) throws -> String? {
+        // substr, not LIKE: a scheme's marker is compared as it is, with no wildcard in it.
+        try db.first(
+            "SELECT password_hash FROM accounts WHERE substr(password_hash, 1, ?) = ? LIMIT 1",
+            [.integer(Int64(prefix.utf8.count)), .text(prefix)]
+        ) { $0.text(0) } ?? nil
+    }
+
     private func accountValues(_ a: Account) -> [SQLValue] {
         [
             .integer(a.emailVerified ? 1 : 0), a.passwordHash.map(SQLValue.text) ?? .null,

@@ -68,6 +68,9 @@ public final class InMemoryStore: Store {
         public func account(address: EmailAddress) throws -> Account? {
             state.accounts.values.first { $0.email == address }
         }
+        public func passwordHashSample(prefix: String) throws -> String? {
+            state.accounts.values.lazy.compactMap(\.passwordHash).first { $0.hasPrefix(prefix) }
+        }
         public func isConsumed(nonce: [UInt8]) throws -> Bool { state.consumed[nonce] != nil }
         public func guessRecord(bucket: [UInt8]) throws -> GuessRecord? { state.guesses[bucket] }
         public func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws { state.guesses[bucket] = record }

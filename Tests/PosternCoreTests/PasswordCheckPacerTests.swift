@@ -1,6 +1,7 @@
 import Foundation
 import PosternCrypto
 import PosternTestSupport
+import Synchronization
 import Testing
 @testable import PosternCore
 
@@ -60,5 +61,35 @@ struct PasswordCheckPacerTests {
         let average = rig.pacer.averages["scrypt"] ?? 0
         #expect(abs(average - 0.110) < 0.001, "10 ms + (810 - 10) / 8 = 110 ms, got \(average)")
         #expect(abs((rig.check(nil, taking: 10) - .milliseconds(110)) / .milliseconds(1)) < 1)
+    }
+
+    @Test("calibration times each imported scheme the store holds, once, so even the first check is padded")
+    func calibration() throws {
+        let rig = Rig()
+        let store = InMemoryStore()
+        var imported = Account(uid: "imported", email: try EmailAddress.parse("i@example.com"), createdAt: 0)
+        imported.passwordHash = "$2b$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234"
+        let account = imported
+        try store.write { try $0.insertAccount(account) }
+        let clock = rig.clock
+        let checked = Mutex<[String]>([])
+        let calibrate = {
+            rig.pacer.calibrate(store: store) { sample in
+                checked.withLock { $0.append(sample) }
+                clock.advance(by: .milliseconds(60))
+            }
+        }
+        calibrate()
+        calibrate()
+        #expect(checked.withLock { $0 } == [imported.passwordHash ?? ""], "one sample, timed once")
+        // The first unknown address's check already lasts as long as a bcrypt one.
+        #expect(abs((rig.check(nil, taking: 10) - .milliseconds(60)) / .milliseconds(1)) < 1)
+    }
+
+    @Test("a store without imported hashes calibrates nothing")
+    func nothingToCalibrate() {
+        let rig = Rig()
+        rig.pacer.calibrate(store: InMemoryStore()) { _ in Issue.record("nothing to time") }
+        #expect(rig.check(nil, taking: 10) == .milliseconds(10))
     }
 }

@@ -31,6 +31,24 @@ struct AccountImportStoreTests {
         #expect(try store.read { try $0.accounts(after: nil, limit: 100) }.first { $0.uid == "u007" }?.email?.address == "u007@example.com")
     }
 
+    @Test("a password hash of a scheme is found by its marker, taken as it is (no wildcards)", arguments: StoreKind.available)
+    func passwordHashSample(kind: StoreKind) throws {
+        let store = try kind.database().open()
+        try store.write { tx in
+            var postern = Account(uid: "p", email: try EmailAddress.parse("p@example.com"), createdAt: 1)
+            postern.passwordHash = "$scrypt$ln=15,r=8,p=1$c2FsdA$aGFzaA"
+            var imported = Account(uid: "b", email: try EmailAddress.parse("b@example.com"), createdAt: 1)
+            imported.passwordHash = "$2b$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234"
+            try tx.insertAccount(postern)
+            try tx.insertAccount(imported)
+            try tx.insertAccount(Account(uid: "n", email: try EmailAddress.parse("n@example.com"), createdAt: 1))
+        }
+        #expect(try store.read { try $0.passwordHashSample(prefix: "$2b$") }?.hasPrefix("$2b$10$") == true)
+        #expect(try store.read { try $0.passwordHashSample(prefix: "$2a$") } == nil)
+        #expect(try store.read { try $0.passwordHashSample(prefix: "$firebase-scrypt$") } == nil)
+        #expect(try store.read { try $0.passwordHashSample(prefix: "%") } == nil, "a LIKE wildcard matches nothing")
+    }
+
     @Test("a Firebase hash key is stored once, sealed, and opens into the ring's verifier", arguments: StoreKind.available)
     func firebaseKeySealed(kind: StoreKind) throws {
         let database = try kind.database()

@@ -63,6 +63,10 @@ public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader {
     /// reads before the hash is checked, so that a known address costs about what an unknown one
     /// does (a whole account row took ~20 µs longer to read than a miss, and showed in timing).
     func passwordCredential(address: EmailAddress) throws -> PasswordCredential?
+    /// Some account's password hash that starts with `prefix` (a scheme's marker, e.g. `$2b$`),
+    /// or nil when none does: what the daemon times once at start so that checks of every scheme
+    /// in the store take as long (`PasswordCheckPacer`).
+    func passwordHashSample(prefix: String) throws -> String?
     /// Whether the code with this nonce has been consumed.
     func isConsumed(nonce: [UInt8]) throws -> Bool
     /// The action request with `id`.

@@ -19,6 +19,7 @@ final class PasswordCheckPacer: Sendable {
     private let clock: any MonotonicClock
     private let pause: @Sendable (Duration) -> Void
     private let typical = Mutex<[String: Double]>([:])
+    private let calibrated = Atomic<Bool>(false)
 
     /// A pacer timing on `clock` and waiting with `pause`.
     init(clock: any MonotonicClock = SystemMonotonicClock(), pause: @escaping @Sendable (Duration) -> Void = PasswordCheckPacer.sleep) {
@@ -38,6 +39,22 @@ final class PasswordCheckPacer: Sendable {
         }
         if took < target { pause(.nanoseconds(Int64((target - took) * 1e9))) }
         return result
+    }
+
+    /// Times one check of each imported scheme the store holds (a wrong password against a stored
+    /// hash: nothing is learnt or changed), so that even the first check of such an account after
+    /// a start takes no longer than an unknown address's. Failures are ignored: the pacer then
+    /// learns the scheme's time from its first real check.
+    /// The first call does the work; later calls return at once.
+    func calibrate(store: any Store, verify: (String) -> Void) {
+        guard calibrated.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        for (scheme, marker) in PasswordScheme.importedMarkers {
+            guard let sample = (try? store.read { try $0.passwordHashSample(prefix: marker) }) ?? nil else { continue }
+            _ = paced(scheme: scheme) {
+                verify(sample)
+                return false
+            }
+        }
     }
 
     /// The typical seconds of each scheme's check so far (for tests).

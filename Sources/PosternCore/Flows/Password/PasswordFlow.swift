@@ -83,6 +83,9 @@ final class PasswordFlow: Sendable {
         // The string names its scheme: Postern's scrypt, or an imported Firebase scrypt or bcrypt
         // hash, which the rehash below replaces with Postern's.
         let passwords = context.keys.current.passwords
+        // Once per process, before the first check: the time of each imported scheme in the store.
+        let wrong = dummyPasswordHash
+        pacer.calibrate(store: context.store) { sample in _ = try? passwords.verify(wrong, against: sample) }
         let matches = pacer.paced(scheme: PasswordScheme(of: stored)) {
             (try? passwords.verify(password, against: stored)) ?? false
         }
