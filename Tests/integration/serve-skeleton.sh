@@ -8,8 +8,12 @@ postern=${POSTERN_BIN:-$root/.build/debug/postern}
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
-port=$((20000 + RANDOM % 20000))
-metrics_port=$((port + 1))
+# Free ports from the kernel (a random one was sometimes taken: a silent failure in CI).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+metrics_port=$(free_port)
+# Any failing step says where, with the daemon's log.
+trap 'echo "serve skeleton: failed at line $LINENO"; [ -f serve.log ] && tail -n 20 serve.log' ERR
 
 set +e
 "$postern" serve --public-url not-a-url 2>err.txt
@@ -24,9 +28,12 @@ pid=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 [ "$(curl -sf "http://127.0.0.1:$port/healthz")" = '{"status":"ok"}' ]
 [ "$(curl -sf "http://127.0.0.1:$port/readyz")" = '{"status":"ready"}' ]
-curl -sf "http://127.0.0.1:$port/.well-known/jwks.json" | grep -q '"crv":"P-256"'
+# (Into a variable first: grep -q in a pipe ends early, and under pipefail the writer's SIGPIPE fails the line.)
+jwks=$(curl -sf "http://127.0.0.1:$port/.well-known/jwks.json")
+grep -q '"crv":"P-256"' <<<"$jwks"
 # /metrics: on its own listener; on the main one not without the admin token (none configured: 404).
-curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q '^postern_outbox_messages'
+metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics")
+grep -q '^postern_outbox_messages' <<<"$metrics"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" = 404 ]
 [ "$(stat -c %a postern.db)" = 600 ] && [ "$(stat -c %a postern.key)" = 600 ]
 status=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary @<(head -c 70000 /dev/zero) "http://127.0.0.1:$port/v1/x")
@@ -38,5 +45,6 @@ python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' serve.l
 kill -TERM "$pid"
 wait "$pid"
 grep -q '"msg":"stopped"' serve.log
-"$postern" keys list | grep -q "action-code  active"
+keys=$("$postern" keys list)
+grep -q "action-code  active" <<<"$keys"
 echo "serve skeleton: ok"
