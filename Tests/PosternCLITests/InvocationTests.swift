@@ -70,10 +70,45 @@ struct InvocationTests {
         (["maintenance", "run", "extra"], "maintenance needs run"),
         (["maintenance", "run", "--retention-days", "0"], "--retention-days"),
         (["serve", "--retention-days", "3651"], "--retention-days"),
+        (["users", "import"], "users import needs one FILE"),
+        (["users", "import", "a.json", "b.json", "--from", "firebase"], "users import needs one FILE"),
+        (["users", "import", "users.json"], "needs --from firebase, supabase or postern"),
+        (["users", "import", "users.json", "--from", "auth0"], "needs --from firebase, supabase or postern"),
+        (["users", "import", "users.json", "--from", "supabase", "--batch-size", "0"], "--batch-size"),
+        (["users", "import", "users.json", "--from", "supabase", "--batch-size", "100001"], "--batch-size"),
+        (["users", "import", "users.json", "--from", "firebase", "--hash-key", "not base64!"], "--hash-key must be base64"),
+        (["users", "import", "users.json", "--from", "firebase", "--hash-key", "c2VjcmV0"], "--rounds N and --mem-cost N"),
+        (["users", "import", "users.json", "--from", "firebase", "--hash-key-file", "/nonexistent/key"], "--hash-key-file"),
+        (["users", "export", "users.jsonl"], "users export takes no file"),
     ])
     func usageErrors(arguments: [String], says: String) {
         let message = usageError(arguments)
         #expect(message?.contains(says) == true, "\(arguments): \(message ?? "no error")")
+    }
+
+    @Test("a bad Firebase hash key is refused without the key in the message")
+    func hashKeyNeverEchoed() {
+        let key = "c2VjcmV0LXNpZ25lci1rZXk="
+        for extra in [["--rounds", "99", "--mem-cost", "14"], ["--rounds", "8", "--mem-cost", "99"], ["--salt-separator", "%%"]] {
+            let message = usageError(["users", "import", "users.json", "--from", "firebase", "--hash-key", key] + extra)
+            #expect(message != nil, "\(extra) was accepted")
+            #expect(message?.contains(key) == false && message?.contains("c2VjcmV0") == false, "\(message ?? "")")
+        }
+    }
+
+    @Test("users import and export parse into the users command")
+    func usersTransferParses() throws {
+        for arguments in [
+            ["users", "import", "users.json", "--from", "supabase", "--dry-run", "--json"],
+            ["users", "import", "users.jsonl", "--from", "postern", "--strict", "--batch-size", "100"],
+            ["users", "export", "--output", "users.jsonl"],
+        ] {
+            guard case .run(let command) = try Invocation.parse(arguments) else {
+                Issue.record("\(arguments) is not a command")
+                continue
+            }
+            #expect(type(of: command).name == "users", "\(arguments)")
+        }
     }
 
     @Test("a valid command line parses into its command, unrun")
