@@ -106,7 +106,9 @@ extension PosternAuth {
                 allowMigration: login.migration?.allowMigration, oldUserId: login.migration?.fromUid ?? anonymousUid,
                 newUserId: login.migration?.toUid ?? login.uid)
         } catch {
-            if resetToAnonymousOnFailure, case .migrationRequired = error {} else if resetToAnonymousOnFailure {
+            // A migration prompt is a question for the user, not a failure: the session stays.
+            let isQuestion = if case .migrationRequired = error { true } else { false }
+            if resetToAnonymousOnFailure, !isQuestion {
                 await signOut()
                 _ = try? await signInAnonymously()
             }

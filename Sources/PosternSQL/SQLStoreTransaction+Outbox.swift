@@ -81,45 +81,54 @@ extension SQLStoreTransaction {
             ])
     }
 
-    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
-        guard !claimable.isEmpty else { return [] }
-        var claims: [OutboxClaim] = []
-        // The claimable states are bound (the delivery machine's), as an OR chain of comparisons:
-        // in SQLite an IN list of three constants would build a temporary b-tree. The index's own
-        // condition stays written out so SQLite uses it.
+    /// The claim of the due rows of a lease queue (`outbox`, `webhook_deliveries`: the same
+    /// columns of state, lease and due time) in each dialect, and its arguments. `returning` gets
+    /// how a column of the claimed row is named in RETURNING ("" in SQLite, "alias." in PostgreSQL).
+    ///
+    /// The claimable states are bound (the delivery machine's), as an OR chain of comparisons: in
+    /// SQLite an IN list of three constants would build a temporary b-tree. The index's own
+    /// condition stays written out so SQLite uses it.
+    func leaseClaim(
+        table: String, alias: String, owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState],
+        returning: (String) -> String
+    ) -> (String, [SQLValue]) {
         let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
         let stateValues = claimable.map { SQLValue.text($0.rawValue) }
         let due: [SQLValue] = [.integer(now), .integer(Int64(max(0, limit)))]
         let lease: [SQLValue] = [.text(owner), .integer(leaseUntil)]
-        let sql: String
-        let args: [SQLValue]
+        let choice = "SELECT id FROM \(table) WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"
         switch db.dialect {
         case .sqlite:
             // One statement inside the (BEGIN IMMEDIATE) write transaction: no other connection or
             // process can claim between the choice and the update.
-            sql = """
-                UPDATE outbox SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
-                WHERE id IN (
-                    SELECT id FROM outbox WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
-                    ORDER BY next_attempt_at, id LIMIT ?)
-                RETURNING \(Self.metadataColumns), envelope_sender, envelope_recipients, body,
-                    EXISTS (SELECT 1 FROM suppressions WHERE address = recipient_normalized)
+            return (
                 """
-            args = lease + stateValues + due
+                UPDATE \(table) SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+                WHERE id IN (\(choice))
+                RETURNING \(returning(""))
+                """, lease + stateValues + due)
         case .postgres:
             // Several connections claim at once: each locks the rows it chooses and skips those
             // another claim holds, in a short READ COMMITTED transaction (``SQLSession/rowLocked(_:)``).
             // MATERIALIZED fences the choice: without it the planner may update more rows than the LIMIT.
-            sql = """
-                WITH due AS MATERIALIZED (
-                    SELECT id FROM outbox WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
-                    ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
-                UPDATE outbox AS o SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
-                FROM due WHERE o.id = due.id
-                RETURNING \(Self.metadataColumns("o.")), o.envelope_sender, o.envelope_recipients, o.body,
-                    EXISTS (SELECT 1 FROM suppressions WHERE address = o.recipient_normalized)
+            return (
                 """
-            args = stateValues + due + lease
+                WITH due AS MATERIALIZED (\(choice) FOR UPDATE SKIP LOCKED)
+                UPDATE \(table) AS \(alias) SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
+                FROM due WHERE \(alias).id = due.id
+                RETURNING \(returning("\(alias)."))
+                """, stateValues + due + lease)
+        }
+    }
+
+    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
+        guard !claimable.isEmpty else { return [] }
+        var claims: [OutboxClaim] = []
+        let (sql, args) = leaseClaim(
+            table: "outbox", alias: "o", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
+        ) { row in
+            "\(Self.metadataColumns(row)), \(row)envelope_sender, \(row)envelope_recipients, \(row)body, "
+                + "EXISTS (SELECT 1 FROM suppressions WHERE address = \(row)recipient_normalized)"
         }
         try db.rowLocked {
             try db.query(sql, args) { row in

@@ -69,36 +69,11 @@ extension SQLStoreTransaction {
 
     public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
         guard !claimable.isEmpty else { return [] }
-        // The outbox claim's two dialects (see `claimDue`): one UPDATE … RETURNING in SQLite's
-        // write transaction; SKIP LOCKED in a short READ COMMITTED one on PostgreSQL.
-        let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
-        let stateValues = claimable.map { SQLValue.text($0.rawValue) }
-        let due: [SQLValue] = [.integer(now), .integer(Int64(max(0, limit)))]
-        let lease: [SQLValue] = [.text(owner), .integer(leaseUntil)]
-        let sql: String
-        let args: [SQLValue]
-        switch db.dialect {
-        case .sqlite:
-            sql = """
-                UPDATE webhook_deliveries SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
-                WHERE id IN (
-                    SELECT id FROM webhook_deliveries WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
-                    ORDER BY next_attempt_at, id LIMIT ?)
-                RETURNING \(Self.deliveryColumns),
-                    EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = webhook_deliveries.endpoint)
-                """
-            args = lease + stateValues + due
-        case .postgres:
-            sql = """
-                WITH due AS MATERIALIZED (
-                    SELECT id FROM webhook_deliveries WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ?
-                    ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
-                UPDATE webhook_deliveries AS w SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
-                FROM due WHERE w.id = due.id
-                RETURNING \(Self.deliveryColumns("w.")),
-                    EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = w.endpoint)
-                """
-            args = stateValues + due + lease
+        let (sql, args) = leaseClaim(
+            table: "webhook_deliveries", alias: "w", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
+        ) { row in
+            // SQLite names the claimed row by its table: `d` has an `endpoint` column too.
+            "\(Self.deliveryColumns(row)), EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = \(row.isEmpty ? "webhook_deliveries." : row)endpoint)"
         }
         var claims: [WebhookClaim] = []
         try db.rowLocked {

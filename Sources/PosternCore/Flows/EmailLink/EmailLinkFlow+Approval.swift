@@ -58,7 +58,7 @@ extension EmailLinkFlow {
     func approvalPrompt(oobCode: String) throws(AuthError) -> ApprovalPrompt? {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
-        let (request, _) = try signInRequestForPage(oobCode, ring: ring, now: now)
+        let request = try signInRequestForPage(oobCode, ring: ring, now: now)
         guard let approval = request.approval else { return nil }
         guard ledger.life(request).awaitsApproval(now: now) else { throw .invalidCode("This sign-in was already approved.") }
         return ApprovalPrompt(device: approval.device, maskedEmail: request.email.masked, choices: approval.choices)
@@ -69,7 +69,7 @@ extension EmailLinkFlow {
     func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
-        let (request, _) = try signInRequestForPage(oobCode, ring: ring, now: now)
+        let request = try signInRequestForPage(oobCode, ring: ring, now: now)
         let ledger = self.ledger
         enum Result: Sendable { case outcome(ApprovalOutcome), refused }
         let result = try context.write { tx -> Result in
@@ -114,12 +114,11 @@ extension EmailLinkFlow {
     }
 
     /// The verified sign-in request of a page's `oobCode`, open at `now`.
-    private func signInRequestForPage(_ oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
-        let (request, expiry) = try context.read { tx in
-            let (code, request) = try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
-            return (request, code.expiresAt)
+    private func signInRequestForPage(_ oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> ActionRequest {
+        let request = try context.read { tx in
+            try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx).1
         }
         guard ledger.life(request).isOpen(now: now) else { throw AuthError.code(.alreadyUsed) }
-        return (request, expiry)
+        return request
     }
 }
