@@ -188,7 +188,8 @@ public final class PosternRuntime: Sendable {
             clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
-            housekeeper: flows.storage.housekeeper(settings: settings), logger: Logger(label: "housekeeping", sink: logger.sink))
+            housekeeper: flows.storage.housekeeper(settings: settings), interval: .seconds(settings.housekeepingInterval),
+            logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout
         webhooks = webhookConfiguration.endpoints.isEmpty ? nil : WebhookWorker(

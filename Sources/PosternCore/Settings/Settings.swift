@@ -36,6 +36,17 @@ public struct Settings: Sendable, Equatable {
     public var requestTimeout: Int64 = 10
     /// Days sent and dead outbox messages are kept before housekeeping deletes them.
     public var retentionDays: Int64 = 30
+    /// `--retention-seconds`: the same retention in seconds, beating `retentionDays` when set (for
+    /// short-lived set-ups such as `bench/soak`, where the steady state must show within an hour).
+    public var retentionSeconds: Int64?
+    /// Seconds an action request is kept after it expired (for a composer or an approval wait
+    /// that read it a moment before, and daemons whose clocks differ a little).
+    public var actionRequestGrace: Int64 = 3600
+    /// Seconds between two housekeeping rounds of the daemon.
+    public var housekeepingInterval: Int64 = 60
+
+    /// Seconds sent and dead outbox messages are kept: `--retention-seconds`, else the days.
+    public var outboxRetention: Int64 { retentionSeconds ?? retentionDays * 86_400 }
     /// CIDRs of the proxies whose X-Forwarded-For entries are believed (checked by the server).
     public var trustedProxies: [String] = []
     /// Where `/metrics` is served without a token (HOST:PORT), or nil for nowhere.
@@ -176,6 +187,9 @@ public struct Settings: Sendable, Equatable {
         number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0, maximum: 1_000_000) { s, v in s.connectionsPerIP = v },
         number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1, maximum: 3600) { s, v in s.requestTimeout = v },
         number("retention-days", "POSTERN_RETENTION_DAYS", "days sent and dead mail is kept (its metadata and the server's reply) before housekeeping deletes it (default 30)", minimum: 1, maximum: 3650) { s, v in s.retentionDays = v },
+        number("retention-seconds", "POSTERN_RETENTION_SECONDS", "the same retention in seconds, beating --retention-days when set (for test and soak set-ups that must reach a steady state in minutes)", minimum: 60, maximum: 3650 * 86_400) { s, v in s.retentionSeconds = v },
+        number("action-request-grace", "POSTERN_ACTION_REQUEST_GRACE", "seconds an action request is kept after its link expired, before housekeeping deletes it (default 3600)", minimum: 60, maximum: 30 * 86_400) { s, v in s.actionRequestGrace = v },
+        number("housekeeping-interval", "POSTERN_HOUSEKEEPING_INTERVAL", "seconds between two housekeeping rounds of the daemon (default 60)", minimum: 1, maximum: 86_400) { s, v in s.housekeepingInterval = v },
         text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
             s.trustedProxies = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         },
