@@ -159,7 +159,8 @@ public final class PosternRuntime: Sendable {
         let transportFactory: MailTransportFactory
         do {
             transportConfig = try MailTransportConfig.parse(
-                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile)
+                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile,
+                signingSecretFile: settings.mailHTTPSecretFile)
             transportFactory = try transportConfig.transportFactory()
         } catch {
             throw .setting("--smtp-url: \(error)")

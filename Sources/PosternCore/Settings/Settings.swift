@@ -13,6 +13,8 @@ public struct Settings: Sendable, Equatable {
     public var smtpURL: String?
     public var smtpCAFile: String?
     public var smtpPasswordFile: String?
+    /// The `whsec_` secrets an HTTP mail provider's POSTs are signed with (`--smtp-url https://…`).
+    public var mailHTTPSecretFile: String?
     /// `--mail-from`, or nil for the app name at `no-reply@localhost` (see ``senderMailbox()``).
     public var mailFrom: String?
     public var publicURL = "http://127.0.0.1:8080"
@@ -147,15 +149,19 @@ public struct Settings: Sendable, Equatable {
             s.masterKeyFile = v
         },
         number("pg-connections", "POSTERN_PG_CONNECTIONS", "most connections to PostgreSQL this daemon opens (default 8; unused with SQLite)", minimum: 1, maximum: 1000) { s, v in s.pgConnections = v },
-        text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25 or file:DIR (default: file:./mail-out)") { s, v throws(SettingsError) in
-            let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:"]
-            guard schemes.contains(where: { v.hasPrefix($0) }), v.count > 5 else {
-                throw SettingsError("must start with smtp://, smtps://, smtp+plain:// or file:")
+        text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25, file:DIR, or https://… for an HTTP mail provider: a signed JSON POST per message, see --mail-http-secret-file (default: file:./mail-out)") { s, v throws(SettingsError) in
+            let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:", "https://", "http://"]
+            guard schemes.contains(where: { v.lowercased().hasPrefix($0) }), v.count > 5 else {
+                throw SettingsError("must start with smtp://, smtps://, smtp+plain://, file:, https:// or http://")
             }
             s.smtpURL = v
         },
         text("smtp-ca-file", "POSTERN_SMTP_CA_FILE", "extra CA certificates (PEM) to trust for the SMTP server") { s, v in s.smtpCAFile = v },
         text("smtp-password-file", "POSTERN_SMTP_PASSWORD_FILE", "read the SMTP password from this file") { s, v in s.smtpPasswordFile = v },
+        text("mail-http-secret-file", "POSTERN_MAIL_HTTP_SECRET_FILE", "file of whsec_… secrets, one a line, that sign each POST to an https:// --smtp-url in the Standard Webhooks format (webhook-id is the Message-ID: the same on every retry); any 2xx is success, 429/5xx/401/403 are retried, another 4xx makes the message dead") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.mailHTTPSecretFile = v
+        },
         text("mail-from", "POSTERN_MAIL_FROM", "From header and envelope sender (default: the app name at no-reply@localhost, \"Postern <no-reply@localhost>\")") { s, v throws(SettingsError) in
             guard !v.contains(where: { $0.isNewline }), v.contains("@") else { throw SettingsError("must be an address, optionally \"Name <address>\"") }
             s.mailFrom = v
