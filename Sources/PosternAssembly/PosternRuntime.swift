@@ -184,7 +184,8 @@ public final class PosternRuntime: Sendable {
                 guard let composed = try service.composeMail(message.intent, recipient: message.recipient) else { return nil }
                 return try renderer.compose(
                     composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
-                    messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
+                    messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
+                    envelopeSender: service.bounceEnvelopeSender(messageID: message.id))
             },
             clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)

@@ -155,6 +155,11 @@ enum PostgresSchema {
             beat_at BIGINT NOT NULL
         );
         """,
+        // bounces (SQLite's migration of the same name): what a delivery report said about a sent message.
+        """
+        ALTER TABLE outbox ADD COLUMN bounce_kind TEXT CHECK (bounce_kind IN ('failed', 'delayed', 'complaint')),
+            ADD COLUMN bounce_status TEXT, ADD COLUMN bounce_detail TEXT, ADD COLUMN bounced_at BIGINT;
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

@@ -144,6 +144,15 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // bounces: what a delivery report said about a sent message (VERP-matched), kept on its
+        // row, so housekeeping deletes it with the row. The CHECK is written without an IN list
+        // of constants, which would make every insert build a temporary b-tree.
+        """
+        ALTER TABLE outbox ADD COLUMN bounce_kind TEXT CHECK (bounce_kind = 'failed' OR bounce_kind = 'delayed' OR bounce_kind = 'complaint');
+        ALTER TABLE outbox ADD COLUMN bounce_status TEXT;
+        ALTER TABLE outbox ADD COLUMN bounce_detail TEXT;
+        ALTER TABLE outbox ADD COLUMN bounced_at INTEGER;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

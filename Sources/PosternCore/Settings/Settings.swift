@@ -13,6 +13,8 @@ public struct Settings: Sendable, Equatable {
     public var smtpURL: String?
     public var smtpCAFile: String?
     public var smtpPasswordFile: String?
+    /// The base of every message's own reverse path (VERP), so delivery reports match their message.
+    public var bounceAddress: BounceAddress?
     /// The `whsec_` secrets an HTTP mail provider's POSTs are signed with (`--smtp-url https://…`).
     public var mailHTTPSecretFile: String?
     /// `--mail-from`, or nil for the app name at `no-reply@localhost` (see ``senderMailbox()``).
@@ -158,6 +160,9 @@ public struct Settings: Sendable, Equatable {
         },
         text("smtp-ca-file", "POSTERN_SMTP_CA_FILE", "extra CA certificates (PEM) to trust for the SMTP server") { s, v in s.smtpCAFile = v },
         text("smtp-password-file", "POSTERN_SMTP_PASSWORD_FILE", "read the SMTP password from this file") { s, v in s.smtpPasswordFile = v },
+        text("bounce-address", "POSTERN_BOUNCE_ADDRESS", "bounce@bounces.example.com: each message's envelope sender becomes bounce+<id>.<key>.<tag>@bounces.example.com, so a delivery report (RFC 3464) or abuse report (RFC 5965) sent back to it is matched to its message; feed them to `postern bounces take` or POST /v1/admin/bounces (default: none, mail leaves from --mail-from)") { s, v throws(SettingsError) in
+            s.bounceAddress = try BounceAddress(v)
+        },
         text("mail-http-secret-file", "POSTERN_MAIL_HTTP_SECRET_FILE", "file of whsec_… secrets, one a line, that sign each POST to an https:// --smtp-url in the Standard Webhooks format (webhook-id is the Message-ID: the same on every retry); any 2xx is success, 429/5xx/401/403 are retried, another 4xx makes the message dead") { s, v throws(SettingsError) in
             guard !v.isEmpty else { throw SettingsError("must not be empty") }
             s.mailHTTPSecretFile = v
