@@ -155,6 +155,14 @@ enum PostgresSchema {
             beat_at BIGINT NOT NULL
         );
         """,
+        // 6: SQLite's 9, the per-client-IP limit shared by every daemon (ClientRatePolicy).
+        """
+        CREATE TABLE client_rate (
+            bucket BYTEA PRIMARY KEY,
+            tat BIGINT NOT NULL,
+            allowed INTEGER NOT NULL
+        );
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

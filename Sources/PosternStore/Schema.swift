@@ -144,6 +144,15 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 9: the per-client-IP limit, one row per client (an HMAC of its address): the time in
+        // ms its next request is due under ClientRatePolicy, and whether its last one fitted.
+        """
+        CREATE TABLE client_rate (
+            bucket BLOB PRIMARY KEY,
+            tat INTEGER NOT NULL,
+            allowed INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

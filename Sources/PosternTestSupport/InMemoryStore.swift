@@ -13,6 +13,8 @@ public final class InMemoryStore: Store {
         public var requests: [String: ActionRequest] = [:]
         public var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
         public var rateEvents: [[UInt8]: [Int64]] = [:]
+        /// The per-client limit: bucket → tat (ms).
+        public var clientRate: [[UInt8]: Int64] = [:]
         public var guesses: [[UInt8]: GuessRecord] = [:]
         /// Webhook deliveries; a delivery's id is its index + 1.
         public var webhooks: [QueuedWebhook] = []
