@@ -51,6 +51,34 @@ final class PostgresConnection {
     /// The server process serving this connection (for tests that end it).
     var backendPID: Int32 { PQbackendPID(handle) }
 
+    /// The socket libpq reads from (for a wait on a LISTEN connection); -1 when closed.
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what the server sent without waiting; false when the connection broke.
+    func consumeInput() -> Bool { PQconsumeInput(handle) == 1 && isUsable }
+
+    /// Takes the notifications read so far; counts those another session sent (a session that
+    /// listens hears its own NOTIFY too).
+    func takeNotifications() -> Int {
+        let own = PQbackendPID(handle)
+        var count = 0
+        while let notification = PQnotifies(handle) {
+            if notification.pointee.be_pid != own { count += 1 }
+            PQfreemem(notification)
+        }
+        return count
+    }
+
+    /// The first column of the first row of a simple query, as text (nil for none or NULL).
+    func scalarText(_ sql: String) throws -> String? {
+        let result = PostgresResult(PQexec(handle, sql))
+        try check(result, sql: sql)
+        guard let pointer = result.pointer, PQntuples(pointer) > 0, PQgetisnull(pointer, 0, 0) == 0,
+            let value = PQgetvalue(pointer, 0, 0)
+        else { return nil }
+        return String(cString: value)
+    }
+
     /// Runs `sql` with the simple protocol: no parameters, several statements allowed, text results.
     func executeSimple(_ sql: String) throws {
         let result = PostgresResult(PQexec(handle, sql))

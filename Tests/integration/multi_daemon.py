@@ -185,7 +185,11 @@ def load_and_kill(daemons, conninfo, out):
     death = kill_info["at"]
     lost = [e for e in acknowledged if not per.get(e)]
     duplicates = {e: len(t) - 1 for e, t in per.items() if len(t) > 1}
-    in_flight = {e for e in claimed if per.get(e) and per[e][0] <= death}
+    # B's in-flight deliveries: its claims that reached the server although B never recorded them.
+    # A and C cannot deliver any of B's claims before they take them back (B's heartbeat silent
+    # for 6 s, its last beat at most 2 s before its death), so a delivery within 2 s of the death
+    # is B's own (its last DATA, written by the server a moment after B died).
+    in_flight = {e for e in claimed if per.get(e) and per[e][0] <= death + 2}
     pending = [e for e in claimed if e not in in_flight]
     takeover = max((per[e][0] for e in pending), default=death) - death
     strays = [e for e in duplicates if e not in claimed]
