@@ -130,3 +130,51 @@ struct PostgresNotifyTests {
         #expect(a.notificationState.heard == 0)
     }
 }
+
+/// The transaction's first statement carries its BEGIN (libpq's pipeline mode).
+@Suite("PostgreSQL round trips", .enabled(if: StoreKind.available.contains(.postgres)))
+struct PostgresRoundTripTests {
+    func session(_ connection: PostgresConnection, syncingLater: Bool = false) -> PostgresSession {
+        PostgresSession(connection, isolation: .serializable, syncingLater: syncingLater)
+    }
+
+    @Test("a transaction of 2 statements is 3 round trips (BEGIN rides with the first), SET LOCAL too; a failure in the pipeline is typed and leaves the connection usable")
+    func beginRidesWithTheFirstStatement() throws {
+        let location = try TestPostgres.newSchema()
+        _ = try PostgresStore(connectionString: location, notifications: false)
+        let connection = try PostgresConnection(#require(PostgresConnectionString(location)))
+        let insert = "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?)"
+        let select = "SELECT failures FROM guess_budgets WHERE bucket = ?"
+        // Prepared once (a round trip each), then counted.
+        let warm = session(connection)
+        try warm.execute(insert, [.blob([0]), .integer(1), .integer(1)])
+        try warm.query(select, [.blob([0])]) { _ in }
+        try warm.commit()
+        let before = connection.roundTrips
+        let counted = session(connection)
+        try counted.execute(insert, [.blob([1]), .integer(2), .integer(1)])
+        var read: Int64 = 0
+        try counted.query(select, [.blob([1])]) { read = $0.integer(0) }
+        try counted.commit()
+        #expect(read == 2)
+        #expect(connection.roundTrips - before == 3)
+
+        let later = session(connection, syncingLater: true)
+        let beforeLater = connection.roundTrips
+        try later.execute(insert, [.blob([2]), .integer(3), .integer(1)])
+        try later.commit()
+        #expect(connection.roundTrips - beforeLater == 2)
+
+        // A duplicate key in the first statement: the typed error, the transaction rolled back,
+        // the connection still good for the next.
+        let failing = session(connection)
+        #expect(throws: PostgresError.self) { try failing.execute(insert, [.blob([1]), .integer(9), .integer(1)]) }
+        #expect(failing.failure?.sqlState == "23505")
+        failing.rollback()
+        #expect(connection.isUsable)
+        let next = session(connection)
+        try next.query(select, [.blob([1])]) { read = $0.integer(0) }
+        try next.commit()
+        #expect(read == 2)
+    }
+}
