@@ -144,7 +144,8 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
-        // 9: the per-client-IP limit, one row per client (an HMAC of its address): the time in
+        // 9: the per-client-IP limit where several machines share the database (a SQLite daemon
+        // counts in its memory; the store suite covers both), one row per client (an HMAC of its address): the time in
         // ms its next request is due under ClientRatePolicy, and whether its last one fitted.
         """
         CREATE TABLE client_rate (

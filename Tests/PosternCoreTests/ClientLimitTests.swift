@@ -25,13 +25,15 @@ struct ClientLimitTests {
         #expect(ClientRatePolicy.step(perMinute: 1_000_000) == 1)
     }
 
-    /// Three daemons (three services, each its own cache) on one store, and a manual clock.
+    /// Three daemons (three services, each its own cache) on one store several machines share
+    /// (as PostgreSQL), and a manual clock.
     struct Daemons {
         let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
-        let store = InMemoryStore()
+        let store: InMemoryStore
         let services: [AuthService]
 
-        init(perMinute: Int64, count: Int = 3) throws {
+        init(perMinute: Int64, count: Int = 3, shared: Bool = true) throws {
+            store = InMemoryStore(confinedToThisMachine: !shared)
             let vault = KeyVault(
                 store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 86_400)
             var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: [])
@@ -91,6 +93,17 @@ struct ClientLimitTests {
         #expect(buckets.count == 1 && buckets[0].count == 16)
         let text = Array("192.0.2.44".utf8)
         #expect(!buckets[0].indices.contains { start in Array(buckets[0][start...].prefix(text.count)) == text })
+    }
+
+    @Test("on a store one machine serves (SQLite) the count is in the process: the same limit, no store write")
+    func localToTheProcess() throws {
+        let daemons = try Daemons(perMinute: 3, count: 2, shared: false)
+        #expect((0..<5).map { _ in daemons.admit(0, "192.0.2.8") } == [nil, nil, nil, 20, 20])
+        #expect(daemons.store.snapshot().clientRate.isEmpty)
+        // Each process counts its own there (documented): the other has its full burst.
+        #expect(daemons.admit(1, "192.0.2.8") == nil)
+        daemons.clock.advance(by: 20)
+        #expect(daemons.admit(0, "192.0.2.8") == nil && daemons.admit(0, "192.0.2.8") == 20)
     }
 
     @Test("a limit of 0 counts nothing")
