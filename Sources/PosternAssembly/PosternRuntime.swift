@@ -57,7 +57,8 @@ public struct PosternStorage: Sendable {
     /// The one place that tells them apart; everything above sees `any Store`.
     static func openStore(_ settings: Settings) throws -> any Store {
         if PostgresConnectionString.isPostgres(settings.database) {
-            return try PostgresStore(connectionString: settings.database, connections: Int(settings.pgConnections))
+            return try PostgresStore(
+                connectionString: settings.database, connections: Int(settings.pgConnections), notifications: !settings.pgPollOnly)
         }
         return try SQLiteStore(path: settings.database)
     }

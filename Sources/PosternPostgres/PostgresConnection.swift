@@ -42,8 +42,14 @@ final class PostgresConnection {
 
     deinit { PQfinish(handle) }
 
-    /// False once the socket is closed or the server ended the session.
-    var isUsable: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// Set when a pipeline could not be ended cleanly: the connection's state is unknown.
+    private var broken = false
+
+    /// False once the socket is closed, the server ended the session, or a pipeline broke.
+    var isUsable: Bool { !broken && PQstatus(handle) == CONNECTION_OK }
+
+    /// Round trips to the server so far: each wait for an answer (for tests and the benchmark).
+    private(set) var roundTrips = 0
 
     /// How many statements this connection has prepared (for tests of the re-preparation).
     var preparedCount: Int { prepared.count }
@@ -51,8 +57,38 @@ final class PostgresConnection {
     /// The server process serving this connection (for tests that end it).
     var backendPID: Int32 { PQbackendPID(handle) }
 
+    /// The socket libpq reads from (for a wait on a LISTEN connection); -1 when closed.
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what the server sent without waiting; false when the connection broke.
+    func consumeInput() -> Bool { PQconsumeInput(handle) == 1 && isUsable }
+
+    /// Takes the notifications read so far; counts those another session sent (a session that
+    /// listens hears its own NOTIFY too).
+    func takeNotifications() -> Int {
+        let own = PQbackendPID(handle)
+        var count = 0
+        while let notification = PQnotifies(handle) {
+            if notification.pointee.be_pid != own { count += 1 }
+            PQfreemem(notification)
+        }
+        return count
+    }
+
+    /// The first column of the first row of a simple query, as text (nil for none or NULL).
+    func scalarText(_ sql: String) throws -> String? {
+        roundTrips += 1
+        let result = PostgresResult(PQexec(handle, sql))
+        try check(result, sql: sql)
+        guard let pointer = result.pointer, PQntuples(pointer) > 0, PQgetisnull(pointer, 0, 0) == 0,
+            let value = PQgetvalue(pointer, 0, 0)
+        else { return nil }
+        return String(cString: value)
+    }
+
     /// Runs `sql` with the simple protocol: no parameters, several statements allowed, text results.
     func executeSimple(_ sql: String) throws {
+        roundTrips += 1
         let result = PostgresResult(PQexec(handle, sql))
         try check(result, sql: sql)
     }
@@ -60,6 +96,7 @@ final class PostgresConnection {
     /// The command tag of the last simple statement (`COMMIT`, or `ROLLBACK` when a COMMIT found
     /// the transaction aborted).
     func commit() throws -> Bool {
+        roundTrips += 1
         let result = PostgresResult(PQexec(handle, "COMMIT"))
         try check(result, sql: "COMMIT")
         return result.commandStatus == "COMMIT"
@@ -69,6 +106,64 @@ final class PostgresConnection {
     /// the arguments as text or, for bytes, binary; the results in binary.
     func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
         let name = try statementName(for: sql, parameters: args.count)
+        roundTrips += 1
+        let result = withParameters(args) { raw, lengths, formats in
+            PostgresResult(PQexecPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1))
+        }
+        try check(result, sql: sql)
+        return result
+    }
+
+    /// Runs the parameterless statements of `preamble` (`BEGIN …`, `SET LOCAL …`) and then `sql`
+    /// as ``run(_:_:)`` does, in one round trip (libpq's pipeline mode): a transaction's start
+    /// costs no wait of its own. A failed preamble statement is thrown (the statement after it
+    /// did not run).
+    func run(after preamble: [String], _ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
+        // Prepared first, on its own (once per connection): PQprepare is not for pipelines.
+        let name = try statementName(for: sql, parameters: args.count)
+        guard PQenterPipelineMode(handle) == 1 else {
+            for statement in preamble { try executeSimple(statement) }
+            return try run(sql, args)
+        }
+        var queued = 0
+        for statement in preamble where PQsendQueryParams(handle, statement, 0, nil, nil, nil, nil, 0) == 1 { queued += 1 }
+        let sentStatement = withParameters(args) { raw, lengths, formats in
+            PQsendQueryPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1) == 1
+        }
+        let synced = PQpipelineSync(handle) == 1
+        roundTrips += 1
+        // Each query's results end with a NULL; then the sync point.
+        var results: [PostgresResult] = []
+        for _ in 0..<(queued + (sentStatement ? 1 : 0)) {
+            var first: PostgresResult?
+            while let pointer = PQgetResult(handle) {
+                if first == nil { first = PostgresResult(pointer) } else { PQclear(pointer) }
+            }
+            results.append(first ?? PostgresResult(nil))
+        }
+        if synced {
+            while let pointer = PQgetResult(handle) {
+                let status = PQresultStatus(pointer)
+                PQclear(pointer)
+                if status == PGRES_PIPELINE_SYNC { break }
+            }
+        }
+        if PQexitPipelineMode(handle) != 1 { broken = true }
+        guard queued == preamble.count, sentStatement, synced, results.count == preamble.count + 1 else {
+            throw PostgresError(
+                sqlState: nil, message: connectionString.scrub(Self.trimmed(PQerrorMessage(handle))), constraint: nil, sql: sql,
+                connectionLost: true)
+        }
+        for (statement, result) in zip(preamble, results) { try check(result, sql: statement) }
+        let result = results[preamble.count]
+        try check(result, sql: sql)
+        return result
+    }
+
+    /// The arguments as libpq takes them: text, or binary for bytes; NULL as a null pointer.
+    private func withParameters<R>(
+        _ args: [SQLValue], _ body: ([UnsafePointer<CChar>?], [Int32], [Int32]) -> R
+    ) -> R {
         var lengths: [Int32] = []
         var formats: [Int32] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
@@ -96,15 +191,13 @@ final class PostgresConnection {
             lengths.append(Int32(bytes.count))
             if case .blob = value { formats.append(1) } else { formats.append(0) }
         }
-        let raw = buffers.map { UnsafePointer($0) }
-        let result = PostgresResult(PQexecPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1))
-        try check(result, sql: sql)
-        return result
+        return body(buffers.map { UnsafePointer($0) }, lengths, formats)
     }
 
     private func statementName(for sql: String, parameters: Int) throws -> String {
         if let name = prepared[sql] { return name }
         let name = "postern_\(prepared.count + 1)"
+        roundTrips += 1
         let result = PostgresResult(PQprepare(handle, name, Self.numberedPlaceholders(sql), 0, nil))
         try check(result, sql: sql)
         prepared[sql] = name

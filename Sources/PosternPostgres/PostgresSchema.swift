@@ -155,6 +155,14 @@ enum PostgresSchema {
             beat_at BIGINT NOT NULL
         );
         """,
+        // 6: SQLite's 9, the per-client-IP limit shared by every daemon (ClientRatePolicy).
+        """
+        CREATE TABLE client_rate (
+            bucket BYTEA PRIMARY KEY,
+            tat BIGINT NOT NULL,
+            allowed INTEGER NOT NULL
+        );
+        """,
         // bounces (SQLite's migration of the same name): what a delivery report said about a sent message.
         """
         ALTER TABLE outbox ADD COLUMN bounce_kind TEXT CHECK (bounce_kind IN ('failed', 'delayed', 'complaint')),

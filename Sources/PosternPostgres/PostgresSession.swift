@@ -67,7 +67,8 @@ final class PostgresSession: SQLSession {
     private func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
         if let failure { throw failure }
         do {
-            try beginIfNeeded()
+            // The transaction's first statement carries its BEGIN in the same round trip.
+            if let begin = try beginIfNeeded() { return try connection.run(after: begin, sql, args) }
             return try connection.run(sql, args)
         } catch let error as PostgresError {
             failure = error
@@ -75,15 +76,16 @@ final class PostgresSession: SQLSession {
         }
     }
 
-    private func beginIfNeeded() throws {
+    /// The statements that begin the transaction, when `sql` is its first (nil after).
+    private func beginIfNeeded() throws -> [String]? {
         if begun {
             if readCommitted && rowLockedDepth == 0 {
                 needsSerializable = true
                 throw SerializableNeeded()
             }
-            return
+            return nil
         }
-        var begin: String
+        let begin: String
         switch isolation {
         case .readOnly:
             begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
@@ -93,10 +95,10 @@ final class PostgresSession: SQLSession {
             readCommitted = rowLockedDepth > 0
             begin = readCommitted ? "BEGIN ISOLATION LEVEL READ COMMITTED" : "BEGIN ISOLATION LEVEL SERIALIZABLE"
         }
-        // Committed at once, flushed by the WAL writer within wal_writer_delay (200 ms by default).
-        if syncingLater && isolation != .readOnly { begin += "; SET LOCAL synchronous_commit TO off" }
         begun = true
-        try connection.executeSimple(begin)
+        // Committed at once, flushed by the WAL writer within wal_writer_delay (200 ms by default).
+        if syncingLater && isolation != .readOnly { return [begin, "SET LOCAL synchronous_commit TO off"] }
+        return [begin]
     }
 
     /// Commits what ran. Throws the failure that aborted the transaction, or COMMIT's own.

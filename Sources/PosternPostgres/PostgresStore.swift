@@ -30,21 +30,27 @@ public final class PostgresStore: Store {
     private let pool: PostgresPool
     private let closed = Atomic<Bool>(false)
     private let retryCount = Atomic<Int>(0)
-    /// Rung after each commit that queued mail.
+    /// Rung after each commit that queued mail, and when another daemon says it queued some.
     public let mailDoorbell = MailDoorbell()
+    /// LISTEN/NOTIFY between the daemons (nil with `notifications` off: polling alone).
+    let mailChannel: PostgresMailChannel?
 
     /// Connects, migrates (under the advisory lock) and checks the schema.
     /// - Parameters:
     ///   - connectionString: a `postgres://` URI or libpq `key=value` pairs.
     ///   - connections: the most connections the pool opens (more only for a moment, see ``PostgresPool``).
+    ///   - notifications: wake-ups between daemons by LISTEN/NOTIFY on one more connection
+    ///     (``PostgresMailChannel``); off (`--pg-poll-only`) for a pooler in transaction mode,
+    ///     which cannot hold a LISTEN: the workers then find other daemons' mail by polling alone.
     /// - Throws: `StoreError.unavailable` (naming the server, never the password) when it cannot
     ///   connect or migrate; `StoreError.newerSchema` when a newer Postern migrated the database.
-    public init(connectionString text: String, connections: Int = 8) throws {
+    public init(connectionString text: String, connections: Int = 8, notifications: Bool = true) throws {
         guard let connectionString = PostgresConnectionString(text) else {
             throw StoreError.unavailable("not a PostgreSQL connection string (postgres://… or key=value pairs)")
         }
         self.connectionString = connectionString
         pool = PostgresPool(connectionString, size: connections)
+        mailChannel = notifications ? PostgresMailChannel(connectionString, doorbell: mailDoorbell) : nil
         do {
             let connection = try pool.borrow()
             defer { pool.giveBack(connection) }
@@ -52,7 +58,10 @@ public final class PostgresStore: Store {
         } catch let error as PostgresError {
             throw StoreError.unavailable("cannot open \(connectionString): \(error.isConnectionFailure ? error.message : error.description)")
         }
+        mailChannel?.start()
     }
+
+    deinit { mailChannel?.stop() }
 
     /// The schema version the database is at.
     public func schemaVersion() throws -> Int {
@@ -75,6 +84,8 @@ public final class PostgresStore: Store {
     /// WAL up to itself) and refuses later writes; reads still work.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // Announces the last commits' mail (a one-shot command's), then ends the LISTEN.
+        mailChannel?.stop()
         _ = try? withConnection { connection in
             try connection.executeSimple("BEGIN; SELECT pg_current_xact_id(); COMMIT")
         }
@@ -106,6 +117,16 @@ public final class PostgresStore: Store {
     /// `SELECT function(key)` for the advisory lock of `?` (the lock's key as text) in this schema.
     private static func lockExpression(_ function: String) -> String {
         "SELECT \(function)(hashtextextended(current_schema() || ':' || ?::text, 0))"
+    }
+
+    /// The LISTEN connection's server process (0 while it has none), LISTENs so far, NOTIFYs
+    /// sent and heard (for tests).
+    var notificationState: (backendPID: Int32, listens: Int, sent: Int, heard: Int) {
+        guard let channel = mailChannel else { return (0, 0, 0, 0) }
+        return (
+            channel.backendPID.load(ordering: .relaxed), channel.listens.load(ordering: .relaxed),
+            channel.sent.load(ordering: .relaxed), channel.heard.load(ordering: .relaxed)
+        )
     }
 
     /// Transactions run again after a serialization failure or deadlock, so far (for tests).

@@ -45,13 +45,15 @@ extension SQLStoreTransaction {
             // compared with substr, not LIKE, whose wildcards a host name could hold.
             let prefix = dead.owner + ":"
             let owned: [SQLValue] = [
-                .integer(now), .integer(now), .text(dead.owner), .integer(Int64(prefix.unicodeScalars.count)), .text(prefix),
+                .integer(now), .text(dead.owner), .integer(Int64(prefix.unicodeScalars.count)), .text(prefix),
             ]
             let ownedCondition = "state = 'claimed' AND next_attempt_at > ? AND (lease_owner = ? OR substr(lease_owner, 1, ?) = ?)"
+            // Due again from when they were queued: the claim takes them before mail queued since,
+            // so a dead daemon's claims do not wait behind a backlog the others are working off.
             let messages = try db.execute(
-                "UPDATE outbox SET next_attempt_at = ? WHERE \(Self.unfinished) AND \(ownedCondition)", owned)
+                "UPDATE outbox SET next_attempt_at = created_at WHERE \(Self.unfinished) AND \(ownedCondition)", owned)
             let webhooks = try db.execute(
-                "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE state NOT IN ('sent', 'dead') AND \(ownedCondition)", owned)
+                "UPDATE webhook_deliveries SET next_attempt_at = created_at WHERE state NOT IN ('sent', 'dead') AND \(ownedCondition)", owned)
             if messages > 0 { queuedMail = true }
             return ReclaimedClaims(messages: messages, webhooks: webhooks, owners: 1)
         }

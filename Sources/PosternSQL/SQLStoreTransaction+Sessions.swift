@@ -132,6 +132,37 @@ extension SQLStoreTransaction {
         return nil
     }
 
+    // MARK: the per-client limit
+
+    /// One upsert (``ClientRatePolicy``): a new row is allowed; an existing one moves its `tat`
+    /// and says `allowed` 1 when the request fits, else keeps its `tat` and says 0. Every `SET`
+    /// expression reads the row as it was (both databases), and the upsert locks the row, so
+    /// daemons checking one client at once are counted one after the other.
+    public func takeClientToken(bucket: [UInt8], nowMillis now: Int64, perMinute: Int64) throws -> Int64? {
+        let step = ClientRatePolicy.step(perMinute: perMinute)
+        let start = "(CASE WHEN client_rate.tat > CAST(? AS BIGINT) THEN client_rate.tat ELSE CAST(? AS BIGINT) END)"
+        let fits = "\(start) + CAST(? AS BIGINT) <= CAST(? AS BIGINT)"
+        let fitsArgs: [SQLValue] = [.integer(now), .integer(now), .integer(step), .integer(now + ClientRatePolicy.window)]
+        let answer = try db.rowLocked {
+            try db.first(
+                """
+                INSERT INTO client_rate (bucket, tat, allowed) VALUES (?, ?, 1)
+                ON CONFLICT (bucket) DO UPDATE SET
+                    allowed = CASE WHEN \(fits) THEN 1 ELSE 0 END,
+                    tat = CASE WHEN \(fits) THEN \(start) + CAST(? AS BIGINT) ELSE client_rate.tat END
+                RETURNING allowed, tat
+                """,
+                [.blob(bucket), .integer(now + step)] + fitsArgs + fitsArgs + [.integer(now), .integer(now), .integer(step)]
+            ) { (allowed: $0.integer(0) != 0, tat: $0.integer(1)) }
+        }
+        guard let answer else { throw StoreError.corrupt("the client limit's upsert returned no row") }
+        return answer.allowed ? nil : ClientRatePolicy.retryAfter(tat: answer.tat, now: now, perMinute: perMinute)
+    }
+
+    public func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "client_rate", key: "bucket", condition: "tat <= ?", [.integer(nowMillis)], limit: limit)
+    }
+
     // MARK: guess budgets
 
     public func guessRecord(bucket: [UInt8]) throws -> GuessRecord? {

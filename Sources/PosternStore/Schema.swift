@@ -144,6 +144,16 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 9: the per-client-IP limit where several machines share the database (a SQLite daemon
+        // counts in its memory; the store suite covers both), one row per client (an HMAC of its address): the time in
+        // ms its next request is due under ClientRatePolicy, and whether its last one fitted.
+        """
+        CREATE TABLE client_rate (
+            bucket BLOB PRIMARY KEY,
+            tat INTEGER NOT NULL,
+            allowed INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
         // bounces: what a delivery report said about a sent message (VERP-matched), kept on its
         // row, so housekeeping deletes it with the row. The CHECK is written without an IN list
         // of constants, which would make every insert build a temporary b-tree.

@@ -34,6 +34,11 @@ public enum HousekeepingFixture {
             }
             _ = try tx.rateLimit(bucket: Array("rate-old".utf8), now: horizon(.rateEvents), interval: 0, perHour: 0)
             _ = try tx.rateLimit(bucket: Array("rate-recent".utf8), now: horizon(.rateEvents) + 1, interval: 0, perHour: 0)
+            // A client bucket full again at the horizon (goes) and one a second later (stays): a
+            // request at 60 s before with a limit of 1 a minute moves its time to that moment.
+            let minute = ClientRatePolicy.window
+            _ = try tx.takeClientToken(bucket: Array("client-old".utf8), nowMillis: horizon(.clientRate) * 1000 - minute, perMinute: 1)
+            _ = try tx.takeClientToken(bucket: Array("client-recent".utf8), nowMillis: horizon(.clientRate) * 1000 + 1000 - minute, perMinute: 1)
             try tx.setGuessRecord(bucket: Array("guess-old".utf8), GuessRecord(failures: 3, lastFailureAt: horizon(.guessBudgets)))
             try tx.setGuessRecord(bucket: Array("guess-recent".utf8), GuessRecord(failures: 3, lastFailureAt: horizon(.guessBudgets) + 1))
         }
@@ -66,6 +71,19 @@ public enum HousekeepingFixture {
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
                 now: now - 90 * 86_400, giveUpAt: now + 86_400)
+        }
+    }
+
+    /// Which of the seeded client buckets still hold their time: a request a minute before the
+    /// horizon at 1 a minute is refused while the row is there (a write, as ``rateEventKept``).
+    public static func clientBucketsKept(_ store: any Store) throws -> Set<String> {
+        try store.write { tx in
+            var kept: Set<String> = []
+            for name in ["client-old", "client-recent"] {
+                let at = RetentionPolicy().horizon(for: .clientRate, now: now) * 1000 - ClientRatePolicy.window
+                if try tx.takeClientToken(bucket: Array(name.utf8), nowMillis: at, perMinute: 1) != nil { kept.insert(name) }
+            }
+            return kept
         }
     }
 

@@ -16,13 +16,13 @@ extension InMemoryStore.Transaction {
         for index in state.outbox.indices {
             let row = state.outbox[index]
             guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
-            state.outbox[index].nextAttemptAt = now
+            state.outbox[index].nextAttemptAt = row.createdAt
             reclaimed.messages += 1
         }
         for index in state.webhooks.indices {
             let row = state.webhooks[index]
             guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
-            state.webhooks[index].nextAttemptAt = now
+            state.webhooks[index].nextAttemptAt = row.createdAt
             reclaimed.webhooks += 1
         }
         if reclaimed.messages > 0 { queuedMail = true }

@@ -70,4 +70,16 @@ extension InMemoryStore.Transaction {
         state.rateEvents[bucket] = times + [now]
         return nil
     }
+
+    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64? {
+        let decision = ClientRatePolicy.decide(tat: state.clientRate[bucket], now: nowMillis, perMinute: perMinute)
+        if let tat = decision.tat { state.clientRate[bucket] = tat }
+        return decision.retryAfter
+    }
+
+    public func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int {
+        let full = state.clientRate.filter { $0.value <= nowMillis }.keys.prefix(max(0, limit))
+        for bucket in full { state.clientRate[bucket] = nil }
+        return full.count
+    }
 }

@@ -13,6 +13,8 @@ public final class InMemoryStore: Store {
         public var requests: [String: ActionRequest] = [:]
         public var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
         public var rateEvents: [[UInt8]: [Int64]] = [:]
+        /// The per-client limit: bucket → tat (ms).
+        public var clientRate: [[UInt8]: Int64] = [:]
         public var guesses: [[UInt8]: GuessRecord] = [:]
         /// Webhook deliveries; a delivery's id is its index + 1.
         public var webhooks: [QueuedWebhook] = []
@@ -26,11 +28,15 @@ public final class InMemoryStore: Store {
     /// Rung after each write that queued mail.
     public let mailDoorbell = MailDoorbell()
 
-    /// An empty store.
-    public init() {}
+    private let confined: Bool
 
-    /// One process's memory: nothing on another machine opens it.
-    public var isConfinedToThisMachine: Bool { true }
+    /// An empty store; `confinedToThisMachine` false makes it stand for one several machines
+    /// share (PostgreSQL), for the flows that behave differently on one (the per-IP limit).
+    public init(confinedToThisMachine: Bool = true) { confined = confinedToThisMachine }
+
+    /// One process's memory: nothing on another machine opens it (unless made to stand for a
+    /// shared store).
+    public var isConfinedToThisMachine: Bool { confined }
 
     /// The whole state, for assertions.
     public func snapshot() -> State { state.withLock { $0 } }

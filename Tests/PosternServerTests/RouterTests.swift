@@ -219,16 +219,3 @@ struct ErrorKindStatusTests {
         }
     }
 }
-
-@Suite("Per-IP limit")
-struct IPRateLimiterTests {
-    @Test("the per-IP limit")
-    func ipLimit() throws {
-        let limiter = IPRateLimiter(perMinute: 2)
-        #expect(limiter.take(ip: "1.2.3.4", now: 0) == nil)
-        #expect(limiter.take(ip: "1.2.3.4", now: 0) == nil)
-        #expect(limiter.take(ip: "1.2.3.4", now: 0) == 30)
-        #expect(limiter.take(ip: "5.6.7.8", now: 0) == nil)
-        #expect(limiter.take(ip: "1.2.3.4", now: 30) == nil)
-    }
-}

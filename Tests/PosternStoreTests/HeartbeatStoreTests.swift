@@ -56,15 +56,19 @@ struct HeartbeatStoreTests {
         #expect(reclaimed == ReclaimedClaims(messages: 2, webhooks: 1, owners: 1))
         let messages = try store.read { try $0.outboxMessages(state: nil, limit: 10) }.sorted { $0.id < $1.id }
         #expect(messages.map(\.state) == [.sent, .claimed, .claimed, .claimed, .queued, .queued])
-        #expect(messages.map(\.nextAttemptAt) == [250, 110, 110, 250, 100, 100])
+        // Due again from when they were queued (100), not from the reclaim (110).
+        #expect(messages.map(\.nextAttemptAt) == [250, 100, 100, 250, 100, 100])
         #expect(messages[1].attempts == 1)
         let webhooks = try store.read { try $0.webhookDeliveries(state: .claimed, limit: 10) }.sorted { $0.id < $1.id }
-        #expect(webhooks.map(\.nextAttemptAt) == [110, 250])
+        #expect(webhooks.map(\.nextAttemptAt) == [100, 250])
         #expect(try store.read { try $0.daemonHeartbeats() }.map(\.owner) == ["box:1:55"])
 
         // They are expired leases now: the next claim of a live worker takes them, the attempt
         // counted before kept, the one that may have been in flight made again.
-        let taken = try store.write { try $0.claimDue(owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 10) }
+        // First, before the mail queued as long ago as they were (ids 4 and 5 wait behind them).
+        let first = try store.write { try $0.claimDue(owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 2) }
+        #expect(first.map(\.message.id) == [ids[1], ids[2]])
+        let taken = try first + store.write { try $0.claimDue(owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 10) }
         #expect(Set(taken.map(\.message.id)) == Set([ids[1], ids[2], ids[4], ids[5]]))
         #expect(try store.write { try $0.markSent(id: ids[1], owner: "box:1:5:0", now: 111, reply: "250") } == false)
         let takenHooks = try store.write {

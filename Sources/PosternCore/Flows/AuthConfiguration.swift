@@ -11,6 +11,8 @@ public struct AuthConfiguration: Sendable {
     public var ttlRecoverEmail: Int64 = 7 * 86_400
     public var mailInterval: Int64 = 60
     public var mailPerHour: Int64 = 5
+    /// Most public requests one client IP makes a minute, across every daemon (0: no limit).
+    public var ipPerMinute: Int64 = 0
     /// Lifetime of an ID token.
     public var idTokenLifetime: Int64 = 3600
     /// Lifetime of a refresh token.
@@ -45,6 +47,7 @@ public struct AuthConfiguration: Sendable {
         ttlVerifyEmail = settings.ttlVerifyEmail
         mailInterval = settings.mailInterval
         mailPerHour = settings.mailPerHour
+        ipPerMinute = settings.ipPerMinute
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
         bounceAddress = settings.bounceAddress

@@ -20,6 +20,7 @@ public final class AuthService: Sendable {
     let composer: MailComposer
     let operators: OperatorTools
     let bounces: BounceIntake
+    let clients: ClientLimit
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
 
@@ -39,7 +40,15 @@ public final class AuthService: Sendable {
         composer = MailComposer(context: context, ledger: ledger)
         operators = OperatorTools(context: context, ledger: ledger)
         bounces = BounceIntake(context: context)
+        clients = ClientLimit(context: context, perMinute: config.ipPerMinute)
     }
+
+    // MARK: the per-client limit (ClientLimit)
+
+    /// Counts one public request of the client at `ip` against `--ip-per-minute`, in the store
+    /// every daemon shares.
+    /// - Throws: `tooManyAttempts` past the limit; `unavailable` when the store cannot count.
+    public func admitClient(ip: String) throws(AuthError) { try clients.admit(ip: ip) }
 
     // MARK: email link (EmailLinkFlow)
 

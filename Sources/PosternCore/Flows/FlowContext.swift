@@ -38,10 +38,14 @@ final class FlowContext: Sendable {
 
     // MARK: transactions
 
-    /// Runs `body` in a write transaction, mapping store failures to 503 and keeping `AuthError`s.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws(AuthError) -> T {
+    /// Runs `body` in a write transaction, mapping store failures to 503 and keeping `AuthError`s;
+    /// `syncingLater`: with `Store.writeSyncingLater` (a counter whose last moment may be lost
+    /// with the machine, never a code or a token).
+    func write<T: Sendable>(
+        syncingLater: Bool = false, _ body: @escaping @Sendable (any StoreWriter) throws -> T
+    ) throws(AuthError) -> T {
         do {
-            return try store.write(body)
+            return try syncingLater ? store.writeSyncingLater(body) : store.write(body)
         } catch let error as AuthError {
             throw error
         } catch let error as StoreError {

@@ -21,3 +21,36 @@ public enum RateLimitPolicy {
         return wait > 0 ? wait : nil
     }
 }
+
+/// The per-client-IP limit (`--ip-per-minute`) as a generic cell rate algorithm: one number per
+/// client, the theoretical arrival time (`tat`, milliseconds), so that a check is one atomic
+/// upsert of one row in the database every daemon shares. `perMinute` requests a minute, in a
+/// burst of up to `perMinute` after a quiet minute — the token bucket the daemon kept in memory,
+/// in one column.
+///
+/// A request at `now` is allowed when `max(tat, now) + step <= now + window` (`step`: 60,000 /
+/// perMinute ms; `window`: 60,000 ms), and then moves `tat` to `max(tat, now) + step`; a refused
+/// request leaves it. A row whose `tat` is at or before now says nothing (a full bucket) and may
+/// be deleted.
+public enum ClientRatePolicy {
+    /// The window the limit counts in, in milliseconds.
+    public static let window: Int64 = 60_000
+
+    /// Milliseconds one request uses up of the window.
+    public static func step(perMinute: Int64) -> Int64 { max(1, window / max(1, perMinute)) }
+
+    /// The decision for a request at `now` (ms) against the stored `tat` (nil: no row): the new
+    /// `tat` when allowed, else the whole seconds to wait.
+    public static func decide(tat: Int64?, now: Int64, perMinute: Int64) -> (tat: Int64?, retryAfter: Int64?) {
+        let step = step(perMinute: perMinute)
+        let start = max(tat ?? now, now)
+        if start + step <= now + window { return (start + step, nil) }
+        return (nil, retryAfter(tat: start, now: now, perMinute: perMinute))
+    }
+
+    /// Whole seconds (at least 1) until a refused client's next request fits, from its `tat`.
+    public static func retryAfter(tat: Int64, now: Int64, perMinute: Int64) -> Int64 {
+        let millis = tat + step(perMinute: perMinute) - now - window
+        return max(1, (millis + 999) / 1000)
+    }
+}

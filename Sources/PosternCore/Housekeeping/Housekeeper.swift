@@ -87,6 +87,8 @@ public struct Housekeeper: Sendable {
         case .rateEvents: try tx.pruneRateEvents(atOrBefore: horizon, limit: limit)
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
         case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
+        // The bucket's time is in milliseconds: full at or before the horizon's second.
+        case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1000, limit: limit)
         }
     }
 }

@@ -15,6 +15,8 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case guessBudgets = "guess_budgets"
     /// Delivered and abandoned webhook deliveries, after the outbox's retention.
     case webhookDeliveries = "webhook_deliveries"
+    /// Per-client-IP limits that are full again (``ClientRatePolicy``: the row says nothing then).
+    case clientRate = "client_rate"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -57,7 +59,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// The newest time of a row of `rows` that may be deleted at `now`: rows at or before it go.
     public func horizon(for rows: ExpiringRows, now: Int64) -> Int64 {
         switch rows {
-        case .consumedCodes, .refreshTokens: now
+        case .consumedCodes, .refreshTokens, .clientRate: now
         case .actionRequests: now - actionRequestGrace
         case .outbox, .webhookDeliveries: now - outboxRetention
         case .rateEvents: now - rateWindow

@@ -10,6 +10,9 @@ public struct Settings: Sendable, Equatable {
     public var masterKeyFile: String?
     /// Most connections the PostgreSQL store's pool opens (unused with SQLite).
     public var pgConnections: Int64 = 8
+    /// No LISTEN/NOTIFY between daemons on PostgreSQL: each finds the others' mail by polling
+    /// (for a pooler in transaction mode, which cannot hold a LISTEN).
+    public var pgPollOnly = false
     public var smtpURL: String?
     public var smtpCAFile: String?
     public var smtpPasswordFile: String?
@@ -150,6 +153,7 @@ public struct Settings: Sendable, Equatable {
             guard !v.isEmpty else { throw SettingsError("must not be empty") }
             s.masterKeyFile = v
         },
+        boolean("pg-poll-only", "POSTERN_PG_POLL_ONLY", "on PostgreSQL, find mail other daemons queued by polling every second only, without LISTEN/NOTIFY and its one extra connection (for PgBouncer and other poolers in transaction mode; default off)") { s, v in s.pgPollOnly = v },
         number("pg-connections", "POSTERN_PG_CONNECTIONS", "most connections to PostgreSQL this daemon opens (default 8; unused with SQLite)", minimum: 1, maximum: 1000) { s, v in s.pgConnections = v },
         text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25, file:DIR, or https://… for an HTTP mail provider: a signed JSON POST per message, see --mail-http-secret-file (default: file:./mail-out)") { s, v throws(SettingsError) in
             let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:", "https://", "http://"]
@@ -258,7 +262,7 @@ public struct Settings: Sendable, Equatable {
     ]
 
     /// Flags that take no value on the command line (`--trust-proxy` means true).
-    public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail"]
+    public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail", "pg-poll-only"]
 
     private static func boolean(
         _ flag: String, _ environment: String, _ help: String, _ apply: @escaping @Sendable (inout Settings, Bool) -> Void

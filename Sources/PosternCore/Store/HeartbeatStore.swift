@@ -15,6 +15,8 @@ public protocol HeartbeatWriter: HeartbeatReader {
     /// since it was judged, nor removed): removes the row and ends, at `now`, the leases of the
     /// outbox messages and webhook deliveries it holds (``DaemonHeartbeat/ownsLease(_:)``) that
     /// had not ended yet — their state, attempts and owner unchanged, so they are what an expired
-    /// lease is and the next claim takes them. Counts nothing when the row changed.
+    /// lease is and the next claim takes them; each due again from its `createdAt`, so that the
+    /// claims (ordered by due time) take them before mail queued since (the dead daemon's claims
+    /// are the oldest mail, and must not wait behind a backlog). Counts nothing when the row changed.
     func reclaimClaims(of dead: DaemonHeartbeat, now: Int64) throws -> ReclaimedClaims
 }

@@ -129,6 +129,15 @@ public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, Heartbeat
     /// returns how many.
     func pruneRateEvents(atOrBefore horizon: Int64, limit: Int) throws -> Int
 
+    /// Counts one request of a client (an opaque `bucket`, never an IP address in the clear)
+    /// against `perMinute` (``ClientRatePolicy``) at `nowMillis`: nil when allowed, else the
+    /// seconds until one would be. One atomic upsert of one row, so every daemon on the database
+    /// shares one limit per client and concurrent checks never serialize on a snapshot.
+    func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64?
+    /// Forgets at most `limit` client buckets that are full again at `nowMillis` (their `tat` at
+    /// or before it: the row says nothing more than a missing one); returns how many.
+    func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int
+
     /// Replaces the failed guesses counted against `bucket`; nil clears them.
     func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws
     /// Forgets at most `limit` guess budgets whose last failure is at or before `horizon`; returns

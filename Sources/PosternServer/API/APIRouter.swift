@@ -10,8 +10,6 @@ public final class APIRouter: Sendable {
     let metrics: HTTPMetrics
     let table: RouteTable
     let clientAddresses: ClientAddressPolicy
-    /// The per-IP limit of the public endpoints (`--ip-per-minute`): an HTTP concern, kept here.
-    let ipLimiter: IPRateLimiter
     /// The requests waiting for an approval (`POST /v1/email-link/wait`).
     let waits = ApprovalWaits()
 
@@ -20,7 +18,6 @@ public final class APIRouter: Sendable {
     public init(runtime: ServerContext, clientAddresses: ClientAddressPolicy) {
         self.runtime = runtime
         self.clientAddresses = clientAddresses
-        ipLimiter = IPRateLimiter(perMinute: runtime.settings.ipPerMinute)
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + ActionPages(runtime: runtime).routes()
@@ -87,12 +84,11 @@ public final class APIRouter: Sendable {
                     throw AuthError.adminTokenWrong
                 }
             }
-            // The per-IP limit, once, for every public request that can change state or check a
-            // credential (GET and HEAD only look).
+            // The per-IP limit (`--ip-per-minute`, counted in the store every daemon shares),
+            // once, for every public request that can change state or check a credential (GET
+            // and HEAD only look).
             if route.access == .public, request.method != "GET", request.method != "HEAD" {
-                if let wait = ipLimiter.take(ip: clientIP, now: Date().timeIntervalSince1970) {
-                    throw AuthError.tooManyAttempts(retryAfter: wait)
-                }
+                try runtime.service.admitClient(ip: clientIP)
             }
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {

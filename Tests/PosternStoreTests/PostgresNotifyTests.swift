@@ -1,0 +1,180 @@
+import Foundation
+import PosternCore
+@testable import PosternPostgres
+import PosternSQL
+import Synchronization
+import Testing
+
+/// LISTEN/NOTIFY between daemons (PostgresMailChannel): two stores on one schema are two daemons.
+@Suite("PostgreSQL wake-ups between daemons", .enabled(if: StoreKind.available.contains(.postgres)))
+struct PostgresNotifyTests {
+    /// Counts the rings of a doorbell, with when the last came.
+    final class Rings: Sendable {
+        private let times = Mutex<[UInt64]>([])
+        init(_ doorbell: MailDoorbell) { doorbell.listen { [self] in times.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) } } }
+        var count: Int { times.withLock { $0.count } }
+        /// Waits until there are more than `count` rings; the seconds from `since` to the next, or nil.
+        func next(after count: Int, since: UInt64, timeout: Double = 3) -> Double? {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if let time = times.withLock({ $0.count > count ? $0[count] : nil }) { return Double(time - since) / 1e9 }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+            return nil
+        }
+    }
+
+    static let recipient = EmailAddress.restored(localPart: "notify", domain: "example.com")
+
+    func enqueue(_ store: PostgresStore, _ tag: String) throws {
+        _ = try store.write { try $0.enqueue(.signIn(requestID: tag), recipient: Self.recipient, now: 100, giveUpAt: 10_000) }
+    }
+
+    func waitUntil(_ what: String, timeout: Double = 5, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw StoreError.unavailable("timed out waiting for \(what)") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    func terminate(_ database: TestDatabase, _ pid: Int32) throws -> Bool {
+        try database.withSQL { try $0.first("SELECT pg_terminate_backend(?)", [.integer(Int64(pid))]) { $0.integer(0) } } == 1
+    }
+
+    @Test("mail queued by daemon A wakes daemon B within a fraction of the 1 s poll; A hears no echo of its own")
+    func wakesTheOtherDaemon() throws {
+        let database = try StoreKind.postgres.database()
+        let a = try #require(try database.open() as? PostgresStore)
+        let b = try #require(try database.open() as? PostgresStore)
+        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        let ringsA = Rings(a.mailDoorbell), ringsB = Rings(b.mailDoorbell)
+        var latencies: [Double] = []
+        for round in 0..<10 {
+            // Past the 50 ms throttle of the previous round's NOTIFY: the latency of one alone.
+            Thread.sleep(forTimeInterval: 0.06)
+            let start = DispatchTime.now().uptimeNanoseconds
+            try enqueue(a, "r\(round)")
+            latencies.append(try #require(ringsB.next(after: round, since: start), "round \(round): B never woke"))
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        latencies.sort()
+        print("PostgreSQL wake-up A → B: median \(Int(latencies[5] * 1000)) ms, worst \(Int(latencies[9] * 1000)) ms")
+        #expect(latencies[9] < 0.3, "\(latencies)")
+        // A rang once per commit (its own), B once per announcement; nothing bounced back.
+        #expect(ringsA.count == 10 && ringsB.count == 10)
+        #expect(a.notificationState.heard == 0 && b.notificationState.sent == 0)
+        // Ten commits 50 ms apart or more: each its own NOTIFY.
+        #expect(a.notificationState.sent == 10)
+    }
+
+    @Test("commits in a burst share NOTIFYs (at most one each 50 ms)")
+    func throttled() throws {
+        let database = try StoreKind.postgres.database()
+        let a = try #require(try database.open() as? PostgresStore)
+        let b = try #require(try database.open() as? PostgresStore)
+        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        let ringsB = Rings(b.mailDoorbell)
+        let start = Date()
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for index in 0..<25 { try? enqueue(a, "t\(thread)-\(index)") }
+        }
+        let seconds = Date().timeIntervalSince(start)
+        try waitUntil("B's last wake-up") { ringsB.count >= 1 && a.notificationState.sent == b.notificationState.heard }
+        let sent = a.notificationState.sent
+        print("100 commits in \(Int(seconds * 1000)) ms: \(sent) NOTIFYs")
+        #expect(sent >= 1 && sent <= Int(seconds / 0.05) + 2, "\(sent) NOTIFYs in \(seconds) s")
+        #expect(sent < 100)
+    }
+
+    @Test("after pg_terminate_backend of either LISTEN connection, it listens again, and mail still wakes the other")
+    func listensAgainAfterTheConnectionDrops() throws {
+        let database = try StoreKind.postgres.database()
+        let a = try #require(try database.open() as? PostgresStore)
+        let b = try #require(try database.open() as? PostgresStore)
+        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        let ringsB = Rings(b.mailDoorbell)
+
+        // B's LISTEN connection ends: B connects again, LISTENs, rings once (it may have missed
+        // something), and hears A's next mail at once.
+        #expect(try terminate(database, b.notificationState.backendPID))
+        try waitUntil("B to listen again") { b.notificationState.listens == 2 }
+        #expect(ringsB.next(after: 0, since: 0, timeout: 1) != nil, "the catch-up ring after listening again")
+        let start = DispatchTime.now().uptimeNanoseconds
+        try enqueue(a, "after-b")
+        let latency = try #require(ringsB.next(after: 1, since: start))
+        #expect(latency < 0.3)
+
+        // A's ends: the NOTIFY of the mail A queues now fails; A connects again and sends it.
+        #expect(try terminate(database, a.notificationState.backendPID))
+        Thread.sleep(forTimeInterval: 0.05)
+        try enqueue(a, "after-a")
+        #expect(ringsB.next(after: 2, since: 0, timeout: 5) != nil, "B never heard the mail A queued while its LISTEN was down")
+        #expect(a.notificationState.listens == 2)
+    }
+
+    @Test("--pg-poll-only: no LISTEN connection, and another daemon's mail rings nothing (the workers poll)")
+    func pollOnly() throws {
+        let database = try StoreKind.postgres.database()
+        let a = try #require(try database.open() as? PostgresStore)
+        let b = try PostgresStore(connectionString: database.location, notifications: false)
+        try waitUntil("A's LISTEN") { a.notificationState.listens == 1 }
+        let ringsB = Rings(b.mailDoorbell)
+        try enqueue(a, "poll")
+        #expect(ringsB.next(after: 0, since: 0, timeout: 0.5) == nil)
+        #expect(b.notificationState.listens == 0 && b.notificationState.backendPID == 0)
+        // B's own commits still ring its own doorbell, and A hears nothing from B.
+        try enqueue(b, "own")
+        #expect(ringsB.count == 1)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(a.notificationState.heard == 0)
+    }
+}
+
+/// The transaction's first statement carries its BEGIN (libpq's pipeline mode).
+@Suite("PostgreSQL round trips", .enabled(if: StoreKind.available.contains(.postgres)))
+struct PostgresRoundTripTests {
+    func session(_ connection: PostgresConnection, syncingLater: Bool = false) -> PostgresSession {
+        PostgresSession(connection, isolation: .serializable, syncingLater: syncingLater)
+    }
+
+    @Test("a transaction of 2 statements is 3 round trips (BEGIN rides with the first), SET LOCAL too; a failure in the pipeline is typed and leaves the connection usable")
+    func beginRidesWithTheFirstStatement() throws {
+        let location = try TestPostgres.newSchema()
+        _ = try PostgresStore(connectionString: location, notifications: false)
+        let connection = try PostgresConnection(#require(PostgresConnectionString(location)))
+        let insert = "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?)"
+        let select = "SELECT failures FROM guess_budgets WHERE bucket = ?"
+        // Prepared once (a round trip each), then counted.
+        let warm = session(connection)
+        try warm.execute(insert, [.blob([0]), .integer(1), .integer(1)])
+        try warm.query(select, [.blob([0])]) { _ in }
+        try warm.commit()
+        let before = connection.roundTrips
+        let counted = session(connection)
+        try counted.execute(insert, [.blob([1]), .integer(2), .integer(1)])
+        var read: Int64 = 0
+        try counted.query(select, [.blob([1])]) { read = $0.integer(0) }
+        try counted.commit()
+        #expect(read == 2)
+        #expect(connection.roundTrips - before == 3)
+
+        let later = session(connection, syncingLater: true)
+        let beforeLater = connection.roundTrips
+        try later.execute(insert, [.blob([2]), .integer(3), .integer(1)])
+        try later.commit()
+        #expect(connection.roundTrips - beforeLater == 2)
+
+        // A duplicate key in the first statement: the typed error, the transaction rolled back,
+        // the connection still good for the next.
+        let failing = session(connection)
+        #expect(throws: PostgresError.self) { try failing.execute(insert, [.blob([1]), .integer(9), .integer(1)]) }
+        #expect(failing.failure?.sqlState == "23505")
+        failing.rollback()
+        #expect(connection.isUsable)
+        let next = session(connection)
+        try next.query(select, [.blob([1])]) { read = $0.integer(0) }
+        try next.commit()
+        #expect(read == 2)
+    }
+}
