@@ -155,6 +155,19 @@ enum PostgresSchema {
             beat_at BIGINT NOT NULL
         );
         """,
+        // 6: SQLite's 9, the webhook endpoints an operator added, and each delivery's endpoint.
+        """
+        CREATE TABLE webhook_endpoints (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            sealed_secret BYTEA NOT NULL,
+            sealed_previous BYTEA,
+            previous_until BIGINT,
+            created_at BIGINT NOT NULL
+        );
+        ALTER TABLE webhook_deliveries ADD COLUMN endpoint_id TEXT;
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

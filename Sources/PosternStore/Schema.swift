@@ -144,6 +144,21 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 9: webhook endpoints an operator added (`postern webhooks add`): URL, event filter (`*`
+        // or a comma list of types), the signing secret sealed under the master key and, after a
+        // rotation, the previous one until `previous_until`; each delivery names its endpoint.
+        """
+        CREATE TABLE webhook_endpoints (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            sealed_secret BLOB NOT NULL,
+            sealed_previous BLOB,
+            previous_until INTEGER,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        ALTER TABLE webhook_deliveries ADD COLUMN endpoint_id TEXT;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

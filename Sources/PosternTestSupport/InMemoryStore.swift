@@ -18,6 +18,7 @@ public final class InMemoryStore: Store {
         public var webhooks: [QueuedWebhook] = []
         /// Endpoints a 410 disabled, with the reason.
         public var disabledEndpoints: [String: String] = [:]
+        public var webhookEndpoints: [WebhookEndpointRecord] = []
         /// Daemons' heartbeats, by owner.
         public var heartbeats: [String: DaemonHeartbeat] = [:]
     }

@@ -231,6 +231,15 @@ public final class AuthService: Sendable {
     /// - Throws: `AuthError.unavailable`.
     public func retryOutboxMessage(id: Int64) throws(AuthError) -> Bool { try operators.retryOutboxMessage(id: id) }
 
+    /// Webhook deliveries by state.
+    /// - Throws: `AuthError.unavailable`.
+    public func webhookCounts() throws(AuthError) -> WebhookCounts { try operators.context.read { try $0.webhookCounts() } }
+
+    /// The webhook endpoints: list, add, remove, rotate, test (the CLI and the admin API).
+    public var webhookEndpoints: WebhookEndpointVault {
+        operators.context.keys.vault.webhookEndpoints(configured: operators.context.config.webhooks)
+    }
+
     /// Deletes finished messages older than `olderThan` seconds.
     /// - Throws: `AuthError.unavailable`.
     public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }
