@@ -318,3 +318,15 @@ public struct EmptyBody: Sendable, Hashable, Codable {
         init?(intValue: Int) { nil }
     }
 }
+
+/// `POST /v1/admin/webhooks`: a new endpoint.
+public struct WebhookEndpointRequestBody: Sendable, Hashable, Codable {
+    public var url: String
+    /// Event types (`user.*` for every user event); absent or `["*"]`: every event.
+    public var events: [String]?
+
+    public init(url: String, events: [String]? = nil) {
+        self.url = url
+        self.events = events
+    }
+}

@@ -199,6 +199,41 @@ extension APIRouter {
                 }
                 return .body(200, RetriedMessageBody(id: id))
             },
+            Route(method: "GET", path: "/v1/admin/webhooks", summary: "The webhook endpoints (never their secrets)", access: .admin, status: 200,
+                  contract: .init(answer: .json(WebhookEndpointListBody.self))) { _ throws(AuthError) in
+                .body(200, WebhookEndpointListBody(endpoints: try service.webhookEndpoints.list().map(WebhookEndpointBody.init)))
+            },
+            Route(method: "POST", path: "/v1/admin/webhooks", summary: "Add a webhook endpoint (its secret is answered once)", access: .admin,
+                  status: 201,
+                  contract: .init(request: .json(WebhookEndpointRequestBody.self), answer: .json(WebhookEndpointSecretBody.self),
+                                  errors: [.invalidArgument])) { c throws(AuthError) in
+                let body = try c.body(WebhookEndpointRequestBody.self)
+                let added = try service.webhookEndpoints.add(url: body.url, events: body.events?.joined(separator: ","))
+                return .body(201, WebhookEndpointSecretBody(added))
+            },
+            Route(method: "DELETE", path: "/v1/admin/webhooks/{id}", summary: "Remove a webhook endpoint", access: .admin, status: 204,
+                  contract: .init(answer: .noContent, errors: [.invalidArgument, .notFound],
+                                  pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
+                guard try service.webhookEndpoints.remove(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                return HTTPResponse(status: 204)
+            },
+            Route(method: "POST", path: "/v1/admin/webhooks/{id}/rotate-secret",
+                  summary: "Give a webhook endpoint a new secret (the old one signs beside it for a day)", access: .admin, status: 200,
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(WebhookEndpointSecretBody.self),
+                                  errors: [.invalidArgument, .notFound],
+                                  pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
+                _ = try c.body(EmptyBody.self)
+                guard let rotated = try service.webhookEndpoints.rotate(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                return .body(200, WebhookEndpointSecretBody(rotated))
+            },
+            Route(method: "POST", path: "/v1/admin/webhooks/{id}/test", summary: "Queue a webhook.test event for one endpoint", access: .admin,
+                  status: 202,
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(WebhookTestBody.self), errors: [.notFound],
+                                  pathParameters: ["id": .string("The endpoint's id (`ep_…` or `settings-N`).")])) { c throws(AuthError) in
+                _ = try c.body(EmptyBody.self)
+                guard let id = try service.webhookEndpoints.test(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                return .body(202, WebhookTestBody(webhookId: id))
+            },
         ]
     }
 }

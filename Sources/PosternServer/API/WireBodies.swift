@@ -59,3 +59,19 @@ extension HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: APIJSON.encode(value))
     }
 }
+
+extension WebhookEndpointBody {
+    /// The body of `info` (never a secret).
+    public init(_ info: WebhookEndpointInfo) {
+        self.init(
+            id: info.id, url: info.url, events: info.filter.types ?? ["*"], source: info.source, disabled: info.disabledReason != nil,
+            previousSecretUntil: info.previousSecretUntil.map(UTCTimestamp.iso8601), createdAt: info.createdAt.map(UTCTimestamp.iso8601))
+    }
+}
+
+extension WebhookEndpointSecretBody {
+    /// The body of an add or a rotation: the endpoint and its new secret.
+    public init(_ added: WebhookEndpointSecret) {
+        self.init(endpoint: WebhookEndpointBody(added.endpoint), secret: added.secret)
+    }
+}
