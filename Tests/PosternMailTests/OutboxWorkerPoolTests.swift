@@ -49,7 +49,7 @@ struct OutboxWorkerPoolTests {
         ScriptedTransport.gate.withLock { $0 = true }
     }
 
-    func pool(workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil) -> OutboxWorkerPool {
+    func pool(workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil, events: EventLedger? = nil) -> OutboxWorkerPool {
         let composeMail: OutboxWorkerPool.Compose = compose ?? { message in
             OutgoingMail(
                 storedMessageID: "<\(message.id)@test>", envelope: MailEnvelope(sender: "s@example.com", recipients: [message.recipient.address]),
@@ -58,7 +58,7 @@ struct OutboxWorkerPoolTests {
         return OutboxWorkerPool(
             store: store, transport: { ScriptedTransport() }, compose: composeMail, clock: clock, random: { 0 },
             configuration: .init(workers: workers, policy: DeliveryPolicy(baseDelay: 30, maximumDelay: 60, maximumAge: 3_600, lease: 150),
-                                 batchSize: 8, pollInterval: 0.02, wakeJitter: 0))
+                                 batchSize: 8, pollInterval: 0.02, wakeJitter: 0, events: events))
     }
 
     @discardableResult
@@ -108,6 +108,38 @@ struct OutboxWorkerPoolTests {
         #expect(workers.stop(timeout: 10))
         #expect(ScriptedTransport.delivered.withLock { $0 } == ["later@example.com", "later@example.com"])
         #expect(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first?.attempts == 2)
+    }
+
+    @Test("mail.deferred, mail.sent and mail.failed are queued with the outcome that causes them, the address only in mail.failed")
+    func mailEvents() throws {
+        let hooks = "https://hooks.example/in"
+        ScriptedTransport.scripts.withLock {
+            $0["later@example.com"] = [.transient(reply: "451 busy", connectionFailed: false)]
+            $0["gone@example.com"] = [.permanent(reply: "550 no such user")]
+        }
+        let later = try queue("later@example.com")
+        let gone = try queue("gone@example.com")
+        let workers = pool(workers: 1, events: EventLedger(configuration: WebhookConfiguration(endpoints: [hooks])))
+        workers.start()
+        try eventually("deferred and dead") { try states().sorted { $0.rawValue < $1.rawValue } == [.dead, .retrying] }
+        clock.advance(by: 31)
+        try eventually("sent after the backoff") { try states().contains(.sent) }
+        #expect(workers.stop(timeout: 10))
+        let events = store.snapshot().webhooks
+        #expect(events.allSatisfy { $0.endpoint == hooks })
+        func body(_ type: String) throws -> [String: Any] {
+            let row = try #require(events.first { $0.eventType == type })
+            return try #require(try JSONSerialization.jsonObject(with: Data(row.body.utf8)) as? [String: Any])["data"] as? [String: Any] ?? [:]
+        }
+        #expect(events.map(\.eventType).sorted() == ["mail.deferred", "mail.failed", "mail.sent"])
+        let deferred = try body("mail.deferred")
+        #expect(deferred["messageId"] as? Int64 == later && deferred["attempts"] as? Int == 1 && deferred["retryAt"] is String)
+        #expect(deferred["email"] == nil)
+        let sent = try body("mail.sent")
+        #expect(sent["messageId"] as? Int64 == later && sent["attempts"] as? Int == 2 && sent["email"] == nil)
+        let failed = try body("mail.failed")
+        #expect(failed["messageId"] as? Int64 == gone && failed["email"] as? String == "gone@example.com")
+        #expect(failed["kind"] as? String == "password-changed" && sent["kind"] as? String == "password-changed")
     }
 
     @Test("a permanent failure is dead at once and suppresses the address")
