@@ -236,3 +236,40 @@ extension WebhookTestBody: DocumentedBody {
     }
     public static var example: Self { Self(webhookId: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W") }
 }
+
+extension OutboxAttemptBody: DocumentedBody {
+    public static let schemaName = "OutboxAttempt"
+    public static var schema: JSONSchema {
+        .object("One delivery attempt (the address never appears).", [
+            .required("attemptedAt", .timestamp),
+            .required("durationMs", .integer(minimum: 0)),
+            .required("transport", .string("`smtp://host:port`, `smtps://…`, `smtp+plain://…` or `file`.")),
+            .optional("replyCode", .integer("The server's reply code; absent when there was none (no connection).")),
+            .required("reply", .string("The reply or the local failure; addresses, links and long tokens replaced.", maxLength: 300)),
+            .required("outcome", .oneOf(["sent", "deferred", "failed"])),
+        ])
+    }
+    public static var example: Self {
+        Self(attemptedAt: JSONSchema.Example.timestamp, durationMs: 84, transport: "smtp://mail.example:587", replyCode: 451,
+             reply: "451 4.3.0 try again later", outcome: "deferred")
+    }
+}
+
+extension OutboxMessageDetailBody: DocumentedBody {
+    public static let schemaName = "OutboxMessageDetail"
+    public static var schema: JSONSchema {
+        .object("A message and its delivery log.", [
+            .required("id", .integer()),
+            .optional("message", JSONSchema.body(OutboxMessageBody.self).orNull),
+            .required("attempts", .array(.body(OutboxAttemptBody.self))),
+        ])
+    }
+    public static var example: Self {
+        Self(id: 1, message: .example, attempts: [
+            .example,
+            OutboxAttemptBody(attemptedAt: JSONSchema.Example.timestamp, durationMs: 97, transport: "smtp://mail.example:587",
+                              replyCode: 250, reply: "250 2.0.0 Ok: queued", outcome: "sent"),
+        ])
+    }
+    public static var referencedBodies: [any DocumentedBody.Type] { [OutboxMessageBody.self, OutboxAttemptBody.self] }
+}

@@ -393,3 +393,45 @@ public struct WebhookTestBody: Sendable, Hashable, Codable {
     public var webhookId: String
     public init(webhookId: String) { self.webhookId = webhookId }
 }
+
+/// One attempt of the delivery log (never the address).
+public struct OutboxAttemptBody: Sendable, Hashable, Codable {
+    public var attemptedAt: String
+    public var durationMs: Int64
+    public var transport: String
+    public var replyCode: Int?
+    public var reply: String
+    /// `sent`, `deferred` or `failed`.
+    public var outcome: String
+
+    public init(attemptedAt: String, durationMs: Int64, transport: String, replyCode: Int?, reply: String, outcome: String) {
+        self.attemptedAt = attemptedAt
+        self.durationMs = durationMs
+        self.transport = transport
+        self.replyCode = replyCode
+        self.reply = reply
+        self.outcome = outcome
+    }
+}
+
+/// `GET /v1/admin/outbox/{id}`, `postern outbox show ID --json`: a message and its delivery log.
+public struct OutboxMessageDetailBody: Sendable, Hashable, Codable {
+    public var id: Int64
+    /// The message's metadata; null once housekeeping purged it (its log may stay a little longer).
+    public var message: OutboxMessageBody?
+    /// Every attempt, oldest first.
+    public var attempts: [OutboxAttemptBody]
+
+    public init(id: Int64, message: OutboxMessageBody?, attempts: [OutboxAttemptBody]) {
+        self.id = id
+        self.message = message
+        self.attempts = attempts
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(message, forKey: .message)
+        try c.encode(attempts, forKey: .attempts)
+    }
+}

@@ -177,6 +177,10 @@ public final class PosternRuntime: Sendable {
         }
         let secrets = try Self.webhookSecrets(settings)
         flows = try PosternFlows(settings: settings, clock: clock)
+        let deliveryLogKey: DeliveryLogKey
+        do { deliveryLogKey = try flows.storage.keyVault.deliveryLogKey() } catch {
+            throw .dependency("cannot derive the delivery log's key: \(error)")
+        }
         let service = flows.service
         let renderer = self.renderer
         let sender = self.sender
@@ -190,7 +194,8 @@ public final class PosternRuntime: Sendable {
             },
             clock: clock,
             configuration: OutboxWorkerPool.Configuration(
-                workers: Int(settings.workers), events: EventLedger(configuration: settings.webhookConfiguration)),
+                workers: Int(settings.workers), events: EventLedger(configuration: settings.webhookConfiguration),
+                deliveryLog: DeliveryLog(key: deliveryLogKey, transport: transportConfig.logLabel)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
             housekeeper: flows.storage.housekeeper(settings: settings), logger: Logger(label: "housekeeping", sink: logger.sink))

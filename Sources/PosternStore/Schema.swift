@@ -159,6 +159,24 @@ enum Schema {
         ) WITHOUT ROWID;
         ALTER TABLE webhook_deliveries ADD COLUMN endpoint_id TEXT;
         """,
+        // 10: the delivery log, one row per attempt of an outbox message: when, which transport,
+        // the reply's code and cleaned text, how long; the recipient only as a keyed hash.
+        """
+        CREATE TABLE outbox_attempts (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL,
+            recipient_hash BLOB NOT NULL,
+            attempted_at INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            transport TEXT NOT NULL,
+            reply_code INTEGER,
+            reply TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('sent', 'deferred', 'failed'))
+        );
+        CREATE INDEX outbox_attempts_message ON outbox_attempts(message_id);
+        CREATE INDEX outbox_attempts_recipient ON outbox_attempts(recipient_hash);
+        CREATE INDEX outbox_attempts_time ON outbox_attempts(attempted_at);
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

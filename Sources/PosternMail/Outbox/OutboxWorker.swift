@@ -125,10 +125,20 @@ final class OutboxWorker: @unchecked Sendable {
             switch machine.next(now: clock.unixSeconds(), stopping: signal.isStopping(worker: index)) {
             case .deliver(let id, let mail):
                 let previous = pending
+                let startedAt = clock.unixSeconds()
+                let started = ContinuousClock.now
                 let outcome = deliver(mail) { previous?.wait() ?? true }
+                let took = ContinuousClock.now - started
                 try settle(&pending)
                 guard let record = machine.delivered(outcome, now: clock.unixSeconds(), jitter: random()) else { continue }
-                pending = recorder.submit { writer in try Self.write(record, owner: owner, events: events, in: writer) }
+                let attempt = configuration.deliveryLog?.attempt(
+                    id: id, recipient: record.recipient, startedAt: startedAt,
+                    milliseconds: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000,
+                    outcome: outcome, action: record.action)
+                pending = recorder.submit { writer in
+                    if let attempt { try writer.recordOutboxAttempt(attempt) }
+                    try Self.write(record, owner: owner, events: events, in: writer)
+                }
                 log(record.action, id: id)
             case .release(let releases):
                 try settle(&pending)

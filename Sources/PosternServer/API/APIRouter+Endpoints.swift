@@ -189,6 +189,14 @@ extension APIRouter {
                 let messages = try service.outboxMessages(state: state, limit: 500)
                 return .body(200, OutboxListBody(messages: messages.map(OutboxMessageBody.init)))
             },
+            Route(method: "GET", path: "/v1/admin/outbox/{id}", summary: "A message and its delivery log (every attempt)", access: .admin,
+                  status: 200,
+                  contract: .init(answer: .json(OutboxMessageDetailBody.self), errors: [.invalidArgument, .notFound],
+                                  pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
+                guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
+                guard let found = try service.outboxMessage(id: id) else { throw AuthError.outboxMessageNotFound }
+                return .body(200, OutboxMessageDetailBody(id: id, message: found.message, attempts: found.attempts))
+            },
             Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200,
                   contract: .init(request: .json(EmptyBody.self), answer: .json(RetriedMessageBody.self), errors: [.notDead],
                                   pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in

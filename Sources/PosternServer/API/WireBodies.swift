@@ -75,3 +75,19 @@ extension WebhookEndpointSecretBody {
         self.init(endpoint: WebhookEndpointBody(added.endpoint), secret: added.secret)
     }
 }
+
+extension OutboxAttemptBody {
+    /// The body of one logged attempt.
+    public init(_ a: OutboxAttempt) {
+        self.init(
+            attemptedAt: UTCTimestamp.iso8601(a.attemptedAt), durationMs: a.durationMilliseconds, transport: a.transport,
+            replyCode: a.replyCode, reply: a.reply, outcome: a.outcome.rawValue)
+    }
+}
+
+extension OutboxMessageDetailBody {
+    /// A message (nil once purged) and its log.
+    public init(id: Int64, message: OutboxMessage?, attempts: [OutboxAttempt]) {
+        self.init(id: id, message: message.map(OutboxMessageBody.init), attempts: attempts.map(OutboxAttemptBody.init))
+    }
+}
