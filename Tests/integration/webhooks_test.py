@@ -10,7 +10,10 @@ standardwebhooks.com) under each secret it holds (both of a rotation), and recor
    middle: everything arrives, none lost, each event once by id.
 2. Endpoints added by `postern webhooks add` and `POST /v1/admin/webhooks`, with filters, a
    rotation, a test event, a removal; mail.deferred (a 451), mail.sent and mail.failed (a 550)
-   from a real SMTP server; the secrets shown once and never in the database in the clear.
+   from a real SMTP server; the secrets shown once and never in the database in the clear. And
+   the delivery log (point 2): the message answered 451 then 250 shows both attempts in
+   `postern outbox show` and `GET /v1/admin/outbox/{id}`, `outbox find --email` finds it by the
+   keyed hash, and no row of the log holds an address.
 3. `kill -9` of the daemon while deliveries are in flight: after a restart every event arrives,
    the repeated ones with their webhook-id and body unchanged.
 4. Across the three, every event type Postern has was delivered and verified.
@@ -381,6 +384,44 @@ def test_added_endpoints_filters_rotation_test_event_and_mail_events(work):
         assert deferred and "email" not in deferred[0]["data"]
         sent = [e for e in filtered.of_type("mail.sent") if e["data"]["messageId"] == deferred[0]["data"]["messageId"]]
         assert sent and sent[0]["data"]["attempts"] >= 2, sent
+
+        # The delivery log (issue 15 point 2): the message answered 451, then 250, shows both
+        # attempts, by `postern outbox show` and by the admin API alike.
+        later_id = deferred[0]["data"]["messageId"]
+        code, out, err = daemon.cli("outbox", "show", str(later_id), "--json")
+        assert code == 0, err
+        detail = json.loads(out)
+        attempts = detail["attempts"]
+        assert [a["replyCode"] for a in attempts][-1] == 250 and set(a["replyCode"] for a in attempts[:-1]) == {451}, attempts
+        assert [a["outcome"] for a in attempts] == ["deferred"] * (len(attempts) - 1) + ["sent"]
+        assert all(a["transport"] == f"smtp+plain://127.0.0.1:{smtp_port}" and a["durationMs"] >= 0 for a in attempts)
+        assert attempts[0]["reply"].startswith("451") and attempts[-1]["reply"].startswith("250"), attempts
+        assert attempts[-1]["attemptedAt"] > attempts[0]["attemptedAt"]
+        status, api_detail, _ = daemon.get(f"/v1/admin/outbox/{later_id}", token=ADMIN)
+        assert status == 200 and api_detail == detail, api_detail
+        status, missing, _ = daemon.get("/v1/admin/outbox/999999", token=ADMIN)
+        assert status == 404 and missing["error"]["code"] == "NOT_FOUND"
+        code, text, _ = daemon.cli("outbox", "show", str(later_id))
+        assert code == 0 and "451" in text and "250" in text, text
+        # Found by address (any case), through the keyed hash; the refused one too, 550 cleaned.
+        code, out, err = daemon.cli("outbox", "find", "--email", "LATER@example.com", "--json")
+        assert code == 0 and [m["id"] for m in json.loads(out)["messages"]] == [later_id], (out, err)
+        failed_id = failed["data"]["messageId"]
+        code, out, _ = daemon.cli("outbox", "show", str(failed_id), "--json")
+        (refusal,) = json.loads(out)["attempts"]
+        assert refusal["replyCode"] == 550 and refusal["outcome"] == "failed" and "reject-me" not in refusal["reply"], refusal
+        code, out, _ = daemon.cli("outbox", "find", "--email", "nobody@example.com")
+        assert code == 0 and "no message" in out
+        # The log holds no address in the clear: not in any column of any row.
+        import sqlite3
+        with sqlite3.connect(f"file:{daemon.database}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT * FROM outbox_attempts").fetchall()
+        assert len(rows) >= 3
+        for row in rows:
+            text = " ".join(str(v) for v in row if not isinstance(v, bytes))
+            hashed = b"".join(v for v in row if isinstance(v, bytes))
+            assert len(hashed) == 16 and b"later" not in hashed and b"reject" not in hashed, row
+            assert "@" not in text and "later@" not in text and "reject-me" not in text, row
 
         # A rotation: the new secret signs beside the old (the receiver checks each alone).
         code, out, err = daemon.cli("webhooks", "rotate-secret", api["endpoint"]["id"], "--json")
