@@ -150,7 +150,7 @@ public struct WebhookEndpointVault: Sendable {
     /// - Throws: `AuthError.invalidArgument` for an endpoint of the settings.
     public func remove(id: String) throws(AuthError) -> Bool {
         guard !id.hasPrefix("settings-") else {
-            throw .invalidArgument("an endpoint of --webhook-urls is removed from the settings.")
+            throw AuthError(.notFound, code: .notFound, message: "An endpoint of --webhook-urls is removed from the settings.")
         }
         return try run { try store.write { tx in try tx.deleteWebhookEndpoint(id: id) } }
     }
@@ -160,7 +160,7 @@ public struct WebhookEndpointVault: Sendable {
     /// - Throws: `AuthError.invalidArgument` for an endpoint of the settings.
     public func rotate(id: String) throws(AuthError) -> WebhookEndpointSecret? {
         guard !id.hasPrefix("settings-") else {
-            throw .invalidArgument("an endpoint of --webhook-urls rotates through --webhook-secret-file.")
+            throw AuthError(.notFound, code: .notFound, message: "An endpoint of --webhook-urls rotates through --webhook-secret-file.")
         }
         let (secret, sealed) = try newSecret(id: id)
         let until = clock.unixSeconds() + Self.rotationOverlap

@@ -216,11 +216,12 @@ extension APIRouter {
                   contract: .init(request: .json(WebhookEndpointRequestBody.self), answer: .json(WebhookEndpointSecretBody.self),
                                   errors: [.invalidArgument])) { c throws(AuthError) in
                 let body = try c.body(WebhookEndpointRequestBody.self)
-                let added = try service.webhookEndpoints.add(url: body.url, events: body.events?.joined(separator: ","))
+                let events = body.events.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") }
+                let added = try service.webhookEndpoints.add(url: body.url, events: events)
                 return .body(201, WebhookEndpointSecretBody(added))
             },
             Route(method: "DELETE", path: "/v1/admin/webhooks/{id}", summary: "Remove a webhook endpoint", access: .admin, status: 204,
-                  contract: .init(answer: .noContent, errors: [.invalidArgument, .notFound],
+                  contract: .init(answer: .noContent, errors: [.notFound],
                                   pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
                 guard try service.webhookEndpoints.remove(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
                 return HTTPResponse(status: 204)
@@ -228,7 +229,7 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/admin/webhooks/{id}/rotate-secret",
                   summary: "Give a webhook endpoint a new secret (the old one signs beside it for a day)", access: .admin, status: 200,
                   contract: .init(request: .json(EmptyBody.self), answer: .json(WebhookEndpointSecretBody.self),
-                                  errors: [.invalidArgument, .notFound],
+                                  errors: [.notFound],
                                   pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 guard let rotated = try service.webhookEndpoints.rotate(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
