@@ -86,7 +86,7 @@ let package = Package(
         // they need the test tools scripts/test installs.
         .testTarget(name: "PosternOracleTests", dependencies: ["PosternCore", "PosternCrypto", "PosternMail"], swiftSettings: strict),
         .testTarget(name: "PosternCLITests", dependencies: ["PosternCLI", "PosternCore", "PosternAssembly", "PosternTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore", "PosternTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "PosternServerTests", dependencies: ["PosternServer", "PosternAPI", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(

@@ -225,3 +225,18 @@ extension EmptyBody: DocumentedBody {
     public static var schema: JSONSchema { .object("Nothing; any object (or no body) is accepted.", []) }
     public static var example: Self { Self() }
 }
+
+extension WebhookEndpointRequestBody: DocumentedBody {
+    public static let schemaName = "WebhookEndpointRequest"
+    public static var schema: JSONSchema {
+        .object("A new webhook endpoint; its secret is made by Postern and answered once.", [
+            .required("url", .string(
+                "An http or https URL, no user or password in it.", format: "uri",
+                pattern: #"^https?://[^/@?#\s\u007f]{2,}([/?#][^\s\u007f]*)?$"#, maxLength: 2000)),
+            .optional("events", .array(.oneOf(
+                ["*", "user.*", "session.*", "mail.*"] + WebhookEndpointRequestBody.eventTypes,
+                "An event type, `user.*` for every user event, or `*`. Absent or empty: every event."))),
+        ])
+    }
+    public static var example: Self { Self(url: "https://app.example/hooks/postern", events: ["user.*", "mail.failed"]) }
+}

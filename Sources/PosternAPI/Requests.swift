@@ -318,3 +318,24 @@ public struct EmptyBody: Sendable, Hashable, Codable {
         init?(intValue: Int) { nil }
     }
 }
+
+/// `POST /v1/admin/webhooks`: a new endpoint.
+public struct WebhookEndpointRequestBody: Sendable, Hashable, Codable {
+    /// The event types a filter may name (the core's `WebhookEvent.types`, restated for the
+    /// schema: ContractTests check they agree).
+    public static let eventTypes = [
+        "user.created", "user.signed_in", "user.anonymous_upgraded", "user.migrated", "user.email_changed",
+        "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
+        "user.email_verified", "user.email_recovered", "user.profile_updated", "user.disabled", "session.revoked",
+        "mail.sent", "mail.deferred", "mail.failed", "webhook.test",
+    ]
+
+    public var url: String
+    /// Event types (`user.*` for every user event); absent or `["*"]`: every event.
+    public var events: [String]?
+
+    public init(url: String, events: [String]? = nil) {
+        self.url = url
+        self.events = events
+    }
+}

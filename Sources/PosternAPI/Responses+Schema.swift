@@ -228,3 +228,89 @@ extension OutboxMessageBody {
         return copy
     }
 }
+extension WebhookEndpointBody: DocumentedBody {
+    public static let schemaName = "WebhookEndpoint"
+    public static var schema: JSONSchema {
+        .object("A webhook endpoint (never its secret).", [
+            .required("id", .string("`ep_…` for an added endpoint, `settings-N` for the N-th of --webhook-urls.")),
+            .required("url", .string("Where the events are POSTed.")),
+            .required("events", .array(.string("An event type, or `*` for every one."))),
+            .required("source", .oneOf(["api", "settings"])),
+            .required("disabled", .boolean("A 410 Gone disabled it; adding the URL again enables it.")),
+            .optional("previousSecretUntil", .timestamp),
+            .optional("createdAt", .timestamp),
+        ])
+    }
+    public static var example: Self {
+        Self(id: "ep_Q2xpY2tMaW5r", url: "https://app.example/hooks/postern", events: ["user.created", "mail.failed"], source: "api",
+             disabled: false, previousSecretUntil: nil, createdAt: JSONSchema.Example.timestamp)
+    }
+}
+
+extension WebhookEndpointListBody: DocumentedBody {
+    public static let schemaName = "WebhookEndpointList"
+    public static var schema: JSONSchema {
+        .object("The endpoints of --webhook-urls first, then the added ones, oldest first.", [
+            .required("endpoints", .array(.body(WebhookEndpointBody.self))),
+        ])
+    }
+    public static var example: Self { Self(endpoints: [.example]) }
+    public static var referencedBodies: [any DocumentedBody.Type] { [WebhookEndpointBody.self] }
+}
+
+extension WebhookEndpointSecretBody: DocumentedBody {
+    public static let schemaName = "WebhookEndpointSecret"
+    public static var schema: JSONSchema {
+        .object("The endpoint and its new signing secret, shown this once (stored only sealed).", [
+            .required("endpoint", .body(WebhookEndpointBody.self)),
+            .required("secret", .string("`whsec_` and the key in base64, for a Standard Webhooks library.")),
+        ])
+    }
+    public static var example: Self { Self(endpoint: .example, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") }
+    public static var referencedBodies: [any DocumentedBody.Type] { [WebhookEndpointBody.self] }
+}
+
+extension WebhookTestBody: DocumentedBody {
+    public static let schemaName = "WebhookTest"
+    public static var schema: JSONSchema {
+        .object("A `webhook.test` event is queued for the endpoint.", [.required("webhookId", .string("The `webhook-id` it carries."))])
+    }
+    public static var example: Self { Self(webhookId: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W") }
+}
+
+extension OutboxAttemptBody: DocumentedBody {
+    public static let schemaName = "OutboxAttempt"
+    public static var schema: JSONSchema {
+        .object("One delivery attempt (the address never appears).", [
+            .required("attemptedAt", .timestamp),
+            .required("durationMs", .integer(minimum: 0)),
+            .required("transport", .string("`smtp://host:port`, `smtps://…`, `smtp+plain://…` or `file`.")),
+            .optional("replyCode", .integer("The server's reply code; absent when there was none (no connection).")),
+            .required("reply", .string("The reply or the local failure; addresses, links and long tokens replaced.", maxLength: 300)),
+            .required("outcome", .oneOf(["sent", "deferred", "failed"])),
+        ])
+    }
+    public static var example: Self {
+        Self(attemptedAt: JSONSchema.Example.timestamp, durationMs: 84, transport: "smtp://mail.example:587", replyCode: 451,
+             reply: "451 4.3.0 try again later", outcome: "deferred")
+    }
+}
+
+extension OutboxMessageDetailBody: DocumentedBody {
+    public static let schemaName = "OutboxMessageDetail"
+    public static var schema: JSONSchema {
+        .object("A message and its delivery log.", [
+            .required("id", .integer()),
+            .optional("message", JSONSchema.body(OutboxMessageBody.self).orNull),
+            .required("attempts", .array(.body(OutboxAttemptBody.self))),
+        ])
+    }
+    public static var example: Self {
+        Self(id: 1, message: .example, attempts: [
+            .example,
+            OutboxAttemptBody(attemptedAt: JSONSchema.Example.timestamp, durationMs: 97, transport: "smtp://mail.example:587",
+                              replyCode: 250, reply: "250 2.0.0 Ok: queued", outcome: "sent"),
+        ])
+    }
+    public static var referencedBodies: [any DocumentedBody.Type] { [OutboxMessageBody.self, OutboxAttemptBody.self] }
+}

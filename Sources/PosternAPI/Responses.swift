@@ -389,3 +389,98 @@ public enum PasswordRule: String, Sendable, Hashable, Codable, CaseIterable {
     /// The address itself, or its part before the @.
     case isTheAddress
 }
+
+/// A webhook endpoint as operators see it (never its secret): `GET /v1/admin/webhooks`,
+/// `postern webhooks list --json`.
+public struct WebhookEndpointBody: Sendable, Hashable, Codable {
+    /// `ep_…` for an added endpoint, `settings-N` for the N-th of `--webhook-urls`.
+    public var id: String
+    public var url: String
+    /// `["*"]` for every event, else the event types.
+    public var events: [String]
+    /// `api` (added by the CLI or the admin API) or `settings`.
+    public var source: String
+    /// Disabled by a 410 Gone: nothing is sent until it is added again.
+    public var disabled: Bool
+    /// Until when the secret a rotation replaced still signs beside the new one.
+    public var previousSecretUntil: String?
+    public var createdAt: String?
+
+    public init(
+        id: String, url: String, events: [String], source: String, disabled: Bool, previousSecretUntil: String?, createdAt: String?
+    ) {
+        self.id = id
+        self.url = url
+        self.events = events
+        self.source = source
+        self.disabled = disabled
+        self.previousSecretUntil = previousSecretUntil
+        self.createdAt = createdAt
+    }
+}
+
+/// Every webhook endpoint.
+public struct WebhookEndpointListBody: Sendable, Hashable, Codable {
+    public var endpoints: [WebhookEndpointBody]
+    public init(endpoints: [WebhookEndpointBody]) { self.endpoints = endpoints }
+}
+
+/// An endpoint just added or given a new secret, and that secret: shown this once.
+public struct WebhookEndpointSecretBody: Sendable, Hashable, Codable {
+    public var endpoint: WebhookEndpointBody
+    /// `whsec_…`, for the receiver's Standard Webhooks library.
+    public var secret: String
+    public init(endpoint: WebhookEndpointBody, secret: String) {
+        self.endpoint = endpoint
+        self.secret = secret
+    }
+}
+
+/// A queued `webhook.test` event.
+public struct WebhookTestBody: Sendable, Hashable, Codable {
+    /// The `webhook-id` the receiver will see.
+    public var webhookId: String
+    public init(webhookId: String) { self.webhookId = webhookId }
+}
+
+/// One attempt of the delivery log (never the address).
+public struct OutboxAttemptBody: Sendable, Hashable, Codable {
+    public var attemptedAt: String
+    public var durationMs: Int64
+    public var transport: String
+    public var replyCode: Int?
+    public var reply: String
+    /// `sent`, `deferred` or `failed`.
+    public var outcome: String
+
+    public init(attemptedAt: String, durationMs: Int64, transport: String, replyCode: Int?, reply: String, outcome: String) {
+        self.attemptedAt = attemptedAt
+        self.durationMs = durationMs
+        self.transport = transport
+        self.replyCode = replyCode
+        self.reply = reply
+        self.outcome = outcome
+    }
+}
+
+/// `GET /v1/admin/outbox/{id}`, `postern outbox show ID --json`: a message and its delivery log.
+public struct OutboxMessageDetailBody: Sendable, Hashable, Codable {
+    public var id: Int64
+    /// The message's metadata; null once housekeeping purged it (its log may stay a little longer).
+    public var message: OutboxMessageBody?
+    /// Every attempt, oldest first.
+    public var attempts: [OutboxAttemptBody]
+
+    public init(id: Int64, message: OutboxMessageBody?, attempts: [OutboxAttemptBody]) {
+        self.id = id
+        self.message = message
+        self.attempts = attempts
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(message, forKey: .message)
+        try c.encode(attempts, forKey: .attempts)
+    }
+}

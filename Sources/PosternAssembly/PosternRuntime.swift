@@ -138,9 +138,12 @@ public final class PosternRuntime: Sendable {
     public let pages: PageRenderer
     /// Deletes what has expired, every minute, once started (`postern serve` starts it).
     public let housekeeping: HousekeepingLoop
-    /// Delivers the queued webhook events once started (`postern serve` starts it); nil when no
-    /// `--webhook-urls` are set.
+    /// Delivers the queued webhook events once started (`postern serve` starts it): to the
+    /// `--webhook-urls` and to the endpoints added by `postern webhooks add`, which may come at
+    /// any time, so it always runs.
     public let webhooks: WebhookWorker?
+    /// The webhook worker's attempts, for `/metrics`.
+    public let webhookMetrics = WebhookMetrics()
     /// The claims the outbox's and the webhooks' heartbeats took back from dead daemons.
     public let reclaims = ReclaimMetrics()
 
@@ -176,6 +179,10 @@ public final class PosternRuntime: Sendable {
         }
         let secrets = try Self.webhookSecrets(settings)
         flows = try PosternFlows(settings: settings, clock: clock)
+        let deliveryLogKey: DeliveryLogKey
+        do { deliveryLogKey = try flows.storage.keyVault.deliveryLogKey() } catch {
+            throw .dependency("cannot derive the delivery log's key: \(error)")
+        }
         let service = flows.service
         let renderer = self.renderer
         let sender = self.sender
@@ -188,16 +195,20 @@ public final class PosternRuntime: Sendable {
                     messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
                     envelopeSender: service.bounceEnvelopeSender(messageID: message.id))
             },
-            clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
+            clock: clock,
+            configuration: OutboxWorkerPool.Configuration(
+                workers: Int(settings.workers), events: EventLedger(configuration: settings.webhookConfiguration),
+                deliveryLog: DeliveryLog(key: deliveryLogKey, transport: transportConfig.logLabel)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
             housekeeper: flows.storage.housekeeper(settings: settings), interval: .seconds(settings.housekeepingInterval),
             logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout
-        webhooks = webhookConfiguration.endpoints.isEmpty ? nil : WebhookWorker(
+        webhooks = WebhookWorker(
             store: flows.store, configuration: webhookConfiguration, secrets: secrets,
-            transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock,
+            endpoints: flows.service.webhookEndpoints,
+            transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock, metrics: webhookMetrics,
             logger: Logger(label: "webhooks", sink: logger.sink), reclaims: reclaims)
         logger.info(
             "configured",

@@ -10,10 +10,18 @@ struct OutboxCommand: Subcommand {
     static let abstract = "mail delivery: status, retry dead messages, purge old ones"
     static let usage = """
         Usage: postern outbox status [--json]
+               postern outbox show ID [--json]
+               postern outbox find --email ADDR [--json]
                postern outbox retry ID | --all-dead
                postern outbox purge [--older-than DAYS]   (default 7)
 
         status  counts by state and the latest messages (metadata only: never bodies or links).
+        show    one message and its delivery log: every attempt with its time, transport, the
+                server's reply code and text (addresses, links and tokens replaced) and duration.
+        find    the messages whose delivery log names ADDR, newest first. The log holds only a
+                keyed hash of the normalized address (HMAC under a key derived from the master
+                key), so this needs the master key file, and a copy of the database alone tells
+                nothing.
         retry   queues a dead message again; a running daemon picks it up within a second.
         purge   deletes sent and dead messages finished more than DAYS ago.
 
@@ -25,8 +33,18 @@ struct OutboxCommand: Subcommand {
 
     /// The usage errors, found before anything is opened.
     func validate() throws(CommandFailure) {
-        guard arguments.words.count >= 2, ["status", "retry", "purge"].contains(arguments.words[1]) else {
-            throw CommandFailure(code: .usage, message: "outbox needs status, retry or purge; see postern outbox --help")
+        guard arguments.words.count >= 2, ["status", "show", "find", "retry", "purge"].contains(arguments.words[1]) else {
+            throw CommandFailure(code: .usage, message: "outbox needs status, show, find, retry or purge; see postern outbox --help")
+        }
+        if arguments.words[1] == "show" {
+            guard arguments.words.count == 3, Int64(arguments.words[2]) != nil else {
+                throw CommandFailure(code: .usage, message: "outbox show needs one message ID (a number)")
+            }
+        }
+        if arguments.words[1] == "find" {
+            guard arguments.words.count == 2, let email = arguments.options["email"], !email.isEmpty else {
+                throw CommandFailure(code: .usage, message: "outbox find needs --email ADDR")
+            }
         }
         if arguments.words[1] == "purge" {
             // At most 100 years: days × 86,400 must not overflow.
@@ -55,6 +73,40 @@ struct OutboxCommand: Subcommand {
                 for m in latest {
                     print("\(m.id)\t\(m.state.rawValue)\t\(m.intent.name)\t\(m.recipient.address)\tattempts=\(m.attempts)\t\(m.lastReply ?? "")")
                 }
+            }
+        case "show":
+            let id = Int64(arguments.words[2]) ?? 0
+            guard let found = try flow({ () throws(AuthError) in try service.outboxMessage(id: id) }) else {
+                throw CommandFailure(code: .badInput, message: "no message \(id)")
+            }
+            if arguments.switches.contains("json") {
+                printBody(OutboxMessageDetailBody(id: id, message: found.message, attempts: found.attempts))
+            } else {
+                if let m = found.message {
+                    print("message:   \(m.id) \(m.intent.name) to \(m.recipient.address)")
+                    print("state:     \(m.state.rawValue), attempts=\(m.attempts), created \(isoDate(m.createdAt))\(m.finishedAt.map { ", finished \(isoDate($0))" } ?? "")")
+                } else {
+                    print("message:   \(id) (purged; its log remains)")
+                }
+                print("attempts:  \(found.attempts.count)")
+                for a in found.attempts {
+                    print("  \(isoDate(a.attemptedAt))\t\(a.outcome.rawValue)\t\(a.transport)\t\(a.replyCode.map(String.init) ?? "-")\t\(a.durationMilliseconds) ms\t\(a.reply)")
+                }
+            }
+        case "find":
+            let email = arguments.options["email"] ?? ""
+            let found = try flow { () throws(AuthError) in try service.outboxMessages(email: email) }
+            if arguments.switches.contains("json") {
+                printBody(OutboxListBody(messages: found.compactMap { $0.message.map(OutboxMessageBody.init) }))
+            } else {
+                for (id, m) in found {
+                    if let m {
+                        print("\(m.id)\t\(m.state.rawValue)\t\(m.intent.name)\tattempts=\(m.attempts)\t\(isoDate(m.createdAt))\t\(m.lastReply ?? "")")
+                    } else {
+                        print("\(id)\tpurged")
+                    }
+                }
+                if found.isEmpty { print("no message to that address in the delivery log") }
             }
         case "retry":
             var ids: [Int64] = []

@@ -49,7 +49,8 @@ struct ServeCommand: Subcommand {
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
         let context = ServerContext(
             service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pages: runtime.pages,
-            housekeeping: runtime.housekeeping.housekeeper.metrics, reclaims: runtime.reclaims)
+            housekeeping: runtime.housekeeping.housekeeper.metrics, reclaims: runtime.reclaims,
+            webhooks: runtime.webhookMetrics)
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
         runtime.workers.start()
         runtime.housekeeping.start()

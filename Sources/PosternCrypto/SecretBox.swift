@@ -14,6 +14,13 @@ public struct SecretBox: Sendable {
         self.key = key
     }
 
+    /// A key for another use, derived from the master key: HMAC-SHA256 of `label` under it (32
+    /// bytes). The same label gives the same key; the master key cannot be had back from it.
+    /// - Throws: `CryptoError` when the HMAC cannot be set up.
+    public func derivedKey(label: String) throws(CryptoError) -> [UInt8] {
+        try HMACKey(key: key).authenticate(Array(label.utf8))
+    }
+
     /// Encrypts and authenticates `plaintext`, binding `context` (for example the key id) as
     /// associated data so a sealed value cannot be moved to another row.
     /// - Throws: `CryptoError` when the DRBG or the cipher fails.

@@ -1,3 +1,4 @@
+import Foundation
 import PosternCore
 
 extension SQLStoreTransaction {
@@ -7,7 +8,7 @@ extension SQLStoreTransaction {
     private static func deliveryColumns(_ table: String) -> String {
         [
             "id", "webhook_id", "endpoint", "event_type", "body", "state", "attempts", "next_attempt_at", "created_at",
-            "give_up_at", "finished_at", "last_reply",
+            "give_up_at", "finished_at", "last_reply", "endpoint_id",
         ].map { table + $0 }.joined(separator: ", ")
     }
 
@@ -17,7 +18,7 @@ extension SQLStoreTransaction {
             let state = row.text(5).flatMap(OutboxState.init(rawValue:))
         else { throw StoreError.corrupt("webhook delivery row") }
         return WebhookDelivery(
-            id: row.integer(0), webhookID: webhookID, endpoint: endpoint, eventType: type, body: body, state: state,
+            id: row.integer(0), webhookID: webhookID, endpoint: endpoint, endpointID: row.text(12), eventType: type, body: body, state: state,
             attempts: Int(row.integer(6)), nextAttemptAt: row.integer(7), createdAt: row.integer(8), giveUpAt: row.integer(9),
             finishedAt: row.optionalInteger(10), lastReply: row.text(11))
     }
@@ -40,6 +41,38 @@ extension SQLStoreTransaction {
         return deliveries
     }
 
+    public func disabledWebhookEndpointReasons() throws -> [String: String] {
+        var reasons: [String: String] = [:]
+        try db.query("SELECT endpoint, reason FROM webhook_endpoints_disabled") { row in
+            if let endpoint = row.text(0) { reasons[endpoint] = row.text(1) ?? "" }
+        }
+        return reasons
+    }
+
+    public func webhookEndpoints() throws -> [WebhookEndpointRecord] {
+        var records: [WebhookEndpointRecord] = []
+        try db.query(
+            "SELECT id, url, events, sealed_secret, sealed_previous, previous_until, created_at FROM webhook_endpoints ORDER BY created_at, id"
+        ) { row in
+            guard let id = row.text(0), let url = row.text(1), let events = row.text(2), let sealed = row.blob(3),
+                case let filter = WebhookEventFilter(storedForm: events)
+            else { throw StoreError.corrupt("webhook endpoint row") }
+            records.append(
+                WebhookEndpointRecord(
+                    id: id, url: url, filter: filter, sealedSecret: sealed, sealedPrevious: row.blob(4),
+                    previousUntil: row.optionalInteger(5), createdAt: row.integer(6)))
+        }
+        return records
+    }
+
+    public func webhookCounts() throws -> WebhookCounts {
+        var counts = WebhookCounts()
+        try db.query("SELECT state, count(*) FROM webhook_deliveries GROUP BY state") { row in
+            if let state = row.text(0).flatMap(OutboxState.init(rawValue:)) { counts.byState[state] = Int(row.integer(1)) }
+        }
+        return counts
+    }
+
     public func disabledWebhookEndpoints() throws -> [String] {
         var endpoints: [String] = []
         try db.query("SELECT endpoint FROM webhook_endpoints_disabled ORDER BY endpoint") { row in
@@ -51,20 +84,38 @@ extension SQLStoreTransaction {
     // MARK: changes
 
     public func enqueueWebhook(
-        webhookID: String, eventType: String, body: String, endpoints: [String], now: Int64, giveUpAt: Int64
+        webhookID: String, eventType: String, body: String, endpoints: [WebhookTarget], now: Int64, giveUpAt: Int64,
+        storedFilter: Bool
     ) throws {
         for endpoint in endpoints {
             try db.execute(
                 """
-                INSERT INTO webhook_deliveries (webhook_id, endpoint, event_type, body, state, next_attempt_at, created_at, give_up_at)
-                SELECT ?, ?, ?, ?, 'queued', ?, ?, ?
+                INSERT INTO webhook_deliveries
+                    (webhook_id, endpoint, endpoint_id, event_type, body, state, next_attempt_at, created_at, give_up_at)
+                SELECT ?, ?, ?, ?, ?, 'queued', ?, ?, ?
                 WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled WHERE endpoint = ?)
                 """,
                 [
-                    .text(webhookID), .text(endpoint), .text(eventType), .text(body), .integer(now), .integer(now),
-                    .integer(giveUpAt), .text(endpoint),
+                    .text(webhookID), .text(endpoint.url), endpoint.endpointID.map(SQLValue.text) ?? .null, .text(eventType),
+                    .text(body), .integer(now), .integer(now), .integer(giveUpAt), .text(endpoint.url),
                 ])
         }
+        guard storedFilter else { return }
+        // The stored filter is `*` or a comma list of exact types: matched as `,type,` inside
+        // `,list,` (`_` escaped: it is LIKE's one-character wildcard).
+        let pattern = "%," + eventType.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "_", with: "\\_")
+            .replacingOccurrences(of: "%", with: "\\%") + ",%"
+        try db.execute(
+            """
+            INSERT INTO webhook_deliveries
+                (webhook_id, endpoint, endpoint_id, event_type, body, state, next_attempt_at, created_at, give_up_at)
+            SELECT ?, e.url, e.id, ?, ?, 'queued', ?, ?, ?
+            FROM webhook_endpoints e
+            WHERE (e.events = '*' OR (',' || e.events || ',') LIKE ? ESCAPE '\\')
+                AND NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = e.url)
+            ORDER BY e.created_at, e.id
+            """,
+            [.text(webhookID), .text(eventType), .text(body), .integer(now), .integer(now), .integer(giveUpAt), .text(pattern)])
     }
 
     public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
@@ -78,7 +129,7 @@ extension SQLStoreTransaction {
         var claims: [WebhookClaim] = []
         try db.rowLocked {
             try db.query(sql, args) { row in
-                claims.append(WebhookClaim(delivery: try readDelivery(row), endpointDisabled: row.integer(12) != 0))
+                claims.append(WebhookClaim(delivery: try readDelivery(row), endpointDisabled: row.integer(13) != 0))
             }
         }
         return claims.sorted { ($0.delivery.createdAt, $0.delivery.id) < ($1.delivery.createdAt, $1.delivery.id) }
@@ -128,5 +179,33 @@ extension SQLStoreTransaction {
             table: "webhook_deliveries", key: "id", condition: "(state = 'sent' OR state = 'dead') AND finished_at < ?",
             [.integer(before)], limit: limit,
             from: "(SELECT id, state, finished_at FROM webhook_deliveries ORDER BY id LIMIT \(Self.purgeWindow)) AS oldest")
+    }
+
+    public func insertWebhookEndpoint(_ record: WebhookEndpointRecord) throws {
+        try db.execute(
+            """
+            INSERT INTO webhook_endpoints (id, url, events, sealed_secret, sealed_previous, previous_until, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(record.id), .text(record.url), .text(record.filter.description), .blob(record.sealedSecret),
+                record.sealedPrevious.map(SQLValue.blob) ?? .null, record.previousUntil.map(SQLValue.integer) ?? .null,
+                .integer(record.createdAt),
+            ])
+        // An operator adding the URL again means it is back: a 410 no longer holds.
+        try db.execute("DELETE FROM webhook_endpoints_disabled WHERE endpoint = ?", [.text(record.url)])
+    }
+
+    public func deleteWebhookEndpoint(id: String) throws -> Bool {
+        try db.execute("DELETE FROM webhook_endpoints WHERE id = ?", [.text(id)]) == 1
+    }
+
+    public func updateWebhookEndpointSecrets(_ record: WebhookEndpointRecord) throws -> Bool {
+        try db.execute(
+            "UPDATE webhook_endpoints SET sealed_secret = ?, sealed_previous = ?, previous_until = ? WHERE id = ?",
+            [
+                .blob(record.sealedSecret), record.sealedPrevious.map(SQLValue.blob) ?? .null,
+                record.previousUntil.map(SQLValue.integer) ?? .null, .text(record.id),
+            ]) == 1
     }
 }

@@ -20,12 +20,16 @@ public struct ServerContext: Sendable {
     public let housekeeping: HousekeepingMetrics
     /// The claims taken back from dead daemons, for `/metrics` (the heartbeats count into it).
     public let reclaims: ReclaimMetrics
+    /// The webhook worker's attempts, for `/metrics`.
+    public let webhooks: WebhookMetrics
 
     /// Creates the context.
     public init(
         service: AuthService, keys: KeyRingCache, settings: Settings, logger: Logger, pages: PageRenderer,
-        housekeeping: HousekeepingMetrics = HousekeepingMetrics(), reclaims: ReclaimMetrics = ReclaimMetrics()
+        housekeeping: HousekeepingMetrics = HousekeepingMetrics(), reclaims: ReclaimMetrics = ReclaimMetrics(),
+        webhooks: WebhookMetrics = WebhookMetrics()
     ) {
+        self.webhooks = webhooks
         self.reclaims = reclaims
         self.housekeeping = housekeeping
         self.pages = pages

@@ -154,6 +154,39 @@ enum Schema {
             allowed INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 9: webhook endpoints an operator added (`postern webhooks add`): URL, event filter (`*`
+        // or a comma list of types), the signing secret sealed under the master key and, after a
+        // rotation, the previous one until `previous_until`; each delivery names its endpoint.
+        """
+        CREATE TABLE webhook_endpoints (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            sealed_secret BLOB NOT NULL,
+            sealed_previous BLOB,
+            previous_until INTEGER,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        ALTER TABLE webhook_deliveries ADD COLUMN endpoint_id TEXT;
+        """,
+        // 10: the delivery log, one row per attempt of an outbox message: when, which transport,
+        // the reply's code and cleaned text, how long; the recipient only as a keyed hash.
+        """
+        CREATE TABLE outbox_attempts (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL,
+            recipient_hash BLOB NOT NULL,
+            attempted_at INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            transport TEXT NOT NULL,
+            reply_code INTEGER,
+            reply TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('sent', 'deferred', 'failed'))
+        );
+        CREATE INDEX outbox_attempts_message ON outbox_attempts(message_id);
+        CREATE INDEX outbox_attempts_recipient ON outbox_attempts(recipient_hash);
+        CREATE INDEX outbox_attempts_time ON outbox_attempts(attempted_at);
+        """,
         // bounces: what a delivery report said about a sent message (VERP-matched), kept on its
         // row, so housekeeping deletes it with the row. The CHECK is written without an IN list
         // of constants, which would make every insert build a temporary b-tree.

@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -67,6 +67,15 @@ public enum HousekeepingFixture {
                 else { throw StoreError.notFound("the seeded webhook delivery") }
             }
         }
+        // The delivery log: an attempt at the horizon (goes), one a second after (stays).
+        for (name, at) in [("attempt-old", horizon(.outboxAttempts)), ("attempt-recent", horizon(.outboxAttempts) + 1)] {
+            try store.write { tx in
+                try tx.recordOutboxAttempt(
+                    OutboxAttempt(
+                        messageID: 999, recipientHash: Array(name.utf8), attemptedAt: at, durationMilliseconds: 5, transport: "file",
+                        replyCode: 250, reply: name, outcome: .sent))
+            }
+        }
         try store.write { tx in
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
@@ -101,6 +110,7 @@ public enum HousekeepingFixture {
                 if case .passwordChanged(let uid) = message.intent { found.insert(uid) }
             }
             for delivery in try tx.webhookDeliveries(state: .sent, limit: 10) { found.insert(delivery.webhookID) }
+            for attempt in try tx.outboxAttempts(messageID: 999) { found.insert(attempt.reply) }
             return found
         }
     }

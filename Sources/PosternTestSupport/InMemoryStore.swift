@@ -20,6 +20,8 @@ public final class InMemoryStore: Store {
         public var webhooks: [QueuedWebhook] = []
         /// Endpoints a 410 disabled, with the reason.
         public var disabledEndpoints: [String: String] = [:]
+        public var webhookEndpoints: [WebhookEndpointRecord] = []
+        public var outboxAttempts: [OutboxAttempt] = []
         /// Daemons' heartbeats, by owner.
         public var heartbeats: [String: DaemonHeartbeat] = [:]
     }

@@ -50,6 +50,18 @@ struct InvocationTests {
         (["outbox", "purge", "--older-than", "10000000000000000"], "--older-than"),
         (["outbox", "purge", "--older-than", "-1"], "--older-than"),
         (["outbox"], "outbox needs status"),
+        (["outbox", "show"], "outbox show needs one message ID"),
+        (["outbox", "show", "x"], "outbox show needs one message ID"),
+        (["outbox", "find"], "outbox find needs --email ADDR"),
+        (["webhooks"], "webhooks needs add, list"),
+        (["webhooks", "enable", "ep_x"], "webhooks needs add, list"),
+        (["webhooks", "add"], "webhooks add needs one URL"),
+        (["webhooks", "add", "ftp://hooks.example/"], "webhooks add: each URL must be"),
+        (["webhooks", "add", "https://u:pw@hooks.example/"], "no user or password"),
+        (["webhooks", "add", "https://hooks.example/", "--events", "user.nothing"], "--events: unknown event type user.nothing"),
+        (["webhooks", "list", "extra"], "webhooks list takes no argument"),
+        (["webhooks", "remove"], "webhooks remove needs one endpoint ID"),
+        (["webhooks", "test", "ep_x", "--wait", "-1"], "--wait takes"),
         (["keys", "rotate", "--purpose", "everything"], "--purpose"),
         (["send-link", "--action", "delete-account", "--email", "a@example.com"], "--action"),
         (["send-link", "--action", "sign-in"], "--email is required"),
@@ -125,5 +137,22 @@ struct InvocationTests {
             return
         }
         #expect(type(of: maintenance).name == "maintenance")
+        for arguments in [
+            ["webhooks", "add", "https://hooks.example/in", "--events", "user.*,mail.failed", "--json"], ["webhooks", "list"],
+            ["webhooks", "rotate-secret", "ep_x"], ["webhooks", "test", "settings-1", "--wait", "0"],
+        ] {
+            guard case .run(let command) = try Invocation.parse(arguments) else {
+                Issue.record("\(arguments) is not a command")
+                continue
+            }
+            #expect(type(of: command).name == "webhooks", "\(arguments)")
+        }
+        for arguments in [["outbox", "show", "42", "--json"], ["outbox", "find", "--email", "ann@example.com"]] {
+            guard case .run(let command) = try Invocation.parse(arguments) else {
+                Issue.record("\(arguments) is not a command")
+                continue
+            }
+            #expect(type(of: command).name == "outbox", "\(arguments)")
+        }
     }
 }

@@ -77,7 +77,9 @@ struct DeliveryBatchMachineTests {
             #expect(mail == self.mail(id))
             sent.append(id)
             let record = machine.delivered(.sent(reply: "250 ok"), now: 1_001, jitter: 0)
-            #expect(record == .init(id: id, recipient: alice, action: .markSent(reply: "250 ok"), at: 1_001, keep: nil, renewLeases: nil))
+            #expect(record == .init(
+                id: id, recipient: alice, action: .markSent(reply: "250 ok"), at: 1_001, keep: nil, renewLeases: nil, kind: "sign-in",
+                attempts: 1))
         }
         #expect(sent == [1, 2, 3])
         #expect(machine.next(now: 1_002, stopping: false) == .finished)

@@ -46,10 +46,28 @@ struct SettingsTests {
         (["scrypt-log-n": "21"], [:], "--scrypt-log-n"),
         (["workers": "100000"], [:], "--workers"),
         (["mail-interval": "-1"], [:], "--mail-interval"),
+        // Webhooks: an unknown type, an empty filter, a URL with a password in it.
+        (["webhook-events": "user.created,user.nothing"], [:], "--webhook-events"),
+        (["webhook-events": " , "], [:], "--webhook-events"),
+        (["webhook-events": "nothing.*"], [:], "--webhook-events"),
+        (["webhook-urls": "https://user:secret@hooks.example/in"], [:], "--webhook-urls"),
+        (["webhook-urls": "https:///in"], [:], "--webhook-urls"),
     ])
     func refusals(flags: [String: String], environment: [String: String], origin: String) {
         let error = #expect(throws: SettingsError.self) { try Settings.resolve(flags: flags, environment: environment, file: [:]) }
         #expect(error?.message.hasPrefix(origin) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("--webhook-events: * is every type; user.* the user types known; a list is sorted and exact")
+    func webhookEvents() throws {
+        #expect(try Settings.resolve(flags: [:], environment: [:], file: [:]).webhookEvents == .all)
+        #expect(try Settings.resolve(flags: ["webhook-events": "user.created, *"], environment: [:], file: [:]).webhookEvents == .all)
+        let users = try Settings.resolve(flags: ["webhook-events": "user.*,mail.failed"], environment: [:], file: [:]).webhookEvents
+        #expect(users.types == (WebhookEvent.types.filter { $0.hasPrefix("user.") } + ["mail.failed"]).sorted())
+        #expect(users.admits("user.deleted") && users.admits("mail.failed") && !users.admits("mail.sent") && !users.admits("session.revoked"))
+        #expect(users.admits("webhook.test"), "a test event always reaches its endpoint")
+        #expect(users.description == users.types?.joined(separator: ","))
+        #expect(WebhookEventFilter(storedForm: users.description) == users)
     }
 
     @Test("the longest lifetime a setting allows is 30 days, and it is accepted")

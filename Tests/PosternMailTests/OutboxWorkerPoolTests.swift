@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternCrypto
 import PosternTestSupport
 import Synchronization
 import Testing
@@ -49,7 +50,9 @@ struct OutboxWorkerPoolTests {
         ScriptedTransport.gate.withLock { $0 = true }
     }
 
-    func pool(workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil) -> OutboxWorkerPool {
+    func pool(
+        workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil, events: EventLedger? = nil, deliveryLog: DeliveryLog? = nil
+    ) -> OutboxWorkerPool {
         let composeMail: OutboxWorkerPool.Compose = compose ?? { message in
             OutgoingMail(
                 storedMessageID: "<\(message.id)@test>", envelope: MailEnvelope(sender: "s@example.com", recipients: [message.recipient.address]),
@@ -58,7 +61,7 @@ struct OutboxWorkerPoolTests {
         return OutboxWorkerPool(
             store: store, transport: { ScriptedTransport() }, compose: composeMail, clock: clock, random: { 0 },
             configuration: .init(workers: workers, policy: DeliveryPolicy(baseDelay: 30, maximumDelay: 60, maximumAge: 3_600, lease: 150),
-                                 batchSize: 8, pollInterval: 0.02, wakeJitter: 0))
+                                 batchSize: 8, pollInterval: 0.02, wakeJitter: 0, events: events, deliveryLog: deliveryLog))
     }
 
     @discardableResult
@@ -108,6 +111,60 @@ struct OutboxWorkerPoolTests {
         #expect(workers.stop(timeout: 10))
         #expect(ScriptedTransport.delivered.withLock { $0 } == ["later@example.com", "later@example.com"])
         #expect(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first?.attempts == 2)
+    }
+
+    @Test("mail.deferred, mail.sent and mail.failed are queued with the outcome that causes them, the address only in mail.failed")
+    func mailEvents() throws {
+        let hooks = "https://hooks.example/in"
+        ScriptedTransport.scripts.withLock {
+            $0["later@example.com"] = [.transient(reply: "451 busy", connectionFailed: false)]
+            $0["gone@example.com"] = [.permanent(reply: "550 no such user")]
+        }
+        let later = try queue("later@example.com")
+        let gone = try queue("gone@example.com")
+        let workers = pool(workers: 1, events: EventLedger(configuration: WebhookConfiguration(endpoints: [hooks])))
+        workers.start()
+        try eventually("deferred and dead") { try states().sorted { $0.rawValue < $1.rawValue } == [.dead, .retrying] }
+        clock.advance(by: 31)
+        try eventually("sent after the backoff") { try states().contains(.sent) }
+        #expect(workers.stop(timeout: 10))
+        let events = store.snapshot().webhooks
+        #expect(events.allSatisfy { $0.endpoint == hooks })
+        func body(_ type: String) throws -> [String: Any] {
+            let row = try #require(events.first { $0.eventType == type })
+            return try #require(try JSONSerialization.jsonObject(with: Data(row.body.utf8)) as? [String: Any])["data"] as? [String: Any] ?? [:]
+        }
+        #expect(events.map(\.eventType).sorted() == ["mail.deferred", "mail.failed", "mail.sent"])
+        let deferred = try body("mail.deferred")
+        #expect(deferred["messageId"] as? Int64 == later && deferred["attempts"] as? Int == 1 && deferred["retryAt"] is String)
+        #expect(deferred["email"] == nil)
+        let sent = try body("mail.sent")
+        #expect(sent["messageId"] as? Int64 == later && sent["attempts"] as? Int == 2 && sent["email"] == nil)
+        let failed = try body("mail.failed")
+        #expect(failed["messageId"] as? Int64 == gone && failed["email"] as? String == "gone@example.com")
+        #expect(failed["kind"] as? String == "password-changed" && sent["kind"] as? String == "password-changed")
+    }
+
+    @Test("the delivery log records each attempt with its transport, code, cleaned reply and outcome, in the outcome's transaction")
+    func deliveryLog() throws {
+        ScriptedTransport.scripts.withLock {
+            $0["later@example.com"] = [.transient(reply: "451 4.3.0 <later@example.com> busy", connectionFailed: false)]
+        }
+        let key = try DeliveryLogKey(box: try SecretBox(key: Array(repeating: 9, count: 32)))
+        let id = try queue("later@example.com")
+        let workers = pool(workers: 1, deliveryLog: DeliveryLog(key: key, transport: "smtp://mail.example:25"))
+        workers.start()
+        try eventually("the retry state") { try states() == [.retrying] }
+        clock.advance(by: 31)
+        try eventually("sent after the backoff") { try states() == [.sent] }
+        #expect(workers.stop(timeout: 10))
+        let log = try store.read { try $0.outboxAttempts(messageID: id) }
+        #expect(log.map(\.outcome) == [.deferred, .sent])
+        #expect(log.map(\.replyCode) == [451, 250])
+        #expect(log.map(\.reply) == ["451 4.3.0 <address> busy", "250 ok"])
+        #expect(log.allSatisfy { $0.transport == "smtp://mail.example:25" && $0.recipientHash == key.hash(try! EmailAddress.parse("later@example.com")) })
+        #expect(log[1].attemptedAt - log[0].attemptedAt >= 31)
+        #expect(try store.read { try $0.outboxMessageIDs(recipientHash: key.hash(try EmailAddress.parse("LATER@example.com")), limit: 5) } == [id])
     }
 
     @Test("a permanent failure is dead at once and suppresses the address")

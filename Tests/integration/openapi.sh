@@ -139,7 +139,7 @@ for method, path in sorted(source - documented):
 
 # 3. Nothing outside the document is routed.
 for path in ["/", "/v1", "/v1/nope", "/v1/email-link", "/v1/email-link/send/extra", "/v2/email-link/send",
-             "/healthz/x", "/openapi.yaml", "/v1/admin/users/a/b", "/v1/admin/outbox/1", "/.well-known/other"]:
+             "/healthz/x", "/openapi.yaml", "/v1/admin/users/a/b", "/v1/admin/outbox/1/x", "/.well-known/other"]:
     for method in ["GET", "POST"]:
         status, code, _ = call(method, path, "{}" if method == "POST" else None)
         if not (status == 404 and code == "NOT_FOUND"):

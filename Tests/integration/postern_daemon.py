@@ -189,6 +189,25 @@ class Daemon:
     def post(self, path, body=None, **kw):
         return self.request("POST", path, {} if body is None else body, **kw)
 
+    def kill_hard(self):
+        """SIGKILL to the daemon's process group: no shutdown, no lease given back."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def restart(self):
+        """Starts it again on the same database, port and mail directory (after `kill_hard` or
+        `stop`), its log appended to the first."""
+        self.log.close()
+        # A killed daemon may have left half a line: the next log is checked on stop.
+        self.log_path += ".restart"
+        self.process, self.log = start_serve(self.args, self.work, self.log_path, self.public_url)
+
+    def cli(self, *args):
+        """Runs `postern ARGS --database DB` beside the daemon; returns (exit code, stdout, stderr)."""
+        done = subprocess.run([POSTERN, *args, "--database", self.database], cwd=self.work, capture_output=True, text=True,
+                              timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
     def stop(self):
         """SIGTERM; returns the exit code after checking the log holds JSON lines only."""
         if self.process.poll() is None:

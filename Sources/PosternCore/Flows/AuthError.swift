@@ -121,5 +121,7 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The admin token is missing or wrong.
     public static let adminTokenWrong = AuthError(.unauthorized, code: .unauthorized, message: "The admin token is missing or wrong.")
     /// Only a dead outbox message can be retried.
+    public static let outboxMessageNotFound = AuthError(.notFound, code: .notFound, message: "There is no such message.")
+    public static let webhookNotFound = AuthError(.notFound, code: .notFound, message: "There is no such webhook endpoint.")
     public static let notDead = AuthError(.conflict, code: .notDead, message: "Only a dead message can be retried.")
 }

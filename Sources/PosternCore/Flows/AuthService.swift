@@ -242,6 +242,38 @@ public final class AuthService: Sendable {
     /// - Throws: `AuthError.unavailable`.
     public func retryOutboxMessage(id: Int64) throws(AuthError) -> Bool { try operators.retryOutboxMessage(id: id) }
 
+    /// One message's metadata and its delivery log (every attempt, oldest first); nil when there
+    /// is no such message (a purged one may still have its log: then the log alone).
+    /// - Throws: `AuthError.unavailable`.
+    public func outboxMessage(id: Int64) throws(AuthError) -> (message: OutboxMessage?, attempts: [OutboxAttempt])? {
+        let found = try operators.context.read { tx in (try tx.outboxMessage(id: id), try tx.outboxAttempts(messageID: id)) }
+        if found.0 == nil && found.1.isEmpty { return nil }
+        return (found.0, found.1)
+    }
+
+    /// The messages whose delivery log names `email` (by its keyed hash), newest first, at most
+    /// `limit`: their ids, and each one's metadata while the outbox still holds it.
+    /// - Throws: `AuthError.invalidEmail`, `unavailable`.
+    public func outboxMessages(email: String, limit: Int = 100) throws(AuthError) -> [(id: Int64, message: OutboxMessage?)] {
+        let address = try operators.context.parseEmail(email)
+        let key: DeliveryLogKey
+        do { key = try operators.context.keys.vault.deliveryLogKey() } catch { throw .internalError("\(error)") }
+        let hash = key.hash(address)
+        let found = try operators.context.read { tx in
+            try tx.outboxMessageIDs(recipientHash: hash, limit: limit).map { id in (id, try tx.outboxMessage(id: id)) }
+        }
+        return found.map { (id: $0.0, message: $0.1) }
+    }
+
+    /// Webhook deliveries by state.
+    /// - Throws: `AuthError.unavailable`.
+    public func webhookCounts() throws(AuthError) -> WebhookCounts { try operators.context.read { try $0.webhookCounts() } }
+
+    /// The webhook endpoints: list, add, remove, rotate, test (the CLI and the admin API).
+    public var webhookEndpoints: WebhookEndpointVault {
+        operators.context.keys.vault.webhookEndpoints(configured: operators.context.config.webhooks)
+    }
+
     /// Deletes finished messages older than `olderThan` seconds.
     /// - Throws: `AuthError.unavailable`.
     public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }

@@ -89,6 +89,7 @@ public struct Housekeeper: Sendable {
         case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
         // The bucket's time is in milliseconds: full at or before the horizon's second.
         case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1000, limit: limit)
+        case .outboxAttempts: try tx.purgeOutboxAttempts(before: horizon + 1, limit: limit)
         }
     }
 }

@@ -17,6 +17,8 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case webhookDeliveries = "webhook_deliveries"
     /// Per-client-IP limits that are full again (``ClientRatePolicy``: the row says nothing then).
     case clientRate = "client_rate"
+    /// The delivery log's attempts, after the outbox's retention (counted from the attempt).
+    case outboxAttempts = "outbox_attempts"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -61,7 +63,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         switch rows {
         case .consumedCodes, .refreshTokens, .clientRate: now
         case .actionRequests: now - actionRequestGrace
-        case .outbox, .webhookDeliveries: now - outboxRetention
+        case .outbox, .webhookDeliveries, .outboxAttempts: now - outboxRetention
         case .rateEvents: now - rateWindow
         case .guessBudgets: now - guessForgetAfter
         }

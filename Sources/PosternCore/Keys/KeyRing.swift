@@ -154,6 +154,15 @@ public struct KeyVault: Sendable {
             sealedSecret: try box.seal(secret, context: Self.sealContext(id, purpose)))
     }
 
+    /// The key of the delivery log's recipient hashes, derived from the master key.
+    /// - Throws: `CryptoError`.
+    public func deliveryLogKey() throws -> DeliveryLogKey { try DeliveryLogKey(box: box) }
+
+    /// The stored webhook endpoints, their secrets sealed with this vault's master key.
+    public func webhookEndpoints(configured: WebhookConfiguration) -> WebhookEndpointVault {
+        WebhookEndpointVault(store: store, box: box, clock: clock, configured: configured)
+    }
+
     /// Associated data binding a sealed secret to its row.
     static func sealContext(_ id: UInt32, _ purpose: KeyPurpose) -> [UInt8] { Array("\(purpose.rawValue):\(id)".utf8) }
 }

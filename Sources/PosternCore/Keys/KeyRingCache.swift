@@ -3,7 +3,7 @@ import Synchronization
 /// The opened key ring, reloaded from the store now and then so that `postern keys rotate` run by
 /// another process reaches a running daemon without a restart.
 public final class KeyRingCache: Sendable {
-    private let vault: KeyVault
+    let vault: KeyVault
     private let clock: any WallClock
     private let reloadEvery: Int64
     private let state: Mutex<(ring: KeyRing, loadedAt: Int64)>

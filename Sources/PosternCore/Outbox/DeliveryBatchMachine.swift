@@ -67,11 +67,18 @@ public struct DeliveryBatchMachine: Sendable {
         public let keep: OutgoingMail?
         /// Move the leases of the worker's other claimed messages to this instant.
         public let renewLeases: Int64?
+        /// The mail's kind (its intent's name), for the `mail.*` webhook events.
+        public let kind: String
+        /// Delivery attempts made, this one included when it was one.
+        public let attempts: Int
 
         /// Creates a record.
         public init(
-            id: Int64, recipient: EmailAddress, action: DeliveryStateMachine.Action, at: Int64, keep: OutgoingMail?, renewLeases: Int64?
+            id: Int64, recipient: EmailAddress, action: DeliveryStateMachine.Action, at: Int64, keep: OutgoingMail?, renewLeases: Int64?,
+            kind: String = "", attempts: Int = 0
         ) {
+            self.kind = kind
+            self.attempts = attempts
             self.id = id
             self.recipient = recipient
             self.action = action
@@ -227,9 +234,10 @@ public struct DeliveryBatchMachine: Sendable {
             // The connection is down: the rest of the batch waits as long as a first retry would.
             giveBackAt = now + policy.baseDelay
         }
+        let message = batch[position].claim.message
         return Record(
-            id: batch[position].claim.message.id, recipient: batch[position].claim.message.recipient, action: action, at: now,
-            keep: keep, renewLeases: renewal)
+            id: message.id, recipient: message.recipient, action: action, at: now, keep: keep, renewLeases: renewal,
+            kind: message.intent.name, attempts: message.attempts + 1)
     }
 
     /// The worker stops: gives back, due at `now`, what batches cut short may still hold, and
@@ -252,9 +260,10 @@ public struct DeliveryBatchMachine: Sendable {
     }
 
     private func record(_ position: Int, _ action: DeliveryStateMachine.Action, at: Int64) -> Record {
-        Record(
-            id: batch[position].claim.message.id, recipient: batch[position].claim.message.recipient, action: action, at: at,
-            keep: nil, renewLeases: nil)
+        let message = batch[position].claim.message
+        return Record(
+            id: message.id, recipient: message.recipient, action: action, at: at, keep: nil, renewLeases: nil,
+            kind: message.intent.name, attempts: message.attempts)
     }
 
     private mutating func closeBatch(cutShort: Bool) {

@@ -132,6 +132,21 @@ public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
                 heloName: heloName.isEmpty ? nil : heloName))
     }
 
+    /// The transport as the delivery log names it: `smtp://host:587`, `smtps://…`,
+    /// `smtp+plain://…`, or `file` (no user, no password, no directory).
+    public var logLabel: String {
+        switch self {
+        case .smtp(let endpoint):
+            let scheme = switch endpoint.security {
+            case .startTLS: "smtp"
+            case .implicitTLS: "smtps"
+            case .none: "smtp+plain"
+            }
+            return "\(scheme)://\(endpoint.host):\(endpoint.port)"
+        case .directory: return "file"
+        }
+    }
+
     /// The transport without secrets, for logs: `smtp://user@host:587 (STARTTLS)`, `file:DIR`.
     public var description: String {
         switch self {

@@ -71,6 +71,8 @@ public struct Settings: Sendable, Equatable {
     public var webhookURLs: [String] = []
     /// The file of `whsec_…` signing secrets, one a line (several while one rotates).
     public var webhookSecretFile: String?
+    /// The events the URLs of `--webhook-urls` are sent (default: every one).
+    public var webhookEvents: WebhookEventFilter = .all
     /// Seconds before a failed webhook is tried again the first time; doubled after each failure.
     public var webhookRetryBase: Int64 = 5
     /// Seconds one webhook POST may take, connecting included.
@@ -85,7 +87,7 @@ public struct Settings: Sendable, Equatable {
         policy = DeliveryPolicy(
             baseDelay: webhookRetryBase, maximumDelay: policy.maximumDelay, maximumAge: policy.maximumAge,
             lease: max(policy.lease, 4 * webhookTimeout))
-        return WebhookConfiguration(endpoints: webhookURLs, policy: policy)
+        return WebhookConfiguration(endpoints: webhookURLs, filter: webhookEvents, policy: policy)
     }
 
     /// One setting: its flag (also its JSON key), environment variable and help text.
@@ -245,12 +247,11 @@ public struct Settings: Sendable, Equatable {
         },
         text("webhook-urls", "POSTERN_WEBHOOK_URLS", "comma-separated http(s) URLs every webhook event is POSTed to, signed in the Standard Webhooks format (default: none, webhooks off; needs --webhook-secret-file)") { s, v throws(SettingsError) in
             let urls = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            for url in urls {
-                guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, url.count <= 2000,
-                    !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
-                else { throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces") }
-            }
+            for url in urls { try WebhookConfiguration.checkURL(url) }
             s.webhookURLs = urls
+        },
+        text("webhook-events", "POSTERN_WEBHOOK_EVENTS", "the events the --webhook-urls are sent: * (default) or comma-separated types, user.* for every user event (endpoints added by postern webhooks add have their own)") { s, v throws(SettingsError) in
+            s.webhookEvents = try WebhookEventFilter(parsing: v)
         },
         text("webhook-secret-file", "POSTERN_WEBHOOK_SECRET_FILE", "file of whsec_… signing secrets, one a line; each event is signed with every one (add the new one, then remove the old, to rotate)") { s, v throws(SettingsError) in
             guard !v.isEmpty else { throw SettingsError("must not be empty") }

@@ -10,6 +10,10 @@ public protocol OutboxReader {
     func outboxMessage(id: Int64) throws -> OutboxMessage?
     /// Whether mail to `address` (compared by its normalized form) is suppressed.
     func isSuppressed(_ address: EmailAddress) throws -> Bool
+    /// The delivery log of message `id`: every attempt, oldest first.
+    func outboxAttempts(messageID: Int64) throws -> [OutboxAttempt]
+    /// The messages whose log holds `recipientHash`, newest first, at most `limit`.
+    func outboxMessageIDs(recipientHash: [UInt8], limit: Int) throws -> [Int64]
 }
 
 /// Outbox changes, part of every `StoreWriter`: a message is enqueued in the same transaction as
@@ -55,6 +59,10 @@ public protocol OutboxWriter: OutboxReader {
     /// Deletes at most `limit` sent and dead messages finished before `before` (the row is the
     /// message's delivery record: its outcome and the server's reply); returns how many.
     func purgeFinished(before: Int64, limit: Int) throws -> Int
+    /// Appends one attempt to the delivery log.
+    func recordOutboxAttempt(_ attempt: OutboxAttempt) throws
+    /// Deletes at most `limit` log entries of attempts made before `before`; returns how many.
+    func purgeOutboxAttempts(before: Int64, limit: Int) throws -> Int
 }
 
 extension OutboxWriter {

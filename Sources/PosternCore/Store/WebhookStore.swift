@@ -6,6 +6,8 @@ public struct WebhookDelivery: Sendable, Hashable {
     public let webhookID: String
     /// The endpoint's URL.
     public let endpoint: String
+    /// The stored endpoint's id (`ep_…`); nil for an endpoint of `--webhook-urls`.
+    public let endpointID: String?
     /// The event type (`user.created`, …).
     public let eventType: String
     /// The request body, signed and sent as is on every attempt.
@@ -23,12 +25,13 @@ public struct WebhookDelivery: Sendable, Hashable {
     public let lastReply: String?
 
     public init(
-        id: Int64, webhookID: String, endpoint: String, eventType: String, body: String, state: OutboxState, attempts: Int,
-        nextAttemptAt: Int64, createdAt: Int64, giveUpAt: Int64, finishedAt: Int64?, lastReply: String?
+        id: Int64, webhookID: String, endpoint: String, endpointID: String? = nil, eventType: String, body: String, state: OutboxState,
+        attempts: Int, nextAttemptAt: Int64, createdAt: Int64, giveUpAt: Int64, finishedAt: Int64?, lastReply: String?
     ) {
         self.id = id
         self.webhookID = webhookID
         self.endpoint = endpoint
+        self.endpointID = endpointID
         self.eventType = eventType
         self.body = body
         self.state = state
@@ -53,21 +56,48 @@ public struct WebhookClaim: Sendable, Hashable {
     }
 }
 
+/// Where one delivery of an event goes: a URL, and the stored endpoint it belongs to (nil for
+/// an endpoint of `--webhook-urls`).
+public struct WebhookTarget: Sendable, Hashable {
+    public let url: String
+    public let endpointID: String?
+
+    public init(url: String, endpointID: String? = nil) {
+        self.url = url
+        self.endpointID = endpointID
+    }
+}
+
+/// Deliveries by state, for `/metrics`.
+public struct WebhookCounts: Sendable, Hashable {
+    public var byState: [OutboxState: Int] = [:]
+    public init() {}
+    public subscript(state: OutboxState) -> Int { byState[state] ?? 0 }
+}
+
 /// Webhook reads, part of every `StoreReader`.
 public protocol WebhookReader {
     /// Deliveries in `state` (all states when nil), newest first, at most `limit`.
     func webhookDeliveries(state: OutboxState?, limit: Int) throws -> [WebhookDelivery]
     /// The endpoints a 410 disabled.
     func disabledWebhookEndpoints() throws -> [String]
+    /// The endpoints a 410 disabled, each with the reason recorded.
+    func disabledWebhookEndpointReasons() throws -> [String: String]
+    /// The stored endpoints, oldest first.
+    func webhookEndpoints() throws -> [WebhookEndpointRecord]
+    /// Deliveries by state.
+    func webhookCounts() throws -> WebhookCounts
 }
 
 /// Webhook changes, part of every `StoreWriter`: an event is queued in the same transaction as
 /// the change that causes it. The delivery operations are lease-checked like the outbox's: they
 /// change a delivery only while `owner` holds it, and return false otherwise.
 public protocol WebhookWriter: WebhookReader {
-    /// Queues one delivery of the event `webhookID` for each endpoint not disabled.
+    /// Queues one delivery of the event `webhookID` for each target not disabled and, when
+    /// `storedFilter`, for each stored endpoint not disabled whose filter admits `eventType`.
     func enqueueWebhook(
-        webhookID: String, eventType: String, body: String, endpoints: [String], now: Int64, giveUpAt: Int64) throws
+        webhookID: String, eventType: String, body: String, endpoints: [WebhookTarget], now: Int64, giveUpAt: Int64,
+        storedFilter: Bool) throws
     /// Claims up to `limit` deliveries in one of the `claimable` states due at `now`, for `owner`
     /// until `leaseUntil`, oldest due first; two workers never claim the same one.
     func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim]
@@ -81,4 +111,23 @@ public protocol WebhookWriter: WebhookReader {
     func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws
     /// Deletes at most `limit` delivered and abandoned deliveries finished before `before`; returns how many.
     func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int
+    /// Stores a new endpoint and enables its URL again if a 410 had disabled it.
+    /// - Throws: `StoreError` when the id is taken.
+    func insertWebhookEndpoint(_ record: WebhookEndpointRecord) throws
+    /// Deletes a stored endpoint; false when there was none.
+    func deleteWebhookEndpoint(id: String) throws -> Bool
+    /// Replaces a stored endpoint's sealed secrets (a rotation); false when there is none.
+    func updateWebhookEndpointSecrets(_ record: WebhookEndpointRecord) throws -> Bool
+}
+
+extension WebhookWriter {
+    /// Queues one delivery for each of `endpoints` (URLs of `--webhook-urls`) and each stored
+    /// endpoint whose filter admits the event.
+    public func enqueueWebhook(
+        webhookID: String, eventType: String, body: String, endpoints: [String], now: Int64, giveUpAt: Int64
+    ) throws {
+        try enqueueWebhook(
+            webhookID: webhookID, eventType: eventType, body: body, endpoints: endpoints.map { WebhookTarget(url: $0) }, now: now,
+            giveUpAt: giveUpAt, storedFilter: true)
+    }
 }

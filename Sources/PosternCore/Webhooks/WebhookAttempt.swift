@@ -38,17 +38,33 @@ public protocol WebhookTransport {
 
 /// The webhook settings the flows and the worker share.
 public struct WebhookConfiguration: Sendable {
-    /// Where every event is sent (empty: webhooks off, nothing is queued).
+    /// The URLs of `--webhook-urls` (stored endpoints are added by `postern webhooks add`).
     public var endpoints: [String]
+    /// The events the URLs of `--webhook-urls` are sent (`--webhook-events`).
+    public var filter: WebhookEventFilter
     /// The retry schedule: `baseDelay` doubling up to `maximumDelay`, abandoned after `maximumAge`.
     public var policy: DeliveryPolicy
+
+    /// Checks an endpoint URL: absolute http:// or https://, no space or control character, at
+    /// most 2,000 characters, no user or password in it (the secret signs the requests).
+    /// - Throws: `SettingsError` saying what is wrong.
+    public static func checkURL(_ url: String) throws(SettingsError) {
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, url.count <= 2000,
+            !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+        else { throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces") }
+        let authority = url.drop(while: { $0 != "/" }).dropFirst(2).prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+        guard !authority.isEmpty, !authority.contains("@") else {
+            throw SettingsError("a webhook URL needs a host and no user or password")
+        }
+    }
 
     /// The Standard Webhooks schedule's span: first retry after 5 s, at most 10 hours apart,
     /// given up after 3 days.
     public static let standardPolicy = DeliveryPolicy(baseDelay: 5, maximumDelay: 36_000, maximumAge: 3 * 86_400, lease: 120)
 
-    public init(endpoints: [String] = [], policy: DeliveryPolicy = WebhookConfiguration.standardPolicy) {
+    public init(endpoints: [String] = [], filter: WebhookEventFilter = .all, policy: DeliveryPolicy = WebhookConfiguration.standardPolicy) {
         self.endpoints = endpoints
+        self.filter = filter
         self.policy = policy
     }
 }

@@ -4,7 +4,8 @@ import PosternAPI
 /// Something that happened to an account or a session that the operator's backend is told about
 /// by webhook. Payloads are thin: ids, kinds and times — never a code, link, token or password;
 /// an address only where the receiver needs it to keep its own records (`user.created`,
-/// `user.anonymous_upgraded`, `user.email_changed`: the account's new address).
+/// `user.anonymous_upgraded`, `user.email_changed`, `user.email_recovered`: the account's address
+/// now; `mail.failed`: the address given up on, so the backend can ask its user for another).
 public enum WebhookEvent: Sendable, Hashable {
     /// An account was created: by a sign-in link, a confirmed sign-up, or an anonymous sign-in.
     case userCreated(uid: String, email: EmailAddress?)
@@ -24,11 +25,32 @@ public enum WebhookEvent: Sendable, Hashable {
     case userDeleted(uid: String)
     /// A refresh token was presented again after its exchange: the family is revoked.
     case sessionRefreshReuseDetected(uid: String)
+    /// The account's address was proved (a verification link, or an operator said so).
+    case userEmailVerified(uid: String)
+    /// A recovery link put the account's previous address back (its sessions are revoked).
+    case userEmailRecovered(uid: String, email: EmailAddress)
+    /// The profile changed: `fields` names what (`displayName`, `attributes`), never the values.
+    case userProfileUpdated(uid: String, fields: [String])
+    /// An operator disabled the account (its sessions are revoked).
+    case userDisabled(uid: String)
+    /// Sessions ended: `reason` is `signOut` (one session's refresh family), `passwordChanged`,
+    /// `passwordReset`, `emailRecovered` or `disabled` (every session of the account).
+    case sessionRevoked(uid: String, reason: String)
+    /// A message was accepted by the mail server (`kind`: the mail's intent, `signIn`, …).
+    case mailSent(messageID: Int64, kind: String, attempts: Int)
+    /// An attempt failed and the message will be tried again.
+    case mailDeferred(messageID: Int64, kind: String, attempts: Int, retryAt: Int64)
+    /// The message was given up on: a permanent refusal, or out of time.
+    case mailFailed(messageID: Int64, kind: String, attempts: Int, email: EmailAddress)
+    /// `postern webhooks test`: a delivery check for one endpoint.
+    case webhookTest(endpointID: String)
 
     /// Every event type, as `type` names it (the documentation's list).
     public static let types = [
         "user.created", "user.signed_in", "user.anonymous_upgraded", "user.migrated", "user.email_changed",
         "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
+        "user.email_verified", "user.email_recovered", "user.profile_updated", "user.disabled", "session.revoked",
+        "mail.sent", "mail.deferred", "mail.failed", "webhook.test",
     ]
 
     /// The event type (`user.created`, …).
@@ -43,6 +65,15 @@ public enum WebhookEvent: Sendable, Hashable {
         case .userPasswordReset: "user.password_reset"
         case .userDeleted: "user.deleted"
         case .sessionRefreshReuseDetected: "session.refresh_reuse_detected"
+        case .userEmailVerified: "user.email_verified"
+        case .userEmailRecovered: "user.email_recovered"
+        case .userProfileUpdated: "user.profile_updated"
+        case .userDisabled: "user.disabled"
+        case .sessionRevoked: "session.revoked"
+        case .mailSent: "mail.sent"
+        case .mailDeferred: "mail.deferred"
+        case .mailFailed: "mail.failed"
+        case .webhookTest: "webhook.test"
         }
     }
 
@@ -56,8 +87,24 @@ public enum WebhookEvent: Sendable, Hashable {
         case .userMigrated(let fromUid, let toUid): ["fromUid": .string(fromUid), "toUid": .string(toUid)]
         case .userEmailChanged(let uid, let email): ["uid": .string(uid), "email": .string(email.address)]
         case .userPasswordChanged(let uid), .userPasswordReset(let uid), .userDeleted(let uid),
-            .sessionRefreshReuseDetected(let uid):
+            .sessionRefreshReuseDetected(let uid), .userEmailVerified(let uid), .userDisabled(let uid):
             ["uid": .string(uid)]
+        case .userEmailRecovered(let uid, let email): ["uid": .string(uid), "email": .string(email.address)]
+        case .userProfileUpdated(let uid, let fields): ["uid": .string(uid), "fields": .array(fields.map { .string($0) })]
+        case .sessionRevoked(let uid, let reason): ["uid": .string(uid), "reason": .string(reason)]
+        case .mailSent(let id, let kind, let attempts):
+            ["messageId": .integer(id), "kind": .string(kind), "attempts": .integer(Int64(attempts))]
+        case .mailDeferred(let id, let kind, let attempts, let retryAt):
+            [
+                "messageId": .integer(id), "kind": .string(kind), "attempts": .integer(Int64(attempts)),
+                "retryAt": .string(UTCTimestamp.iso8601(retryAt)),
+            ]
+        case .mailFailed(let id, let kind, let attempts, let email):
+            [
+                "messageId": .integer(id), "kind": .string(kind), "attempts": .integer(Int64(attempts)),
+                "email": .string(email.address),
+            ]
+        case .webhookTest(let endpointID): ["endpointId": .string(endpointID)]
         }
     }
 

@@ -113,9 +113,10 @@ final class OutboxWorker: @unchecked Sendable {
         // the batch is completed.
         var pending: PendingRecord?
         defer { _ = pending?.wait() }
+        let events = configuration.events
         if !settled.isEmpty {
             pending = recorder.submit { writer in
-                for record in settled { try Self.write(record, owner: owner, in: writer) }
+                for record in settled { try Self.write(record, owner: owner, events: events, in: writer) }
             }
             for record in settled { log(record.action, id: record.id) }
         }
@@ -124,10 +125,20 @@ final class OutboxWorker: @unchecked Sendable {
             switch machine.next(now: clock.unixSeconds(), stopping: signal.isStopping(worker: index)) {
             case .deliver(let id, let mail):
                 let previous = pending
+                let startedAt = clock.unixSeconds()
+                let started = ContinuousClock.now
                 let outcome = deliver(mail) { previous?.wait() ?? true }
+                let took = ContinuousClock.now - started
                 try settle(&pending)
                 guard let record = machine.delivered(outcome, now: clock.unixSeconds(), jitter: random()) else { continue }
-                pending = recorder.submit { writer in try Self.write(record, owner: owner, in: writer) }
+                let attempt = configuration.deliveryLog?.attempt(
+                    id: id, recipient: record.recipient, startedAt: startedAt,
+                    milliseconds: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000,
+                    outcome: outcome, action: record.action)
+                pending = recorder.submit { writer in
+                    if let attempt { try writer.recordOutboxAttempt(attempt) }
+                    try Self.write(record, owner: owner, events: events, in: writer)
+                }
                 log(record.action, id: id)
             case .release(let releases):
                 try settle(&pending)
@@ -158,17 +169,30 @@ final class OutboxWorker: @unchecked Sendable {
         return transport.deliver(mail, completingAfter: gate)
     }
 
-    private static func write(_ record: DeliveryBatchMachine.Record, owner: String, in writer: any StoreWriter) throws {
+    /// Writes one outcome and, when it changed the message (the lease was still held), its
+    /// `mail.*` webhook event in the same transaction.
+    private static func write(
+        _ record: DeliveryBatchMachine.Record, owner: String, events: EventLedger?, in writer: any StoreWriter
+    ) throws {
         if let keep = record.keep { _ = try writer.storeMail(id: record.id, owner: owner, mail: keep) }
         switch record.action {
         case .markSent(let reply):
-            _ = try writer.markSent(id: record.id, owner: owner, now: record.at, reply: reply)
+            if try writer.markSent(id: record.id, owner: owner, now: record.at, reply: reply) {
+                try events?.record(.mailSent(messageID: record.id, kind: record.kind, attempts: record.attempts), tx: writer, now: record.at)
+            }
         case .retry(let at, let reply):
-            _ = try writer.markRetry(id: record.id, owner: owner, at: at, reply: reply)
+            if try writer.markRetry(id: record.id, owner: owner, at: at, reply: reply) {
+                try events?.record(
+                    .mailDeferred(messageID: record.id, kind: record.kind, attempts: record.attempts, retryAt: at), tx: writer,
+                    now: record.at)
+            }
         case .markDead(let reply, let suppress):
             // A message whose lease was lost (another worker has it) changes nothing, suppression included.
-            if try writer.markDead(id: record.id, owner: owner, now: record.at, reply: reply), suppress {
-                try writer.suppress(record.recipient, reason: reply, now: record.at)
+            if try writer.markDead(id: record.id, owner: owner, now: record.at, reply: reply) {
+                if suppress { try writer.suppress(record.recipient, reason: reply, now: record.at) }
+                try events?.record(
+                    .mailFailed(messageID: record.id, kind: record.kind, attempts: record.attempts, email: record.recipient),
+                    tx: writer, now: record.at)
             }
         case .deliver, .none:
             break

@@ -42,11 +42,18 @@ public final class OutboxWorkerPool: Sendable {
         public var wakeJitter: Double
         /// How often the pool's heartbeat is written, and how much silence makes a daemon dead.
         public var liveness: LivenessPolicy
+        /// Queues the `mail.sent`, `mail.deferred` and `mail.failed` webhook events with each
+        /// outcome record; nil queues none.
+        public var events: EventLedger?
+        /// Writes each attempt to the delivery log (`outbox_attempts`) with its outcome record;
+        /// nil writes none.
+        public var deliveryLog: DeliveryLog?
 
         /// The configuration; the defaults are the production values.
         public init(
             workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 16, pollInterval: Double = 1,
-            wakeJitter: Double = 0.25, liveness: LivenessPolicy = .standard,
+            wakeJitter: Double = 0.25, liveness: LivenessPolicy = .standard, events: EventLedger? = nil,
+            deliveryLog: DeliveryLog? = nil,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
         ) {
             self.workers = max(1, workers)
@@ -56,6 +63,8 @@ public final class OutboxWorkerPool: Sendable {
             self.ownerPrefix = ownerPrefix
             self.wakeJitter = max(0, wakeJitter)
             self.liveness = liveness
+            self.events = events
+            self.deliveryLog = deliveryLog
         }
     }
 

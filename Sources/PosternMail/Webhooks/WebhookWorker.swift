@@ -19,6 +19,9 @@ public final class WebhookWorker: @unchecked Sendable {
     private let store: any Store
     private let configuration: WebhookConfiguration
     private let secrets: [WebhookSecret]
+    /// Opens the secrets of stored endpoints (nil: only `--webhook-urls` are delivered).
+    private let endpoints: WebhookEndpointVault?
+    private let metrics: WebhookMetrics
     private let transport: @Sendable () -> any WebhookTransport
     private let clock: any WallClock
     private let pollInterval: Duration
@@ -30,14 +33,16 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// A worker that is not started yet. `transport` makes the transport on the worker's thread.
     public init(
-        store: any Store, configuration: WebhookConfiguration, secrets: [WebhookSecret],
-        transport: @escaping @Sendable () -> any WebhookTransport, clock: any WallClock,
+        store: any Store, configuration: WebhookConfiguration, secrets: [WebhookSecret], endpoints: WebhookEndpointVault? = nil,
+        transport: @escaping @Sendable () -> any WebhookTransport, clock: any WallClock, metrics: WebhookMetrics = WebhookMetrics(),
         pollInterval: Duration = .seconds(1), monotonic: any MonotonicClock = SystemMonotonicClock(), logger: Logger,
         liveness: LivenessPolicy = .standard, reclaims: ReclaimMetrics = ReclaimMetrics()
     ) {
         self.store = store
         self.configuration = configuration
         self.secrets = secrets
+        self.endpoints = endpoints
+        self.metrics = metrics
         self.transport = transport
         self.clock = clock
         self.pollInterval = pollInterval
@@ -89,16 +94,31 @@ public final class WebhookWorker: @unchecked Sendable {
             logger.warning("webhook claim failed", ["error": "\(error)"])
             return 0
         }
+        // The stored endpoints, read once a batch: a removed one gets nothing more, a rotated
+        // secret signs from the next batch on.
+        var stored: [String: WebhookEndpointRecord] = [:]
+        if claims.contains(where: { $0.delivery.endpointID != nil }) {
+            do {
+                for record in try store.read({ try $0.webhookEndpoints() }) { stored[record.id] = record }
+            } catch {
+                // The claims run out and are taken again.
+                logger.warning("webhook endpoints not read", ["error": "\(error)"])
+                return claims.count
+            }
+        }
         // An endpoint that answers 410 is not tried again for the rest of the batch either.
         var gone: Set<String> = []
-        for claim in claims where deliver(claim, disabled: claim.endpointDisabled || gone.contains(claim.delivery.endpoint), transport: transport) {
+        for claim in claims
+        where deliver(claim, disabled: claim.endpointDisabled || gone.contains(claim.delivery.endpoint), stored: stored, transport: transport) {
             gone.insert(claim.delivery.endpoint)
         }
         return claims.count
     }
 
     /// Tries one claimed delivery and records the outcome; true when the endpoint answered 410.
-    private func deliver(_ claim: WebhookClaim, disabled: Bool, transport: any WebhookTransport) -> Bool {
+    private func deliver(
+        _ claim: WebhookClaim, disabled: Bool, stored: [String: WebhookEndpointRecord], transport: any WebhookTransport
+    ) -> Bool {
         let delivery = claim.delivery
         let policy = configuration.policy
         var life = DeliveryStateMachine(
@@ -106,8 +126,23 @@ public final class WebhookWorker: @unchecked Sendable {
             deadline: policy.deadline(createdAt: delivery.createdAt, giveUpAt: delivery.giveUpAt), policy: policy)
         let now = clock.unixSeconds()
         var action: DeliveryStateMachine.Action
+        var signers = secrets
         if disabled {
             action = .markDead(reply: "not sent: the endpoint answered 410 Gone and is disabled", suppress: false)
+        } else if let id = delivery.endpointID {
+            if let record = stored[id], record.url == delivery.endpoint, let endpoints {
+                do {
+                    signers = try endpoints.secrets(of: record, now: now)
+                    action = life.prepare(now: now, isSuppressed: false, hasMail: true)
+                } catch {
+                    // A master key that does not open the secret: nothing unsigned goes out.
+                    action = life.attempted(
+                        .transient(reply: "not sent: the endpoint's secret does not open under the master key", connectionFailed: false),
+                        now: now, jitter: Double.random(in: 0..<1))
+                }
+            } else {
+                action = .markDead(reply: "not sent: the endpoint was removed", suppress: false)
+            }
         } else if !configuration.endpoints.contains(delivery.endpoint) {
             action = .markDead(reply: "not sent: the endpoint is no longer configured", suppress: false)
         } else {
@@ -115,7 +150,7 @@ public final class WebhookWorker: @unchecked Sendable {
         }
         var status = 0
         if action == .deliver {
-            let headers = WebhookSignedHeaders(id: delivery.webhookID, timestamp: now, body: delivery.body, secrets: secrets)
+            let headers = WebhookSignedHeaders(id: delivery.webhookID, timestamp: now, body: delivery.body, secrets: signers)
             let response = transport.post(url: delivery.endpoint, headers: headers, body: delivery.body)
             status = response.status
             action = life.attempted(
@@ -137,9 +172,11 @@ public final class WebhookWorker: @unchecked Sendable {
             switch action {
             case .markSent(let reply):
                 _ = try store.writeSyncingLater { try $0.markWebhookSent(id: id, owner: owner, now: now, reply: reply) }
+                metrics.count(.delivered)
                 logger.info("webhook delivered", fields)
             case .retry(let at, let reply):
                 _ = try store.writeSyncingLater { try $0.markWebhookRetry(id: id, owner: owner, at: at, reply: reply) }
+                metrics.count(.failed)
                 logger.info("webhook attempt failed, will retry", fields.merging(["retry_at": String(at), "reply": reply]) { $1 })
             case .markDead(let reply, let disable):
                 let endpoint = delivery.endpoint
@@ -147,6 +184,7 @@ public final class WebhookWorker: @unchecked Sendable {
                     if disable { try tx.disableWebhookEndpoint(endpoint, reason: reply, now: now) }
                     return try tx.markWebhookDead(id: id, owner: owner, now: now, reply: reply)
                 }
+                metrics.count(disable ? .disabled : .abandoned)
                 logger.warning(disable ? "webhook endpoint disabled (410 Gone)" : "webhook abandoned", fields.merging(["reply": reply]) { $1 })
             case .deliver, .none:
                 break

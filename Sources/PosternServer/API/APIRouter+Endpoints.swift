@@ -189,6 +189,14 @@ extension APIRouter {
                 let messages = try service.outboxMessages(state: state, limit: 500)
                 return .body(200, OutboxListBody(messages: messages.map(OutboxMessageBody.init)))
             },
+            Route(method: "GET", path: "/v1/admin/outbox/{id}", summary: "A message and its delivery log (every attempt)", access: .admin,
+                  status: 200,
+                  contract: .init(answer: .json(OutboxMessageDetailBody.self), errors: [.invalidArgument, .notFound],
+                                  pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
+                guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
+                guard let found = try service.outboxMessage(id: id) else { throw AuthError.outboxMessageNotFound }
+                return .body(200, OutboxMessageDetailBody(id: id, message: found.message, attempts: found.attempts))
+            },
             Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200,
                   contract: .init(request: .json(EmptyBody.self), answer: .json(RetriedMessageBody.self), errors: [.notDead],
                                   pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
@@ -206,6 +214,42 @@ extension APIRouter {
                         description: "The report as mail brought it: a delivery status notification (RFC 3464) or an abuse report (RFC 5965) sent to a message's --bounce-address reverse path. Anything else is answered `ignored` with its reason."),
                     answer: .json(BounceResultBody.self))) { c throws(AuthError) in
                 .body(200, BounceResultBody(try service.takeDeliveryReport(c.request.body)))
+            },
+            Route(method: "GET", path: "/v1/admin/webhooks", summary: "The webhook endpoints (never their secrets)", access: .admin, status: 200,
+                  contract: .init(answer: .json(WebhookEndpointListBody.self))) { _ throws(AuthError) in
+                .body(200, WebhookEndpointListBody(endpoints: try service.webhookEndpoints.list().map(WebhookEndpointBody.init)))
+            },
+            Route(method: "POST", path: "/v1/admin/webhooks", summary: "Add a webhook endpoint (its secret is answered once)", access: .admin,
+                  status: 201,
+                  contract: .init(request: .json(WebhookEndpointRequestBody.self), answer: .json(WebhookEndpointSecretBody.self),
+                                  errors: [.invalidArgument])) { c throws(AuthError) in
+                let body = try c.body(WebhookEndpointRequestBody.self)
+                let events = body.events.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") }
+                let added = try service.webhookEndpoints.add(url: body.url, events: events)
+                return .body(201, WebhookEndpointSecretBody(added))
+            },
+            Route(method: "DELETE", path: "/v1/admin/webhooks/{id}", summary: "Remove a webhook endpoint", access: .admin, status: 204,
+                  contract: .init(answer: .noContent, errors: [.notFound],
+                                  pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
+                guard try service.webhookEndpoints.remove(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                return HTTPResponse(status: 204)
+            },
+            Route(method: "POST", path: "/v1/admin/webhooks/{id}/rotate-secret",
+                  summary: "Give a webhook endpoint a new secret (the old one signs beside it for a day)", access: .admin, status: 200,
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(WebhookEndpointSecretBody.self),
+                                  errors: [.notFound],
+                                  pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
+                _ = try c.body(EmptyBody.self)
+                guard let rotated = try service.webhookEndpoints.rotate(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                return .body(200, WebhookEndpointSecretBody(rotated))
+            },
+            Route(method: "POST", path: "/v1/admin/webhooks/{id}/test", summary: "Queue a webhook.test event for one endpoint", access: .admin,
+                  status: 202,
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(WebhookTestBody.self), errors: [.notFound],
+                                  pathParameters: ["id": .string("The endpoint's id (`ep_…` or `settings-N`).")])) { c throws(AuthError) in
+                _ = try c.body(EmptyBody.self)
+                guard let id = try service.webhookEndpoints.test(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                return .body(202, WebhookTestBody(webhookId: id))
             },
         ]
     }

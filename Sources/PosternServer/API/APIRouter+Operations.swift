@@ -31,7 +31,7 @@ extension APIRouter {
             // from unknown ones. The metrics listener (`serveMetrics`) serves it without one.
             Route(method: "GET", path: "/metrics", summary: "Prometheus metrics (admin token; also on --metrics-listen)", access: .admin, status: 200,
                   contract: .init(answer: .content(mediaType: "text/plain", schema: .string("The Prometheus text format 0.0.4.")))) { _ throws(AuthError) in
-                metricsAnswer(service: service, metrics: metrics, housekeeping: runtime.housekeeping, reclaims: runtime.reclaims)
+                metricsAnswer(service: service, metrics: metrics, housekeeping: runtime.housekeeping, reclaims: runtime.reclaims, webhooks: runtime.webhooks)
             },
         ]
     }
@@ -54,7 +54,8 @@ extension APIRouter {
     /// The Prometheus text: HTTP counters, outbox states, action-code events, housekeeping and
     /// the claims taken back from dead daemons.
     static func metricsAnswer(
-        service: AuthService, metrics: HTTPMetrics, housekeeping: HousekeepingMetrics, reclaims: ReclaimMetrics = ReclaimMetrics()
+        service: AuthService, metrics: HTTPMetrics, housekeeping: HousekeepingMetrics, reclaims: ReclaimMetrics = ReclaimMetrics(),
+        webhooks: WebhookMetrics = WebhookMetrics()
     ) -> HTTPResponse {
         var text = metrics.render()
         text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
@@ -82,6 +83,17 @@ extension APIRouter {
         text += "# TYPE postern_reclaimed_claims_total counter\n"
         text += #"postern_reclaimed_claims_total{table="outbox"} \#(reclaimed.messages)"# + "\n"
         text += #"postern_reclaimed_claims_total{table="webhook_deliveries"} \#(reclaimed.webhooks)"# + "\n"
+        text += "# HELP postern_webhook_deliveries Webhook deliveries (one per event and endpoint) by state.\n"
+        text += "# TYPE postern_webhook_deliveries gauge\n"
+        let deliveries = (try? service.webhookCounts()) ?? WebhookCounts()
+        for state in OutboxState.allCases {
+            text += #"postern_webhook_deliveries{state="\#(state.rawValue)"} \#(deliveries[state])"# + "\n"
+        }
+        text += "# HELP postern_webhook_attempts_total Webhook attempts by outcome: delivered (2xx), failed (retried), abandoned, disabled (410).\n"
+        text += "# TYPE postern_webhook_attempts_total counter\n"
+        for entry in webhooks.snapshot() {
+            text += #"postern_webhook_attempts_total{outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
+        }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }
@@ -97,7 +109,7 @@ extension APIRouter {
             response.headers.append(("Allow", "GET"))
             return response
         }
-        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics, housekeeping: runtime.housekeeping, reclaims: runtime.reclaims)
+        var response = Self.metricsAnswer(service: runtime.service, metrics: metrics, housekeeping: runtime.housekeeping, reclaims: runtime.reclaims, webhooks: runtime.webhooks)
         if request.method == "HEAD" { response.body = [] }
         response.headers.append(("Cache-Control", "no-store"))
         return response

@@ -67,3 +67,35 @@ extension HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: APIJSON.encode(value))
     }
 }
+
+extension WebhookEndpointBody {
+    /// The body of `info` (never a secret).
+    public init(_ info: WebhookEndpointInfo) {
+        self.init(
+            id: info.id, url: info.url, events: info.filter.types ?? ["*"], source: info.source, disabled: info.disabledReason != nil,
+            previousSecretUntil: info.previousSecretUntil.map(UTCTimestamp.iso8601), createdAt: info.createdAt.map(UTCTimestamp.iso8601))
+    }
+}
+
+extension WebhookEndpointSecretBody {
+    /// The body of an add or a rotation: the endpoint and its new secret.
+    public init(_ added: WebhookEndpointSecret) {
+        self.init(endpoint: WebhookEndpointBody(added.endpoint), secret: added.secret)
+    }
+}
+
+extension OutboxAttemptBody {
+    /// The body of one logged attempt.
+    public init(_ a: OutboxAttempt) {
+        self.init(
+            attemptedAt: UTCTimestamp.iso8601(a.attemptedAt), durationMs: a.durationMilliseconds, transport: a.transport,
+            replyCode: a.replyCode, reply: a.reply, outcome: a.outcome.rawValue)
+    }
+}
+
+extension OutboxMessageDetailBody {
+    /// A message (nil once purged) and its log.
+    public init(id: Int64, message: OutboxMessage?, attempts: [OutboxAttempt]) {
+        self.init(id: id, message: message.map(OutboxMessageBody.init), attempts: attempts.map(OutboxAttemptBody.init))
+    }
+}

@@ -70,9 +70,12 @@ final class AddressFlow: Sendable {
                 try ledger.clearGuessBudgets(of: request.email, tx: tx)
                 try ActionLedger.queueNotice(.passwordChanged(uid: uid), to: request.email, tx: tx, now: now)
                 try events.record(.userPasswordReset(uid: uid), tx: tx, now: now)
+                try events.record(.sessionRevoked(uid: uid, reason: "passwordReset"), tx: tx, now: now)
             case .verifyEmail:
+                let wasVerified = account.emailVerified
                 account.emailVerified = true
                 try tx.updateAccount(account)
+                if !wasVerified { try events.record(.userEmailVerified(uid: uid), tx: tx, now: now) }
             case .changeEmail:
                 guard let old = request.otherEmail else { throw AuthError.code(.stateChanged) }
                 if let holder = try tx.account(address: request.email), holder.uid != uid { throw AuthError.emailExists }
@@ -87,6 +90,8 @@ final class AddressFlow: Sendable {
                 account.emailVerified = true
                 try SessionFlow.revokeAll(of: &account, tx: tx)
                 try tx.updateAccount(account)
+                try events.record(.userEmailRecovered(uid: uid, email: request.email), tx: tx, now: now)
+                try events.record(.sessionRevoked(uid: uid, reason: "emailRecovered"), tx: tx, now: now)
             case .signIn, .signUp:
                 throw AuthError.code(.wrongAction)
             }

@@ -173,6 +173,11 @@ final class EmailLinkFlow: Sendable {
                 throw AuthError.code(.alreadyUsed)
             }
             // The link proved the mailbox.
+            if !account.emailVerified, case .signIn = resolution {
+                try events.record(.userEmailVerified(uid: account.uid), tx: tx, now: now)
+            } else if !account.emailVerified, case .reauthenticate = resolution {
+                try events.record(.userEmailVerified(uid: account.uid), tx: tx, now: now)
+            }
             account.emailVerified = true
             account.providers.insert(.emailLink)
             // A password chosen at sign-up applies only on the device that chose it: otherwise

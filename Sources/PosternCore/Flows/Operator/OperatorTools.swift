@@ -87,15 +87,28 @@ final class OperatorTools: Sendable {
     /// - Throws: `AuthError.userNotFound`.
     func updateUser(uid: String, disabled: Bool?, emailVerified: Bool?, displayName: String??) throws(AuthError) -> UserRecord {
         if case .some(.some(let name)) = displayName { try ProfileFlow.checkDisplayName(name) }
-                return try context.write { tx in
+        let events = context.events
+        let now = context.clock.unixSeconds()
+        return try context.write { tx in
             guard var account = try tx.account(uid: uid) else { throw AuthError.userNotFound }
+            var changes: [WebhookEvent] = []
             if let disabled {
+                if disabled, !account.disabled {
+                    changes += [.userDisabled(uid: uid), .sessionRevoked(uid: uid, reason: "disabled")]
+                }
                 account.disabled = disabled
                 if disabled { try SessionFlow.revokeAll(of: &account, tx: tx) }
             }
-            if let emailVerified { account.emailVerified = emailVerified }
-            if let displayName { account.displayName = displayName }
+            if let emailVerified {
+                if emailVerified, !account.emailVerified, account.email != nil { changes.append(.userEmailVerified(uid: uid)) }
+                account.emailVerified = emailVerified
+            }
+            if let displayName, displayName != account.displayName {
+                account.displayName = displayName
+                changes.append(.userProfileUpdated(uid: uid, fields: ["displayName"]))
+            }
             try tx.updateAccount(account)
+            for event in changes { try events.record(event, tx: tx, now: now) }
             return UserRecord(account)
         }
     }

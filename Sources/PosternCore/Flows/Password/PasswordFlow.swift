@@ -159,6 +159,7 @@ final class PasswordFlow: Sendable {
                 try ActionLedger.queueNotice(.passwordChanged(uid: current.uid), to: email, tx: tx, now: now)
             }
             try events.record(.userPasswordChanged(uid: current.uid), tx: tx, now: now)
+            try events.record(.sessionRevoked(uid: current.uid, reason: "passwordChanged"), tx: tx, now: now)
             return try issue(current, "password", now, nil, tx)
         }
         return session

@@ -29,11 +29,21 @@ final class ProfileFlow: Sendable {
                 throw .invalidArgument("attributes must be a JSON object.")
             }
         }
+        let events = context.events
+        let now = context.clock.unixSeconds()
         return try context.write { tx in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
-            if let displayName { current.displayName = displayName }
-            if let attributes { current.attributes = attributes }
+            var fields: [String] = []
+            if let displayName, displayName != current.displayName {
+                current.displayName = displayName
+                fields.append("displayName")
+            }
+            if let attributes, attributes != current.attributes {
+                current.attributes = attributes
+                fields.append("attributes")
+            }
             try tx.updateAccount(current)
+            if !fields.isEmpty { try events.record(.userProfileUpdated(uid: current.uid, fields: fields), tx: tx, now: now) }
             return UserRecord(current)
         }
     }

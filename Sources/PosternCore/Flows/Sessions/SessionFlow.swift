@@ -163,8 +163,13 @@ final class SessionFlow: Sendable {
     /// - Throws: `AuthError.unavailable` when the store is down.
     func signOut(refreshToken: String) throws(AuthError) {
         let hash = SHA256.hash(refreshToken)
+        let events = context.events
+        let now = context.clock.unixSeconds()
         try context.write { tx in
-            if let record = try tx.refreshToken(hash: hash) { _ = try tx.revokeRefreshFamily(record.family) }
+            if let record = try tx.refreshToken(hash: hash), !record.revoked {
+                _ = try tx.revokeRefreshFamily(record.family)
+                try events.record(.sessionRevoked(uid: record.uid, reason: "signOut"), tx: tx, now: now)
+            }
         }
     }
 

@@ -1,0 +1,130 @@
+import PosternCrypto
+
+/// One delivery attempt of an outbox message, as the delivery log keeps it: when, through which
+/// transport, what the server answered (its code and its text, cleaned), how long it took, and
+/// what came of it. The recipient is there only as a keyed hash (``DeliveryLogKey``): the log
+/// never holds an address in the clear.
+public struct OutboxAttempt: Sendable, Hashable {
+    /// What the attempt came to.
+    public enum Outcome: String, Sendable, Hashable, CaseIterable {
+        /// Accepted (a 2xx, or written to a file).
+        case sent
+        /// Failed for now: tried again later.
+        case deferred
+        /// Refused for good, or the last try before the deadline.
+        case failed
+    }
+
+    public let messageID: Int64
+    /// HMAC-SHA256 of the normalized address under the delivery-log key (16 bytes).
+    public let recipientHash: [UInt8]
+    /// When the attempt started, Unix seconds.
+    public let attemptedAt: Int64
+    /// How long it took, in milliseconds.
+    public let durationMilliseconds: Int64
+    /// `smtp://host:587`, `file`, … (``MailTransportConfig/logLabel``).
+    public let transport: String
+    /// The server's reply code (`250`, `451`, `550`); nil when there was none (no connection).
+    public let replyCode: Int?
+    /// The server's reply or the local failure, cleaned (``DeliveryLogKey/clean(_:)``).
+    public let reply: String
+    public let outcome: Outcome
+
+    public init(
+        messageID: Int64, recipientHash: [UInt8], attemptedAt: Int64, durationMilliseconds: Int64, transport: String, replyCode: Int?,
+        reply: String, outcome: Outcome
+    ) {
+        self.messageID = messageID
+        self.recipientHash = recipientHash
+        self.attemptedAt = attemptedAt
+        self.durationMilliseconds = durationMilliseconds
+        self.transport = transport
+        self.replyCode = replyCode
+        self.reply = reply
+        self.outcome = outcome
+    }
+}
+
+/// The key of the delivery log's recipient hashes, and its cleaning of server replies. The key is
+/// derived from the master key (HMAC-SHA256 of a fixed label): it does not rotate with the
+/// action-code keys, so a message stays findable by address for as long as its log is kept, and a
+/// copy of the database alone cannot be searched with a list of addresses.
+public struct DeliveryLogKey: Sendable {
+    private let key: HMACKey
+
+    /// The key under `box` (the master key).
+    /// - Throws: `CryptoError` when the key cannot be made.
+    public init(box: SecretBox) throws {
+        key = try HMACKey(key: box.derivedKey(label: "postern delivery-log recipient v1"))
+    }
+
+    /// The recipient hash of `address`: HMAC-SHA256 of its normalized form, 16 bytes.
+    public func hash(_ address: EmailAddress) -> [UInt8] {
+        Array(key.authenticate(Array("postern-recipient|\(address.normalized)".utf8)).prefix(16))
+    }
+
+    /// The most characters of a reply the log keeps.
+    public static let replyLimit = 300
+
+    /// A server reply as the log keeps it: one line, at most ``replyLimit`` characters, with
+    /// every word that holds an address (`@`), a link (`://`, `oobCode`) or a long token (24 or
+    /// more base64url characters) replaced by `<address>`, `<link>` or `<token>` — servers quote
+    /// recipients and sometimes a line of the message back.
+    public static func clean(_ reply: String) -> String {
+        let flat = String(reply.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+        let words = flat.split(separator: " ", omittingEmptySubsequences: true).map { word -> String in
+            if word.contains("@") { return "<address>" }
+            if word.contains("://") || word.lowercased().contains("oobcode") { return "<link>" }
+            var run = 0
+            var longest = 0
+            for c in word.unicodeScalars {
+                let tokenish = (c.value >= 0x30 && c.value <= 0x39) || (c.value >= 0x41 && c.value <= 0x5A) || (c.value >= 0x61 && c.value <= 0x7A)
+                    || c == "-" || c == "_" || c == "+" || c == "/" || c == "="
+                run = tokenish ? run + 1 : 0
+                longest = max(longest, run)
+            }
+            return longest >= 24 ? "<token>" : String(word)
+        }
+        let joined = words.joined(separator: " ")
+        return joined.count > replyLimit ? String(joined.prefix(replyLimit - 1)) + "…" : joined
+    }
+
+    /// The reply code a reply starts with (`451 4.3.0 …` → 451); nil without one.
+    public static func replyCode(_ reply: String) -> Int? {
+        let digits = reply.prefix(3)
+        guard digits.count == 3, digits.allSatisfy(\.isNumber), let code = Int(digits), code >= 200, code < 600 else { return nil }
+        let rest = reply.dropFirst(3)
+        guard rest.isEmpty || rest.first == " " || rest.first == "-" else { return nil }
+        return code
+    }
+}
+
+/// What the outbox workers need to write the delivery log: the key and the transport's label.
+public struct DeliveryLog: Sendable {
+    public let key: DeliveryLogKey
+    public let transport: String
+
+    public init(key: DeliveryLogKey, transport: String) {
+        self.key = key
+        self.transport = transport
+    }
+
+    /// The log entry of one attempt of message `id` to `recipient`.
+    public func attempt(
+        id: Int64, recipient: EmailAddress, startedAt: Int64, milliseconds: Int64, outcome: DeliveryOutcome,
+        action: DeliveryStateMachine.Action
+    ) -> OutboxAttempt {
+        let reply: String
+        switch outcome {
+        case .sent(let text), .permanent(let text), .transient(let text, _): reply = text
+        }
+        let result: OutboxAttempt.Outcome = switch action {
+        case .markSent: .sent
+        case .markDead: .failed
+        default: .deferred
+        }
+        return OutboxAttempt(
+            messageID: id, recipientHash: key.hash(recipient), attemptedAt: startedAt, durationMilliseconds: max(0, milliseconds),
+            transport: transport, replyCode: DeliveryLogKey.replyCode(reply), reply: DeliveryLogKey.clean(reply), outcome: result)
+    }
+}
