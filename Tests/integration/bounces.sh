@@ -17,8 +17,10 @@ work=$(mktemp -d)
 chmod 755 "$work"  # the postfix user walks into it (its data directory), as does local(8) as nobody
 pf="$work/postfix"
 serve_pid=
+hook_pid=
 cleanup() {
   [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  [ -n "$hook_pid" ] && kill "$hook_pid" 2>/dev/null && wait "$hook_pid" 2>/dev/null
   [ -f "$pf/etc/main.cf" ] && postfix -c "$pf/etc" stop >/dev/null 2>&1
   rm -rf "$work"
 }
@@ -74,13 +76,43 @@ postfix -c "$pf/etc" check >/dev/null 2>&1 || true  # creates the queue director
 postfix -c "$pf/etc" start >/dev/null 2>&1 || fail "Postfix did not start"
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$smtp_port") 2>/dev/null && break; sleep 0.1; done
 
+# A webhook receiver that verifies with the standardwebhooks library and logs each event's type
+# and data (mail.bounced is the one this test causes).
+hook_port=$(free_port)
+secret="whsec_$(printf 'the bounce test secret of 32 b.!' | base64)"
+echo "$secret" >"$work/hook.secret"
+cat >"$work/receiver.py" <<'RECEIVER'
+import http.server, json, sys
+import standardwebhooks
+port, secret = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        try:
+            event = standardwebhooks.Webhook(secret).verify(body, {k.lower(): v for k, v in self.headers.items()})
+            print(json.dumps({"type": event["type"], "data": event["data"]}), flush=True)
+            self.send_response(204)
+        except Exception as error:
+            print("bad", repr(error), flush=True)
+            self.send_response(400)
+        self.end_headers()
+print("listening", flush=True)
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+RECEIVER
+"$python" "$work/receiver.py" "$hook_port" "$secret" >"$work/hooks.log" 2>&1 &
+hook_pid=$!
+for _ in $(seq 100); do grep -q listening "$work/hooks.log" 2>/dev/null && break; sleep 0.1; done
+
 # postern serve on the relay, with its reverse paths under bounce@relay.test.
 port=$(free_port)
 token="bounce-test-admin-token-$RANDOM$RANDOM"
 mkdir -p "$work/serve"
 (cd "$work/serve" && exec "$postern" serve --listen "127.0.0.1:$port" --metrics-listen off --scrypt-log-n 12 \
   --smtp-url "smtp+plain://127.0.0.1:$smtp_port" --mail-from "Postern <no-reply@relay.test>" \
-  --bounce-address bounce@relay.test --admin-token "$token" --mail-interval 0 >"$work/serve/out" 2>"$work/serve/log") &
+  --bounce-address bounce@relay.test --admin-token "$token" --mail-interval 0 \
+  --webhook-urls "http://127.0.0.1:$hook_port/hooks" --webhook-secret-file "$work/hook.secret" --webhook-retry-base 1 \
+  >"$work/serve/out" 2>"$work/serve/log") &
 serve_pid=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 100); do curl -sf -o /dev/null "$base/healthz" && break; sleep 0.1; done
@@ -114,7 +146,13 @@ send nobody-here@relay.test
 for _ in $(seq 100); do [ "$(outbox_field 2 "m['state']" 2>/dev/null)" = dead ] && break; sleep 0.1; done
 [ "$(outbox_field 2 "m['state']")" = dead ] || fail "mail to the bounced address was not stopped: $(outbox_field 2 "m")"
 [ "$(grep -c 'to=<nobody-here@relay.test>' "$pf/maillog")" = 1 ] || fail "the suppressed address reached Postfix again"
-echo "ok 1: Postfix's DSN: message 1 bounced (5.1.1), the address suppressed, the next mail dead before Postfix"
+for _ in $(seq 100); do grep -q '"mail.bounced"' "$work/hooks.log" && break; sleep 0.1; done
+grep -q '^bad' "$work/hooks.log" && fail "a webhook failed verification: $(grep '^bad' "$work/hooks.log")"
+bounced=$(grep '"mail.bounced"' "$work/hooks.log" | head -1)
+[ -n "$bounced" ] || fail "no mail.bounced event: $(cat "$work/hooks.log")"
+echo "$bounced" | "$python" -c 'import json,sys; d=json.load(sys.stdin)["data"]; assert d == {"messageId": 1, "kind": "sign-in", "reason": "bounced", "status": "5.1.1", "email": "nobody-here@relay.test"}, d' \
+  || fail "the mail.bounced event is not as documented: $bounced"
+echo "ok 1: Postfix's DSN: message 1 bounced (5.1.1), the address suppressed, the next mail dead before Postfix, a verified mail.bounced event"
 
 # 2. The command for a relay's pipe; a vacation reply; a forged tag; the wrong media type.
 "$postern" bounces take "$work/dsn.eml" --database "$work/serve/postern.db" --bounce-address bounce@relay.test >"$work/take.out" || fail "bounces take failed"

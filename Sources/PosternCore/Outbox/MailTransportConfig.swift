@@ -133,7 +133,8 @@ public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The transport as the delivery log names it: `smtp://host:587`, `smtps://…`,
-    /// `smtp+plain://…`, or `file` (no user, no password, no directory).
+    /// `smtp+plain://…`, `https://host` for an HTTP provider, or `file` (no user, no password,
+    /// no directory, no path or query).
     public var logLabel: String {
         switch self {
         case .smtp(let endpoint):
@@ -144,6 +145,12 @@ public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
             }
             return "\(scheme)://\(endpoint.host):\(endpoint.port)"
         case .directory: return "file"
+        case .http(let endpoint):
+            // Scheme and authority only: a path or query may carry a provider's token.
+            let afterScheme = endpoint.url.range(of: "://").map { endpoint.url[$0.upperBound...] } ?? Substring(endpoint.url)
+            let authority = afterScheme.prefix { $0 != "/" && $0 != "?" }
+            let scheme = endpoint.url.lowercased().hasPrefix("https://") ? "https" : "http"
+            return "\(scheme)://\(authority)"
         }
     }
 

@@ -42,6 +42,10 @@ public enum WebhookEvent: Sendable, Hashable {
     case mailDeferred(messageID: Int64, kind: String, attempts: Int, retryAt: Int64)
     /// The message was given up on: a permanent refusal, or out of time.
     case mailFailed(messageID: Int64, kind: String, attempts: Int, email: EmailAddress)
+    /// A delivery report came back for a sent message: a permanent failure (`reason` `bounced`,
+    /// `status` 5.x.x) or an abuse report (`complaint`, `status` its feedback type); the address is
+    /// suppressed, so it is given, as for `mail.failed`.
+    case mailBounced(messageID: Int64, kind: String, reason: String, status: String, email: EmailAddress)
     /// `postern webhooks test`: a delivery check for one endpoint.
     case webhookTest(endpointID: String)
 
@@ -50,7 +54,7 @@ public enum WebhookEvent: Sendable, Hashable {
         "user.created", "user.signed_in", "user.anonymous_upgraded", "user.migrated", "user.email_changed",
         "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
         "user.email_verified", "user.email_recovered", "user.profile_updated", "user.disabled", "session.revoked",
-        "mail.sent", "mail.deferred", "mail.failed", "webhook.test",
+        "mail.sent", "mail.deferred", "mail.failed", "mail.bounced", "webhook.test",
     ]
 
     /// The event type (`user.created`, …).
@@ -73,6 +77,7 @@ public enum WebhookEvent: Sendable, Hashable {
         case .mailSent: "mail.sent"
         case .mailDeferred: "mail.deferred"
         case .mailFailed: "mail.failed"
+        case .mailBounced: "mail.bounced"
         case .webhookTest: "webhook.test"
         }
     }
@@ -102,6 +107,11 @@ public enum WebhookEvent: Sendable, Hashable {
         case .mailFailed(let id, let kind, let attempts, let email):
             [
                 "messageId": .integer(id), "kind": .string(kind), "attempts": .integer(Int64(attempts)),
+                "email": .string(email.address),
+            ]
+        case .mailBounced(let id, let kind, let reason, let status, let email):
+            [
+                "messageId": .integer(id), "kind": .string(kind), "reason": .string(reason), "status": .string(status),
                 "email": .string(email.address),
             ]
         case .webhookTest(let endpointID): ["endpointId": .string(endpointID)]

@@ -121,12 +121,17 @@ final class BounceIntake: Sendable {
         case .delayed: .delayed
         case .complaint: .complaint
         }
+        let events = context.events
         let found = try context.write { tx -> Bool in
             guard let message = try tx.outboxMessage(id: id) else { return false }
             let bounce = OutboxBounce(kind: kind, status: status, detail: Self.withoutAddress(diagnostic, message.recipient), at: now)
             guard try tx.recordBounce(id: id, bounce) else { return true }
             if kind != .delayed {
-                try tx.suppress(message.recipient, reason: "\(kind == .failed ? "bounced" : "complaint"): \(status)", now: now)
+                let reason = kind == .failed ? "bounced" : "complaint"
+                try tx.suppress(message.recipient, reason: "\(reason): \(status)", now: now)
+                try events.record(
+                    .mailBounced(messageID: id, kind: message.intent.name, reason: reason, status: status, email: message.recipient),
+                    tx: tx, now: now)
             }
             return true
         }
