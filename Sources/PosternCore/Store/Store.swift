@@ -49,7 +49,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Reads inside one consistent snapshot.
-public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader {
+public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, HeartbeatReader {
     /// All keys of `purpose`, active first.
     func keys(purpose: KeyPurpose) throws -> [KeyRecord]
     /// The account with `uid`.
@@ -80,7 +80,7 @@ public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader {
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, HeartbeatWriter {
+public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).
