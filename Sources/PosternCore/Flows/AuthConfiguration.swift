@@ -28,6 +28,8 @@ public struct AuthConfiguration: Sendable {
     public var sendNoAccountMail = false
     /// Where events are sent, and how patiently (no endpoint: no event is queued).
     public var webhooks = WebhookConfiguration()
+    /// Who may be sent an SMS and how many (the toll-fraud caps), and the SMS retry schedule.
+    public var sms = SMSConfiguration()
 
     /// Creates a configuration.
     public init(publicURL: String, allowedContinueHosts: [String]) {
@@ -45,6 +47,7 @@ public struct AuthConfiguration: Sendable {
         mailPerHour = settings.mailPerHour
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
+        sms = settings.smsConfiguration
     }
 
     /// The lifetime of a request of `purpose`.
