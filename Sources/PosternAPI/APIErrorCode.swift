@@ -9,6 +9,10 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case badRequest = "BAD_REQUEST"
     /// The address is not one Postern accepts (400).
     case invalidEmail = "INVALID_EMAIL"
+    /// The phone number is not one Postern accepts (E.164, or national with a default region) (400).
+    case invalidPhoneNumber = "INVALID_PHONE_NUMBER"
+    /// SMS is not sent to this number's country (`--sms-countries`) (400).
+    case smsCountryNotAllowed = "SMS_COUNTRY_NOT_ALLOWED"
     /// The link or code is wrong, used, or for another action (400).
     case invalidOOBCode = "INVALID_OOB_CODE"
     /// The link or code has expired (400).
@@ -68,7 +72,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     public var httpStatus: Int {
         switch self {
         case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier,
-            .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken:
+            .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken, .invalidPhoneNumber,
+            .smsCountryNotAllowed:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
         case .notFound, .userNotFound: 404

@@ -36,7 +36,7 @@ public struct PosternStorage: Sendable {
         self.clock = clock
         let database = Self.describe(database: settings.database)
         do {
-            let store = try Self.openStore(settings)
+            let (store, seal) = try Self.openStore(settings)
             self.store = store
             let keyFile = Self.masterKeyFile(settings)
             let box: SecretBox
@@ -45,6 +45,8 @@ public struct PosternStorage: Sendable {
             } catch {
                 throw StartupError.dependency("--master-key-file \(keyFile): \(error)")
             }
+            // SMS recipients are sealed under the master key (never in the clear in the database).
+            seal.set(PhoneNumberSeal(box: box))
             keyVault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
         } catch let error as StartupError {
             throw error
@@ -55,15 +57,19 @@ public struct PosternStorage: Sendable {
 
     /// The store `settings.database` names: PostgreSQL for a connection string, else a SQLite file.
     /// The one place that tells them apart; everything above sees `any Store`.
-    static func openStore(_ settings: Settings) throws -> any Store {
+    /// The store, and the slot its SMS seal goes into once the master key is loaded.
+    static func openStore(_ settings: Settings) throws -> (store: any Store, seal: PhoneSealSlot) {
+        let seal = PhoneSealSlot()
         if PostgresConnectionString.isPostgres(settings.database) {
-            return try PostgresStore(
-                connectionString: settings.database, connections: Int(settings.pgConnections), notifications: !settings.pgPollOnly)
+            return (
+                try PostgresStore(
+                    connectionString: settings.database, connections: Int(settings.pgConnections), notifications: !settings.pgPollOnly,
+                    phoneSeal: seal),
+                seal)
         }
-        return try SQLiteStore(path: settings.database)
+        return (try SQLiteStore(path: settings.database, phoneSeal: seal), seal)
     }
 
-    /// The master key file: the setting, else beside a SQLite file, else `./postern.key`.
     static func masterKeyFile(_ settings: Settings) -> String {
         if let path = settings.masterKeyFile { return path }
         if PostgresConnectionString.isPostgres(settings.database) { return "./postern.key" }
@@ -107,7 +113,7 @@ public struct PosternFlows: Sendable {
 
     /// Opens the storage and builds the flows.
     /// - Throws: `StartupError`.
-    public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
+    public init(settings: Settings, clock: any WallClock = SystemClock(), logger: Logger? = nil) throws(StartupError) {
         self.settings = settings
         self.clock = clock
         storage = try PosternStorage(settings: settings, clock: clock)
@@ -115,7 +121,7 @@ public struct PosternFlows: Sendable {
         let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
         do {
             service = try AuthService(
-                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher)
+                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher, logger: logger)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -144,6 +150,12 @@ public final class PosternRuntime: Sendable {
     public let webhooks: WebhookWorker?
     /// The webhook worker's attempts, for `/metrics`.
     public let webhookMetrics = WebhookMetrics()
+    /// Delivers queued SMS (started by `postern serve`).
+    public let sms: SMSWorker
+    /// The SMS templates, rendered with the public URL's host in the origin-bound line.
+    public let smsRenderer: SMSRenderer
+    /// Makes the configured SMS transport (`postern sms test --now` uses one directly).
+    public let smsTransport: SMSTransportFactory
     /// The claims the outbox's and the webhooks' heartbeats took back from dead daemons.
     public let reclaims = ReclaimMetrics()
 
@@ -174,11 +186,17 @@ public final class PosternRuntime: Sendable {
             let templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
             renderer = try templates.renderer(branding: settings.branding)
             pages = try templates.pageRenderer(branding: settings.branding)
+            smsRenderer = try templates.smsRenderer(branding: settings.branding, host: Self.publicHost(settings))
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }
         let secrets = try Self.webhookSecrets(settings)
-        flows = try PosternFlows(settings: settings, clock: clock)
+        do {
+            smsTransport = try settings.sms.transport.transportFactory(settings.sms)
+        } catch {
+            throw .setting("--sms-transport: \(error.message)")
+        }
+        flows = try PosternFlows(settings: settings, clock: clock, logger: Logger(label: "sms", sink: logger.sink))
         let deliveryLogKey: DeliveryLogKey
         do { deliveryLogKey = try flows.storage.keyVault.deliveryLogKey() } catch {
             throw .dependency("cannot derive the delivery log's key: \(error)")
@@ -210,9 +228,15 @@ public final class PosternRuntime: Sendable {
             endpoints: flows.service.webhookEndpoints,
             transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock, metrics: webhookMetrics,
             logger: Logger(label: "webhooks", sink: logger.sink), reclaims: reclaims)
+        sms = SMSWorker(
+            store: flows.store, policy: settings.smsConfiguration.policy, composer: service, renderer: smsRenderer,
+            transport: smsTransport, clock: clock, metrics: service.smsMetrics, expiresInMinutes: settings.ttlSignIn / 60,
+            logger: Logger(label: "sms", sink: logger.sink), reclaims: reclaims)
         logger.info(
             "configured",
-            ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count)])
+            ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count),
+                "sms_transport": settings.sms.transport.description,
+                "sms_countries": settings.smsConfiguration.countries.sorted().map { "+\($0)" }.joined(separator: ",")])
     }
 
     /// The signing secrets of `--webhook-secret-file`: required, and at least one, when
@@ -236,6 +260,11 @@ public final class PosternRuntime: Sendable {
     }
 
     /// The flows.
+    /// The public URL's host: the origin-bound line of every SMS (`@host #123456`).
+    static func publicHost(_ settings: Settings) -> String {
+        (try? LinkPolicy(publicURL: settings.publicURL, allowedHosts: []))?.host ?? "localhost"
+    }
+
     public var service: AuthService { flows.service }
     /// The store.
     public var store: any Store { flows.store }

@@ -27,6 +27,10 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case invalidLoginCredentials
     /// The account is disabled (`USER_DISABLED`).
     case userDisabled
+    /// The phone number is not one the server accepts (`INVALID_PHONE_NUMBER`).
+    case invalidPhoneNumber
+    /// The server sends no SMS to that number's country (`SMS_COUNTRY_NOT_ALLOWED`).
+    case smsCountryNotAllowed
     // The session.
     /// The stored refresh token is unknown or expired: sign in again (`INVALID_REFRESH_TOKEN`).
     case invalidRefreshToken
@@ -108,6 +112,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .weakPassword: return .weakPassword(rule: detail.rule, message: detail.message)
         case .invalidLoginCredentials: return .invalidLoginCredentials
         case .userDisabled: return .userDisabled
+        case .invalidPhoneNumber: return .invalidPhoneNumber
+        case .smsCountryNotAllowed: return .smsCountryNotAllowed
         case .invalidRefreshToken: return .invalidRefreshToken
         case .tokenRevoked: return .tokenRevoked
         case .invalidIDToken: return .invalidIDToken
@@ -143,6 +149,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .weakPassword(_, let message): "The password is too weak: \(message)"
         case .invalidLoginCredentials: "The address or the password is wrong."
         case .userDisabled: "This account is disabled."
+        case .invalidPhoneNumber: "That is not a phone number the service accepts: give it with + and the country code."
+        case .smsCountryNotAllowed: "The service does not send text messages to that country."
         case .invalidRefreshToken: "The session has expired. Sign in again."
         case .tokenRevoked: "The session was ended on the server. Sign in again."
         case .invalidIDToken: "The session was refused by the server. Sign in again."

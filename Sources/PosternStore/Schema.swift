@@ -196,6 +196,34 @@ enum Schema {
         ALTER TABLE outbox ADD COLUMN bounce_detail TEXT;
         ALTER TABLE outbox ADD COLUMN bounced_at INTEGER;
         """,
+        // 9: the SMS outbox, a sibling of `outbox` and `webhook_deliveries` (their states, lease
+        // and due index). The number is sealed under the master key (`PhoneNumberSeal`) and kept
+        // only until the message is finished (erased then); the country code stays for metrics. Nothing composed is stored: the text is made at
+        // each attempt.
+        """
+        CREATE TABLE sms_outbox (
+            id INTEGER PRIMARY KEY,
+            intent TEXT NOT NULL,
+            recipient BLOB,
+            country_code TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state = 'queued' OR state = 'claimed' OR state = 'retrying' OR state = 'sent' OR state = 'dead'),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            lease_owner TEXT,
+            created_at INTEGER NOT NULL,
+            give_up_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            last_reply TEXT
+        );
+        CREATE INDEX sms_outbox_due ON sms_outbox(next_attempt_at) WHERE state NOT IN ('sent', 'dead');
+        -- Fixed-window counters (the SMS budgets per country and per day): one row per bucket,
+        -- a keyed hash, reset in place.
+        CREATE TABLE rate_windows (
+            bucket BLOB PRIMARY KEY,
+            window_start INTEGER NOT NULL,
+            count INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -76,6 +76,17 @@ public enum HousekeepingFixture {
                         replyCode: 250, reply: name, outcome: .sent))
             }
         }
+        // SMS likewise.
+        let number = try PhoneNumber.parse("+4915112345678", defaultRegion: nil)
+        for (name, finishedAt) in [("sms-old", horizon(.smsOutbox)), ("sms-recent", horizon(.smsOutbox) + 1)] {
+            try store.write { tx in
+                let id = try tx.enqueueSMS(.test(reference: name), recipient: number, now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
+                let claims = try tx.claimDueSMS(
+                    owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
+                guard claims.map(\.id) == [id], try tx.markSMSSent(id: id, owner: "w", now: finishedAt, reply: "HTTP 201")
+                else { throw StoreError.notFound("the seeded SMS") }
+            }
+        }
         try store.write { tx in
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
@@ -111,6 +122,9 @@ public enum HousekeepingFixture {
             }
             for delivery in try tx.webhookDeliveries(state: .sent, limit: 10) { found.insert(delivery.webhookID) }
             for attempt in try tx.outboxAttempts(messageID: 999) { found.insert(attempt.reply) }
+            for message in try tx.smsMessages(state: .sent, limit: 10) {
+                if case .test(let reference) = message.intent { found.insert(reference) }
+            }
             return found
         }
     }

@@ -19,13 +19,9 @@ extension InMemoryStore.Transaction {
             state.outbox[index].nextAttemptAt = row.createdAt
             reclaimed.messages += 1
         }
-        for index in state.webhooks.indices {
-            let row = state.webhooks[index]
-            guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
-            state.webhooks[index].nextAttemptAt = row.createdAt
-            reclaimed.webhooks += 1
-        }
-        if reclaimed.messages > 0 { queuedMail = true }
+        reclaimed.webhooks = InMemoryLeaseQueue.reclaim(&state.webhooks, of: dead, now: now)
+        reclaimed.sms = InMemoryLeaseQueue.reclaim(&state.sms, of: dead, now: now)
+        if reclaimed.messages > 0 || reclaimed.sms > 0 { queuedMail = true }
         return reclaimed
     }
 }

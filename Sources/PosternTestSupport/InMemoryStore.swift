@@ -15,6 +15,8 @@ public final class InMemoryStore: Store {
         public var rateEvents: [[UInt8]: [Int64]] = [:]
         /// The per-client limit: bucket → tat (ms).
         public var clientRate: [[UInt8]: Int64] = [:]
+        /// Fixed-window counters (`countInWindow`), by bucket.
+        public var rateWindows: [[UInt8]: (start: Int64, count: Int64)] = [:]
         public var guesses: [[UInt8]: GuessRecord] = [:]
         /// Webhook deliveries; a delivery's id is its index + 1.
         public var webhooks: [QueuedWebhook] = []
@@ -22,6 +24,8 @@ public final class InMemoryStore: Store {
         public var disabledEndpoints: [String: String] = [:]
         public var webhookEndpoints: [WebhookEndpointRecord] = []
         public var outboxAttempts: [OutboxAttempt] = []
+        /// SMS outbox messages; a message's id is its index + 1.
+        public var sms: [QueuedSMS] = []
         /// Daemons' heartbeats, by owner.
         public var heartbeats: [String: DaemonHeartbeat] = [:]
     }

@@ -32,6 +32,8 @@ public struct AuthConfiguration: Sendable {
     public var webhooks = WebhookConfiguration()
     /// The VERP reverse path's base (`--bounce-address`), or nil: mail leaves from `--mail-from`.
     public var bounceAddress: BounceAddress?
+    /// Who may be sent an SMS and how many (the toll-fraud caps), and the SMS retry schedule.
+    public var sms = SMSConfiguration()
 
     /// Creates a configuration.
     public init(publicURL: String, allowedContinueHosts: [String]) {
@@ -51,6 +53,7 @@ public struct AuthConfiguration: Sendable {
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
         bounceAddress = settings.bounceAddress
+        sms = settings.smsConfiguration
     }
 
     /// The lifetime of a request of `purpose`.

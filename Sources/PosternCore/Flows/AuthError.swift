@@ -61,6 +61,13 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func code(_ error: ActionCodeError) -> AuthError {
         AuthError(.invalidInput, code: error.publicCode, message: error.description)
     }
+    /// The phone number is refused; the message says why, never the number.
+    public static func invalidPhoneNumber(_ error: PhoneNumberError) -> AuthError {
+        AuthError(.invalidInput, code: .invalidPhoneNumber, message: error.description)
+    }
+    /// SMS is not sent to the number's country.
+    public static let smsCountryNotAllowed = AuthError(
+        .invalidInput, code: .smsCountryNotAllowed, message: "This service does not send SMS to that country.")
     /// The code is not valid; `message` says why in words a person can act on.
     public static func invalidCode(_ message: String) -> AuthError {
         AuthError(.invalidInput, code: .invalidOOBCode, message: message)

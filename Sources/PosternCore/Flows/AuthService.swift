@@ -23,14 +23,19 @@ public final class AuthService: Sendable {
     let clients: ClientLimit
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
+    /// SMS queued, sent and dead by country code, and the caps hit.
+    public var smsMetrics: SMSMetrics { context.smsMetrics }
+    /// The toll-fraud gate every SMS passes (``SMSAdmission``).
+    public var smsAdmission: SMSAdmission { context.smsAdmission }
 
     /// Creates the service.
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
-        hasher: PasswordHasher = .standard
+        hasher: PasswordHasher = .standard, logger: Logger? = nil
     ) throws(AuthError) {
-        context = try FlowContext(store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics())
+        context = try FlowContext(
+            store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger)
         ledger = ActionLedger(context: context)
         sessions = SessionFlow(context: context)
         emailLink = EmailLinkFlow(context: context, ledger: ledger, sessions: sessions)

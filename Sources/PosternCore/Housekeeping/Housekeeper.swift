@@ -90,6 +90,7 @@ public struct Housekeeper: Sendable {
         // The bucket's time is in milliseconds: full at or before the horizon's second.
         case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1000, limit: limit)
         case .outboxAttempts: try tx.purgeOutboxAttempts(before: horizon + 1, limit: limit)
+        case .smsOutbox: try tx.purgeFinishedSMS(before: horizon + 1, limit: limit)
         }
     }
 }

@@ -19,6 +19,8 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case clientRate = "client_rate"
     /// The delivery log's attempts, after the outbox's retention (counted from the attempt).
     case outboxAttempts = "outbox_attempts"
+    /// Sent and dead SMS, after the outbox's retention.
+    case smsOutbox = "sms_outbox"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -63,7 +65,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         switch rows {
         case .consumedCodes, .refreshTokens, .clientRate: now
         case .actionRequests: now - actionRequestGrace
-        case .outbox, .webhookDeliveries, .outboxAttempts: now - outboxRetention
+        case .outbox, .webhookDeliveries, .outboxAttempts, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow
         case .guessBudgets: now - guessForgetAfter
         }

@@ -77,6 +77,8 @@ public struct Settings: Sendable, Equatable {
     public var webhookRetryBase: Int64 = 5
     /// Seconds one webhook POST may take, connecting included.
     public var webhookTimeout: Int64 = 10
+    /// The SMS settings.
+    public var sms = SMSSettings()
 
     /// The defaults.
     public init() {}
@@ -260,7 +262,7 @@ public struct Settings: Sendable, Equatable {
         number("webhook-retry-base", "POSTERN_WEBHOOK_RETRY_BASE", "seconds before a failed webhook is retried the first time, doubled after each failure up to 10 hours; given up after 3 days (default 5)", minimum: 1, maximum: 3600) { s, v in s.webhookRetryBase = v },
         number("webhook-timeout", "POSTERN_WEBHOOK_TIMEOUT", "seconds one webhook POST may take (default 10)", minimum: 1, maximum: 120) { s, v in s.webhookTimeout = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
-    ]
+    ] + smsDescriptors
 
     /// Flags that take no value on the command line (`--trust-proxy` means true).
     public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail", "pg-poll-only"]
@@ -277,7 +279,7 @@ public struct Settings: Sendable, Equatable {
         }
     }
 
-    private static func text(
+    static func text(
         _ flag: String, _ environment: String, _ help: String,
         _ apply: @escaping @Sendable (inout Settings, String) throws(SettingsError) -> Void
     ) -> Descriptor {
@@ -287,7 +289,7 @@ public struct Settings: Sendable, Equatable {
     /// A whole-number setting within `minimum...maximum`: every number has a bound, so no
     /// setting can overflow the arithmetic it feeds (a TTL of 2^63 − 1 seconds trapped every
     /// send-link; one over ~80 years was cut silently into the code's 32-bit expiry).
-    private static func number(
+    static func number(
         _ flag: String, _ environment: String, _ help: String, minimum: Int64, maximum: Int64,
         _ apply: @escaping @Sendable (inout Settings, Int64) -> Void
     ) -> Descriptor {

@@ -2,7 +2,7 @@ import Foundation
 import PosternCore
 
 /// Hands mail to an HTTP mail provider: one signed JSON POST per message (see
-/// ``HTTPMailEndpoint`` for the body), over the webhook sender's libcurl transport, so one worker
+/// ``HTTPMailEndpoint`` for the body), over the one libcurl POST (``CurlHTTPPoster``, shared with webhooks and SMS), so one worker
 /// reuses its connection. The answer is classified by ``DeliveryOutcome/classify(httpStatus:reply:)``.
 ///
 /// Owned by one outbox worker (not `Sendable`, like its handle).
@@ -10,7 +10,7 @@ final class HTTPMailTransport: MailTransport {
     private let endpoint: HTTPMailEndpoint
     private let secrets: [WebhookSecret]
     private let clock: any WallClock
-    private var poster: CurlWebhookTransport
+    private var poster: CurlHTTPPoster
 
     init(endpoint: HTTPMailEndpoint, secrets: [WebhookSecret], clock: any WallClock = SystemClock()) {
         self.endpoint = endpoint
@@ -22,14 +22,15 @@ final class HTTPMailTransport: MailTransport {
     func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
         let body = Self.body(of: mail)
         let headers = WebhookSignedHeaders(id: Self.bareID(mail.messageID), timestamp: clock.unixSeconds(), body: body, secrets: secrets)
-        let response = poster.post(url: endpoint.url, headers: headers, body: body)
-        return DeliveryOutcome.classify(httpStatus: response.status, reply: response.reply)
+        let answer = poster.post(url: endpoint.url, headers: ["Content-Type: application/json", "User-Agent: Postern-Mail"] + headers.lines, body: body)
+        if let failure = answer.failure { return .transient(reply: failure, connectionFailed: true) }
+        return DeliveryOutcome.classify(httpStatus: answer.status, reply: "HTTP \(answer.status)")
     }
 
     func close() { poster = Self.poster(endpoint) }
 
-    private static func poster(_ endpoint: HTTPMailEndpoint) -> CurlWebhookTransport {
-        CurlWebhookTransport(timeout: Int64(endpoint.timeout), caFile: endpoint.caFile, userAgent: "Postern-Mail")
+    private static func poster(_ endpoint: HTTPMailEndpoint) -> CurlHTTPPoster {
+        CurlHTTPPoster(timeout: Int64(endpoint.timeout), caFile: endpoint.caFile)
     }
 
     /// The Message-ID without its angle brackets: `token@domain`.
