@@ -321,13 +321,13 @@ public struct EmptyBody: Sendable, Hashable, Codable {
 
 /// `POST /v1/admin/webhooks`: a new endpoint.
 public struct WebhookEndpointRequestBody: Sendable, Hashable, Codable {
-    /// The event types a filter may name (the core's `WebhookEvent.types`, restated for the
-    /// schema: ContractTests check they agree).
+    /// The event types a filter may name: the one list, which the core's `WebhookEvent.types`
+    /// is (a test holds every event's `type` to it).
     public static let eventTypes = [
         "user.created", "user.signed_in", "user.anonymous_upgraded", "user.migrated", "user.email_changed",
         "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
         "user.email_verified", "user.email_recovered", "user.profile_updated", "user.disabled", "session.revoked",
-        "mail.sent", "mail.deferred", "mail.failed", "webhook.test",
+        "mail.sent", "mail.deferred", "mail.failed", "mail.bounced", "webhook.test",
     ]
 
     public var url: String

@@ -35,7 +35,7 @@ struct SettingsTests {
         ([:], ["POSTERN_WORKERS": "zero"], "POSTERN_WORKERS"),
         (["workers": "0"], [:], "--workers"),
         (["listen": "8080"], [:], "--listen"),
-        (["smtp-url": "http://mail.example.com"], [:], "--smtp-url"),
+        (["smtp-url": "ftp://mail.example.com"], [:], "--smtp-url"),
         (["admin-token": "short"], [:], "--admin-token"),
         (["trust-proxy": "maybe"], [:], "--trust-proxy"),
         // Every number is bounded: no setting can overflow the arithmetic it feeds.

@@ -50,12 +50,7 @@ public enum WebhookEvent: Sendable, Hashable {
     case webhookTest(endpointID: String)
 
     /// Every event type, as `type` names it (the documentation's list).
-    public static let types = [
-        "user.created", "user.signed_in", "user.anonymous_upgraded", "user.migrated", "user.email_changed",
-        "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
-        "user.email_verified", "user.email_recovered", "user.profile_updated", "user.disabled", "session.revoked",
-        "mail.sent", "mail.deferred", "mail.failed", "mail.bounced", "webhook.test",
-    ]
+    public static let types = WebhookEndpointRequestBody.eventTypes
 
     /// The event type (`user.created`, …).
     public var type: String {
