@@ -161,10 +161,12 @@ struct SMSAdmissionStoreTests {
             #expect(harness.request(Self.number(20), ip: "10.3.0.1", via: harness.secondDaemon { $0.globalPerDay = 5 })?.kind == .rateLimited)
             #expect(harness.metrics.capSnapshot().first { $0.cap == "global_daily" }?.count == 3, "\(name)")
             let logged = harness.lines.all.filter { $0.contains("sms global daily cap reached") }
-            #expect(logged.count == 3, "\(name)")
+            #expect(logged.count == 1, "\(name): one line for the window, not one per refusal")
             #expect(logged.allSatisfy { $0.contains("+49") && !$0.contains("15100") }, "\(name): the country code, never the number")
             harness.clock.advance(by: 86_400)
             #expect(harness.request(Self.number(6), ip: "10.2.0.6") == nil, "\(name): the next day")
+            for index in 0..<5 { _ = harness.request(Self.number(40 + index), ip: "10.4.0.\(index)") }
+            #expect(harness.lines.all.filter { $0.contains("sms global daily cap reached") }.count == 2, "\(name): the next day's hit logs again")
         }
     }
 

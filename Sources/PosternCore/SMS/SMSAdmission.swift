@@ -1,4 +1,5 @@
 import PosternCrypto
+import Synchronization
 
 /// The toll-fraud gate every SMS passes before it is queued: one entry point, called in the
 /// same write as ``SMSOutboxWriter/enqueueSMS(_:recipient:now:giveUpAt:)``.
@@ -15,6 +16,10 @@ public final class SMSAdmission: Sendable {
     let keys: KeyRingCache
     let metrics: SMSMetrics
     let logger: Logger?
+    /// Until when each cap's log line has been written (the end of the window it was hit in): one
+    /// line per cap and window, not one per refusal — an attack past a cap would flood the log.
+    /// A cache: a daemon that restarts logs again.
+    private let loggedUntil = Mutex<[String: Int64]>([:])
 
     /// An admission under `configuration`; its buckets are keyed with the key ring's active
     /// action-code key (the rate-limit buckets' key).
@@ -72,15 +77,20 @@ public final class SMSAdmission: Sendable {
                     bucket: bucket("country", number.countryCallingCode), now: now, window: RateLimitPolicy.window, limit: budget)
             {
                 metrics.capHit(.countryHourly)
-                logger?.warning("sms country budget reached", ["country": "+\(number.countryCallingCode)", "per_hour": String(budget)])
+                logOnce("country-\(number.countryCallingCode)", until: now + wait) {
+                    $0.warning("sms country budget reached", ["country": "+\(number.countryCallingCode)", "per_hour": String(budget)])
+                }
                 throw AuthError.tooManyAttempts(retryAfter: wait)
             }
             if config.globalPerDay > 0,
                 let wait = try tx.countInWindow(bucket: bucket("global", "day"), now: now, window: Self.day, limit: config.globalPerDay)
             {
                 metrics.capHit(.globalDaily)
-                logger?.warning(
-                    "sms global daily cap reached", ["country": "+\(number.countryCallingCode)", "per_day": String(config.globalPerDay)])
+                logOnce("global", until: now + wait) {
+                    $0.warning(
+                        "sms global daily cap reached",
+                        ["country": "+\(number.countryCallingCode)", "per_day": String(config.globalPerDay), "until": String(now + wait)])
+                }
                 throw AuthError.tooManyAttempts(retryAfter: wait)
             }
             // Counted as queued here, where every SMS but the operator's test passes (a store that
@@ -93,5 +103,16 @@ public final class SMSAdmission: Sendable {
         } catch {
             throw .internalError("\(error)")
         }
+    }
+
+    /// Runs `write` with the logger unless `key`'s line was written for a window that has not ended.
+    private func logOnce(_ key: String, until end: Int64, _ write: (Logger) -> Void) {
+        guard let logger else { return }
+        let first = loggedUntil.withLock { logged -> Bool in
+            guard logged[key].map({ end > $0 }) ?? true else { return false }
+            logged[key] = end
+            return true
+        }
+        if first { write(logger) }
     }
 }
