@@ -88,12 +88,45 @@ extension OutboxMessageBody: DocumentedBody {
             .required("giveUpAt", .timestamp),
             .optional("finishedAt", .timestamp),
             .optional("lastReply", .string("The relay's last reply; null before the first attempt.")),
+            .optional("bounce", .body(BounceBody.self)),
         ])
     }
+    public static var referencedBodies: [any DocumentedBody.Type] { [BounceBody.self] }
     public static var example: Self {
         Self(id: 1, kind: "signIn", recipient: JSONSchema.Example.email, state: "sent", attempts: 1,
              nextAttemptAt: JSONSchema.Example.timestamp, createdAt: JSONSchema.Example.timestamp, giveUpAt: "2025-02-01T12:00:00Z",
              finishedAt: JSONSchema.Example.timestamp, lastReply: "250 2.0.0 Ok: queued")
+            .withBounce(.example)
+    }
+}
+
+extension BounceBody: DocumentedBody {
+    public static let schemaName = "Bounce"
+    public static var schema: JSONSchema {
+        .object("What a delivery report (RFC 3464) or abuse report (RFC 5965) said about a sent message.", [
+            .required("kind", .oneOf(["failed", "delayed", "complaint"])),
+            .required("status", .string("The enhanced status code (`5.1.1`), or the abuse report's feedback type.")),
+            .required("detail", .string("The remote server's words, the recipient's address taken out.")),
+            .required("at", .timestamp),
+        ])
+    }
+    public static var example: Self {
+        Self(kind: "failed", status: "5.1.1", detail: "X-Postfix; unknown user: \"<recipient>\"", at: JSONSchema.Example.timestamp)
+    }
+}
+
+extension BounceResultBody: DocumentedBody {
+    public static let schemaName = "BounceResult"
+    public static var schema: JSONSchema {
+        .object("What the report was matched to and what was done.", [
+            .required("outcome", .oneOf(["bounced", "delayed", "complaint", "ignored"])),
+            .optional("messageId", .integer()),
+            .optional("status", .string("The status (`5.1.1`) or feedback type.")),
+            .optional("reason", .string("Why nothing was done.")),
+        ])
+    }
+    public static var example: Self {
+        Self(outcome: "ignored", messageId: 1, status: "2.0.0", reason: "the report says the message was delivered, relayed or expanded")
     }
 }
 
@@ -185,4 +218,13 @@ extension ErrorBody: DocumentedBody {
     public static var schema: JSONSchema { .object("Every error answer.", [.required("error", .body(Detail.self))]) }
     public static var example: Self { Self(error: .example) }
     public static var referencedBodies: [any DocumentedBody.Type] { [Detail.self] }
+}
+
+extension OutboxMessageBody {
+    /// This message with `bounce` set (for examples).
+    func withBounce(_ bounce: BounceBody) -> Self {
+        var copy = self
+        copy.bounce = bounce
+        return copy
+    }
 }

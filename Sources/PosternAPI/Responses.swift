@@ -157,6 +157,8 @@ public struct OutboxMessageBody: Sendable, Hashable, Codable {
     public var finishedAt: String?
     /// The relay's last reply; null before the first attempt.
     public var lastReply: String?
+    /// What a delivery report said about it after it was sent; null when none came.
+    public var bounce: BounceBody?
 
     public init(
         id: Int64, kind: String, recipient: String, state: String, attempts: Int, nextAttemptAt: String, createdAt: String,
@@ -175,7 +177,7 @@ public struct OutboxMessageBody: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, kind, recipient, state, attempts, nextAttemptAt, createdAt, giveUpAt, finishedAt, lastReply
+        case id, kind, recipient, state, attempts, nextAttemptAt, createdAt, giveUpAt, finishedAt, lastReply, bounce
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -190,6 +192,53 @@ public struct OutboxMessageBody: Sendable, Hashable, Codable {
         try c.encode(giveUpAt, forKey: .giveUpAt)
         try c.encode(finishedAt, forKey: .finishedAt)
         try c.encode(lastReply, forKey: .lastReply)
+        try c.encode(bounce, forKey: .bounce)
+    }
+}
+
+/// What a delivery report said about a sent message (`bounce` of an outbox message).
+public struct BounceBody: Sendable, Hashable, Codable {
+    /// `failed` (the address is suppressed), `delayed`, or `complaint` (an abuse report; suppressed).
+    public var kind: String
+    /// The enhanced status code (`5.1.1`), or the abuse report's feedback type.
+    public var status: String
+    /// The remote server's words, the recipient's address taken out.
+    public var detail: String
+    /// When the report was taken in.
+    public var at: String
+
+    public init(kind: String, status: String, detail: String, at: String) {
+        self.kind = kind
+        self.status = status
+        self.detail = detail
+        self.at = at
+    }
+}
+
+/// The answer of `POST /v1/admin/bounces`.
+public struct BounceResultBody: Sendable, Hashable, Codable {
+    /// `bounced`, `delayed`, `complaint` or `ignored`.
+    public var outcome: String
+    /// The outbox message the report is about; null when it matched none.
+    public var messageId: Int64?
+    /// The status or feedback type; null when ignored.
+    public var status: String?
+    /// Why nothing was done; null unless ignored.
+    public var reason: String?
+
+    public init(outcome: String, messageId: Int64?, status: String?, reason: String?) {
+        self.outcome = outcome
+        self.messageId = messageId
+        self.status = status
+        self.reason = reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(messageId, forKey: .messageId)
+        try c.encode(status, forKey: .status)
+        try c.encode(reason, forKey: .reason)
     }
 }
 

@@ -160,7 +160,8 @@ public final class PosternRuntime: Sendable {
         let transportFactory: MailTransportFactory
         do {
             transportConfig = try MailTransportConfig.parse(
-                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile)
+                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile,
+                signingSecretFile: settings.mailHTTPSecretFile)
             transportFactory = try transportConfig.transportFactory()
         } catch {
             throw .setting("--smtp-url: \(error)")
@@ -184,12 +185,14 @@ public final class PosternRuntime: Sendable {
                 guard let composed = try service.composeMail(message.intent, recipient: message.recipient) else { return nil }
                 return try renderer.compose(
                     composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
-                    messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)))
+                    messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
+                    envelopeSender: service.bounceEnvelopeSender(messageID: message.id))
             },
             clock: clock, configuration: OutboxWorkerPool.Configuration(workers: Int(settings.workers)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
-            housekeeper: flows.storage.housekeeper(settings: settings), logger: Logger(label: "housekeeping", sink: logger.sink))
+            housekeeper: flows.storage.housekeeper(settings: settings), interval: .seconds(settings.housekeepingInterval),
+            logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout
         webhooks = webhookConfiguration.endpoints.isEmpty ? nil : WebhookWorker(

@@ -58,7 +58,8 @@ enum OutboxBench {
         let options = try options(arguments)
         let store = try SQLiteStore(path: options["database"] ?? "./postern.db")
         let config = try MailTransportConfig.parse(
-            url: options["smtp-url"], caFile: options["smtp-ca-file"], passwordFile: options["smtp-password-file"])
+            url: options["smtp-url"], caFile: options["smtp-ca-file"], passwordFile: options["smtp-password-file"],
+            signingSecretFile: options["mail-http-secret-file"])
         let factory = try config.transportFactory()
         let templates = URL(fileURLWithPath: options["templates"] ?? "templates", isDirectory: true)
         let renderer = try TemplateDirectory.load(templates).renderer(branding: Branding(appName: "Postern Bench"))

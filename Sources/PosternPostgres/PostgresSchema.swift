@@ -155,7 +155,12 @@ enum PostgresSchema {
             beat_at BIGINT NOT NULL
         );
         """,
-        // 6: SQLite's 9, the per-client-IP limit shared by every daemon (ClientRatePolicy).
+        // bounces (SQLite's migration of the same name): what a delivery report said about a sent message.
+        """
+        ALTER TABLE outbox ADD COLUMN bounce_kind TEXT CHECK (bounce_kind IN ('failed', 'delayed', 'complaint')),
+            ADD COLUMN bounce_status TEXT, ADD COLUMN bounce_detail TEXT, ADD COLUMN bounced_at BIGINT;
+        """,
+        // 7: SQLite's 10, the per-client-IP limit shared by every daemon (ClientRatePolicy).
         """
         CREATE TABLE client_rate (
             bucket BYTEA PRIMARY KEY,

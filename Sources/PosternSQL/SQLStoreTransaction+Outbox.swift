@@ -7,12 +7,14 @@ extension SQLStoreTransaction {
     public static let unfinished = "state NOT IN ('sent', 'dead')"
 
     private static let metadataColumns = metadataColumns("")
+    /// How many columns `metadataColumns` names: a claim's own columns follow them.
+    private static let metadataCount: Int32 = 16
 
     /// The message columns `readMessage` reads, each prefixed with `table` (`o.`, or nothing).
     private static func metadataColumns(_ table: String) -> String {
         [
             "id", "intent", "recipient_local", "recipient_domain", "state", "attempts", "next_attempt_at", "created_at",
-            "give_up_at", "finished_at", "last_reply", "message_id",
+            "give_up_at", "finished_at", "last_reply", "message_id", "bounce_kind", "bounce_status", "bounce_detail", "bounced_at",
         ].map { table + $0 }.joined(separator: ", ")
     }
 
@@ -22,10 +24,14 @@ extension SQLStoreTransaction {
             let state = row.text(4).flatMap(OutboxState.init(rawValue:)),
             let intent = MailIntent(storageText: intentText)
         else { throw StoreError.corrupt("outbox row") }
-        return OutboxMessage(
+        var message = OutboxMessage(
             id: row.integer(0), intent: intent, recipient: EmailAddress.restored(localPart: local, domain: domain),
             state: state, attempts: Int(row.integer(5)), nextAttemptAt: row.integer(6), createdAt: row.integer(7),
             giveUpAt: row.integer(8), finishedAt: row.optionalInteger(9), lastReply: row.text(10), messageID: row.text(11))
+        if let kind = row.text(12).flatMap(OutboxBounce.Kind.init(rawValue:)), let at = row.optionalInteger(15) {
+            message.bounce = OutboxBounce(kind: kind, status: row.text(13) ?? "", detail: row.text(14) ?? "", at: at)
+        }
+        return message
     }
 
     // MARK: reads
@@ -134,11 +140,14 @@ extension SQLStoreTransaction {
             try db.query(sql, args) { row in
                 let message = try readMessage(row)
                 var mail: OutgoingMail?
-                if let messageID = message.messageID, let sender = row.text(12), let recipients = row.text(13), let body = row.blob(14) {
+                let after = Self.metadataCount
+                if let messageID = message.messageID, let sender = row.text(after), let recipients = row.text(after + 1),
+                    let body = row.blob(after + 2)
+                {
                     let envelope = MailEnvelope(sender: sender, recipients: recipients.split(separator: "\n").map(String.init))
                     mail = OutgoingMail(storedMessageID: messageID, envelope: envelope, bytes: body)
                 }
-                claims.append(OutboxClaim(message: message, mail: mail, isSuppressed: row.integer(15) != 0))
+                claims.append(OutboxClaim(message: message, mail: mail, isSuppressed: row.integer(after + 3) != 0))
             }
         }
         return claims.sorted { ($0.message.createdAt, $0.message.id) < ($1.message.createdAt, $1.message.id) }
@@ -208,6 +217,18 @@ extension SQLStoreTransaction {
             }
             return released
         }
+    }
+
+    public func recordBounce(id: Int64, _ bounce: OutboxBounce) throws -> Bool {
+        // A delay replaces only nothing or another delay (OutboxBounce.replaces), in the statement.
+        let changed = try db.execute(
+            """
+            UPDATE outbox SET bounce_kind = ?, bounce_status = ?, bounce_detail = ?, bounced_at = ?
+            WHERE id = ? AND (? <> 'delayed' OR bounce_kind IS NULL OR bounce_kind = 'delayed')
+            """,
+            [.text(bounce.kind.rawValue), .text(bounce.status), .text(bounce.detail), .integer(bounce.at), .integer(id),
+             .text(bounce.kind.rawValue)])
+        return changed > 0
     }
 
     public func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {

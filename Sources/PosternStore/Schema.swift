@@ -144,7 +144,16 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
-        // 9: the per-client-IP limit where several machines share the database (a SQLite daemon
+        // bounces: what a delivery report said about a sent message (VERP-matched), kept on its
+        // row, so housekeeping deletes it with the row. The CHECK is written without an IN list
+        // of constants, which would make every insert build a temporary b-tree.
+        """
+        ALTER TABLE outbox ADD COLUMN bounce_kind TEXT CHECK (bounce_kind = 'failed' OR bounce_kind = 'delayed' OR bounce_kind = 'complaint');
+        ALTER TABLE outbox ADD COLUMN bounce_status TEXT;
+        ALTER TABLE outbox ADD COLUMN bounce_detail TEXT;
+        ALTER TABLE outbox ADD COLUMN bounced_at INTEGER;
+        """,
+        // 10: the per-client-IP limit where several machines share the database (a SQLite daemon
         // counts in its memory; the store suite covers both), one row per client (an HMAC of its address): the time in
         // ms its next request is due under ClientRatePolicy, and whether its last one fitted.
         """

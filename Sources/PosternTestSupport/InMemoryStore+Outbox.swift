@@ -2,10 +2,12 @@ import PosternCore
 
 extension InMemoryStore.Transaction {
     private func metadata(_ mail: InMemoryStore.QueuedMail, id: Int64) -> OutboxMessage {
-        OutboxMessage(
+        var message = OutboxMessage(
             id: id, intent: mail.intent, recipient: mail.recipient, state: mail.state, attempts: mail.attempts,
             nextAttemptAt: mail.nextAttemptAt, createdAt: mail.createdAt, giveUpAt: mail.giveUpAt,
             finishedAt: mail.finishedAt, lastReply: mail.lastReply, messageID: mail.mail?.messageID ?? mail.messageID)
+        message.bounce = mail.bounce
+        return message
     }
 
     /// The index of message `id` while `owner` holds it.
@@ -119,6 +121,15 @@ extension InMemoryStore.Transaction {
         state.suppressions[address.normalized] = reason
     }
 
+    public func recordBounce(id: Int64, _ bounce: OutboxBounce) throws -> Bool {
+        let index = Int(id) - 1
+        guard state.outbox.indices.contains(index), !state.outbox[index].purged, bounce.replaces(state.outbox[index].bounce) else {
+            return false
+        }
+        state.outbox[index].bounce = bounce
+        return true
+    }
+
     public func unsuppress(_ address: EmailAddress) throws -> Bool {
         state.suppressions.removeValue(forKey: address.normalized) != nil
     }
@@ -166,6 +177,7 @@ extension InMemoryStore {
         public var messageID: String?
         public var mail: OutgoingMail?
         public var purged = false
+        public var bounce: OutboxBounce?
     }
 }
 

@@ -121,6 +121,22 @@ struct DeliveryStateMachineTests {
         #expect(DeliveryOutcome.classify(replyCode: 0, reply: "refused") == .transient(reply: "refused", connectionFailed: true))
     }
 
+    @Test("HTTP provider answers: any 2xx sent (202 too), 429/5xx/401/403 retried with the batch, 408 retried, other 4xx dead")
+    func classifyHTTP() {
+        for status in [200, 201, 202, 204, 299] {
+            #expect(DeliveryOutcome.classify(httpStatus: status, reply: "HTTP \(status)") == .sent(reply: "HTTP \(status)"))
+        }
+        for status in [0, 301, 401, 403, 429, 500, 502, 503, 504] {
+            #expect(DeliveryOutcome.classify(httpStatus: status, reply: "r") == .transient(reply: "r", connectionFailed: true))
+        }
+        for status in [408, 425] {
+            #expect(DeliveryOutcome.classify(httpStatus: status, reply: "r") == .transient(reply: "r", connectionFailed: false))
+        }
+        for status in [400, 404, 410, 413, 422] {
+            #expect(DeliveryOutcome.classify(httpStatus: status, reply: "r") == .permanent(reply: "r"))
+        }
+    }
+
     @Test("the claimable states are exactly the recorded states claim takes a due message from")
     func claimableStatesMatchClaim() {
         let due: Int64 = 1_000

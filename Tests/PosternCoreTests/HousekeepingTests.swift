@@ -30,6 +30,28 @@ struct RetentionPolicyTests {
         #expect(Settings().retentionDays == 30)
     }
 
+    @Test("--retention-seconds beats --retention-days; --action-request-grace moves the requests' horizon")
+    func shortRetention() throws {
+        let config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: [])
+        let settings = try Settings.resolve(
+            flags: ["retention-days": "7", "retention-seconds": "600", "action-request-grace": "120", "housekeeping-interval": "5"],
+            environment: [:], file: [:])
+        let policy = RetentionPolicy(settings: settings, config: config)
+        #expect(policy.horizon(for: .outbox, now: 1_000_000) == 1_000_000 - 600)
+        #expect(policy.horizon(for: .webhookDeliveries, now: 1_000_000) == 1_000_000 - 600)
+        #expect(policy.horizon(for: .actionRequests, now: 1_000_000) == 1_000_000 - 120)
+        #expect(settings.housekeepingInterval == 5)
+        // Without it the days count, and the defaults stay an hour's grace and a minute's rounds.
+        let days = RetentionPolicy(settings: try Settings.resolve(flags: ["retention-days": "7"], environment: [:], file: [:]), config: config)
+        #expect(days.horizon(for: .outbox, now: 1_000_000) == 1_000_000 - 7 * 86_400)
+        #expect(days.horizon(for: .actionRequests, now: 1_000_000) == 1_000_000 - 3600)
+        #expect(Settings().housekeepingInterval == 60)
+        // Bounded: a grace under a minute would race the composer; a zero interval would spin.
+        for (flag, value) in [("retention-seconds", "59"), ("action-request-grace", "0"), ("housekeeping-interval", "0"), ("housekeeping-interval", "x")] {
+            #expect(throws: SettingsError.self) { try Settings.resolve(flags: [flag: value], environment: [:], file: [:]) }
+        }
+    }
+
     @Test("--retention-days and POSTERN_RETENTION_DAYS are bounded")
     func settingBounds() throws {
         #expect(try Settings.resolve(flags: ["retention-days": "7"], environment: [:], file: [:]).retentionDays == 7)

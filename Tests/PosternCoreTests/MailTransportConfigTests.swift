@@ -73,6 +73,37 @@ struct MailTransportConfigTests {
         #expect(message(nil, passwordFile: "/run/pw") != nil)
         #expect(message("smtp://:pw@host")?.contains("user name") == true)
     }
+
+    @Test("https:// and http:// choose an HTTP mail provider, which needs its signing secrets and takes no credentials")
+    func httpProvider() throws {
+        let parsed = try MailTransportConfig.parse(
+            url: "https://mail.example.com/send?token=abc", caFile: "/etc/ca.pem", signingSecretFile: "/etc/postern/mail-http.secret")
+        guard case .http(let endpoint) = parsed else { throw MailTransportConfigTestFailure() }
+        #expect(endpoint.url == "https://mail.example.com/send?token=abc" && endpoint.caFile == "/etc/ca.pem")
+        #expect(endpoint.signingSecretFile == "/etc/postern/mail-http.secret")
+        // The log form keeps the query out: it may hold a provider's token.
+        #expect(parsed.description == "https://mail.example.com/send?… (signed JSON POST)")
+        #expect(try MailTransportConfig.parse(url: "HTTP://127.0.0.1:9000/mail", signingSecretFile: "s") != .directory("./mail-out"))
+        func refusal(_ url: String?, ca: String? = nil, passwordFile: String? = nil, secret: String? = "s") -> String? {
+            do {
+                _ = try MailTransportConfig.parse(url: url, caFile: ca, passwordFile: passwordFile, signingSecretFile: secret)
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+        #expect(refusal("https://mail.example.com/send", secret: nil)?.contains("--mail-http-secret-file") == true)
+        let credentials = refusal("https://user:hunter2@mail.example.com/send")
+        #expect(credentials?.contains("credentials") == true && credentials?.contains("hunter2") == false)
+        #expect(refusal("https:///send")?.contains("no host") == true)
+        #expect(refusal("https://mail.example.com/#x")?.contains("fragment") == true)
+        #expect(refusal("http://mail.example.com/send", ca: "/etc/ca.pem")?.contains("https://") == true)
+        #expect(refusal("https://mail.example.com/send", passwordFile: "/p")?.contains("--mail-http-secret-file") == true)
+        // The secret file belongs to an HTTP provider only.
+        #expect(refusal("smtp://relay.example.com")?.contains("applies only") == true)
+        #expect(refusal(nil)?.contains("needs an https://") == true)
+        #expect(refusal("file:./mail-out")?.contains("applies only") == true)
+    }
 }
 
 private struct MailTransportConfigTestFailure: Error {}

@@ -253,6 +253,22 @@ struct OutboxStoreTests {
         #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.queued: 3]))
     }
 
+    @Test("a bounce is recorded on its message and listed with it; a delay never replaces a failure; no message, no record", arguments: StoreKind.available)
+    func bounces(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        let store = fixture.store
+        let ids = try fixture.enqueue(2)
+        let delayed = OutboxBounce(kind: .delayed, status: "4.4.1", detail: "451 later", at: 200)
+        let failed = OutboxBounce(kind: .failed, status: "5.1.1", detail: "unknown user: \"<recipient>\"", at: 300)
+        #expect(try store.write { try $0.recordBounce(id: ids[0], delayed) })
+        #expect(try store.read { try $0.outboxMessage(id: ids[0]) }?.bounce == delayed)
+        #expect(try store.write { try $0.recordBounce(id: ids[0], failed) })
+        #expect(try store.write { try $0.recordBounce(id: ids[0], OutboxBounce(kind: .delayed, status: "4.0.0", detail: "", at: 400)) } == false)
+        #expect(try store.read { try $0.outboxMessages(state: nil, limit: 5) }.first { $0.id == ids[0] }?.bounce == failed)
+        #expect(try store.read { try $0.outboxMessage(id: ids[1]) }?.bounce == nil)
+        #expect(try store.write { try $0.recordBounce(id: 999_999, failed) } == false)
+    }
+
     @Test("claiming is oldest due first, limited, and leased; a live lease is not claimed again", arguments: StoreKind.available)
     func claim(kind: StoreKind) throws {
         let fixture = try OutboxFixture(kind)

@@ -30,6 +30,8 @@ public struct AuthConfiguration: Sendable {
     public var sendNoAccountMail = false
     /// Where events are sent, and how patiently (no endpoint: no event is queued).
     public var webhooks = WebhookConfiguration()
+    /// The VERP reverse path's base (`--bounce-address`), or nil: mail leaves from `--mail-from`.
+    public var bounceAddress: BounceAddress?
 
     /// Creates a configuration.
     public init(publicURL: String, allowedContinueHosts: [String]) {
@@ -48,6 +50,7 @@ public struct AuthConfiguration: Sendable {
         ipPerMinute = settings.ipPerMinute
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
+        bounceAddress = settings.bounceAddress
     }
 
     /// The lifetime of a request of `purpose`.

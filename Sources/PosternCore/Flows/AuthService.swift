@@ -19,6 +19,7 @@ public final class AuthService: Sendable {
     let profiles: ProfileFlow
     let composer: MailComposer
     let operators: OperatorTools
+    let bounces: BounceIntake
     let clients: ClientLimit
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
@@ -38,6 +39,7 @@ public final class AuthService: Sendable {
         profiles = ProfileFlow(context: context, sessions: sessions)
         composer = MailComposer(context: context, ledger: ledger)
         operators = OperatorTools(context: context, ledger: ledger)
+        bounces = BounceIntake(context: context)
         clients = ClientLimit(context: context, perMinute: config.ipPerMinute)
     }
 
@@ -243,4 +245,16 @@ public final class AuthService: Sendable {
     /// Deletes finished messages older than `olderThan` seconds.
     /// - Throws: `AuthError.unavailable`.
     public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }
+
+    // MARK: bounces (BounceIntake)
+
+    /// Delivery reports taken in, by outcome.
+    public var bounceMetrics: BounceMetrics { bounces.metrics }
+
+    /// The VERP reverse path for outbox message `id` (`--bounce-address`), or nil for `--mail-from`'s.
+    public func bounceEnvelopeSender(messageID id: Int64) -> String? { bounces.envelopeSender(messageID: id) }
+
+    /// Takes in a delivery status notification or abuse report and records it on its message.
+    /// - Throws: `AuthError.invalidArgument` when `raw` is not a report.
+    public func takeDeliveryReport(_ raw: [UInt8]) throws(AuthError) -> BounceResult { try bounces.take(raw) }
 }

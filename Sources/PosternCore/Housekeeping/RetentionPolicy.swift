@@ -48,10 +48,11 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// The defaults: a one-hour grace, 30 days of finished mail.
     public init() {}
 
-    /// From the resolved settings (`--retention-days`) and the flows' configuration (the guess
-    /// budget's forget time).
+    /// From the resolved settings (`--retention-days` or `--retention-seconds`,
+    /// `--action-request-grace`) and the flows' configuration (the guess budget's forget time).
     public init(settings: Settings, config: AuthConfiguration) {
-        outboxRetention = settings.retentionDays * 86_400
+        outboxRetention = settings.outboxRetention
+        actionRequestGrace = settings.actionRequestGrace
         guessForgetAfter = config.guessBudget.forgetAfter
     }
 

@@ -148,13 +148,18 @@ extension MailRenderer {
     ///   - now: the send time, for the Date header and for how long the link has left.
     ///   - from: the sender mailbox (`--mail-from`).
     ///   - messageIDToken: fresh random text, see ``MimeMessage``.
+    ///   - envelopeSender: the reverse path (MAIL FROM) when it is not `from`'s address: the
+    ///     message's VERP address (``BounceAddress``).
     /// - Throws: ``MimeError`` when the recipient address or the token is unusable.
     public func compose(
-        _ message: MailMessage, preferences: [String?], now: Date, from: MailMailbox, messageIDToken: String
+        _ message: MailMessage, preferences: [String?], now: Date, from: MailMailbox, messageIDToken: String,
+        envelopeSender: String? = nil
     ) throws(MimeError) -> OutgoingMail {
         let rendered = render(message, preferences: preferences, now: now)
         let to = try MailMailbox(message.recipient)
         let mime = try MimeMessage(rendered, from: from, to: to, date: now, messageIDToken: messageIDToken)
-        return OutgoingMail(messageID: mime.messageID, bytes: mime.bytes(), envelope: mime.envelope())
+        var envelope = mime.envelope()
+        if let envelopeSender { envelope = MailEnvelope(sender: envelopeSender, recipients: envelope.recipients) }
+        return OutgoingMail(messageID: mime.messageID, bytes: mime.bytes(), envelope: envelope)
     }
 }

@@ -29,4 +29,22 @@ public enum DeliveryOutcome: Sendable, Hashable {
         default: .transient(reply: reply, connectionFailed: true)
         }
     }
+
+    /// The outcome of an HTTP mail provider's answer (`0` when there was none). Any 2xx is success
+    /// (202 Accepted included: Kratos counted SendGrid's 202 as a failure and sent six copies).
+    /// 429 and 5xx say the provider is refusing for now: retried, and the rest of the batch waits
+    /// too. 401 and 403 are a configuration problem (a key or a signature refused), not the
+    /// recipient's: retried, so nothing is lost while the operator fixes it. 408 and 425 retry
+    /// this message. Any other 4xx is the provider refusing this message for good: dead, and the
+    /// recipient suppressed as for an SMTP 5xx (so a receiver answers 4xx only about the recipient
+    /// or the message, never about its own trouble).
+    public static func classify(httpStatus: Int, reply: String) -> DeliveryOutcome {
+        switch httpStatus {
+        case 200..<300: .sent(reply: reply)
+        case 408, 425: .transient(reply: reply, connectionFailed: false)
+        case 401, 403, 429: .transient(reply: reply, connectionFailed: true)
+        case 400..<500: .permanent(reply: reply)
+        default: .transient(reply: reply, connectionFailed: true)
+        }
+    }
 }

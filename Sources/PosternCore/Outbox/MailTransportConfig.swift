@@ -1,4 +1,5 @@
-/// Where mail goes, parsed from `--smtp-url` (with `--smtp-ca-file` and `--smtp-password-file`).
+/// Where mail goes, parsed from `--smtp-url` (with `--smtp-ca-file`, `--smtp-password-file` and,
+/// for an HTTP provider, `--mail-http-secret-file`).
 ///
 /// Parsing is pure: the password file is named, not read; PosternMail reads it when it makes the
 /// transport.
@@ -7,6 +8,8 @@ public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
     case smtp(SMTPEndpoint)
     /// One `.eml` file per message in this directory: the embedded default, `./mail-out`.
     case directory(String)
+    /// A signed JSON POST per message to the operator's own code or a provider adapter.
+    case http(HTTPMailEndpoint)
 
     /// The directory used when no `--smtp-url` is set.
     public static let defaultDirectory = "./mail-out"
@@ -21,17 +24,24 @@ public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
     ///   - passwordFile: where to read the password instead of the URL.
     /// - Throws: ``MailTransportConfigError`` naming what is wrong (unknown scheme, missing host,
     ///   bad port, a password both in the URL and in a file, …); it never repeats the password.
-    public static func parse(url: String?, caFile: String? = nil, passwordFile: String? = nil) throws(MailTransportConfigError)
-        -> MailTransportConfig
-    {
+    ///   - signingSecretFile: the `whsec_` secrets an `https://` or `http://` transport signs with.
+    public static func parse(
+        url: String?, caFile: String? = nil, passwordFile: String? = nil, signingSecretFile: String? = nil
+    ) throws(MailTransportConfigError) -> MailTransportConfig {
         guard let url else {
             if passwordFile != nil { throw .init("--smtp-password-file needs an smtp://, smtps:// or smtp+plain:// --smtp-url") }
             if caFile != nil { throw .init("--smtp-ca-file needs an smtp:// or smtps:// --smtp-url") }
+            if signingSecretFile != nil { throw .init("--mail-http-secret-file needs an https:// or http:// --smtp-url") }
             return .directory(defaultDirectory)
         }
         if url.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
             throw .init("the SMTP URL must not contain spaces or control characters")
         }
+        let lowered = url.lowercased()
+        if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") {
+            return .http(try HTTPMailEndpoint.parse(url: url, caFile: caFile, passwordFile: passwordFile, signingSecretFile: signingSecretFile))
+        }
+        if signingSecretFile != nil { throw .init("--mail-http-secret-file applies only to an https:// or http:// --smtp-url") }
         if url.hasPrefix("file:") {
             var path = String(url.dropFirst("file:".count))
             if path.hasPrefix("//") { path.removeFirst(2) }
@@ -127,7 +137,58 @@ public enum MailTransportConfig: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .smtp(let endpoint): endpoint.description
         case .directory(let path): "file:\(path)"
+        case .http(let endpoint): endpoint.description
         }
+    }
+}
+
+/// An HTTP mail provider: each message is POSTed as JSON, signed in the Standard Webhooks format
+/// (`webhook-id` = the message's Message-ID without its angle brackets, the same on every retry, so a receiver can drop a
+/// repeat), to the operator's own code or a provider adapter. The body:
+/// `{"type":"mail.send","messageId":…,"from":…,"to":[…],"raw":"<base64 of the RFC 5322 message>"}`.
+public struct HTTPMailEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// Where to POST.
+    public let url: String
+    /// Extra CA certificates (PEM) to trust for an https URL.
+    public let caFile: String?
+    /// The file of `whsec_` secrets, one a line (several while one rotates): each POST is signed with all.
+    public let signingSecretFile: String
+    /// Seconds one POST may take, connecting included (under half the outbox lease).
+    public var timeout: Int = 30
+
+    /// Checks an `https://` or `http://` URL and the files it needs.
+    /// - Throws: ``MailTransportConfigError`` naming what is wrong; never the URL's user info.
+    static func parse(url: String, caFile: String?, passwordFile: String?, signingSecretFile: String?) throws(MailTransportConfigError)
+        -> HTTPMailEndpoint
+    {
+        let secure = url.lowercased().hasPrefix("https://")
+        let rest = url.dropFirst(secure ? "https://".count : "http://".count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if authority.contains("@") {
+            throw .init("the mail provider URL must not carry credentials: the POSTs are signed with --mail-http-secret-file")
+        }
+        if rest.contains("#") { throw .init("the mail provider URL must not have a fragment") }
+        guard !authority.isEmpty, !authority.hasPrefix(":") else { throw .init("the mail provider URL has no host") }
+        guard url.count <= 2000 else { throw .init("the mail provider URL is longer than 2000 characters") }
+        if passwordFile != nil { throw .init("--smtp-password-file does not apply to an HTTP mail provider: use --mail-http-secret-file") }
+        if caFile != nil && !secure { throw .init("--smtp-ca-file needs an https:// mail provider URL") }
+        guard let signingSecretFile, !signingSecretFile.isEmpty else {
+            throw .init("an HTTP mail provider needs --mail-http-secret-file (whsec_… secrets, one a line) to sign its POSTs")
+        }
+        return HTTPMailEndpoint(url: url, caFile: caFile, signingSecretFile: signingSecretFile)
+    }
+
+    /// Creates an endpoint.
+    public init(url: String, caFile: String? = nil, signingSecretFile: String) {
+        self.url = url
+        self.caFile = caFile
+        self.signingSecretFile = signingSecretFile
+    }
+
+    /// The URL up to its path (no query, which may hold a provider's token), for logs.
+    public var description: String {
+        let cut = url.firstIndex(of: "?").map { String(url[..<$0]) + "?…" } ?? url
+        return "\(cut) (signed JSON POST)"
     }
 }
 

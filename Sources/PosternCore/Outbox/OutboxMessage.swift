@@ -39,6 +39,8 @@ public struct OutboxMessage: Sendable, Hashable {
     public let lastReply: String?
     /// The Message-ID of the composed mail, once composed.
     public let messageID: String?
+    /// What a delivery report came back to say about it, if one did (``BounceAddress``).
+    public var bounce: OutboxBounce?
 
     /// Creates the metadata record (for stores).
     public init(
@@ -57,6 +59,43 @@ public struct OutboxMessage: Sendable, Hashable {
         self.finishedAt = finishedAt
         self.lastReply = lastReply
         self.messageID = messageID
+    }
+}
+
+/// What a delivery report (``DeliveryReport``) said about a sent message.
+public struct OutboxBounce: Sendable, Hashable {
+    /// What kind of news.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        /// A permanent failure after the relay took the message (RFC 3464 `failed`, 5.x.x): the
+        /// address is suppressed as for an SMTP 5xx.
+        case failed
+        /// A delay or a soft failure (`delayed`, 4.x.x): recorded, nothing suppressed.
+        case delayed
+        /// An abuse report (RFC 5965): the recipient called it unwanted; the address is suppressed.
+        case complaint
+    }
+
+    /// What kind.
+    public let kind: Kind
+    /// The enhanced status code (`5.1.1`), or the feedback type for a complaint.
+    public let status: String
+    /// The remote server's words, one line, the recipient's address taken out.
+    public let detail: String
+    /// When the report was taken in.
+    public let at: Int64
+
+    /// Creates the record.
+    public init(kind: Kind, status: String, detail: String, at: Int64) {
+        self.kind = kind
+        self.status = status
+        self.detail = detail
+        self.at = at
+    }
+
+    /// Whether this news may replace `older`: a delay never hides a failure or a complaint.
+    public func replaces(_ older: OutboxBounce?) -> Bool {
+        guard let older else { return true }
+        return kind != .delayed || older.kind == .delayed
     }
 }
 

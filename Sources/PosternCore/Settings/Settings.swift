@@ -16,6 +16,10 @@ public struct Settings: Sendable, Equatable {
     public var smtpURL: String?
     public var smtpCAFile: String?
     public var smtpPasswordFile: String?
+    /// The base of every message's own reverse path (VERP), so delivery reports match their message.
+    public var bounceAddress: BounceAddress?
+    /// The `whsec_` secrets an HTTP mail provider's POSTs are signed with (`--smtp-url https://…`).
+    public var mailHTTPSecretFile: String?
     /// `--mail-from`, or nil for the app name at `no-reply@localhost` (see ``senderMailbox()``).
     public var mailFrom: String?
     public var publicURL = "http://127.0.0.1:8080"
@@ -39,6 +43,17 @@ public struct Settings: Sendable, Equatable {
     public var requestTimeout: Int64 = 10
     /// Days sent and dead outbox messages are kept before housekeeping deletes them.
     public var retentionDays: Int64 = 30
+    /// `--retention-seconds`: the same retention in seconds, beating `retentionDays` when set (for
+    /// short-lived set-ups such as `bench/soak`, where the steady state must show within an hour).
+    public var retentionSeconds: Int64?
+    /// Seconds an action request is kept after it expired (for a composer or an approval wait
+    /// that read it a moment before, and daemons whose clocks differ a little).
+    public var actionRequestGrace: Int64 = 3600
+    /// Seconds between two housekeeping rounds of the daemon.
+    public var housekeepingInterval: Int64 = 60
+
+    /// Seconds sent and dead outbox messages are kept: `--retention-seconds`, else the days.
+    public var outboxRetention: Int64 { retentionSeconds ?? retentionDays * 86_400 }
     /// CIDRs of the proxies whose X-Forwarded-For entries are believed (checked by the server).
     public var trustedProxies: [String] = []
     /// Where `/metrics` is served without a token (HOST:PORT), or nil for nowhere.
@@ -140,15 +155,22 @@ public struct Settings: Sendable, Equatable {
         },
         boolean("pg-poll-only", "POSTERN_PG_POLL_ONLY", "on PostgreSQL, find mail other daemons queued by polling every second only, without LISTEN/NOTIFY and its one extra connection (for PgBouncer and other poolers in transaction mode; default off)") { s, v in s.pgPollOnly = v },
         number("pg-connections", "POSTERN_PG_CONNECTIONS", "most connections to PostgreSQL this daemon opens (default 8; unused with SQLite)", minimum: 1, maximum: 1000) { s, v in s.pgConnections = v },
-        text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25 or file:DIR (default: file:./mail-out)") { s, v throws(SettingsError) in
-            let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:"]
-            guard schemes.contains(where: { v.hasPrefix($0) }), v.count > 5 else {
-                throw SettingsError("must start with smtp://, smtps://, smtp+plain:// or file:")
+        text("smtp-url", "POSTERN_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, smtp+plain://host:25, file:DIR, or https://… for an HTTP mail provider: a signed JSON POST per message, see --mail-http-secret-file (default: file:./mail-out)") { s, v throws(SettingsError) in
+            let schemes = ["smtp://", "smtps://", "smtp+plain://", "file:", "https://", "http://"]
+            guard schemes.contains(where: { v.lowercased().hasPrefix($0) }), v.count > 5 else {
+                throw SettingsError("must start with smtp://, smtps://, smtp+plain://, file:, https:// or http://")
             }
             s.smtpURL = v
         },
         text("smtp-ca-file", "POSTERN_SMTP_CA_FILE", "extra CA certificates (PEM) to trust for the SMTP server") { s, v in s.smtpCAFile = v },
         text("smtp-password-file", "POSTERN_SMTP_PASSWORD_FILE", "read the SMTP password from this file") { s, v in s.smtpPasswordFile = v },
+        text("bounce-address", "POSTERN_BOUNCE_ADDRESS", "bounce@bounces.example.com: each message's envelope sender becomes bounce+<id>.<key>.<tag>@bounces.example.com, so a delivery report (RFC 3464) or abuse report (RFC 5965) sent back to it is matched to its message; feed them to `postern bounces take` or POST /v1/admin/bounces (default: none, mail leaves from --mail-from)") { s, v throws(SettingsError) in
+            s.bounceAddress = try BounceAddress(v)
+        },
+        text("mail-http-secret-file", "POSTERN_MAIL_HTTP_SECRET_FILE", "file of whsec_… secrets, one a line, that sign each POST to an https:// --smtp-url in the Standard Webhooks format (webhook-id is the Message-ID: the same on every retry); any 2xx is success, 429/5xx/401/403 are retried, another 4xx makes the message dead") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.mailHTTPSecretFile = v
+        },
         text("mail-from", "POSTERN_MAIL_FROM", "From header and envelope sender (default: the app name at no-reply@localhost, \"Postern <no-reply@localhost>\")") { s, v throws(SettingsError) in
             guard !v.contains(where: { $0.isNewline }), v.contains("@") else { throw SettingsError("must be an address, optionally \"Name <address>\"") }
             s.mailFrom = v
@@ -180,6 +202,9 @@ public struct Settings: Sendable, Equatable {
         number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0, maximum: 1_000_000) { s, v in s.connectionsPerIP = v },
         number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1, maximum: 3600) { s, v in s.requestTimeout = v },
         number("retention-days", "POSTERN_RETENTION_DAYS", "days sent and dead mail is kept (its metadata and the server's reply) before housekeeping deletes it (default 30)", minimum: 1, maximum: 3650) { s, v in s.retentionDays = v },
+        number("retention-seconds", "POSTERN_RETENTION_SECONDS", "the same retention in seconds, beating --retention-days when set (for test and soak set-ups that must reach a steady state in minutes)", minimum: 60, maximum: 3650 * 86_400) { s, v in s.retentionSeconds = v },
+        number("action-request-grace", "POSTERN_ACTION_REQUEST_GRACE", "seconds an action request is kept after its link expired, before housekeeping deletes it (default 3600)", minimum: 60, maximum: 30 * 86_400) { s, v in s.actionRequestGrace = v },
+        number("housekeeping-interval", "POSTERN_HOUSEKEEPING_INTERVAL", "seconds between two housekeeping rounds of the daemon (default 60)", minimum: 1, maximum: 86_400) { s, v in s.housekeepingInterval = v },
         text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
             s.trustedProxies = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         },

@@ -49,6 +49,9 @@ public protocol OutboxWriter: OutboxReader {
     /// window restarted (its `giveUpAt`, the link's expiry, still holds). The recipient stays
     /// suppressed until `unsuppress`. False unless it was dead.
     func retryDead(id: Int64, now: Int64) throws -> Bool
+    /// Records what a delivery report said about message `id`, unless it would hide older, worse
+    /// news (``OutboxBounce/replaces(_:)``). False when there is no such message or it was kept.
+    func recordBounce(id: Int64, _ bounce: OutboxBounce) throws -> Bool
     /// Deletes at most `limit` sent and dead messages finished before `before` (the row is the
     /// message's delivery record: its outcome and the server's reply); returns how many.
     func purgeFinished(before: Int64, limit: Int) throws -> Int

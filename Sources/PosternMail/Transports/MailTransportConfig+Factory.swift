@@ -31,6 +31,23 @@ extension MailTransportConfig {
                 password = String(text.prefix { $0 != "\n" && $0 != "\r" })
             }
             return { SMTPTransport(endpoint: endpoint, password: password) }
+        case .http(let endpoint):
+            if let caFile = endpoint.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                throw SetupError(message: "--smtp-ca-file: cannot read \(caFile)")
+            }
+            guard let data = FileManager.default.contents(atPath: endpoint.signingSecretFile) else {
+                throw SetupError(message: "--mail-http-secret-file: cannot read \(endpoint.signingSecretFile)")
+            }
+            let secrets: [WebhookSecret]
+            do {
+                secrets = try WebhookSecret.list(String(decoding: data, as: UTF8.self))
+            } catch {
+                throw SetupError(message: "--mail-http-secret-file \(endpoint.signingSecretFile): \(error.message)")
+            }
+            guard !secrets.isEmpty else {
+                throw SetupError(message: "--mail-http-secret-file \(endpoint.signingSecretFile) holds no whsec_ secret")
+            }
+            return { HTTPMailTransport(endpoint: endpoint, secrets: secrets) }
         }
     }
 }

@@ -8,10 +8,17 @@ import PosternCore
 /// Owned by one worker thread (not `Sendable`, like its handle).
 public final class CurlWebhookTransport: WebhookTransport {
     private let timeout: Int
+    private let caFile: String?
+    private let userAgent: String
     private var handle: CurlEasyHandle?
 
-    /// A transport whose calls each take at most `timeout` seconds.
-    public init(timeout: Int64) { self.timeout = Int(max(1, timeout)) }
+    /// A transport whose calls each take at most `timeout` seconds, trusting the extra CA
+    /// certificates in `caFile` (PEM) beside the system's.
+    public init(timeout: Int64, caFile: String? = nil, userAgent: String = "Postern-Webhooks") {
+        self.timeout = Int(max(1, timeout))
+        self.caFile = caFile
+        self.userAgent = userAgent
+    }
 
     public func post(url: String, headers: WebhookSignedHeaders, body: String) -> WebhookResponse {
         do {
@@ -22,10 +29,11 @@ public final class CurlWebhookTransport: WebhookTransport {
             try handle.set(CURLOPT_FOLLOWLOCATION, 0)
             try handle.set(CURLOPT_TIMEOUT, timeout)
             try handle.set(CURLOPT_CONNECTTIMEOUT, min(timeout, 10))
+            if let caFile { try handle.set(CURLOPT_CAINFO, caFile) }
             try handle.set(CURLOPT_POST, 1)
             // JSON text holds no NUL, so curl's strlen of the copied string is the body's length.
             try handle.set(CURLOPT_COPYPOSTFIELDS, body)
-            try handle.setHeaders(["Content-Type: application/json", "User-Agent: Postern-Webhooks", "Expect:"] + headers.lines)
+            try handle.setHeaders(["Content-Type: application/json", "User-Agent: \(userAgent)", "Expect:"] + headers.lines)
             try handle.setWriteFunction(webhookDiscardResponse)
             try handle.perform()
             let status = handle.responseCode

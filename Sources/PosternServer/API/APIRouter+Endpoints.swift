@@ -199,6 +199,14 @@ extension APIRouter {
                 }
                 return .body(200, RetriedMessageBody(id: id))
             },
+            Route(method: "POST", path: "/v1/admin/bounces", summary: "Take in a delivery report or abuse report", access: .admin, status: 200,
+                  contract: .init(
+                    request: .raw(
+                        mediaTypes: ["message/rfc822", "text/plain", "application/octet-stream"],
+                        description: "The report as mail brought it: a delivery status notification (RFC 3464) or an abuse report (RFC 5965) sent to a message's --bounce-address reverse path. Anything else is answered `ignored` with its reason."),
+                    answer: .json(BounceResultBody.self))) { c throws(AuthError) in
+                .body(200, BounceResultBody(try service.takeDeliveryReport(c.request.body)))
+            },
         ]
     }
 }

@@ -72,6 +72,11 @@ extension APIRouter {
         for entry in housekeeping.snapshot() {
             text += #"postern_housekeeping_rows_removed_total{table="\#(entry.rows.rawValue)"} \#(entry.count)"# + "\n"
         }
+        text += "# HELP postern_bounces_total Delivery and abuse reports taken in over the admin API, by outcome.\n"
+        text += "# TYPE postern_bounces_total counter\n"
+        for entry in service.bounceMetrics.snapshot() {
+            text += #"postern_bounces_total{outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
+        }
         let reclaimed = reclaims.snapshot()
         text += "# HELP postern_reclaimed_claims_total Claims of daemons whose heartbeat stopped, taken back before their lease ended, by table.\n"
         text += "# TYPE postern_reclaimed_claims_total counter\n"

@@ -68,6 +68,12 @@ public final class APIRouter: Sendable {
             return .error(
                 415, code: .unsupportedMediaType, message: "A request body must be JSON sent as Content-Type: application/json.")
         }
+        if let types = route.rawMediaTypes {
+            let given = (request.headers["content-type"] ?? "").prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+            guard types.contains(given) else {
+                return .error(415, code: .unsupportedMediaType, message: "\(route.path) takes a body sent as Content-Type: \(types.joined(separator: ", ")).")
+            }
+        }
         do throws(AuthError) {
             if route.access == .admin {
                 guard let expected = runtime.settings.adminToken else {

@@ -155,6 +155,15 @@ enum OpenAPIDocument {
                 "required": false,
                 "content": .object(["application/x-www-form-urlencoded": .object(["schema": schema.json(refine: refinements.apply)])]),
             ])
+        case .raw(let mediaTypes, let description):
+            operation["requestBody"] = .object([
+                "required": true,
+                "description": .string(description),
+                "content": .object([
+                    // Not blank: an empty or all-whitespace body is the one refusal (INVALID_ARGUMENT).
+                    mediaTypes[0]: .object(["schema": .object(["type": "string", "minLength": 1, "pattern": "\\S"])]),
+                ]),
+            ])
         }
 
         var responses: [String: JSONValue] = [:]
@@ -222,6 +231,7 @@ enum OpenAPIDocument {
         switch route.contract.request {
         case .none: break
         case .json, .form: codes.append(.payloadTooLarge)
+        case .raw: codes += [.invalidArgument, .unsupportedMediaType, .payloadTooLarge]
         }
         if route.access == .public, route.method != "GET", route.method != "HEAD" { codes.append(.tooManyAttempts) }
         switch route.access {

@@ -99,7 +99,16 @@ struct Route: Sendable {
 
     /// Whether a body sent to this route is JSON, so must say `Content-Type: application/json`:
     /// the API's `/v1/` endpoints that take one. The hosted page's form (`POST /action`) is not.
-    var takesJSONBody: Bool { path.hasPrefix("/v1/") && method != "GET" && method != "HEAD" }
+    var takesJSONBody: Bool {
+        if case .raw = contract.request { return false }
+        return path.hasPrefix("/v1/") && method != "GET" && method != "HEAD"
+    }
+
+    /// The media types a route that takes raw bytes accepts; nil for every other route.
+    var rawMediaTypes: [String]? {
+        if case .raw(let types, _) = contract.request { return types }
+        return nil
+    }
 
     /// The path parameters when `path` matches this route's pattern.
     func match(_ requestPath: String) -> [String: String]? {

@@ -13,6 +13,10 @@ struct RouteContract: Sendable {
         case json(any DocumentedBody.Type)
         /// An HTML form (`application/x-www-form-urlencoded`) with these fields.
         case form(JSONSchema)
+        /// Bytes that are not JSON (a raw mail message), sent as one of `mediaTypes` (the first is
+        /// the documented one). Only for routes a bearer token guards: a page can send these
+        /// types cross-origin without asking, but not with an `Authorization` header.
+        case raw(mediaTypes: [String], description: String)
     }
 
     /// What the route answers on success.

@@ -43,6 +43,14 @@ extension OutboxMessageBody {
             id: m.id, kind: m.intent.name, recipient: m.recipient.address, state: m.state.rawValue, attempts: m.attempts,
             nextAttemptAt: UTCTimestamp.iso8601(m.nextAttemptAt), createdAt: UTCTimestamp.iso8601(m.createdAt),
             giveUpAt: UTCTimestamp.iso8601(m.giveUpAt), finishedAt: m.finishedAt.map(UTCTimestamp.iso8601), lastReply: m.lastReply)
+        bounce = m.bounce.map { BounceBody(kind: $0.kind.rawValue, status: $0.status, detail: $0.detail, at: UTCTimestamp.iso8601($0.at)) }
+    }
+}
+
+extension BounceResultBody {
+    /// The body of `result`.
+    public init(_ result: BounceResult) {
+        self.init(outcome: result.outcome.rawValue, messageId: result.messageID, status: result.status, reason: result.reason)
     }
 }
 
