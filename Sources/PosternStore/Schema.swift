@@ -154,7 +154,7 @@ enum Schema {
             allowed INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
-        // 9: webhook endpoints an operator added (`postern webhooks add`): URL, event filter (`*`
+        // 10: webhook endpoints an operator added (`postern webhooks add`): URL, event filter (`*`
         // or a comma list of types), the signing secret sealed under the master key and, after a
         // rotation, the previous one until `previous_until`; each delivery names its endpoint.
         """
@@ -169,7 +169,7 @@ enum Schema {
         ) WITHOUT ROWID;
         ALTER TABLE webhook_deliveries ADD COLUMN endpoint_id TEXT;
         """,
-        // 10: the delivery log, one row per attempt of an outbox message: when, which transport,
+        // 11: the delivery log, one row per attempt of an outbox message: when, which transport,
         // the reply's code and cleaned text, how long; the recipient only as a keyed hash.
         """
         CREATE TABLE outbox_attempts (
@@ -187,7 +187,7 @@ enum Schema {
         CREATE INDEX outbox_attempts_recipient ON outbox_attempts(recipient_hash);
         CREATE INDEX outbox_attempts_time ON outbox_attempts(attempted_at);
         """,
-        // bounces: what a delivery report said about a sent message (VERP-matched), kept on its
+        // 12: bounces, what a delivery report said about a sent message (VERP-matched), kept on its
         // row, so housekeeping deletes it with the row. The CHECK is written without an IN list
         // of constants, which would make every insert build a temporary b-tree.
         """
@@ -196,7 +196,7 @@ enum Schema {
         ALTER TABLE outbox ADD COLUMN bounce_detail TEXT;
         ALTER TABLE outbox ADD COLUMN bounced_at INTEGER;
         """,
-        // 9: the SMS outbox, a sibling of `outbox` and `webhook_deliveries` (their states, lease
+        // 13: the SMS outbox, a sibling of `outbox` and `webhook_deliveries` (their states, lease
         // and due index). The number is sealed under the master key (`PhoneNumberSeal`) and kept
         // only until the message is finished (erased then); the country code stays for metrics. Nothing composed is stored: the text is made at
         // each attempt.
