@@ -231,8 +231,8 @@ extension WebhookEndpointRequestBody: DocumentedBody {
     public static var schema: JSONSchema {
         .object("A new webhook endpoint; its secret is made by Postern and answered once.", [
             .required("url", .string(
-                "An http or https URL, no user or password in it.", format: "uri",
-                pattern: #"^https?://[^/@?#\s\u007f]{2,}([/?#][^\s\u007f]*)?$"#, maxLength: 2000)),
+                "An http or https URL, no user or password in it.", pattern: WebhookEndpointRequestBody.urlPattern,
+                maxLength: WebhookEndpointRequestBody.urlMaximumLength)),
             .optional("events", .array(.oneOf(
                 ["*", "user.*", "session.*", "mail.*"] + WebhookEndpointRequestBody.eventTypes,
                 "An event type, `user.*` for every user event, or `*`. Absent or empty: every event."))),

@@ -330,6 +330,12 @@ public struct WebhookEndpointRequestBody: Sendable, Hashable, Codable {
         "mail.sent", "mail.deferred", "mail.failed", "mail.bounced", "webhook.test",
     ]
 
+    /// What a webhook URL must be, for the schema and the daemon alike (one rule): `http://` or
+    /// `https://`, a host part of at least two characters with no `@` (no user or password), no
+    /// control character or space anywhere; at most ``urlMaximumLength`` characters.
+    public static let urlPattern = #"^https?://[^\u0000-\u0020\u007f/@?#]{2,}([/?#][^\u0000-\u0020\u007f]*)?$"#
+    public static let urlMaximumLength = 2000
+
     public var url: String
     /// Event types (`user.*` for every user event); absent or `["*"]`: every event.
     public var events: [String]?

@@ -1,3 +1,6 @@
+import Foundation
+import PosternAPI
+
 /// What one HTTP POST of a webhook came to, as the transport saw it.
 public struct WebhookResponse: Sendable, Hashable {
     /// The HTTP status (0 when there was none: no connection, a timeout).
@@ -49,14 +52,20 @@ public struct WebhookConfiguration: Sendable {
     /// most 2,000 characters, no user or password in it (the secret signs the requests).
     /// - Throws: `SettingsError` saying what is wrong.
     public static func checkURL(_ url: String) throws(SettingsError) {
-        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.count > 8, url.count <= 2000,
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.unicodeScalars.count <= WebhookEndpointRequestBody.urlMaximumLength,
             !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
         else { throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces") }
         let authority = url.drop(while: { $0 != "/" }).dropFirst(2).prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
-        guard !authority.isEmpty, !authority.contains("@") else {
+        guard authority.unicodeScalars.count >= 2, !authority.contains("@") else {
             throw SettingsError("a webhook URL needs a host and no user or password")
         }
+        // The schema's pattern states the same rule (ContractTests and WebhookAdminTests check both).
+        guard let regex = Self.urlRegex, regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)) != nil else {
+            throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces")
+        }
     }
+
+    private nonisolated(unsafe) static let urlRegex = try? NSRegularExpression(pattern: WebhookEndpointRequestBody.urlPattern)
 
     /// The Standard Webhooks schedule's span: first retry after 5 s, at most 10 hours apart,
     /// given up after 3 days.
