@@ -60,6 +60,19 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case noLinkFound
     /// The task waiting for an approval was cancelled.
     case cancelled
+    // Phone numbers.
+    /// The phone number is not one the server accepts (`INVALID_PHONE_NUMBER`).
+    case invalidPhoneNumber
+    /// The SMS code is wrong, used or expired, or the claim took too many wrong codes: ask for a
+    /// new SMS (`INVALID_PHONE_CODE`).
+    case invalidPhoneCode
+    /// The account has no such phone claim (`PHONE_CLAIM_NOT_FOUND`).
+    case phoneClaimNotFound
+    /// The phone claim is not in the state the action needs; the message says which
+    /// (`PHONE_CLAIM_STATE`).
+    case phoneClaimState(String)
+    /// The server does not offer sign-in by phone (`PHONE_SIGN_IN_DISABLED`).
+    case phoneSignInDisabled
     // Limits.
     /// Too many attempts; try again after `retryAfter` seconds (`TOO_MANY_ATTEMPTS_TRY_LATER`).
     case tooManyAttempts(retryAfter: Int?)
@@ -121,6 +134,11 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .emailExists: return .emailExists
         case .userNotFound: return .userNotFound
         case .anonymousAccount: return .anonymousAccount
+        case .invalidPhoneNumber: return .invalidPhoneNumber
+        case .invalidPhoneCode: return .invalidPhoneCode
+        case .phoneClaimNotFound: return .phoneClaimNotFound
+        case .phoneClaimState: return .phoneClaimState(detail.message)
+        case .phoneSignInDisabled: return .phoneSignInDisabled
         case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
         case .unavailable: return .unavailable
         case .internalFailure: return .internalFailure
@@ -156,6 +174,11 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."
         case .noLinkFound: "No sign-in link was found in that text."
         case .cancelled: "The wait was cancelled."
+        case .invalidPhoneNumber: "That is not a phone number the service accepts: give it with + and the country code."
+        case .invalidPhoneCode: "This code is not valid any more. Ask for a new SMS."
+        case .phoneClaimNotFound: "This account has no such phone number request."
+        case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"
+        case .phoneSignInDisabled: "This service does not offer sign-in by phone."
         case .tooManyAttempts(let retryAfter):
             retryAfter.map { "Too many attempts. Try again in \($0) seconds." } ?? "Too many attempts. Try again later."
         case .unavailable: "The service is unavailable just now. Try again shortly."

@@ -62,6 +62,15 @@ extension InMemoryStore.Transaction {
         return count
     }
 
+    public func revokeRefreshTokens(uid: String, method: String) throws -> Int {
+        var count = 0
+        for (key, token) in state.refreshTokens where token.uid == uid && token.method == method && !token.revoked {
+            state.refreshTokens[key]?.revoked = true
+            count += 1
+        }
+        return count
+    }
+
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
         let times = (state.rateEvents[bucket] ?? []).filter { $0 > now - RateLimitPolicy.window }
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {

@@ -15,6 +15,8 @@ final class FlowContext: Sendable {
     let metrics: CodeMetrics
     /// Queues webhook events in the flows' transactions.
     let events: EventLedger
+    /// The SMS caps every SMS passes before it is queued (issue 17 point 5).
+    let smsAdmission: SMSAdmission
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
@@ -28,6 +30,7 @@ final class FlowContext: Sendable {
         self.hasher = hasher
         self.metrics = metrics
         events = EventLedger(configuration: config.webhooks)
+        smsAdmission = SMSAdmission()
         do {
             parser = PastedLinkParser(
                 policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))

@@ -24,11 +24,18 @@ public enum WebhookEvent: Sendable, Hashable {
     case userDeleted(uid: String)
     /// A refresh token was presented again after its exchange: the family is revoked.
     case sessionRefreshReuseDetected(uid: String)
+    /// A phone number became the account's: its holder and its owner both agreed (and, if another
+    /// account held it, that one released it or the cool-off passed).
+    case phoneVerified(uid: String, claimID: String)
+    /// A phone claim of the account ended: deleted by its owner or the number's holder, objected
+    /// to, or the number moved to another account.
+    case phoneRemoved(uid: String, claimID: String)
 
     /// Every event type, as `type` names it (the documentation's list).
     public static let types = [
         "user.created", "user.signed_in", "user.anonymous_upgraded", "user.migrated", "user.email_changed",
         "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
+        "phone.verified", "phone.removed",
     ]
 
     /// The event type (`user.created`, …).
@@ -43,6 +50,8 @@ public enum WebhookEvent: Sendable, Hashable {
         case .userPasswordReset: "user.password_reset"
         case .userDeleted: "user.deleted"
         case .sessionRefreshReuseDetected: "session.refresh_reuse_detected"
+        case .phoneVerified: "phone.verified"
+        case .phoneRemoved: "phone.removed"
         }
     }
 
@@ -58,6 +67,8 @@ public enum WebhookEvent: Sendable, Hashable {
         case .userPasswordChanged(let uid), .userPasswordReset(let uid), .userDeleted(let uid),
             .sessionRefreshReuseDetected(let uid):
             ["uid": .string(uid)]
+        case .phoneVerified(let uid, let claimID), .phoneRemoved(let uid, let claimID):
+            ["uid": .string(uid), "claimId": .string(claimID)]
         }
     }
 
