@@ -59,3 +59,15 @@ extension HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: APIJSON.encode(value))
     }
 }
+
+extension PhoneClaimBody {
+    /// What a party sees of `claim`.
+    public init(_ claim: PhoneClaimView) {
+        self.init(
+            claimId: claim.claimID, phoneNumber: claim.phoneNumber, status: claim.status.rawValue, ownerApproved: claim.ownerApproved,
+            holderProved: claim.holderProved, createdAt: UTCTimestamp.iso8601(claim.createdAt),
+            expiresAt: claim.expiresAt.map(UTCTimestamp.iso8601), verifiedAt: claim.verifiedAt.map(UTCTimestamp.iso8601),
+            transferDueAt: claim.transferDueAt.map(UTCTimestamp.iso8601),
+            releaseRequestedUntil: claim.releaseRequestedUntil.map(UTCTimestamp.iso8601))
+    }
+}
