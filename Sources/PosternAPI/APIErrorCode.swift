@@ -9,6 +9,10 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case badRequest = "BAD_REQUEST"
     /// The address is not one Postern accepts (400).
     case invalidEmail = "INVALID_EMAIL"
+    /// The phone number is not one Postern accepts (E.164, or national with a default region) (400).
+    case invalidPhoneNumber = "INVALID_PHONE_NUMBER"
+    /// SMS is not sent to this number's country (`--sms-countries`) (400).
+    case smsCountryNotAllowed = "SMS_COUNTRY_NOT_ALLOWED"
     /// The link or code is wrong, used, or for another action (400).
     case invalidOOBCode = "INVALID_OOB_CODE"
     /// The link or code has expired (400).
@@ -53,8 +57,6 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// The account is anonymous and has no address for this yet: sign in with an address, or sign
     /// up with its idToken (409).
     case anonymousAccount = "ANONYMOUS_ACCOUNT"
-    /// The phone number is not an E.164 number Postern accepts (400).
-    case invalidPhoneNumber = "INVALID_PHONE_NUMBER"
     /// A phone claim's code is wrong, used or expired, the claim took too many wrong codes, or
     /// there is no such claim: one answer for all (400).
     case invalidPhoneCode = "INVALID_PHONE_CODE"
@@ -80,7 +82,7 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier,
             .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken, .invalidPhoneNumber,
-            .invalidPhoneCode:
+            .invalidPhoneCode, .smsCountryNotAllowed:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
         case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled: 404

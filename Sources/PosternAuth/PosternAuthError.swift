@@ -27,6 +27,10 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case invalidLoginCredentials
     /// The account is disabled (`USER_DISABLED`).
     case userDisabled
+    /// The phone number is not one the server accepts (`INVALID_PHONE_NUMBER`).
+    case invalidPhoneNumber
+    /// The server sends no SMS to that number's country (`SMS_COUNTRY_NOT_ALLOWED`).
+    case smsCountryNotAllowed
     // The session.
     /// The stored refresh token is unknown or expired: sign in again (`INVALID_REFRESH_TOKEN`).
     case invalidRefreshToken
@@ -61,8 +65,6 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     /// The task waiting for an approval was cancelled.
     case cancelled
     // Phone numbers.
-    /// The phone number is not one the server accepts (`INVALID_PHONE_NUMBER`).
-    case invalidPhoneNumber
     /// The SMS code is wrong, used or expired, or the claim took too many wrong codes: ask for a
     /// new SMS (`INVALID_PHONE_CODE`).
     case invalidPhoneCode
@@ -121,6 +123,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .weakPassword: return .weakPassword(rule: detail.rule, message: detail.message)
         case .invalidLoginCredentials: return .invalidLoginCredentials
         case .userDisabled: return .userDisabled
+        case .invalidPhoneNumber: return .invalidPhoneNumber
+        case .smsCountryNotAllowed: return .smsCountryNotAllowed
         case .invalidRefreshToken: return .invalidRefreshToken
         case .tokenRevoked: return .tokenRevoked
         case .invalidIDToken: return .invalidIDToken
@@ -134,7 +138,6 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .emailExists: return .emailExists
         case .userNotFound: return .userNotFound
         case .anonymousAccount: return .anonymousAccount
-        case .invalidPhoneNumber: return .invalidPhoneNumber
         case .invalidPhoneCode: return .invalidPhoneCode
         case .phoneClaimNotFound: return .phoneClaimNotFound
         case .phoneClaimState: return .phoneClaimState(detail.message)
@@ -161,6 +164,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .weakPassword(_, let message): "The password is too weak: \(message)"
         case .invalidLoginCredentials: "The address or the password is wrong."
         case .userDisabled: "This account is disabled."
+        case .invalidPhoneNumber: "That is not a phone number the service accepts: give it with + and the country code."
+        case .smsCountryNotAllowed: "The service does not send text messages to that country."
         case .invalidRefreshToken: "The session has expired. Sign in again."
         case .tokenRevoked: "The session was ended on the server. Sign in again."
         case .invalidIDToken: "The session was refused by the server. Sign in again."
@@ -174,7 +179,6 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."
         case .noLinkFound: "No sign-in link was found in that text."
         case .cancelled: "The wait was cancelled."
-        case .invalidPhoneNumber: "That is not a phone number the service accepts: give it with + and the country code."
         case .invalidPhoneCode: "This code is not valid any more. Ask for a new SMS."
         case .phoneClaimNotFound: "This account has no such phone number request."
         case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"

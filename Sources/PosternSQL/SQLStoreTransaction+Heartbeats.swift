@@ -52,8 +52,10 @@ extension SQLStoreTransaction {
                 "UPDATE outbox SET next_attempt_at = ? WHERE \(Self.unfinished) AND \(ownedCondition)", owned)
             let webhooks = try db.execute(
                 "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE state NOT IN ('sent', 'dead') AND \(ownedCondition)", owned)
-            if messages > 0 { queuedMail = true }
-            return ReclaimedClaims(messages: messages, webhooks: webhooks, owners: 1)
+            let sms = try db.execute(
+                "UPDATE sms_outbox SET next_attempt_at = ? WHERE state NOT IN ('sent', 'dead') AND \(ownedCondition)", owned)
+            if messages > 0 || sms > 0 { queuedMail = true }
+            return ReclaimedClaims(messages: messages, webhooks: webhooks, sms: sms, owners: 1)
         }
     }
 }

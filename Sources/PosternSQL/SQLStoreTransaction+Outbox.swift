@@ -8,6 +8,9 @@ extension SQLStoreTransaction {
 
     private static let metadataColumns = metadataColumns("")
 
+    /// What a finished message no longer keeps: its body, which holds a live link.
+    private static let erasedOnFinish = ["body", "envelope_sender", "envelope_recipients"]
+
     /// The message columns `readMessage` reads, each prefixed with `table` (`o.`, or nothing).
     private static func metadataColumns(_ table: String) -> String {
         [
@@ -81,46 +84,6 @@ extension SQLStoreTransaction {
             ])
     }
 
-    /// The claim of the due rows of a lease queue (`outbox`, `webhook_deliveries`: the same
-    /// columns of state, lease and due time) in each dialect, and its arguments. `returning` gets
-    /// how a column of the claimed row is named in RETURNING ("" in SQLite, "alias." in PostgreSQL).
-    ///
-    /// The claimable states are bound (the delivery machine's), as an OR chain of comparisons: in
-    /// SQLite an IN list of three constants would build a temporary b-tree. The index's own
-    /// condition stays written out so SQLite uses it.
-    func leaseClaim(
-        table: String, alias: String, owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState],
-        returning: (String) -> String
-    ) -> (String, [SQLValue]) {
-        let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
-        let stateValues = claimable.map { SQLValue.text($0.rawValue) }
-        let due: [SQLValue] = [.integer(now), .integer(Int64(max(0, limit)))]
-        let lease: [SQLValue] = [.text(owner), .integer(leaseUntil)]
-        let choice = "SELECT id FROM \(table) WHERE \(Self.unfinished) AND (\(states)) AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"
-        switch db.dialect {
-        case .sqlite:
-            // One statement inside the (BEGIN IMMEDIATE) write transaction: no other connection or
-            // process can claim between the choice and the update.
-            return (
-                """
-                UPDATE \(table) SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
-                WHERE id IN (\(choice))
-                RETURNING \(returning(""))
-                """, lease + stateValues + due)
-        case .postgres:
-            // Several connections claim at once: each locks the rows it chooses and skips those
-            // another claim holds, in a short READ COMMITTED transaction (``SQLSession/rowLocked(_:)``).
-            // MATERIALIZED fences the choice: without it the planner may update more rows than the LIMIT.
-            return (
-                """
-                WITH due AS MATERIALIZED (\(choice) FOR UPDATE SKIP LOCKED)
-                UPDATE \(table) AS \(alias) SET state = 'claimed', lease_owner = ?, next_attempt_at = ?
-                FROM due WHERE \(alias).id = due.id
-                RETURNING \(returning("\(alias)."))
-                """, stateValues + due + lease)
-        }
-    }
-
     public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
         guard !claimable.isEmpty else { return [] }
         var claims: [OutboxClaim] = []
@@ -164,34 +127,15 @@ extension SQLStoreTransaction {
     }
 
     public func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try finish(id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
+        try leaseFinish(table: "outbox", id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true, erasing: Self.erasedOnFinish)
     }
 
     public func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try finish(id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
-    }
-
-    private func finish(id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool) throws -> Bool {
-        try db.rowLocked {
-            try db.execute(
-                """
-                UPDATE outbox SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL,
-                    body = NULL, envelope_sender = NULL, envelope_recipients = NULL
-                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
-                """,
-                [.text(state.rawValue), .integer(now), .text(reply), .integer(countAttempt ? 1 : 0), .integer(id), .text(owner)]) == 1
-        }
+        try leaseFinish(table: "outbox", id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false, erasing: Self.erasedOnFinish)
     }
 
     public func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        try db.rowLocked {
-            try db.execute(
-                """
-                UPDATE outbox SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1, lease_owner = NULL
-                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
-                """,
-                [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
-        }
+        try leaseRetry(table: "outbox", id: id, owner: owner, at: at, reply: reply)
     }
 
     public func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int {
@@ -233,15 +177,7 @@ extension SQLStoreTransaction {
             [.integer(now), .integer(now), .integer(id)]) == 1
     }
 
-    /// How many of the oldest messages (by id) one purge batch looks at. Finished messages are
-    /// not indexed by time (an index would be rewritten by every outcome, the hottest write), so a
-    /// batch that looked at every row would scan the whole retention window each round to find
-    /// nothing; ids grow with time, so what is old enough is among the oldest rows.
-    static let purgeWindow = 5000
-
     public func purgeFinished(before: Int64, limit: Int) throws -> Int {
-        try pruneBatch(
-            table: "outbox", key: "id", condition: "(state = 'sent' OR state = 'dead') AND finished_at < ?", [.integer(before)],
-            limit: limit, from: "(SELECT id, state, finished_at FROM outbox ORDER BY id LIMIT \(Self.purgeWindow)) AS oldest")
+        try leasePurge(table: "outbox", before: before, limit: limit)
     }
 }

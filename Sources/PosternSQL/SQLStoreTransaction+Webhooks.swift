@@ -85,34 +85,15 @@ extension SQLStoreTransaction {
     }
 
     public func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try finishWebhook(id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
+        try leaseFinish(table: "webhook_deliveries", id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
     }
 
     public func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try finishWebhook(id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
-    }
-
-    private func finishWebhook(id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool) throws -> Bool {
-        try db.rowLocked {
-            try db.execute(
-                """
-                UPDATE webhook_deliveries SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL
-                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
-                """,
-                [.text(state.rawValue), .integer(now), .text(reply), .integer(countAttempt ? 1 : 0), .integer(id), .text(owner)]) == 1
-        }
+        try leaseFinish(table: "webhook_deliveries", id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
     }
 
     public func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        try db.rowLocked {
-            try db.execute(
-                """
-                UPDATE webhook_deliveries SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1,
-                    lease_owner = NULL
-                WHERE id = ? AND state = 'claimed' AND lease_owner = ?
-                """,
-                [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
-        }
+        try leaseRetry(table: "webhook_deliveries", id: id, owner: owner, at: at, reply: reply)
     }
 
     public func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws {
@@ -124,9 +105,6 @@ extension SQLStoreTransaction {
     }
 
     public func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int {
-        try pruneBatch(
-            table: "webhook_deliveries", key: "id", condition: "(state = 'sent' OR state = 'dead') AND finished_at < ?",
-            [.integer(before)], limit: limit,
-            from: "(SELECT id, state, finished_at FROM webhook_deliveries ORDER BY id LIMIT \(Self.purgeWindow)) AS oldest")
+        try leasePurge(table: "webhook_deliveries", before: before, limit: limit)
     }
 }

@@ -144,7 +144,28 @@ enum Schema {
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
-        // 9: phone claims (issue 17): a claim by its id and its code's keyed hash, the number
+        // 9: the SMS outbox, a sibling of `outbox` and `webhook_deliveries` (their states, lease
+        // and due index). The number is kept only until the message is finished (erased then);
+        // the country code stays for metrics. Nothing composed is stored: the text is made at
+        // each attempt.
+        """
+        CREATE TABLE sms_outbox (
+            id INTEGER PRIMARY KEY,
+            intent TEXT NOT NULL,
+            recipient TEXT,
+            country_code TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state = 'queued' OR state = 'claimed' OR state = 'retrying' OR state = 'sent' OR state = 'dead'),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            lease_owner TEXT,
+            created_at INTEGER NOT NULL,
+            give_up_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            last_reply TEXT
+        );
+        CREATE INDEX sms_outbox_due ON sms_outbox(next_attempt_at) WHERE state NOT IN ('sent', 'dead');
+        """,
+        // 10: phone claims (issue 17): a claim by its id and its code's keyed hash, the number
         // only as a keyed hash and its country calling code; `phone_numbers` holds the one
         // verified account per number (its primary key is the unique index that decides races).
         """

@@ -25,7 +25,13 @@ extension InMemoryStore.Transaction {
             state.webhooks[index].nextAttemptAt = now
             reclaimed.webhooks += 1
         }
-        if reclaimed.messages > 0 { queuedMail = true }
+        for index in state.sms.indices {
+            let row = state.sms[index]
+            guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
+            state.sms[index].nextAttemptAt = now
+            reclaimed.sms += 1
+        }
+        if reclaimed.messages > 0 || reclaimed.sms > 0 { queuedMail = true }
         return reclaimed
     }
 }

@@ -18,6 +18,8 @@ public final class InMemoryStore: Store {
         public var webhooks: [QueuedWebhook] = []
         /// Endpoints a 410 disabled, with the reason.
         public var disabledEndpoints: [String: String] = [:]
+        /// SMS outbox messages; a message's id is its index + 1.
+        public var sms: [QueuedSMS] = []
         /// Daemons' heartbeats, by owner.
         public var heartbeats: [String: DaemonHeartbeat] = [:]
         /// Phone claims by id (`verifiedAt` is read from `phoneNumbers`).

@@ -12,7 +12,7 @@ struct ClientUnitTests {
         .invalidEmail: .invalidEmail, .invalidOOBCode: .invalidCode, .expiredOOBCode: .expiredCode, .emailMismatch: .emailMismatch,
         .invalidCodeVerifier: .invalidCodeVerifier, .invalidContinueURI: .invalidContinueURL,
         .weakPassword: .weakPassword(rule: "minimumLength", message: "m"), .invalidLoginCredentials: .invalidLoginCredentials,
-        .userDisabled: .userDisabled, .invalidRefreshToken: .invalidRefreshToken, .tokenRevoked: .tokenRevoked,
+        .userDisabled: .userDisabled, .invalidPhoneNumber: .invalidPhoneNumber, .smsCountryNotAllowed: .smsCountryNotAllowed, .invalidRefreshToken: .invalidRefreshToken, .tokenRevoked: .tokenRevoked,
         .invalidIDToken: .invalidIDToken, .requiresRecentLogin: .requiresRecentLogin,
         .unauthorized: .operatorOnly(code: "UNAUTHORIZED", message: "m"), .notFound: .protocolMismatch(status: 400, code: "NOT_FOUND", message: "m"),
         .userNotFound: .userNotFound, .anonymousAccount: .anonymousAccount, .methodNotAllowed: .protocolMismatch(status: 400, code: "METHOD_NOT_ALLOWED", message: "m"),

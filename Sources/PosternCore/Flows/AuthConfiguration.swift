@@ -26,8 +26,8 @@ public struct AuthConfiguration: Sendable {
     public var guessBudget = GuessBudget()
     /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
     public var sendNoAccountMail = false
-    /// The region national phone numbers are read in (`--default-region`), if any.
-    public var defaultRegion: String?
+    /// Who may be sent an SMS, and how many (the region national numbers are read in, too).
+    public var sms = SMSConfiguration()
     /// How long a phone claim's SMS code proves the number.
     public var phoneCodeLifetime: Int64 = 600
     /// How long a claim its holder proved first waits for the owner's approval.
@@ -58,6 +58,7 @@ public struct AuthConfiguration: Sendable {
         webhooks = settings.webhookConfiguration
         phoneTransferSeconds = settings.phoneTransferSeconds
         phoneSignIn = settings.phoneSignIn
+        sms.phoneSignIn = settings.phoneSignIn
     }
 
     /// The lifetime of a request of `purpose`.

@@ -61,6 +61,13 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func code(_ error: ActionCodeError) -> AuthError {
         AuthError(.invalidInput, code: error.publicCode, message: error.description)
     }
+    /// The phone number is refused; the message says why, never the number.
+    public static func invalidPhoneNumber(_ error: PhoneNumberError) -> AuthError {
+        AuthError(.invalidInput, code: .invalidPhoneNumber, message: error.description)
+    }
+    /// SMS is not sent to the number's country.
+    public static let smsCountryNotAllowed = AuthError(
+        .invalidInput, code: .smsCountryNotAllowed, message: "This service does not send SMS to that country.")
     /// The code is not valid; `message` says why in words a person can act on.
     public static func invalidCode(_ message: String) -> AuthError {
         AuthError(.invalidInput, code: .invalidOOBCode, message: message)
@@ -120,10 +127,6 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     /// The admin token is missing or wrong.
     public static let adminTokenWrong = AuthError(.unauthorized, code: .unauthorized, message: "The admin token is missing or wrong.")
-    /// The phone number is not one Postern accepts (the message never repeats it).
-    public static func invalidPhoneNumber(_ error: PhoneNumberError) -> AuthError {
-        AuthError(.invalidInput, code: .invalidPhoneNumber, message: "\(error)")
-    }
     /// A phone claim's code is wrong, used, expired or past its wrong tries — or there is no such
     /// claim: one answer for all, so a claim id alone says nothing.
     public static let invalidPhoneCode = AuthError(.invalidInput, code: .invalidPhoneCode,

@@ -30,7 +30,7 @@ final class FlowContext: Sendable {
         self.hasher = hasher
         self.metrics = metrics
         events = EventLedger(configuration: config.webhooks)
-        smsAdmission = SMSAdmission()
+        smsAdmission = SMSAdmission(configuration: config.sms, keys: keys)
         do {
             parser = PastedLinkParser(
                 policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))

@@ -42,13 +42,16 @@ public struct ReclaimedClaims: Sendable, Hashable {
     public var messages: Int
     /// Webhook deliveries whose lease was ended early.
     public var webhooks: Int
+    /// SMS outbox messages whose lease was ended early.
+    public var sms: Int
     /// Dead daemons whose heartbeat row was removed.
     public var owners: Int
 
     /// The counts.
-    public init(messages: Int = 0, webhooks: Int = 0, owners: Int = 0) {
+    public init(messages: Int = 0, webhooks: Int = 0, sms: Int = 0, owners: Int = 0) {
         self.messages = messages
         self.webhooks = webhooks
+        self.sms = sms
         self.owners = owners
     }
 
@@ -56,6 +59,7 @@ public struct ReclaimedClaims: Sendable, Hashable {
     public static func += (left: inout ReclaimedClaims, right: ReclaimedClaims) {
         left.messages += right.messages
         left.webhooks += right.webhooks
+        left.sms += right.sms
         left.owners += right.owners
     }
 }

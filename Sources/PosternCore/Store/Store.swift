@@ -49,7 +49,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Reads inside one consistent snapshot.
-public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader, PhoneReader {
+public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, HeartbeatReader, PhoneReader {
     /// All keys of `purpose`, active first.
     func keys(purpose: KeyPurpose) throws -> [KeyRecord]
     /// The account with `uid`.
@@ -80,7 +80,7 @@ public protocol StoreReader: OutboxReader, WebhookReader, HeartbeatReader, Phone
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, HeartbeatWriter, PhoneWriter {
+public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).

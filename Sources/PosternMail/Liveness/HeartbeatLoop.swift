@@ -61,7 +61,7 @@ public final class HeartbeatLoop: Sendable {
             if reclaimed.owners > 0 {
                 logger?.info(
                     "took back the claims of stopped daemons",
-                    ["daemons": String(reclaimed.owners), "messages": String(reclaimed.messages), "webhooks": String(reclaimed.webhooks)])
+                    ["daemons": String(reclaimed.owners), "messages": String(reclaimed.messages), "webhooks": String(reclaimed.webhooks), "sms": String(reclaimed.sms)])
             }
         } catch {
             logger?.warning("heartbeat failed", ["owner": keeper.identity.owner, "error": "\(error)"])

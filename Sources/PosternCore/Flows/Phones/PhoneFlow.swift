@@ -86,7 +86,7 @@ final class PhoneFlow: Sendable {
 
     func parseNumber(_ text: String) throws(AuthError) -> PhoneNumber {
         do {
-            return try PhoneNumber.parse(text, defaultRegion: context.config.defaultRegion)
+            return try PhoneNumber.parse(text, defaultRegion: context.config.sms.defaultRegion)
         } catch {
             throw .invalidPhoneNumber(error)
         }

@@ -1,0 +1,37 @@
+/// The SMS settings the flows, the admission and the worker share: who may be sent an SMS, and
+/// how many (toll fraud — "SMS pumping" — costs the operator real money per message).
+public struct SMSConfiguration: Sendable, Hashable {
+    /// The region national input is read in (`--default-region`), or nil: international form only.
+    public var defaultRegion: String?
+    /// Country calling codes SMS may go to (`--sms-countries`; default: the default region's).
+    /// Empty: SMS to no country.
+    public var countries: Set<String>
+    /// Least seconds between two SMS to one number (60).
+    public var numberInterval: Int64 = 60
+    /// Most SMS to one number in a rolling hour (5).
+    public var numberPerHour: Int64 = 5
+    /// Most SMS asked for from one client IP in a rolling hour (10; 0: no cap).
+    public var ipPerHour: Int64 = 10
+    /// Most SMS to one country in an hour, by calling code (`--sms-country-budgets 49=500,1=200`);
+    /// a country not listed has ``defaultCountryPerHour``.
+    public var countryPerHour: [String: Int64] = [:]
+    /// The hourly budget of a country without its own (100; 0: no cap).
+    public var defaultCountryPerHour: Int64 = 100
+    /// Most SMS in a day, all countries together (1000; 0: no cap).
+    public var globalPerDay: Int64 = 1000
+    /// Whether sign-in by phone is on (`--phone-sign-in`): only then may a caller who is not
+    /// signed in cause an SMS.
+    public var phoneSignIn = false
+    /// The retry schedule: as mail's, but given up after 15 minutes (a code is short-lived anyway;
+    /// each message's own `giveUpAt` usually comes first).
+    public var policy = DeliveryPolicy(baseDelay: 10, maximumDelay: 300, maximumAge: 900, lease: 120)
+
+    /// The defaults: `countries` from `defaultRegion` (none without one).
+    public init(defaultRegion: String? = nil, countries: Set<String>? = nil) {
+        self.defaultRegion = defaultRegion
+        self.countries = countries ?? Set([defaultRegion.flatMap(PhoneRegion.named)?.callingCode].compactMap { $0 })
+    }
+
+    /// The hourly budget of the country with `callingCode`.
+    public func hourlyBudget(callingCode: String) -> Int64 { countryPerHour[callingCode] ?? defaultCountryPerHour }
+}

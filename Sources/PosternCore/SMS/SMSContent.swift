@@ -1,0 +1,43 @@
+/// What kind of SMS a message is: picks its template (`sms-claim-code`, `sms-sign-in-code`,
+/// `sms-test`).
+public enum SMSMessageKind: String, Sendable, Hashable, CaseIterable {
+    /// The code that proves a number for a claim.
+    case claimCode
+    /// A sign-in code.
+    case signInCode
+    /// An operator's test message.
+    case test
+
+    /// The template's name in `templates/LOCALE/` (without `.txt`).
+    public var templateName: String {
+        switch self {
+        case .claimCode: "sms-claim-code"
+        case .signInCode: "sms-sign-in-code"
+        case .test: "sms-test"
+        }
+    }
+}
+
+/// What one SMS says, decided at delivery time: its kind, its 6-digit code, and the locales to
+/// try, best first (nil entries skipped; `en` is the last resort).
+public struct SMSContent: Sendable, Hashable {
+    public var kind: SMSMessageKind
+    /// The 6-digit code (the test message's is a fixed example).
+    public var code: String
+    public var localePreferences: [String?]
+
+    public init(kind: SMSMessageKind, code: String, localePreferences: [String?] = []) {
+        self.kind = kind
+        self.code = code
+        self.localePreferences = localePreferences
+    }
+}
+
+/// The content stage of SMS delivery, as ``MailComposer`` is for mail: the worker asks it what a
+/// claimed message says. The runtime injects one.
+public protocol SMSComposing: Sendable {
+    /// What `intent` to `recipient` says now; nil when there is nothing to send any more (the claim
+    /// is gone or expired, the request was used): the message is then finished unsent.
+    /// - Throws: `AuthError` when the store fails (the message is retried).
+    func composeSMS(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent?
+}

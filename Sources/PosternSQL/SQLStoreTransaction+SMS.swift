@@ -1,0 +1,91 @@
+import PosternCore
+
+extension SQLStoreTransaction {
+    private static let smsColumns = smsColumns("")
+
+    /// The message columns `readSMS` reads, each prefixed with `table` (`s.`, or nothing).
+    private static func smsColumns(_ table: String) -> String {
+        [
+            "id", "intent", "recipient", "country_code", "state", "attempts", "next_attempt_at", "created_at", "give_up_at",
+            "finished_at", "last_reply",
+        ].map { table + $0 }.joined(separator: ", ")
+    }
+
+    /// Reads the columns of `smsColumns` starting at column 0.
+    private func readSMS(_ row: any SQLRow) throws -> SMSMessage {
+        guard let intent = row.text(1).flatMap(SMSIntent.init(storageText:)), let country = row.text(3),
+            let state = row.text(4).flatMap(OutboxState.init(rawValue:))
+        else { throw StoreError.corrupt("sms outbox row") }
+        var recipient: PhoneNumber?
+        if let text = row.text(2) {
+            do { recipient = try PhoneNumber.restored(e164: text) } catch { throw StoreError.corrupt("sms outbox recipient") }
+        }
+        return SMSMessage(
+            id: row.integer(0), intent: intent, recipient: recipient, countryCallingCode: country, state: state,
+            attempts: Int(row.integer(5)), nextAttemptAt: row.integer(6), createdAt: row.integer(7), giveUpAt: row.integer(8),
+            finishedAt: row.optionalInteger(9), lastReply: row.text(10))
+    }
+
+    // MARK: reads
+
+    public func smsMessages(state: OutboxState?, limit: Int) throws -> [SMSMessage] {
+        var messages: [SMSMessage] = []
+        let limit = SQLValue.integer(Int64(max(0, limit)))
+        if let state {
+            try db.query(
+                "SELECT \(Self.smsColumns) FROM sms_outbox WHERE state = ? ORDER BY id DESC LIMIT ?", [.text(state.rawValue), limit]
+            ) { messages.append(try readSMS($0)) }
+        } else {
+            try db.query("SELECT \(Self.smsColumns) FROM sms_outbox ORDER BY id DESC LIMIT ?", [limit]) {
+                messages.append(try readSMS($0))
+            }
+        }
+        return messages
+    }
+
+    public func smsMessage(id: Int64) throws -> SMSMessage? {
+        try db.first("SELECT \(Self.smsColumns) FROM sms_outbox WHERE id = ?", [.integer(id)], readSMS)
+    }
+
+    // MARK: changes
+
+    public func enqueueSMS(_ intent: SMSIntent, recipient: PhoneNumber, now: Int64, giveUpAt: Int64) throws -> Int64 {
+        // The SMS worker listens to the mail doorbell too: one post-commit hook for every queue.
+        queuedMail = true
+        return try db.insertReturningID(
+            """
+            INSERT INTO sms_outbox (intent, recipient, country_code, state, next_attempt_at, created_at, give_up_at)
+            VALUES (?, ?, ?, 'queued', ?, ?, ?)
+            """,
+            [
+                .text(intent.storageText), .text(recipient.e164), .text(recipient.countryCallingCode), .integer(now), .integer(now),
+                .integer(giveUpAt),
+            ])
+    }
+
+    public func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [SMSMessage] {
+        guard !claimable.isEmpty else { return [] }
+        let (sql, args) = leaseClaim(
+            table: "sms_outbox", alias: "s", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
+        ) { Self.smsColumns($0) }
+        var messages: [SMSMessage] = []
+        try db.rowLocked { try db.query(sql, args) { messages.append(try readSMS($0)) } }
+        return messages.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func markSMSSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try leaseFinish(table: "sms_outbox", id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true, erasing: ["recipient"])
+    }
+
+    public func markSMSDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try leaseFinish(table: "sms_outbox", id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false, erasing: ["recipient"])
+    }
+
+    public func markSMSRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+        try leaseRetry(table: "sms_outbox", id: id, owner: owner, at: at, reply: reply)
+    }
+
+    public func purgeFinishedSMS(before: Int64, limit: Int) throws -> Int {
+        try leasePurge(table: "sms_outbox", before: before, limit: limit)
+    }
+}
