@@ -91,8 +91,8 @@ extension PhoneClaimBody: DocumentedBody {
     }
     public static var example: Self {
         Self(claimId: "AAGUsJ3kR2mHq8l1pX4b9w", phoneNumber: "+49…", status: "verified", ownerApproved: true, holderProved: true,
-             createdAt: JSONSchema.Example.timestamp, expiresAt: nil, verifiedAt: JSONSchema.Example.timestamp, transferDueAt: nil,
-             releaseRequestedUntil: nil)
+             createdAt: JSONSchema.Example.timestamp, expiresAt: JSONSchema.Example.timestamp, verifiedAt: JSONSchema.Example.timestamp,
+             transferDueAt: JSONSchema.Example.timestamp, releaseRequestedUntil: JSONSchema.Example.timestamp)
     }
 }
 

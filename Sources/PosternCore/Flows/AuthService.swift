@@ -246,6 +246,11 @@ public final class AuthService: Sendable {
         try phones.holderDelete(claimID: claimID, code: code)
     }
 
+    /// The content stage of the SMS outbox (`SMSComposing`): a claim's code, or nil for nothing.
+    public func composeSMSContent(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent? {
+        try phones.composeSMS(intent, recipient: recipient)
+    }
+
     // MARK: operators (OperatorTools)
 
     /// The actions an operator may make links for, by their command-line names.
@@ -294,4 +299,11 @@ public final class AuthService: Sendable {
     /// Deletes finished messages older than `olderThan` seconds.
     /// - Throws: `AuthError.unavailable`.
     public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }
+}
+
+extension AuthService: SMSComposing {
+    /// What a queued SMS says now (see `composeSMSContent`).
+    public func composeSMS(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent? {
+        try composeSMSContent(intent, recipient: recipient)
+    }
 }

@@ -343,6 +343,32 @@ final class PhoneFlow: Sendable {
         return .invalidPhoneCode
     }
 
+    // MARK: the SMS content stage
+
+    /// What a queued SMS says now: a claim's code while the claim still waits for it (and the
+    /// message goes to the claim's number), else nil (nothing to send).
+    func composeSMS(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent? {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let publicURL = context.config.publicURL
+        switch intent {
+        case .phoneClaim(let claimID):
+            return try context.read { tx in
+                guard let claim = try tx.phoneClaim(id: claimID), self.life(claim).phase(now: now) == .awaitingCode,
+                    now < claim.codeExpiresAt, ConstantTime.equals(Self.numberHash(recipient, ring: ring), claim.numberHash)
+                else { return nil }
+                let owner = try claim.uid.flatMap { try tx.account(uid: $0) }
+                return SMSContent(
+                    kind: .claimCode, code: Self.code(claimID: claimID, ring: ring), localePreferences: [claim.locale, owner?.locale],
+                    link: "\(publicURL)/phone?claim=\(claimID)")
+            }
+        case .phoneSignIn:
+            return nil
+        case .test:
+            return SMSContent(kind: .test, code: "123456")
+        }
+    }
+
     // MARK: settling
 
     func life(_ claim: PhoneClaim) -> PhoneClaimLife {
