@@ -172,6 +172,11 @@ enum PostgresSchema {
             last_reply TEXT
         );
         CREATE INDEX sms_outbox_due ON sms_outbox(next_attempt_at) WHERE state NOT IN ('sent', 'dead');
+        CREATE TABLE rate_windows (
+            bucket BYTEA PRIMARY KEY,
+            window_start BIGINT NOT NULL,
+            count BIGINT NOT NULL
+        );
         """,
         // 7: SQLite's 10, phone claims (issue 17): a claim by its id and its code's keyed hash, the number
         // only as a keyed hash and its country calling code; `phone_numbers` holds the one

@@ -125,6 +125,23 @@ extension SQLStoreTransaction {
         return try pruneBatch(table: "rate_events", key: key, condition: "at <= ?", [.integer(horizon)], limit: limit)
     }
 
+    public func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64? {
+        let window = max(1, window)
+        let start = now - ((now % window) + window) % window
+        let counted = try db.first("SELECT window_start, count FROM rate_windows WHERE bucket = ?", [.blob(bucket)]) {
+            ($0.integer(0), $0.integer(1))
+        }
+        let current = counted.flatMap { $0.0 == start ? $0.1 : nil } ?? 0
+        if current >= limit { return max(1, start + window - now) }
+        try db.execute(
+            """
+            INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, ?)
+            ON CONFLICT (bucket) DO UPDATE SET window_start = excluded.window_start, count = excluded.count
+            """,
+            [.blob(bucket), .integer(start), .integer(current + 1)])
+        return nil
+    }
+
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
         try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - RateLimitPolicy.window)])
         var times: [Int64] = []

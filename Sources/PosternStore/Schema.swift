@@ -164,6 +164,13 @@ enum Schema {
             last_reply TEXT
         );
         CREATE INDEX sms_outbox_due ON sms_outbox(next_attempt_at) WHERE state NOT IN ('sent', 'dead');
+        -- Fixed-window counters (the SMS budgets per country and per day): one row per bucket,
+        -- a keyed hash, reset in place.
+        CREATE TABLE rate_windows (
+            bucket BLOB PRIMARY KEY,
+            window_start INTEGER NOT NULL,
+            count INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """,
         // 10: phone claims (issue 17): a claim by its id and its code's keyed hash, the number
         // only as a keyed hash and its country calling code; `phone_numbers` holds the one

@@ -71,6 +71,15 @@ extension InMemoryStore.Transaction {
         return count
     }
 
+    public func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64? {
+        let window = max(1, window)
+        let start = now - ((now % window) + window) % window
+        let current = state.rateWindows[bucket].flatMap { $0.start == start ? $0.count : nil } ?? 0
+        if current >= limit { return max(1, start + window - now) }
+        state.rateWindows[bucket] = (start, current + 1)
+        return nil
+    }
+
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
         let times = (state.rateEvents[bucket] ?? []).filter { $0 > now - RateLimitPolicy.window }
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {

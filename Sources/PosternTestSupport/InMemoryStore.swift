@@ -13,6 +13,8 @@ public final class InMemoryStore: Store {
         public var requests: [String: ActionRequest] = [:]
         public var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
         public var rateEvents: [[UInt8]: [Int64]] = [:]
+        /// Fixed-window counters (`countInWindow`), by bucket.
+        public var rateWindows: [[UInt8]: (start: Int64, count: Int64)] = [:]
         public var guesses: [[UInt8]: GuessRecord] = [:]
         /// Webhook deliveries; a delivery's id is its index + 1.
         public var webhooks: [QueuedWebhook] = []

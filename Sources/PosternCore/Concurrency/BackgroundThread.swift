@@ -15,6 +15,8 @@ public final class BackgroundThread: @unchecked Sendable {
     private let condition = NSCondition()
     private enum State { case idle, running, stopping, stopped }
     private var state = State.idle
+    /// Set by ``wake()``, cleared by the wait it ends.
+    private var woken = false
 
     /// A thread named `name` (not started), timing its waits on `clock`.
     public init(name: String, clock: any MonotonicClock = SystemMonotonicClock()) {
@@ -63,12 +65,25 @@ public final class BackgroundThread: @unchecked Sendable {
         return state == .stopping || state == .stopped
     }
 
-    /// Waits `interval` on the clock; false (at once) when the thread is to stop instead.
+    /// Ends the body's current (or next) ``wait(for:)`` early, as if its interval had passed: a
+    /// doorbell (the store's, after a commit that queued work). Returns at once.
+    public func wake() {
+        condition.lock()
+        woken = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits `interval` on the clock (less when ``wake()`` is called); false (at once) when the thread is to stop instead.
     public func wait(for interval: Duration) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         let deadline = clock.now() + interval
         while state == .running {
+            if woken {
+                woken = false
+                return true
+            }
             if !clock.wait(on: condition, until: deadline) || clock.now() >= deadline { return state == .running }
         }
         return false

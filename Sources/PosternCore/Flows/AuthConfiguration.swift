@@ -26,8 +26,6 @@ public struct AuthConfiguration: Sendable {
     public var guessBudget = GuessBudget()
     /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
     public var sendNoAccountMail = false
-    /// Who may be sent an SMS, and how many (the region national numbers are read in, too).
-    public var sms = SMSConfiguration()
     /// How long a phone claim's SMS code proves the number.
     public var phoneCodeLifetime: Int64 = 600
     /// How long a claim its holder proved first waits for the owner's approval.
@@ -39,6 +37,8 @@ public struct AuthConfiguration: Sendable {
     public var phoneSignIn = false
     /// Where events are sent, and how patiently (no endpoint: no event is queued).
     public var webhooks = WebhookConfiguration()
+    /// Who may be sent an SMS and how many (the toll-fraud caps), and the SMS retry schedule.
+    public var sms = SMSConfiguration()
 
     /// Creates a configuration.
     public init(publicURL: String, allowedContinueHosts: [String]) {
@@ -56,6 +56,7 @@ public struct AuthConfiguration: Sendable {
         mailPerHour = settings.mailPerHour
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
+        sms = settings.smsConfiguration
         phoneTransferSeconds = settings.phoneTransferSeconds
         phoneSignIn = settings.phoneSignIn
         sms.phoneSignIn = settings.phoneSignIn

@@ -22,14 +22,19 @@ public final class AuthService: Sendable {
     let phones: PhoneFlow
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
+    /// SMS queued, sent and dead by country code, and the caps hit.
+    public var smsMetrics: SMSMetrics { context.smsMetrics }
+    /// The toll-fraud gate every SMS passes (``SMSAdmission``).
+    public var smsAdmission: SMSAdmission { context.smsAdmission }
 
     /// Creates the service.
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
-        hasher: PasswordHasher = .standard
+        hasher: PasswordHasher = .standard, logger: Logger? = nil
     ) throws(AuthError) {
-        context = try FlowContext(store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics())
+        context = try FlowContext(
+            store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger)
         ledger = ActionLedger(context: context)
         sessions = SessionFlow(context: context)
         emailLink = EmailLinkFlow(context: context, ledger: ledger, sessions: sessions)
@@ -246,11 +251,6 @@ public final class AuthService: Sendable {
         try phones.holderDelete(claimID: claimID, code: code)
     }
 
-    /// The content stage of the SMS outbox (`SMSComposing`): a claim's code, or nil for nothing.
-    public func composeSMSContent(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent? {
-        try phones.composeSMS(intent, recipient: recipient)
-    }
-
     // MARK: operators (OperatorTools)
 
     /// The actions an operator may make links for, by their command-line names.
@@ -299,11 +299,4 @@ public final class AuthService: Sendable {
     /// Deletes finished messages older than `olderThan` seconds.
     /// - Throws: `AuthError.unavailable`.
     public func purgeOutbox(olderThan: Int64) throws(AuthError) -> Int { try operators.purgeOutbox(olderThan: olderThan) }
-}
-
-extension AuthService: SMSComposing {
-    /// What a queued SMS says now (see `composeSMSContent`).
-    public func composeSMS(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent? {
-        try composeSMSContent(intent, recipient: recipient)
-    }
 }

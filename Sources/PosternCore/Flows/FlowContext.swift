@@ -15,13 +15,15 @@ final class FlowContext: Sendable {
     let metrics: CodeMetrics
     /// Queues webhook events in the flows' transactions.
     let events: EventLedger
-    /// The SMS caps every SMS passes before it is queued (issue 17 point 5).
+    /// The toll-fraud gate every SMS passes, in the write that queues it.
     let smsAdmission: SMSAdmission
+    /// SMS counters (queued, sent, dead by country code; caps hit).
+    let smsMetrics: SMSMetrics
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration, hasher: PasswordHasher,
-        metrics: CodeMetrics
+        metrics: CodeMetrics, logger: Logger? = nil
     ) throws(AuthError) {
         self.store = store
         self.keys = keys
@@ -30,7 +32,9 @@ final class FlowContext: Sendable {
         self.hasher = hasher
         self.metrics = metrics
         events = EventLedger(configuration: config.webhooks)
-        smsAdmission = SMSAdmission(configuration: config.sms, keys: keys)
+        let smsMetrics = SMSMetrics()
+        self.smsMetrics = smsMetrics
+        smsAdmission = SMSAdmission(configuration: config.sms, keys: keys, metrics: smsMetrics, logger: logger)
         do {
             parser = PastedLinkParser(
                 policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))

@@ -17,6 +17,11 @@ public final class KeyRingCache: Sendable {
         state = Mutex((try vault.prepare(), clock.unixSeconds()))
     }
 
+    /// The ring as last loaded, never reloading: for code that runs inside a store transaction
+    /// (``SMSAdmission``), where a reload's read of the store could wait on the transaction
+    /// itself. ``current``, which every request calls first, keeps it fresh.
+    public var lastLoaded: KeyRing { state.withLock { $0.ring } }
+
     /// The ring, at most `reloadEvery` seconds old (the last good one if a reload fails).
     public var current: KeyRing {
         let now = clock.unixSeconds()

@@ -3,7 +3,13 @@ import PosternCrypto
 /// The toll-fraud gate every SMS passes before it is queued: one entry point, called in the
 /// same write as ``SMSOutboxWriter/enqueueSMS(_:recipient:now:giveUpAt:)``.
 ///
-/// Contract stage: checks the country allowlist and the signed-in rule; the caps follow.
+/// SMS pumping — an attacker making a sign-up form send SMS to premium numbers it is paid for —
+/// costs the operator per message, so the gate checks, in order: the country allowlist; that the
+/// caller is signed in (unless `--phone-sign-in`); the client IP's hourly cap; the number's
+/// cooldown (60 s) and hourly cap (5); the country's hourly budget; the global daily cap. All of it
+/// is counted in the database (`rate_events`, `rate_windows`), so it holds across daemons, under
+/// keyed hashes (the key ring's rate-bucket key): never a number or an IP in the clear. A refusal
+/// rolls the caller's write back, so a refused SMS counts against nothing.
 public final class SMSAdmission: Sendable {
     let configuration: SMSConfiguration
     let keys: KeyRingCache
@@ -19,20 +25,73 @@ public final class SMSAdmission: Sendable {
         self.logger = logger
     }
 
+    /// The rolling day of the global cap, in seconds.
+    public static let day: Int64 = 86_400
+
+    /// A keyed hash of `text` under `kind`: 16 bytes, no number or IP in the clear.
+    func bucket(_ kind: String, _ text: String) -> [UInt8] {
+        // Inside the caller's transaction: the ring as loaded, not reloaded (a reload reads the store).
+        Array(keys.lastLoaded.actionCodes.activeMAC.authenticate(Array("postern-sms|\(kind)|\(text)".utf8)).prefix(16))
+    }
+
     /// Admits one SMS to `number`, asked for from `clientIP` by a caller who is `signedIn` or not,
     /// counting it against every cap in `tx` (the caller's write, which then queues it).
     /// - Throws: `AuthError.smsCountryNotAllowed` for a country outside the allowlist;
     ///   `AuthError.invalidIDToken` when SMS needs a signed-in caller (no `--phone-sign-in`) and
     ///   this one is not; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
-    ///   answer whatever the number.
+    ///   answer whatever the number; a store failure as it comes (the caller's write maps it).
     public func admit(_ number: PhoneNumber, clientIP: String?, signedIn: Bool, now: Int64, tx: any StoreWriter) throws(AuthError) {
-        guard configuration.countries.contains(number.countryCallingCode) else {
+        let config = configuration
+        guard config.countries.contains(number.countryCallingCode) else {
             metrics.capHit(.country)
             throw .smsCountryNotAllowed
         }
-        guard signedIn || configuration.phoneSignIn else {
+        guard signedIn || config.phoneSignIn else {
             metrics.capHit(.signedOut)
             throw .invalidIDToken
+        }
+        do {
+            // The IP first: past its cap, every number gets the one answer (a number's own cooldown
+            // would otherwise say which numbers were sent an SMS lately).
+            if config.ipPerHour > 0, let clientIP,
+                let wait = try tx.rateLimit(bucket: bucket("ip", clientIP), now: now, interval: 0, perHour: config.ipPerHour)
+            {
+                metrics.capHit(.ip)
+                throw AuthError.tooManyAttempts(retryAfter: wait)
+            }
+            if config.numberInterval > 0 || config.numberPerHour > 0,
+                let wait = try tx.rateLimit(
+                    bucket: bucket("number", number.e164), now: now, interval: config.numberInterval, perHour: config.numberPerHour)
+            {
+                metrics.capHit(wait <= config.numberInterval ? .numberCooldown : .numberHourly)
+                throw AuthError.tooManyAttempts(retryAfter: wait)
+            }
+            let budget = config.hourlyBudget(callingCode: number.countryCallingCode)
+            if budget > 0,
+                let wait = try tx.countInWindow(
+                    bucket: bucket("country", number.countryCallingCode), now: now, window: RateLimitPolicy.window, limit: budget)
+            {
+                metrics.capHit(.countryHourly)
+                logger?.warning("sms country budget reached", ["country": "+\(number.countryCallingCode)", "per_hour": String(budget)])
+                throw AuthError.tooManyAttempts(retryAfter: wait)
+            }
+            if config.globalPerDay > 0,
+                let wait = try tx.countInWindow(bucket: bucket("global", "day"), now: now, window: Self.day, limit: config.globalPerDay)
+            {
+                metrics.capHit(.globalDaily)
+                logger?.warning(
+                    "sms global daily cap reached", ["country": "+\(number.countryCallingCode)", "per_day": String(config.globalPerDay)])
+                throw AuthError.tooManyAttempts(retryAfter: wait)
+            }
+            // Counted as queued here, where every SMS but the operator's test passes (a store that
+            // runs a write twice may count it twice: a counter in memory, see `Store`).
+            metrics.count(.queued, callingCode: number.countryCallingCode)
+        } catch let error as AuthError {
+            throw error
+        } catch let error as StoreError {
+            throw .unavailable(error.description)
+        } catch {
+            throw .internalError("\(error)")
         }
     }
 }

@@ -63,6 +63,8 @@ public struct Settings: Sendable, Equatable {
     public var phoneSignIn = false
     /// Seconds one webhook POST may take, connecting included.
     public var webhookTimeout: Int64 = 10
+    /// The SMS settings.
+    public var sms = SMSSettings()
 
     /// The defaults.
     public init() {}
@@ -243,7 +245,7 @@ public struct Settings: Sendable, Equatable {
             s.phoneTransferSeconds = max(1, Int64((days * 86_400).rounded()))
         },
         boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
-    ]
+    ] + smsDescriptors
 
     /// Flags that take no value on the command line (`--trust-proxy` means true).
     public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail", "phone-sign-in"]
@@ -260,7 +262,7 @@ public struct Settings: Sendable, Equatable {
         }
     }
 
-    private static func text(
+    static func text(
         _ flag: String, _ environment: String, _ help: String,
         _ apply: @escaping @Sendable (inout Settings, String) throws(SettingsError) -> Void
     ) -> Descriptor {
@@ -270,7 +272,7 @@ public struct Settings: Sendable, Equatable {
     /// A whole-number setting within `minimum...maximum`: every number has a bound, so no
     /// setting can overflow the arithmetic it feeds (a TTL of 2^63 − 1 seconds trapped every
     /// send-link; one over ~80 years was cut silently into the code's 32-bit expiry).
-    private static func number(
+    static func number(
         _ flag: String, _ environment: String, _ help: String, minimum: Int64, maximum: Int64,
         _ apply: @escaping @Sendable (inout Settings, Int64) -> Void
     ) -> Descriptor {

@@ -126,6 +126,12 @@ public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutbox
     /// allowed, else the seconds until it would be. `interval`: least seconds between two events
     /// (0: none); `perHour`: most events in a rolling hour window (0: none).
     func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64?
+    /// Counts one event against `bucket` (an opaque key) in fixed windows of `window` seconds
+    /// (starting at multiples of it): nil when fewer than `limit` were counted in the current
+    /// window (this one is counted), else the seconds until the next window. One row per bucket,
+    /// reset in place when its window has passed: for budgets too large for a row per event (a
+    /// country's SMS an hour, all SMS a day), and the rows stay as few as the buckets.
+    func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64?
     /// Forgets at most `limit` rate-limit events at or before `horizon` (of every bucket: a bucket
     /// forgets its own old events whenever it counts one, but most buckets never count again);
     /// returns how many.

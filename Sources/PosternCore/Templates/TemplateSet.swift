@@ -16,6 +16,8 @@ public struct TemplateSet: Sendable {
     private var pageWordsByLocale: [String: [PageWord: String]] = [:]
     /// The page templates of each locale that has any, layouts applied.
     var pagesByLocale: [String: [PageKind: CompiledTemplate<PageVariable>]] = [:]
+    /// The SMS templates of each locale that has any (`LOCALE/sms-KIND.txt`).
+    var smsByLocale: [String: [SMSMessageKind: CompiledTemplate<SMSVariable>]] = [:]
 
     /// Compiles every entry; problems are kept for ``check()``, never thrown here.
     public init(sources: [String: String]) {
@@ -23,6 +25,7 @@ public struct TemplateSet: Sendable {
         var present: [String: [MailMessageKind: Set<TemplatePart>]] = [:]
         var layouts: [String: [TemplatePart: CompiledTemplate<MailVariable>]] = [:]
         var pages = PageSources()
+        var sms = SMSSources()
 
         for (name, source) in sources.sorted(by: { $0.key < $1.key }) {
             if let locale = Self.wordsLocale(named: name, file: "words.strings") {
@@ -37,6 +40,10 @@ public struct TemplateSet: Sendable {
                 problems.append(contentsOf: parsed.problems)
                 continue
             }
+            if let entry = SMSSources.entry(named: name) {
+                sms.add(source, name: name, locale: entry.locale, kind: entry.kind)
+                continue
+            }
             if let page = PageSources.entry(named: name) {
                 pages.add(source, name: name, entry: page)
                 continue
@@ -48,7 +55,9 @@ public struct TemplateSet: Sendable {
                         detail: "expected LOCALE/KIND.(subject|txt|html) or LOCALE/layout.(txt|html), with KIND one of "
                             + MailMessageKind.allCases.map(\.rawValue).joined(separator: ", ")
                             + "; or LOCALE/page.html or LOCALE/page-KIND.html, with KIND one of "
-                            + PageKind.allCases.map(\.rawValue).joined(separator: ", ")))
+                            + PageKind.allCases.map(\.rawValue).joined(separator: ", ")
+                            + "; or LOCALE/sms-KIND.txt, with KIND one of "
+                            + SMSMessageKind.allCases.map { String($0.templateName.dropFirst(4)) }.joined(separator: ", ")))
                 continue
             }
             do {
@@ -114,6 +123,9 @@ public struct TemplateSet: Sendable {
         let assembled = pages.assemble()
         pagesByLocale = assembled.pages
         problems.append(contentsOf: assembled.problems)
+        let smsAssembled = sms.assemble()
+        smsByLocale = smsAssembled.templates
+        problems.append(contentsOf: smsAssembled.problems)
         problems.sort { ($0.templateName, $0.line ?? 0, $0.column ?? 0) < ($1.templateName, $1.line ?? 0, $1.column ?? 0) }
     }
 
@@ -155,6 +167,16 @@ public struct TemplateSet: Sendable {
             fallback.count == PageKind.allCases.count
         else { throw TemplateErrors(problems: problems) }
         return PageRenderer(branding: branding, templatesByLocale: pagesByLocale, fallback: fallback, words: pageWords)
+    }
+
+    /// A renderer of the SMS templates, its origin-bound line naming `host`, available only when
+    /// ``check()`` finds nothing.
+    /// - Throws: ``TemplateErrors`` with every problem when there is any.
+    public func smsRenderer(branding: Branding, host: String) throws(TemplateErrors) -> SMSRenderer {
+        guard problems.isEmpty, smsByLocale[MailLocale.fallback]?.count == SMSMessageKind.allCases.count else {
+            throw TemplateErrors(problems: problems)
+        }
+        return SMSRenderer(branding: branding, host: host, templatesByLocale: smsByLocale)
     }
 
     /// The locale of a `LOCALE/FILE` entry, or nil for any other name.

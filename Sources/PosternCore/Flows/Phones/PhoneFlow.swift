@@ -362,10 +362,8 @@ final class PhoneFlow: Sendable {
                     kind: .claimCode, code: Self.code(claimID: claimID, ring: ring), localePreferences: [claim.locale, owner?.locale],
                     link: "\(publicURL)/phone?claim=\(claimID)")
             }
-        case .phoneSignIn:
+        case .phoneSignIn, .test:
             return nil
-        case .test:
-            return SMSContent(kind: .test, code: "123456")
         }
     }
 

@@ -1,0 +1,41 @@
+/// The variables of the SMS templates (`templates/LOCALE/sms-*.txt`).
+public enum SMSVariable: Int, TemplateVariable {
+    /// The product name (`--app-name`).
+    case appName
+    /// The 6-digit code.
+    case code
+    /// Minutes until the code expires.
+    case expiresInMinutes
+    /// The page the message links to (a claim code's hosted page, where the number's holder
+    /// proves or refuses the claim), when it has one.
+    case link
+
+    /// The name used in template source.
+    public var name: String {
+        switch self {
+        case .appName: "appName"
+        case .code: "code"
+        case .expiresInMinutes: "expiresInMinutes"
+        case .link: "link"
+        }
+    }
+}
+
+extension SMSMessageKind {
+    /// The file of this kind in a locale folder: `sms-claim-code.txt`.
+    public var fileName: String { "\(templateName).txt" }
+
+    /// Every variable a template of this kind may use.
+    static var variables: Set<SMSVariable> { Set(SMSVariable.allCases) }
+    /// The text used when `templates/en` has no file of this kind: the bundled `en` file's.
+    public var builtInSource: String {
+        switch self {
+        case .claimCode: "{{code}} is your {{appName}} code to confirm this phone number.{{#link}} Not yours? {{link}}{{/link}}\n"
+        case .signInCode: "{{code}} is your {{appName}} sign-in code. Do not share it.\n"
+        case .test: "{{appName}} test SMS: delivery works. Example code {{code}}.\n"
+        }
+    }
+
+    /// What a template of this kind must use: the code (the test message's is an example).
+    static var requiredVariables: Set<SMSVariable> { [.code] }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import PosternCore
+
+extension SMSTransportConfig {
+    /// What the log may say about the transport: its kind and where, never a credential.
+    public var description: String {
+        switch self {
+        case .file(let directory): "file:\(directory)"
+        case .twilio(let sid): "twilio:\(sid)"
+        case .json(let url): "json:\(url)"
+        }
+    }
+
+    /// The factory of one transport per worker, with every secret read now (at start-up: a
+    /// missing file stops the daemon, not a send).
+    /// - Throws: `SettingsError` naming the setting that is missing or unreadable.
+    public func transportFactory(_ settings: SMSSettings) throws(SettingsError) -> SMSTransportFactory {
+        let (caFile, timeout) = (settings.caFile, settings.timeout)
+        switch self {
+        case .file(let directory):
+            return { try DirectorySMSTransport(directory: directory) }
+        case .twilio(let sid):
+            guard let path = settings.authTokenFile else { throw SettingsError("twilio: needs --sms-twilio-auth-token-file") }
+            let token = try Self.secret(path, setting: "--sms-twilio-auth-token-file")
+            let sender: TwilioSMSTransport.Sender
+            if let service = settings.messagingServiceSID {
+                sender = .messagingService(service)
+            } else if let from = settings.from {
+                sender = .from(from)
+            } else {
+                throw SettingsError("twilio: needs --sms-from or --sms-twilio-messaging-service-sid")
+            }
+            let base = settings.twilioBaseURL
+            return { TwilioSMSTransport(baseURL: base, accountSID: sid, authToken: token, sender: sender, caFile: caFile, timeout: timeout) }
+        case .json(let url):
+            guard let path = settings.jsonSecretFile else { throw SettingsError("json: needs --sms-json-secret-file") }
+            let secrets: [WebhookSecret]
+            do { secrets = try WebhookSecret.list(try Self.secret(path, setting: "--sms-json-secret-file")) } catch {
+                throw SettingsError("--sms-json-secret-file \(path): \(error.message)")
+            }
+            guard !secrets.isEmpty else { throw SettingsError("--sms-json-secret-file \(path): holds no secret") }
+            return { JSONSMSTransport(url: url, secrets: secrets, caFile: caFile, timeout: timeout) }
+        }
+    }
+
+    /// A secret file's text, trimmed; the message names the file, never its content.
+    static func secret(_ path: String, setting: String) throws(SettingsError) -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw SettingsError("\(setting) \(path): cannot be read") }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isNewline }) || setting == "--sms-json-secret-file" else {
+            throw SettingsError("\(setting) \(path): must hold the secret on one line")
+        }
+        return trimmed
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import PosternCore
+
+/// Delivers queued SMS: the webhook worker's shape over the SMS outbox (`sms_outbox`). A thread
+/// claims due messages with a lease, asks the composer what each says (nothing: finished
+/// unsent), renders it, hands it to the transport and records the outcome through the outbox's
+/// ``DeliveryStateMachine``: 2xx sent; network failures, 429 (not before `Retry-After`) and 5xx
+/// retried with backoff and jitter until the code's expiry; other 4xx dead, the provider's error
+/// code kept on the message. It wakes on the store's doorbell (a commit that queued SMS) and
+/// polls as the fallback, and keeps a heartbeat (``HeartbeatLoop``): claims of a worker that
+/// died are taken back by any live daemon.
+///
+/// `@unchecked Sendable`: its stored properties are immutable; the transport is made and used on
+/// the worker's own thread.
+public final class SMSWorker: @unchecked Sendable {
+    /// Messages one claim takes: each call may take the whole timeout, and all must fit in the lease.
+    static let batchSize = 4
+
+    private let store: any Store
+    private let policy: DeliveryPolicy
+    private let composer: any SMSComposing
+    private let renderer: SMSRenderer
+    private let transport: SMSTransportFactory
+    private let clock: any WallClock
+    private let pollInterval: Duration
+    private let logger: Logger
+    private let metrics: SMSMetrics
+    private let expiresInMinutes: Int64
+    let owner: String
+    private let thread: BackgroundThread
+    /// The worker's heartbeat, and the taking back of dead daemons' claims.
+    public let heartbeat: HeartbeatLoop
+
+    /// A worker that is not started yet. `transport` makes the transport on the worker's thread.
+    public init(
+        store: any Store, policy: DeliveryPolicy, composer: any SMSComposing, renderer: SMSRenderer,
+        transport: @escaping SMSTransportFactory, clock: any WallClock, metrics: SMSMetrics, expiresInMinutes: Int64 = 10,
+        pollInterval: Duration = .seconds(2), monotonic: any MonotonicClock = SystemMonotonicClock(), logger: Logger,
+        liveness: LivenessPolicy = .standard, reclaims: ReclaimMetrics = ReclaimMetrics()
+    ) {
+        self.store = store
+        self.policy = policy
+        self.composer = composer
+        self.renderer = renderer
+        self.transport = transport
+        self.clock = clock
+        self.metrics = metrics
+        self.expiresInMinutes = expiresInMinutes
+        self.pollInterval = pollInterval
+        self.logger = logger
+        thread = BackgroundThread(name: "postern-sms", clock: monotonic)
+        let owner = "sms-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+        self.owner = owner
+        heartbeat = HeartbeatLoop(
+            owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)
+        let thread = self.thread
+        store.mailDoorbell.listen { thread.wake() }
+    }
+
+    /// Starts the heartbeat (its first beat at once), then the thread. Does nothing when started already.
+    public func start() {
+        heartbeat.start()
+        thread.start { [self] thread in run(thread) }
+    }
+
+    /// Asks the worker to stop and waits until it has (a batch in progress is finished first,
+    /// each call within its timeout); then removes its heartbeat.
+    public func stop() {
+        thread.stop()
+        heartbeat.stop()
+    }
+
+    private func run(_ thread: BackgroundThread) {
+        let transport: any SMSTransport
+        do {
+            transport = try self.transport()
+        } catch {
+            logger.error("sms transport cannot be set up; no SMS is sent", ["error": "\(error)"])
+            return
+        }
+        while !thread.isStopping {
+            let claimed = deliverDue(transport: transport)
+            // A full batch means more may be due: claim again at once.
+            if claimed < Self.batchSize, !thread.wait(for: pollInterval) { break }
+        }
+    }
+
+    /// Claims up to one batch of due messages and tries each once; returns how many it claimed.
+    /// Store failures are logged, never thrown: the claims run out and are taken again.
+    @discardableResult
+    public func deliverDue(transport: any SMSTransport) -> Int {
+        let now = clock.unixSeconds()
+        let (owner, policy) = (self.owner, self.policy)
+        let claims: [SMSMessage]
+        do {
+            claims = try store.write { tx in
+                try tx.claimDueSMS(
+                    owner: owner, now: now, leaseUntil: now + policy.lease, limit: Self.batchSize,
+                    claimable: DeliveryStateMachine.claimableStates)
+            }
+        } catch {
+            logger.warning("sms claim failed", ["error": "\(error)"])
+            return 0
+        }
+        for message in claims { deliver(message, transport: transport) }
+        return claims.count
+    }
+
+    /// Tries one claimed message and records the outcome.
+    private func deliver(_ message: SMSMessage, transport: any SMSTransport) {
+        var life = DeliveryStateMachine(
+            state: .claimed(owner: owner, until: message.nextAttemptAt), failedAttempts: message.attempts,
+            deadline: policy.deadline(createdAt: message.createdAt, giveUpAt: message.giveUpAt), policy: policy)
+        let now = clock.unixSeconds()
+        var action: DeliveryStateMachine.Action
+        var content: SMSContent?
+        if let recipient = message.recipient {
+            do {
+                content = try composer.composeSMS(message.intent, recipient: recipient)
+                action = life.prepare(now: now, isSuppressed: false, hasMail: content != nil)
+            } catch {
+                // The store failed: try again later, as a failed attempt.
+                action = life.attempted(
+                    .transient(reply: "not composed: \(error.code)", connectionFailed: false), now: now, jitter: Double.random(in: 0..<1))
+            }
+        } else {
+            action = .markDead(reply: "not sent: the message has no number", suppress: false)
+        }
+        var status = 0
+        if action == .deliver, let content, let recipient = message.recipient {
+            let rendered = renderer.render(content, expiresInMinutes: expiresInMinutes)
+            let response = transport.send(OutgoingSMS(reference: "sms_\(message.id)", to: recipient, body: rendered.body))
+            status = response.status
+            action = life.attempted(
+                response.outcome, now: clock.unixSeconds(), jitter: Double.random(in: 0..<1), retryAfter: response.retryAfter)
+        }
+        record(action, message: message, status: status)
+    }
+
+    private func record(_ action: DeliveryStateMachine.Action, message: SMSMessage, status: Int) {
+        let (owner, id, now) = (self.owner, message.id, clock.unixSeconds())
+        let country = message.countryCallingCode
+        // The log names the message, its intent and its country: never the number or the text.
+        let fields = ["sms_id": String(id), "intent": message.intent.name, "country": "+\(country)", "status": String(status)]
+        do {
+            // A lost outcome costs a repeat (the lease runs out, the SMS is sent again), never a
+            // loss: the outbox's reasoning for writeSyncingLater.
+            switch action {
+            case .markSent(let reply):
+                _ = try store.writeSyncingLater { try $0.markSMSSent(id: id, owner: owner, now: now, reply: reply) }
+                if reply != "nothing to send" { metrics.count(.sent, callingCode: country) }
+                logger.info("sms sent", fields.merging(["reply": reply]) { $1 })
+            case .retry(let at, let reply):
+                _ = try store.writeSyncingLater { try $0.markSMSRetry(id: id, owner: owner, at: at, reply: reply) }
+                logger.info("sms attempt failed, will retry", fields.merging(["retry_at": String(at), "reply": reply]) { $1 })
+            case .markDead(let reply, _):
+                _ = try store.writeSyncingLater { try $0.markSMSDead(id: id, owner: owner, now: now, reply: reply) }
+                metrics.count(.dead, callingCode: country)
+                logger.warning("sms dead", fields.merging(["reply": reply]) { $1 })
+            case .deliver, .none:
+                break
+            }
+        } catch {
+            logger.warning("sms outcome not recorded", fields.merging(["error": "\(error)"]) { $1 })
+        }
+    }
+}
