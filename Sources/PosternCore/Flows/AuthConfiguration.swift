@@ -58,6 +58,7 @@ public struct AuthConfiguration: Sendable {
         webhooks = settings.webhookConfiguration
         sms = settings.smsConfiguration
         phoneTransferSeconds = settings.phoneTransferSeconds
+        phoneCodeLifetime = settings.phoneCodeTTL
         phoneSignIn = settings.phoneSignIn
         sms.phoneSignIn = settings.phoneSignIn
     }

@@ -59,6 +59,8 @@ public struct Settings: Sendable, Equatable {
     /// holder and that account's owner agreed to, unless the first releases it sooner or objects
     /// (`--phone-transfer-days`, fractions allowed).
     public var phoneTransferSeconds: Int64 = 7 * 86_400
+    /// Seconds a phone claim's SMS code proves the number (`--phone-code-ttl`, default 600).
+    public var phoneCodeTTL: Int64 = 600
     /// Whether an SMS code signs in (`--phone-sign-in`; off: the phone sign-in endpoints refuse).
     public var phoneSignIn = false
     /// Seconds one webhook POST may take, connecting included.
@@ -244,6 +246,7 @@ public struct Settings: Sendable, Equatable {
             }
             s.phoneTransferSeconds = max(1, Int64((days * 86_400).rounded()))
         },
+        number("phone-code-ttl", "POSTERN_PHONE_CODE_TTL", "seconds the 6-digit code of a phone claim's SMS proves the number (default 600)", minimum: 5, maximum: 3600) { s, v in s.phoneCodeTTL = v },
         boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
     ] + smsDescriptors
 
