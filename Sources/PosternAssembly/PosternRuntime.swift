@@ -106,7 +106,7 @@ public struct PosternFlows: Sendable {
 
     /// Opens the storage and builds the flows.
     /// - Throws: `StartupError`.
-    public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
+    public init(settings: Settings, clock: any WallClock = SystemClock(), logger: Logger? = nil) throws(StartupError) {
         self.settings = settings
         self.clock = clock
         storage = try PosternStorage(settings: settings, clock: clock)
@@ -114,7 +114,7 @@ public struct PosternFlows: Sendable {
         let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
         do {
             service = try AuthService(
-                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher)
+                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher, logger: logger)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -140,6 +140,12 @@ public final class PosternRuntime: Sendable {
     /// Delivers the queued webhook events once started (`postern serve` starts it); nil when no
     /// `--webhook-urls` are set.
     public let webhooks: WebhookWorker?
+    /// Delivers queued SMS (started by `postern serve`).
+    public let sms: SMSWorker
+    /// The SMS templates, rendered with the public URL's host in the origin-bound line.
+    public let smsRenderer: SMSRenderer
+    /// Makes the configured SMS transport (`postern sms test --now` uses one directly).
+    public let smsTransport: SMSTransportFactory
     /// The claims the outbox's and the webhooks' heartbeats took back from dead daemons.
     public let reclaims = ReclaimMetrics()
 
@@ -169,11 +175,17 @@ public final class PosternRuntime: Sendable {
             let templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))
             renderer = try templates.renderer(branding: settings.branding)
             pages = try templates.pageRenderer(branding: settings.branding)
+            smsRenderer = try templates.smsRenderer(branding: settings.branding, host: Self.publicHost(settings))
         } catch {
             throw .setting("--templates \(templateDirectory): \(error)")
         }
         let secrets = try Self.webhookSecrets(settings)
-        flows = try PosternFlows(settings: settings, clock: clock)
+        do {
+            smsTransport = try settings.sms.transport.transportFactory(settings.sms)
+        } catch {
+            throw .setting("--sms-transport: \(error.message)")
+        }
+        flows = try PosternFlows(settings: settings, clock: clock, logger: Logger(label: "sms", sink: logger.sink))
         let service = flows.service
         let renderer = self.renderer
         let sender = self.sender
@@ -195,9 +207,15 @@ public final class PosternRuntime: Sendable {
             store: flows.store, configuration: webhookConfiguration, secrets: secrets,
             transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock,
             logger: Logger(label: "webhooks", sink: logger.sink), reclaims: reclaims)
+        sms = SMSWorker(
+            store: flows.store, policy: settings.smsConfiguration.policy, composer: service, renderer: smsRenderer,
+            transport: smsTransport, clock: clock, metrics: service.smsMetrics, expiresInMinutes: settings.ttlSignIn / 60,
+            logger: Logger(label: "sms", sink: logger.sink), reclaims: reclaims)
         logger.info(
             "configured",
-            ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count)])
+            ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count),
+                "sms_transport": settings.sms.transport.description,
+                "sms_countries": settings.smsConfiguration.countries.sorted().map { "+\($0)" }.joined(separator: ",")])
     }
 
     /// The signing secrets of `--webhook-secret-file`: required, and at least one, when
@@ -221,6 +239,11 @@ public final class PosternRuntime: Sendable {
     }
 
     /// The flows.
+    /// The public URL's host: the origin-bound line of every SMS (`@host #123456`).
+    static func publicHost(_ settings: Settings) -> String {
+        (try? LinkPolicy(publicURL: settings.publicURL, allowedHosts: []))?.host ?? "localhost"
+    }
+
     public var service: AuthService { flows.service }
     /// The store.
     public var store: any Store { flows.store }

@@ -6,12 +6,12 @@ import PosternServer
 /// `postern serve`: the HTTP API, the hosted pages and the outbox workers, until SIGTERM/SIGINT.
 struct ServeCommand: Subcommand {
     static let name = "serve"
-    static let abstract = "run the daemon: HTTP API, hosted pages, mail delivery (until SIGTERM/SIGINT)"
+    static let abstract = "run the daemon: HTTP API, hosted pages, mail and SMS delivery (until SIGTERM/SIGINT)"
     static let usage = """
         Usage: postern serve [settings]
 
         Runs the daemon until SIGTERM or SIGINT: the HTTP API of API.md, the hosted action page
-        (/action), the outbox workers that deliver mail, and housekeeping, which deletes every
+        (/action), the outbox workers that deliver mail, the SMS worker (--sms-transport), and housekeeping, which deletes every
         minute what has expired (see postern maintenance --help). On first start it creates the
         database, the master key file beside it (0600) and the signing keys. It refuses to start,
         saying what to fix, on a bad setting: a relative public URL, a broken template, an SMTP URL
@@ -54,6 +54,7 @@ struct ServeCommand: Subcommand {
         runtime.workers.start()
         runtime.housekeeping.start()
         runtime.webhooks?.start()
+        runtime.sms.start()
         let onDeadlineCut: @Sendable (Int) -> Void = { count in
             logger.info("request deadline passed: connections closed", ["connections": String(count)])
         }
@@ -67,6 +68,7 @@ struct ServeCommand: Subcommand {
         } catch {
             runtime.housekeeping.stop()
             runtime.webhooks?.stop()
+            runtime.sms.stop()
             runtime.workers.stop()
             throw CommandFailure(code: .unavailable, message: "\(error)")
         }
@@ -81,6 +83,7 @@ struct ServeCommand: Subcommand {
                 server.stop()
                 runtime.housekeeping.stop()
                 runtime.webhooks?.stop()
+                runtime.sms.stop()
                 runtime.workers.stop()
                 throw CommandFailure(code: .unavailable, message: "--metrics-listen: \(error) (give another HOST:PORT, or off)")
             }
@@ -111,6 +114,7 @@ struct ServeCommand: Subcommand {
         // Between two batches: a round in progress does not hold up the stop.
         runtime.housekeeping.stop()
         runtime.webhooks?.stop()
+        runtime.sms.stop()
         let drained = runtime.workers.stop(timeout: 60)
         // The workers' last outcomes reach the disk before the process ends.
         runtime.store.close()

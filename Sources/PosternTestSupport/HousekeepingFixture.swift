@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "sms-recent"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -62,6 +62,17 @@ public enum HousekeepingFixture {
                 else { throw StoreError.notFound("the seeded webhook delivery") }
             }
         }
+        // SMS likewise.
+        let number = try PhoneNumber.parse("+4915112345678", defaultRegion: nil)
+        for (name, finishedAt) in [("sms-old", horizon(.smsOutbox)), ("sms-recent", horizon(.smsOutbox) + 1)] {
+            try store.write { tx in
+                let id = try tx.enqueueSMS(.test(reference: name), recipient: number, now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
+                let claims = try tx.claimDueSMS(
+                    owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
+                guard claims.map(\.id) == [id], try tx.markSMSSent(id: id, owner: "w", now: finishedAt, reply: "HTTP 201")
+                else { throw StoreError.notFound("the seeded SMS") }
+            }
+        }
         try store.write { tx in
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
@@ -83,6 +94,9 @@ public enum HousekeepingFixture {
                 if case .passwordChanged(let uid) = message.intent { found.insert(uid) }
             }
             for delivery in try tx.webhookDeliveries(state: .sent, limit: 10) { found.insert(delivery.webhookID) }
+            for message in try tx.smsMessages(state: .sent, limit: 10) {
+                if case .test(let reference) = message.intent { found.insert(reference) }
+            }
             return found
         }
     }

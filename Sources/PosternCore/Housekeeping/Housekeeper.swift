@@ -87,6 +87,7 @@ public struct Housekeeper: Sendable {
         case .rateEvents: try tx.pruneRateEvents(atOrBefore: horizon, limit: limit)
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
         case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
+        case .smsOutbox: try tx.purgeFinishedSMS(before: horizon + 1, limit: limit)
         }
     }
 }

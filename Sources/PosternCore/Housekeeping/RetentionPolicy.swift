@@ -15,6 +15,8 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case guessBudgets = "guess_budgets"
     /// Delivered and abandoned webhook deliveries, after the outbox's retention.
     case webhookDeliveries = "webhook_deliveries"
+    /// Sent and dead SMS, after the outbox's retention.
+    case smsOutbox = "sms_outbox"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -58,7 +60,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         switch rows {
         case .consumedCodes, .refreshTokens: now
         case .actionRequests: now - actionRequestGrace
-        case .outbox, .webhookDeliveries: now - outboxRetention
+        case .outbox, .webhookDeliveries, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow
         case .guessBudgets: now - guessForgetAfter
         }

@@ -27,6 +27,8 @@ public struct SMSSettings: Sendable, Equatable {
     public var countryPerHour: Int64 = 100
     public var countryBudgets: [String: Int64] = [:]
     public var perDay: Int64 = 1000
+    /// Seconds before a failed SMS is tried again the first time; doubled after each failure.
+    public var retryBase: Int64 = 10
 
     public init() {}
 }
@@ -42,6 +44,10 @@ extension Settings {
         config.defaultCountryPerHour = sms.countryPerHour
         config.countryPerHour = sms.countryBudgets
         config.globalPerDay = sms.perDay
+        let policy = config.policy
+        config.policy = DeliveryPolicy(
+            baseDelay: sms.retryBase, maximumDelay: policy.maximumDelay, maximumAge: policy.maximumAge,
+            lease: max(policy.lease, 4 * sms.timeout))
         return config
     }
 
@@ -124,6 +130,7 @@ extension Settings {
             }
             s.sms.countryBudgets = budgets
         },
+        number("sms-retry-base", "POSTERN_SMS_RETRY_BASE", "seconds before a failed SMS is retried the first time, doubled after each failure up to 5 minutes; given up at the code's expiry or after 15 minutes (default 10)", minimum: 1, maximum: 300) { s, v in s.sms.retryBase = v },
         number("sms-per-day", "POSTERN_SMS_PER_DAY", "most SMS a day, all countries together; past it every request gets 429 and the log says so (default 1000; 0: no cap)", minimum: 0, maximum: 100_000_000) { s, v in s.sms.perDay = v },
     ]
 }

@@ -77,6 +77,17 @@ extension APIRouter {
         text += "# TYPE postern_reclaimed_claims_total counter\n"
         text += #"postern_reclaimed_claims_total{table="outbox"} \#(reclaimed.messages)"# + "\n"
         text += #"postern_reclaimed_claims_total{table="webhook_deliveries"} \#(reclaimed.webhooks)"# + "\n"
+        text += #"postern_reclaimed_claims_total{table="sms_outbox"} \#(reclaimed.sms)"# + "\n"
+        text += "# HELP postern_sms_total SMS queued, sent and dead, by country calling code (never a number).\n"
+        text += "# TYPE postern_sms_total counter\n"
+        for entry in service.smsMetrics.snapshot() {
+            text += #"postern_sms_total{event="\#(entry.event)",country="\#(entry.country)"} \#(entry.count)"# + "\n"
+        }
+        text += "# HELP postern_sms_caps_hit_total SMS refused by each toll-fraud cap (country allowlist, signed-out, number, IP, country budget, global daily cap).\n"
+        text += "# TYPE postern_sms_caps_hit_total counter\n"
+        for entry in service.smsMetrics.capSnapshot() {
+            text += #"postern_sms_caps_hit_total{cap="\#(entry.cap)"} \#(entry.count)"# + "\n"
+        }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }
