@@ -1,8 +1,9 @@
 """Phone numbers by consent of both parties (issue 17 point 3) against a real `postern serve`:
 SQLite in a temp dir (and PostgreSQL for the race, from PHONES_PG_DATABASE), mail as .eml files,
-SMS through the `file:` transport (one JSON file per SMS: {"body","reference","to"}), whose
-codes and hosted-page links are read back from the files. Run by phones.sh, which checks that
-every test ran and none skipped.
+SMS through the Twilio transport to sms_test.py's fake Twilio (loopback HTTPS, its CA trusted
+with --sms-ca-file, Basic auth and the form fields checked), whose recorded bodies give back each
+SMS's code and hosted-page link. Run by phones.sh, which checks that every test ran and none
+skipped.
 
 The cool-off is real: `--phone-transfer-days 0.0001` is 8.64 seconds of the daemon's own clock,
 and the code's life `--phone-code-ttl 5` makes "expired" five seconds. The caps of point 5 are
@@ -20,6 +21,7 @@ import time
 import pytest
 
 from postern_daemon import Daemon, action_link, wait_for
+import sms_test
 
 NUMBER = "+4915112345678"
 SMS_FLAGS = [
@@ -29,28 +31,23 @@ SMS_FLAGS = [
 
 
 class SMSBox:
-    """The JSON files the `file:` SMS transport writes, read by recipient, oldest first."""
+    """The SMS the fake Twilio accepted (201) since this box was made, read by recipient, oldest first."""
 
-    def __init__(self, directory):
-        self.directory = directory
+    def __init__(self, twilio):
+        self.twilio = twilio
+        with twilio.lock:
+            self.start = len(twilio.requests)
         self.seen = set()
-
-    def _names(self):
-        try:
-            return sorted(n for n in os.listdir(self.directory) if n.endswith(".json"))
-        except FileNotFoundError:
-            return []
 
     def next(self, to, timeout=20):
         def new():
-            for name in self._names():
-                if name in self.seen:
+            with self.twilio.lock:
+                requests = list(enumerate(self.twilio.requests))[self.start:]
+            for index, (number, status, form) in requests:
+                if index in self.seen or number != to or status != 201:
                     continue
-                with open(os.path.join(self.directory, name)) as f:
-                    record = json.load(f)
-                if record["to"] == to:
-                    self.seen.add(name)
-                    return record
+                self.seen.add(index)
+                return {"to": number, "body": form["Body"]}
             return None
 
         return wait_for(new, timeout, f"an SMS to {to}")
@@ -69,11 +66,29 @@ def claim_of(sms):
     return found[0]
 
 
+TWILIO = {}
+
+
+def fake_twilio():
+    """One fake Twilio for the module (and its auth token file), started on first use."""
+    if not TWILIO:
+        work = os.path.join(os.environ["E2E_WORK"], "phones-twilio")
+        os.makedirs(work, exist_ok=True)
+        token_file = os.path.join(work, "twilio-token")
+        with open(token_file, "w") as f:
+            f.write(sms_test.TOKEN + "\n")
+        TWILIO.update(fake=sms_test.FakeTwilio(os.path.join(work, "tls")), token_file=token_file)
+    return TWILIO["fake"], TWILIO["token_file"]
+
+
 class Phones(Daemon):
     def __init__(self, work, name, *extra):
-        self.sms_dir = os.path.join(work, name, "sms")
-        super().__init__(work, name, "--sms-transport", f"file:{self.sms_dir}", *SMS_FLAGS, *extra)
-        self.sms = SMSBox(self.sms_dir)
+        twilio, token_file = fake_twilio()
+        self.sms = SMSBox(twilio)
+        super().__init__(
+            work, name, "--sms-transport", f"twilio:{sms_test.SID}", "--sms-twilio-base-url", twilio.base_url,
+            "--sms-twilio-auth-token-file", token_file, "--sms-from", sms_test.FROM, "--sms-ca-file", twilio.ca,
+            "--sms-retry-base", "1", *SMS_FLAGS, *extra)
 
     def sign_in(self, email):
         status, answer, _ = self.post("/v1/email-link/send", {"email": email})
@@ -105,6 +120,14 @@ def daemon():
     d = Phones(os.environ["E2E_WORK"], f"phones-{time.monotonic_ns()}", "--phone-transfer-days", "0.0001", "--phone-code-ttl", "5")
     yield d
     assert d.stop() == 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def twilio_lifetime():
+    yield
+    if TWILIO:
+        assert TWILIO["fake"].refused == [], TWILIO["fake"].refused
+        TWILIO["fake"].close()
 
 
 def check(status, answer, expected_status, code):
