@@ -17,6 +17,7 @@ import os
 import re
 import threading
 import time
+import urllib.error
 
 import pytest
 
@@ -338,3 +339,49 @@ def test_attacker_sequences(daemon):
     check(*daemon.post("/v1/phones/claims/short/read", {"code": "123456"})[:2], 400, "INVALID_PHONE_CODE")
     # No endpoint answers with a number in the clear.
     assert all("15100000007" not in json.dumps(c) for c in daemon.phones(victim))
+
+
+def test_hosted_page_the_sms_links_to(daemon):
+    """The holder who is not the account's owner: the SMS's link, the page's form, its CSRF token."""
+    import http.cookiejar
+    import urllib.parse
+    import urllib.request
+
+    u = daemon.sign_in("u@example.com")
+    status, answer, _ = daemon.post("/v1/me/phones", {"phoneNumber": "+4915100000008"}, token=u)
+    sms = daemon.sms.next("+4915100000008")
+    link = re.findall(r"(http://\S+/phone\?claim=[A-Za-z0-9_-]{22})", sms["body"])[0]
+    assert link.startswith(daemon.public_url)
+    jar = http.cookiejar.CookieJar()
+    browser = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(jar))
+    page = browser.open(link + "&lang=de").read().decode()
+    assert "Telefonnummer bestätigen" in page and 'name="code"' in page
+    csrf = re.findall(r'name="csrf" value="([^"]+)"', page)[0]
+    # GET acted on nothing.
+    assert daemon.statuses(u) == ["awaiting_code"]
+
+    def submit(fields, opener=browser):
+        data = urllib.parse.urlencode(fields).encode()
+        try:
+            with opener.open(urllib.request.Request(daemon.public_url + "/phone", data=data, method="POST"), timeout=30) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    claim = answer["claimId"]
+    # A form without this browser's cookie is refused (CSRF), and counts no try.
+    stranger = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    assert submit({"claim": claim, "csrf": csrf, "lang": "en", "code": code_of(sms), "answer": "prove"}, stranger)[0] == 403
+    # A wrong code: 400, the page in the asked language.
+    wrong = "000000" if code_of(sms) != "000000" else "000001"
+    status, html = submit({"claim": claim, "csrf": csrf, "lang": "en", "code": wrong, "answer": "prove"})
+    assert status == 400, html
+    status, html = submit({"claim": claim, "csrf": csrf, "lang": "en", "code": code_of(sms), "answer": "prove"})
+    assert status == 200 and "Confirmed" in html, html
+    assert daemon.statuses(u) == ["verified"]
+    # The same page refuses (deletes) with the code, even after the proof.
+    status, html = submit({"claim": claim, "csrf": csrf, "lang": "en", "code": code_of(sms), "answer": "refuse"})
+    assert status == 200 and "Refused" in html, html
+    assert daemon.statuses(u) == []
+    # A malformed claim id is a broken link.
+    assert daemon.get("/phone?claim=nope")[0] == 400
