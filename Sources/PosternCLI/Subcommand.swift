@@ -20,7 +20,7 @@ protocol Subcommand {
 var subcommands: [any Subcommand.Type] {
     [
         ServeCommand.self, SendLinkCommand.self, HandleLinkCommand.self, TemplatesCommand.self, KeysCommand.self,
-        OutboxCommand.self, SMSCommand.self, UsersCommand.self, MaintenanceCommand.self,
+        OutboxCommand.self, SMSCommand.self, UsersCommand.self, PhonesCommand.self, MaintenanceCommand.self,
     ]
 }
 

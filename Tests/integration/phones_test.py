@@ -385,3 +385,29 @@ def test_hosted_page_the_sms_links_to(daemon):
     assert daemon.statuses(u) == []
     # A malformed claim id is a broken link.
     assert daemon.get("/phone?claim=nope")[0] == 400
+
+
+def test_cli_phones_show_and_remove(daemon):
+    import subprocess
+
+    from postern_daemon import POSTERN
+
+    def cli(*args):
+        return subprocess.run([POSTERN, "phones", *args, "--database", daemon.database, "--public-url", daemon.public_url],
+                              cwd=daemon.work, capture_output=True, text=True, timeout=60)
+
+    u = daemon.sign_in("u@example.com")
+    claim, code, _ = daemon.add(u, "+4915100000009")
+    assert daemon.post(f"/v1/me/phones/{claim}/verify", {"code": code}, token=u)[0] == 200
+    shown = cli("show", "--email", "u@example.com")
+    assert shown.returncode == 0, shown.stderr
+    assert claim in shown.stdout and "+49…" in shown.stdout and "verified" in shown.stdout, shown.stdout
+    assert "15100000009" not in shown.stdout + shown.stderr
+    listed = json.loads(cli("show", "--email", "u@example.com", "--json").stdout)
+    assert [c["status"] for c in listed["claims"]] == ["verified"]
+    removed = cli("remove", "--claim", claim)
+    assert removed.returncode == 0 and f"removed {claim}" in removed.stdout, removed.stderr
+    assert daemon.statuses(u) == []
+    again = cli("remove", "--claim", claim)
+    assert again.returncode != 0 and "no such phone claim" in again.stderr
+    assert cli("remove").returncode == 64

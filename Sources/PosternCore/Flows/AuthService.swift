@@ -251,6 +251,14 @@ public final class AuthService: Sendable {
         try phones.holderDelete(claimID: claimID, code: code)
     }
 
+    /// An account's phone claims, for an operator (`postern phones show`).
+    /// - Throws: `AuthError.unavailable`.
+    public func phoneClaims(uid: String) throws(AuthError) -> [PhoneClaimView] { try phones.operatorList(uid: uid) }
+
+    /// Removes a phone claim, for an operator (`postern phones remove`); false when there is none.
+    /// - Throws: `AuthError.unavailable`.
+    public func removePhoneClaim(claimID: String) throws(AuthError) -> Bool { try phones.operatorRemove(claimID: claimID) }
+
     // MARK: operators (OperatorTools)
 
     /// The actions an operator may make links for, by their command-line names.

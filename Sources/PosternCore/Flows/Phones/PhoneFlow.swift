@@ -241,6 +241,25 @@ final class PhoneFlow: Sendable {
         }
     }
 
+    // MARK: operators (postern phones)
+
+    /// Every claim of account `uid`, as its owner sees them (nothing settled: an operator only looks).
+    func operatorList(uid: String) throws(AuthError) -> [PhoneClaimView] {
+        let now = context.clock.unixSeconds()
+        return try context.read { tx in try self.views(uid: uid, tx: tx, now: now) }
+    }
+
+    /// Removes claim `claimID` (a verified number is free again); false when there is none.
+    func operatorRemove(claimID: String) throws(AuthError) -> Bool {
+        let events = context.events
+        let now = context.clock.unixSeconds()
+        return try context.write { tx in
+            guard let claim = try tx.phoneClaim(id: claimID), try tx.deletePhoneClaim(id: claimID) else { return false }
+            if let uid = claim.uid { try events.record(.phoneRemoved(uid: uid, claimID: claimID), tx: tx, now: now) }
+            return true
+        }
+    }
+
     // MARK: the holder's side (the code is the key)
 
     /// The holder proves the number with the code (the hosted page the SMS links to, or an app).
