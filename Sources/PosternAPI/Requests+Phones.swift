@@ -32,6 +32,59 @@ public struct PhoneCodeBody: Sendable, Hashable, Codable {
     public init(code: String) { self.code = code }
 }
 
+/// `POST /v1/phone/send`: a sign-in code by SMS (with `--phone-sign-in`).
+public struct PhoneSignInSendBody: Sendable, Hashable, Codable {
+    public var phoneNumber: String
+    public var locale: String?
+    public var idToken: String?
+
+    public init(phoneNumber: String, locale: String? = nil, idToken: String? = nil) {
+        self.phoneNumber = phoneNumber
+        self.locale = locale
+        self.idToken = idToken
+    }
+}
+
+/// `POST /v1/phone/complete`: the SMS sign-in code, resolved as the email link's six cases.
+public struct PhoneSignInCompleteBody: Sendable, Hashable, Codable {
+    public var phoneNumber: String
+    public var code: String
+    public var idToken: String?
+    public var allowMigration: Bool?
+
+    public init(phoneNumber: String, code: String, idToken: String? = nil, allowMigration: Bool? = nil) {
+        self.phoneNumber = phoneNumber
+        self.code = code
+        self.idToken = idToken
+        self.allowMigration = allowMigration
+    }
+}
+
+extension PhoneSignInSendBody: DocumentedBody {
+    public static let schemaName = "PhoneSignInSendRequest"
+    public static var schema: JSONSchema {
+        .object("A sign-in code by SMS (only with --phone-sign-in).", [
+            .required("phoneNumber", .phoneNumberInput),
+            .optional("locale", .locale),
+            .optional("idToken", .idToken),
+        ])
+    }
+    public static var example: Self { Self(phoneNumber: "+4915112345678", locale: "en", idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig") }
+}
+
+extension PhoneSignInCompleteBody: DocumentedBody {
+    public static let schemaName = "PhoneSignInCompleteRequest"
+    public static var schema: JSONSchema {
+        .object("The SMS sign-in code (only with --phone-sign-in).", [
+            .required("phoneNumber", .phoneNumberInput),
+            .required("code", .string("The 6 digits from the SMS.", pattern: "^[0-9]{6}$", minLength: 6, maxLength: 6)),
+            .optional("idToken", .idToken),
+            .optional("allowMigration", .boolean("As for the email link: the answer to MIGRATION_REQUIRED.")),
+        ])
+    }
+    public static var example: Self { Self(phoneNumber: "+4915112345678", code: "123456", idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", allowMigration: true) }
+}
+
 extension AddPhoneBody: DocumentedBody {
     public static let schemaName = "AddPhoneRequest"
     public static var schema: JSONSchema {

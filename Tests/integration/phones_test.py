@@ -411,3 +411,12 @@ def test_cli_phones_show_and_remove(daemon):
     again = cli("remove", "--claim", claim)
     assert again.returncode != 0 and "no such phone claim" in again.stderr
     assert cli("remove").returncode == 64
+
+
+def test_phone_sign_in_is_refused_without_the_flag(daemon):
+    for path, body in (("/v1/phone/send", {"phoneNumber": NUMBER}), ("/v1/phone/complete", {"phoneNumber": NUMBER, "code": "123456"})):
+        check(*daemon.post(path, body)[:2], 404, "PHONE_SIGN_IN_DISABLED")
+    # And no SMS went out for it.
+    time.sleep(1)
+    with daemon.sms.twilio.lock:
+        assert not [r for r in daemon.sms.twilio.requests[daemon.sms.start:] if r[0] == NUMBER]

@@ -59,6 +59,18 @@ extension APIRouter {
                 try service.deletePhoneClaim(idToken: try c.idToken(), claimID: claimID(c))
                 return HTTPResponse(status: 204)
             },
+            Route(method: "POST", path: "/v1/phone/send", summary: "A sign-in code by SMS (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED)", access: .public, status: 202,
+                  contract: .init(request: .json(PhoneSignInSendBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.phoneSignInDisabled] + numberRefusals)) { c throws(AuthError) in
+                _ = try c.body(PhoneSignInSendBody.self)
+                throw runtime.settings.phoneSignIn ? AuthError.phoneSignInUnavailable : AuthError.phoneSignInDisabled
+            },
+            Route(method: "POST", path: "/v1/phone/complete", summary: "Sign in with the SMS code (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED)", access: .public, status: 200,
+                  contract: .init(request: .json(PhoneSignInCompleteBody.self), answer: .json(LoginBody.self),
+                                  errors: [.phoneSignInDisabled, .invalidPhoneCode, .invalidPhoneNumber, .migrationRequired, .credentialAlreadyInUse])) { c throws(AuthError) in
+                _ = try c.body(PhoneSignInCompleteBody.self)
+                throw runtime.settings.phoneSignIn ? AuthError.phoneSignInUnavailable : AuthError.phoneSignInDisabled
+            },
             Route(method: "POST", path: "/v1/phones/claims", summary: "The number's holder asks for it to join an account, whose owner approves later (any session; the same answer for every number and address)", access: .user, status: 202,
                   contract: .init(request: .json(StartPhoneClaimBody.self), answer: .json(PhoneClaimAcceptedBody.self),
                                   errors: [.invalidEmail] + numberRefusals)) { c throws(AuthError) in
