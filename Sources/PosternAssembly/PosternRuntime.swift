@@ -36,7 +36,7 @@ public struct PosternStorage: Sendable {
         self.clock = clock
         let database = Self.describe(database: settings.database)
         do {
-            let store = try Self.openStore(settings)
+            let (store, seal) = try Self.openStore(settings)
             self.store = store
             let keyFile = Self.masterKeyFile(settings)
             let box: SecretBox
@@ -45,6 +45,8 @@ public struct PosternStorage: Sendable {
             } catch {
                 throw StartupError.dependency("--master-key-file \(keyFile): \(error)")
             }
+            // SMS recipients are sealed under the master key (never in the clear in the database).
+            seal.set(PhoneNumberSeal(box: box))
             keyVault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: settings.longestCodeLifetime)
         } catch let error as StartupError {
             throw error
@@ -55,14 +57,15 @@ public struct PosternStorage: Sendable {
 
     /// The store `settings.database` names: PostgreSQL for a connection string, else a SQLite file.
     /// The one place that tells them apart; everything above sees `any Store`.
-    static func openStore(_ settings: Settings) throws -> any Store {
+    /// The store, and the slot its SMS seal goes into once the master key is loaded.
+    static func openStore(_ settings: Settings) throws -> (store: any Store, seal: PhoneSealSlot) {
+        let seal = PhoneSealSlot()
         if PostgresConnectionString.isPostgres(settings.database) {
-            return try PostgresStore(connectionString: settings.database, connections: Int(settings.pgConnections))
+            return (try PostgresStore(connectionString: settings.database, connections: Int(settings.pgConnections), phoneSeal: seal), seal)
         }
-        return try SQLiteStore(path: settings.database)
+        return (try SQLiteStore(path: settings.database, phoneSeal: seal), seal)
     }
 
-    /// The master key file: the setting, else beside a SQLite file, else `./postern.key`.
     static func masterKeyFile(_ settings: Settings) -> String {
         if let path = settings.masterKeyFile { return path }
         if PostgresConnectionString.isPostgres(settings.database) { return "./postern.key" }

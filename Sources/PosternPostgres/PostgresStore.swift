@@ -28,6 +28,8 @@ public final class PostgresStore: Store {
 
     private let connectionString: PostgresConnectionString
     private let pool: PostgresPool
+    /// Seals the numbers of queued SMS (the master key's), once set; empty: SMS cannot be queued.
+    public let phoneSeal: PhoneSealSlot
     private let closed = Atomic<Bool>(false)
     private let retryCount = Atomic<Int>(0)
     /// Rung after each commit that queued mail.
@@ -39,7 +41,8 @@ public final class PostgresStore: Store {
     ///   - connections: the most connections the pool opens (more only for a moment, see ``PostgresPool``).
     /// - Throws: `StoreError.unavailable` (naming the server, never the password) when it cannot
     ///   connect or migrate; `StoreError.newerSchema` when a newer Postern migrated the database.
-    public init(connectionString text: String, connections: Int = 8) throws {
+    public init(connectionString text: String, connections: Int = 8, phoneSeal: PhoneSealSlot = PhoneSealSlot()) throws {
+        self.phoneSeal = phoneSeal
         guard let connectionString = PostgresConnectionString(text) else {
             throw StoreError.unavailable("not a PostgreSQL connection string (postgres://… or key=value pairs)")
         }
@@ -143,7 +146,7 @@ public final class PostgresStore: Store {
                 throw StoreError.unavailable("cannot connect to \(connectionString): \(error.message)")
             }
             let session = PostgresSession(connection, isolation: isolation, syncingLater: syncingLater)
-            let transaction = SQLStoreTransaction(session)
+            let transaction = SQLStoreTransaction(session, phoneSeal: phoneSeal.current)
             let outcome = Result { try body(transaction) }
             var failure = session.failure
             if failure == nil, case .success = outcome {

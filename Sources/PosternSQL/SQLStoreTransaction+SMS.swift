@@ -17,8 +17,9 @@ extension SQLStoreTransaction {
             let state = row.text(4).flatMap(OutboxState.init(rawValue:))
         else { throw StoreError.corrupt("sms outbox row") }
         var recipient: PhoneNumber?
-        if let text = row.text(2) {
-            do { recipient = try PhoneNumber.restored(e164: text) } catch { throw StoreError.corrupt("sms outbox recipient") }
+        if let sealed = row.blob(2) {
+            guard let phoneSeal else { throw StoreError.unavailable("this store was opened without the master key: SMS recipients stay sealed") }
+            recipient = try phoneSeal.open(sealed)
         }
         return SMSMessage(
             id: row.integer(0), intent: intent, recipient: recipient, countryCallingCode: country, state: state,
@@ -50,6 +51,8 @@ extension SQLStoreTransaction {
     // MARK: changes
 
     public func enqueueSMS(_ intent: SMSIntent, recipient: PhoneNumber, now: Int64, giveUpAt: Int64) throws -> Int64 {
+        guard let phoneSeal else { throw StoreError.unavailable("this store was opened without the master key: it cannot queue SMS") }
+        let sealed = try phoneSeal.seal(recipient)
         // The SMS worker listens to the mail doorbell too: one post-commit hook for every queue.
         queuedMail = true
         return try db.insertReturningID(
@@ -58,7 +61,7 @@ extension SQLStoreTransaction {
             VALUES (?, ?, ?, 'queued', ?, ?, ?)
             """,
             [
-                .text(intent.storageText), .text(recipient.e164), .text(recipient.countryCallingCode), .integer(now), .integer(now),
+                .text(intent.storageText), .blob(sealed), .text(recipient.countryCallingCode), .integer(now), .integer(now),
                 .integer(giveUpAt),
             ])
     }

@@ -10,8 +10,14 @@ public final class SQLStoreTransaction: StoreWriter {
     /// it around each closure, and rings the doorbell after a commit that kept one.
     public var queuedMail = false
 
+    /// Seals the numbers of queued SMS; nil: this store cannot queue SMS (``enqueueSMS`` refuses).
+    let phoneSeal: PhoneNumberSeal?
+
     /// The transaction over `db`, which has a transaction open (or opens one on its first statement).
-    public init(_ db: any SQLSession) { self.db = db }
+    public init(_ db: any SQLSession, phoneSeal: PhoneNumberSeal? = nil) {
+        self.db = db
+        self.phoneSeal = phoneSeal
+    }
 
     // MARK: keys
 

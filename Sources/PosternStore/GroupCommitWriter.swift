@@ -31,6 +31,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     private let recorded = Mutex(Counts())
     private let clock: any MonotonicClock
     private let connection: SQLiteConnection
+    /// Seals the numbers of queued SMS, for each batch's transaction.
+    private let phoneSeal: PhoneSealSlot
     /// Rung after a commit that kept a closure which queued mail.
     let doorbell = MailDoorbell()
     /// Whether the connection is at `synchronous=NORMAL` now.
@@ -40,8 +42,9 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     var counts: Counts { recorded.withLock { $0 } }
 
-    init(connection: SQLiteConnection, clock: any MonotonicClock = SystemMonotonicClock()) {
+    init(connection: SQLiteConnection, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot()) {
         self.connection = connection
+        self.phoneSeal = phoneSeal
         self.clock = clock
         pending = BatchQueue(consumers: 1, clock: clock)
         let thread = Thread { [self] in run() }
@@ -117,7 +120,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func commit(_ batch: [PendingWrite]) {
-        let transaction = SQLStoreTransaction(connection)
+        let transaction = SQLStoreTransaction(connection, phoneSeal: phoneSeal.current)
         let later = chooseSync(for: batch)
         do {
             try connection.execute("BEGIN IMMEDIATE")

@@ -18,13 +18,16 @@ public final class SQLiteStore: Store {
 
     private let path: String
     private let writer: GroupCommitWriter
+    /// Seals the numbers of queued SMS (the master key's), once set; empty: SMS cannot be queued.
+    public let phoneSeal: PhoneSealSlot
     private let readers: Mutex<[ReaderConnection]>
 
     /// Opens or creates the database at `path` and runs pending migrations. `clock` times the
     /// writer's deferred fsyncs (``GroupCommitWriter/syncInterval``); tests pass a manual one.
     /// - Throws: `StoreError.unavailable` when the file cannot be opened or migrated.
-    public init(path: String, clock: any MonotonicClock = SystemMonotonicClock()) throws {
+    public init(path: String, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot()) throws {
         self.path = path
+        self.phoneSeal = phoneSeal
         // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database
         // file's mode, and a database made 0644 and narrowed afterwards left them readable by every
         // local user (a WAL held password hashes and addresses).
@@ -34,7 +37,7 @@ public final class SQLiteStore: Store {
             let connection = try SQLiteConnection(path: path)
             try Self.migrate(connection)
             Self.narrowSideFiles(of: path)
-            writer = GroupCommitWriter(connection: connection, clock: clock)
+            writer = GroupCommitWriter(connection: connection, clock: clock, phoneSeal: phoneSeal)
         } catch let error as SQLiteError {
             throw StoreError.unavailable("cannot open the database at \(path): \(error.message)")
         }
@@ -112,7 +115,7 @@ public final class SQLiteStore: Store {
         do {
             try connection.db.execute("BEGIN")
             defer { _ = try? connection.db.execute("COMMIT") }
-            return try body(SQLStoreTransaction(connection.db))
+            return try body(SQLStoreTransaction(connection.db, phoneSeal: phoneSeal.current))
         } catch let error as SQLiteError {
             throw StoreError.unavailable(error.description)
         }

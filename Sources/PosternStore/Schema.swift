@@ -145,14 +145,14 @@ enum Schema {
         ) WITHOUT ROWID;
         """,
         // 9: the SMS outbox, a sibling of `outbox` and `webhook_deliveries` (their states, lease
-        // and due index). The number is kept only until the message is finished (erased then);
-        // the country code stays for metrics. Nothing composed is stored: the text is made at
+        // and due index). The number is sealed under the master key (`PhoneNumberSeal`) and kept
+        // only until the message is finished (erased then); the country code stays for metrics. Nothing composed is stored: the text is made at
         // each attempt.
         """
         CREATE TABLE sms_outbox (
             id INTEGER PRIMARY KEY,
             intent TEXT NOT NULL,
-            recipient TEXT,
+            recipient BLOB,
             country_code TEXT NOT NULL,
             state TEXT NOT NULL CHECK (state = 'queued' OR state = 'claimed' OR state = 'retrying' OR state = 'sent' OR state = 'dead'),
             attempts INTEGER NOT NULL DEFAULT 0,

@@ -19,18 +19,8 @@ extension InMemoryStore.Transaction {
             state.outbox[index].nextAttemptAt = now
             reclaimed.messages += 1
         }
-        for index in state.webhooks.indices {
-            let row = state.webhooks[index]
-            guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
-            state.webhooks[index].nextAttemptAt = now
-            reclaimed.webhooks += 1
-        }
-        for index in state.sms.indices {
-            let row = state.sms[index]
-            guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
-            state.sms[index].nextAttemptAt = now
-            reclaimed.sms += 1
-        }
+        reclaimed.webhooks = InMemoryLeaseQueue.reclaim(&state.webhooks, of: dead, now: now)
+        reclaimed.sms = InMemoryLeaseQueue.reclaim(&state.sms, of: dead, now: now)
         if reclaimed.messages > 0 || reclaimed.sms > 0 { queuedMail = true }
         return reclaimed
     }

@@ -28,15 +28,6 @@ extension InMemoryStore.Transaction {
             giveUpAt: row.giveUpAt, finishedAt: row.finishedAt, lastReply: row.lastReply)
     }
 
-    /// The index of message `id` while `owner` holds it.
-    private func heldSMS(_ id: Int64, by owner: String) -> Int? {
-        let index = Int(id) - 1
-        guard state.sms.indices.contains(index), state.sms[index].state == .claimed, state.sms[index].leaseOwner == owner else {
-            return nil
-        }
-        return index
-    }
-
     public func smsMessages(state wanted: OutboxState?, limit: Int) throws -> [SMSMessage] {
         state.sms.indices.reversed()
             .filter { !state.sms[$0].purged && (wanted == nil || state.sms[$0].state == wanted) }
@@ -60,55 +51,23 @@ extension InMemoryStore.Transaction {
     }
 
     public func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [SMSMessage] {
-        let due = state.sms.indices
-            .filter { !state.sms[$0].purged && claimable.contains(state.sms[$0].state) && state.sms[$0].nextAttemptAt <= now }
-            .sorted { (state.sms[$0].nextAttemptAt, $0) < (state.sms[$1].nextAttemptAt, $1) }
-            .prefix(max(0, limit))
-        return due.sorted().map { index in
-            state.sms[index].state = .claimed
-            state.sms[index].leaseOwner = owner
-            state.sms[index].nextAttemptAt = leaseUntil
-            return smsMessage(at: index)
-        }
-    }
-
-    private func finishSMS(_ id: Int64, owner: String, as final: OutboxState, now: Int64, reply: String, countAttempt: Bool) -> Bool {
-        guard let index = heldSMS(id, by: owner) else { return false }
-        state.sms[index].state = final
-        state.sms[index].finishedAt = now
-        state.sms[index].lastReply = reply
-        state.sms[index].attempts += countAttempt ? 1 : 0
-        state.sms[index].leaseOwner = nil
-        state.sms[index].recipient = nil
-        return true
+        InMemoryLeaseQueue.claim(&state.sms, owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)
+            .map(smsMessage(at:))
     }
 
     public func markSMSSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        finishSMS(id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
+        InMemoryLeaseQueue.finish(&state.sms, id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
     }
 
     public func markSMSDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        finishSMS(id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
+        InMemoryLeaseQueue.finish(&state.sms, id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
     }
 
     public func markSMSRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        guard let index = heldSMS(id, by: owner) else { return false }
-        state.sms[index].state = .retrying
-        state.sms[index].nextAttemptAt = at
-        state.sms[index].lastReply = reply
-        state.sms[index].attempts += 1
-        state.sms[index].leaseOwner = nil
-        return true
+        InMemoryLeaseQueue.retry(&state.sms, id, owner: owner, at: at, reply: reply)
     }
 
     public func purgeFinishedSMS(before: Int64, limit: Int) throws -> Int {
-        var purged = 0
-        for index in state.sms.indices where purged < limit && !state.sms[index].purged {
-            let row = state.sms[index]
-            guard row.state == .sent || row.state == .dead, let finished = row.finishedAt, finished < before else { continue }
-            state.sms[index].purged = true
-            purged += 1
-        }
-        return purged
+        InMemoryLeaseQueue.purge(&state.sms, before: before, limit: limit)
     }
 }

@@ -28,15 +28,6 @@ extension InMemoryStore.Transaction {
             giveUpAt: row.giveUpAt, finishedAt: row.finishedAt, lastReply: row.lastReply)
     }
 
-    /// The index of delivery `id` while `owner` holds it.
-    private func heldWebhook(_ id: Int64, by owner: String) -> Int? {
-        let index = Int(id) - 1
-        guard state.webhooks.indices.contains(index), state.webhooks[index].state == .claimed,
-            state.webhooks[index].leaseOwner == owner
-        else { return nil }
-        return index
-    }
-
     public func webhookDeliveries(state wanted: OutboxState?, limit: Int) throws -> [WebhookDelivery] {
         state.webhooks.indices.reversed()
             .filter { !state.webhooks[$0].purged && (wanted == nil || state.webhooks[$0].state == wanted) }
@@ -58,45 +49,20 @@ extension InMemoryStore.Transaction {
     }
 
     public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
-        let due = state.webhooks.indices
-            .filter { !state.webhooks[$0].purged && claimable.contains(state.webhooks[$0].state) && state.webhooks[$0].nextAttemptAt <= now }
-            .sorted { (state.webhooks[$0].nextAttemptAt, $0) < (state.webhooks[$1].nextAttemptAt, $1) }
-            .prefix(max(0, limit))
-        return due.sorted().map { index in
-            state.webhooks[index].state = .claimed
-            state.webhooks[index].leaseOwner = owner
-            state.webhooks[index].nextAttemptAt = leaseUntil
-            return WebhookClaim(
-                delivery: delivery(index), endpointDisabled: state.disabledEndpoints[state.webhooks[index].endpoint] != nil)
-        }
-    }
-
-    private func finishWebhook(_ id: Int64, owner: String, as final: OutboxState, now: Int64, reply: String, countAttempt: Bool) -> Bool {
-        guard let index = heldWebhook(id, by: owner) else { return false }
-        state.webhooks[index].state = final
-        state.webhooks[index].finishedAt = now
-        state.webhooks[index].lastReply = reply
-        state.webhooks[index].attempts += countAttempt ? 1 : 0
-        state.webhooks[index].leaseOwner = nil
-        return true
+        InMemoryLeaseQueue.claim(&state.webhooks, owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)
+            .map { WebhookClaim(delivery: delivery($0), endpointDisabled: state.disabledEndpoints[state.webhooks[$0].endpoint] != nil) }
     }
 
     public func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        finishWebhook(id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
+        InMemoryLeaseQueue.finish(&state.webhooks, id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
     }
 
     public func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        finishWebhook(id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
+        InMemoryLeaseQueue.finish(&state.webhooks, id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
     }
 
     public func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        guard let index = heldWebhook(id, by: owner) else { return false }
-        state.webhooks[index].state = .retrying
-        state.webhooks[index].nextAttemptAt = at
-        state.webhooks[index].lastReply = reply
-        state.webhooks[index].attempts += 1
-        state.webhooks[index].leaseOwner = nil
-        return true
+        InMemoryLeaseQueue.retry(&state.webhooks, id, owner: owner, at: at, reply: reply)
     }
 
     public func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws {
@@ -104,13 +70,6 @@ extension InMemoryStore.Transaction {
     }
 
     public func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int {
-        var purged = 0
-        for index in state.webhooks.indices where purged < limit && !state.webhooks[index].purged {
-            let row = state.webhooks[index]
-            guard row.state == .sent || row.state == .dead, let finished = row.finishedAt, finished < before else { continue }
-            state.webhooks[index].purged = true
-            purged += 1
-        }
-        return purged
+        InMemoryLeaseQueue.purge(&state.webhooks, before: before, limit: limit)
     }
 }

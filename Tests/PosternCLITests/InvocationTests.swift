@@ -111,6 +111,21 @@ struct InvocationTests {
         }
     }
 
+    @Test("sms: usage errors before anything is opened, and the number is never echoed")
+    func smsUsage() throws {
+        #expect(usageError(["sms"])?.contains("test or status") == true)
+        #expect(usageError(["sms", "test"])?.contains("one NUMBER") == true)
+        let national = usageError(["sms", "test", "015112345678"])
+        #expect(national?.contains("international form") == true && national?.contains("12345678") == false)
+        let letters = usageError(["sms", "test", "+1-800-FLOWERS"])
+        #expect(letters?.contains("letters") == true && letters?.contains("FLOWERS") == false)
+        #expect(usageError(["sms", "test", "015112345678", "--default-region", "DE"]) == nil, "national input with a region")
+        #expect(usageError(["sms", "test", "+4915112345678", "--now"]) == nil)
+        #expect(usageError(["sms", "status", "--json"]) == nil)
+        let text = try help(["sms", "--help"])
+        #expect(text.contains("postern sms test NUMBER [--now]") && text.contains("--sms-transport") && text.contains("--sms-per-day"))
+    }
+
     @Test("a valid command line parses into its command, unrun")
     func parses() throws {
         guard case .run(let command) = try Invocation.parse(["outbox", "purge", "--older-than", "30"]) else {

@@ -1,5 +1,7 @@
 import Foundation
 import PosternCore
+@testable import PosternPostgres
+@testable import PosternStore
 import PosternTestSupport
 import Synchronization
 import Testing
@@ -17,7 +19,7 @@ struct SMSOutboxStoreTests {
     static let claimable = DeliveryStateMachine.claimableStates
 
     /// The scenario every store must pass.
-    static func lifecycle(_ store: any Store, rawRecipient: ((Int64) throws -> String?)?) throws {
+    static func lifecycle(_ store: any Store, rawRecipient: ((Int64) throws -> [UInt8]?)?) throws {
         let rings = Rings()
         store.mailDoorbell.listen { rings.ring() }
         let de = try PhoneNumber.parse("+49 151 12345678", defaultRegion: nil)
@@ -40,6 +42,13 @@ struct SMSOutboxStoreTests {
         #expect(first.state == .queued)
         #expect(first.giveUpAt == 700)
         #expect(try store.read { try $0.smsMessages(state: .queued, limit: 2) }.count == 2)
+        if let rawRecipient {
+            // In the database the number is sealed: neither its digits nor its text are there.
+            let raw = try #require(try rawRecipient(ids[0]))
+            #expect(raw.count > de.e164.utf8.count)
+            #expect(!String(decoding: raw, as: UTF8.self).contains("15112345678"))
+            #expect(!raw.split(separator: 0).contains { $0.count >= 11 && String(decoding: $0, as: UTF8.self).contains("4915112345678") })
+        }
 
         // A claim takes the oldest due, with a lease; a second claimer gets the rest only.
         let a = try store.write { try $0.claimDueSMS(owner: "a:0", now: 110, leaseUntil: 260, limit: 2, claimable: claimable) }
@@ -96,13 +105,26 @@ struct SMSOutboxStoreTests {
     func lifecycleOnStore(kind: StoreKind) throws {
         let fixture = try OutboxFixture(kind)
         try Self.lifecycle(fixture.store) { id in
-            try fixture.database.withSQL { db in try db.first("SELECT recipient FROM sms_outbox WHERE id = ?", [.integer(id)]) { $0.text(0) } ?? nil }
+            try fixture.database.withSQL { db in try db.first("SELECT recipient FROM sms_outbox WHERE id = ?", [.integer(id)]) { $0.blob(0) } ?? nil }
         }
     }
 
     @Test("the in-memory twin passes the same scenario")
     func lifecycleInMemory() throws {
         try Self.lifecycle(InMemoryStore(), rawRecipient: nil)
+    }
+
+    @Test("a store opened without the master key's seal refuses to queue an SMS", arguments: StoreKind.available)
+    func withoutSeal(kind: StoreKind) throws {
+        let database = try kind.database()
+        let store: any Store
+        switch kind {
+        case .sqlite: store = try SQLiteStore(path: database.location)
+        case .postgres: store = try PostgresStore(connectionString: database.location)
+        }
+        let number = try PhoneNumber.parse("+4915112345678", defaultRegion: nil)
+        #expect(throws: StoreError.self) { try store.write { try $0.enqueueSMS(.test(reference: "t"), recipient: number, now: 1, giveUpAt: 2) } }
+        #expect(try store.read { try $0.smsMessages(state: nil, limit: 10) }.isEmpty)
     }
 
     @Test("a dead daemon's SMS claims are taken back with its heartbeat", arguments: StoreKind.available)

@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternCrypto
 @testable import PosternPostgres
 import PosternSQL
 @testable import PosternStore
@@ -94,10 +95,16 @@ struct TestDatabase: Sendable {
     var keyFile: String { directory.directory.appendingPathComponent("postern.key").path }
 
     /// A new store on this database (migrating it if needed).
+    /// The seal of SMS recipients the test stores use (a fixed test key).
+    static let phoneSeal: PhoneNumberSeal = {
+        guard let box = try? SecretBox(key: Array(repeating: 9, count: 32)) else { preconditionFailure("a 32-byte key makes a box") }
+        return PhoneNumberSeal(box: box)
+    }()
+
     func open(clock: any MonotonicClock = SystemMonotonicClock()) throws -> any Store {
         switch kind {
-        case .sqlite: return try SQLiteStore(path: location, clock: clock)
-        case .postgres: return try PostgresStore(connectionString: location)
+        case .sqlite: return try SQLiteStore(path: location, clock: clock, phoneSeal: PhoneSealSlot(Self.phoneSeal))
+        case .postgres: return try PostgresStore(connectionString: location, phoneSeal: PhoneSealSlot(Self.phoneSeal))
         }
     }
 

@@ -314,3 +314,20 @@ def test_generic_json_provider_is_signed_as_standard_webhooks(daemon, work):
         assert len(gateway.verified) == 1
     finally:
         gateway.close()
+
+
+def test_a_waiting_number_is_sealed_in_the_database(daemon, twilio, token_file):
+    number = "+4915112340009"
+    twilio.script[number] = [503] * 3
+    queued = cli(daemon, "test", number, extra=twilio_args(twilio, token_file))
+    assert queued.returncode == 0, queued.stderr
+    wait_for(lambda: len(twilio.to(number)) >= 1, 30, "a first attempt")
+    with sqlite3.connect(daemon.database) as db:
+        (sealed,) = db.execute("SELECT recipient FROM sms_outbox WHERE state != 'sent' AND state != 'dead'").fetchone()
+    assert sealed is not None and b"15112340009" not in bytes(sealed), "sealed while it may still be sent"
+    for path in (daemon.database, daemon.database + "-wal"):
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                assert b"15112340009" not in f.read(), f"the number is in the clear in {path}"
+    wait_for(lambda: [s for _, s, _ in twilio.to(number)] == [503, 503, 503, 201], 60, "the retries, then the 201")
+    wait_for(lambda: all(r[2] is None for r in rows(daemon)), 10, "the number erased")

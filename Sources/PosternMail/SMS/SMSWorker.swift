@@ -22,14 +22,13 @@ public final class SMSWorker: @unchecked Sendable {
     private let renderer: SMSRenderer
     private let transport: SMSTransportFactory
     private let clock: any WallClock
-    private let pollInterval: Duration
     private let logger: Logger
     private let metrics: SMSMetrics
     private let expiresInMinutes: Int64
-    let owner: String
-    private let thread: BackgroundThread
+    private let worker: QueueWorkerThread
+    var owner: String { worker.owner }
     /// The worker's heartbeat, and the taking back of dead daemons' claims.
-    public let heartbeat: HeartbeatLoop
+    public var heartbeat: HeartbeatLoop { worker.heartbeat }
 
     /// A worker that is not started yet. `transport` makes the transport on the worker's thread.
     public init(
@@ -46,44 +45,30 @@ public final class SMSWorker: @unchecked Sendable {
         self.clock = clock
         self.metrics = metrics
         self.expiresInMinutes = expiresInMinutes
-        self.pollInterval = pollInterval
         self.logger = logger
-        thread = BackgroundThread(name: "postern-sms", clock: monotonic)
-        let owner = "sms-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
-        self.owner = owner
-        heartbeat = HeartbeatLoop(
-            owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)
-        let thread = self.thread
-        store.mailDoorbell.listen { thread.wake() }
+        let worker = QueueWorkerThread(
+            name: "postern-sms", prefix: "sms", store: store, batchSize: Self.batchSize, pollInterval: pollInterval, clock: clock,
+            monotonic: monotonic, liveness: liveness, reclaims: reclaims, logger: logger)
+        self.worker = worker
+        store.mailDoorbell.listen { worker.wake() }
     }
 
     /// Starts the heartbeat (its first beat at once), then the thread. Does nothing when started already.
     public func start() {
-        heartbeat.start()
-        thread.start { [self] thread in run(thread) }
+        let (make, logger) = (transport, self.logger)
+        worker.start(
+            prepare: { () -> UncheckedTransport<any SMSTransport>? in
+                do { return UncheckedTransport(try make()) } catch {
+                    logger.error("sms transport cannot be set up; no SMS is sent", ["error": "\(error)"])
+                    return nil
+                }
+            },
+            deliver: { [self] in deliverDue(transport: $0.transport) })
     }
 
     /// Asks the worker to stop and waits until it has (a batch in progress is finished first,
     /// each call within its timeout); then removes its heartbeat.
-    public func stop() {
-        thread.stop()
-        heartbeat.stop()
-    }
-
-    private func run(_ thread: BackgroundThread) {
-        let transport: any SMSTransport
-        do {
-            transport = try self.transport()
-        } catch {
-            logger.error("sms transport cannot be set up; no SMS is sent", ["error": "\(error)"])
-            return
-        }
-        while !thread.isStopping {
-            let claimed = deliverDue(transport: transport)
-            // A full batch means more may be due: claim again at once.
-            if claimed < Self.batchSize, !thread.wait(for: pollInterval) { break }
-        }
-    }
+    public func stop() { worker.stop() }
 
     /// Claims up to one batch of due messages and tries each once; returns how many it claimed.
     /// Store failures are logged, never thrown: the claims run out and are taken again.

@@ -21,12 +21,11 @@ public final class WebhookWorker: @unchecked Sendable {
     private let secrets: [WebhookSecret]
     private let transport: @Sendable () -> any WebhookTransport
     private let clock: any WallClock
-    private let pollInterval: Duration
     private let logger: Logger
-    private let owner: String
-    private let thread: BackgroundThread
+    private let worker: QueueWorkerThread
+    private var owner: String { worker.owner }
     /// The worker's heartbeat, and the taking back of dead daemons' claims.
-    public let heartbeat: HeartbeatLoop
+    public var heartbeat: HeartbeatLoop { worker.heartbeat }
 
     /// A worker that is not started yet. `transport` makes the transport on the worker's thread.
     public init(
@@ -40,36 +39,21 @@ public final class WebhookWorker: @unchecked Sendable {
         self.secrets = secrets
         self.transport = transport
         self.clock = clock
-        self.pollInterval = pollInterval
         self.logger = logger
-        thread = BackgroundThread(name: "postern-webhooks", clock: monotonic)
-        let owner = "webhooks-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
-        self.owner = owner
-        heartbeat = HeartbeatLoop(
-            owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)
+        worker = QueueWorkerThread(
+            name: "postern-webhooks", prefix: "webhooks", store: store, batchSize: Self.batchSize, pollInterval: pollInterval,
+            clock: clock, monotonic: monotonic, liveness: liveness, reclaims: reclaims, logger: logger)
     }
 
     /// Starts the heartbeat (its first beat at once), then the thread. Does nothing when started already.
     public func start() {
-        heartbeat.start()
-        thread.start { [self] thread in run(thread) }
+        let make = transport
+        worker.start(prepare: { UncheckedTransport(make()) }, deliver: { [self] in deliverDue(transport: $0.transport) })
     }
 
     /// Asks the worker to stop and waits until it has: a batch in progress is finished first (each
     /// POST within its timeout); then removes its heartbeat. Does nothing when it never started.
-    public func stop() {
-        thread.stop()
-        heartbeat.stop()
-    }
-
-    private func run(_ thread: BackgroundThread) {
-        let transport = self.transport()
-        while !thread.isStopping {
-            let delivered = deliverDue(transport: transport)
-            // A full batch means more may be due: claim again at once.
-            if delivered < Self.batchSize, !thread.wait(for: pollInterval) { break }
-        }
-    }
+    public func stop() { worker.stop() }
 
     /// Claims up to one batch of due deliveries and tries each once; returns how many it claimed.
     /// Store failures are logged, never thrown: the claims run out and are taken again.
