@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternCrypto
 import PosternTestSupport
 import Testing
 
@@ -177,6 +178,30 @@ struct FlowPhoneTests {
         #expect(try Self.phones(h, w2.session.idToken).isEmpty)
         #expect(try Self.phones(h, u3.session.idToken).map(\.status) == [.verified])
         expectAuthError("PHONE_CLAIM_STATE") { try h.service.releasePhone(idToken: u3.session.idToken, claimID: asked.id) }
+    }
+
+    @Test("when the number moves away, the old holder's sessions that signed in with it end; its other sessions go on")
+    func movedNumberEndsItsSessions() throws {
+        let h = try Self.harness()
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        // A session of V that signed in with the number (as sign-in by phone will issue them).
+        let phoneToken = Array("a phone session's refresh token".utf8)
+        try h.store.write { tx in
+            try tx.insertRefreshToken(RefreshTokenRecord(
+                hash: SHA256.hash(phoneToken), family: "phone-family", uid: v.uid, authTime: h.clock.unixSeconds(), method: "phone",
+                createdAt: h.clock.unixSeconds(), expiresAt: h.clock.unixSeconds() + 86_400))
+        }
+        let u = try h.signIn("u@example.com")
+        let asked = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        try h.service.releasePhone(idToken: v.session.idToken, claimID: held.id)
+        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == true)
+        // V's ID tokens end (they do not say which sign-in they came from); its email session refreshes on.
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.phoneClaims(idToken: v.session.idToken) }
+        let refreshed = try h.service.refresh(v.session.refreshToken)
+        #expect(try h.service.phoneClaims(idToken: refreshed.idToken).isEmpty)
     }
 
     @Test("both parties delete: the owner through /v1/me/phones, the holder through its code; the number is free again")
