@@ -31,7 +31,7 @@ struct HousekeepingStoreTests {
         #expect(try store.read { try $0.outboxCounts() }[.queued] == 1, "an unfinished message is never purged, however old")
         clock.advance(by: 1)
         let next = try housekeeper.runRound()
-        #expect(next.total == 9 && next.removed[.refreshTokens] == 2)
+        #expect(next.total == 10 && next.removed[.refreshTokens] == 2)
         #expect(try HousekeepingFixture.survivors(store).isEmpty && rateEvents(database, "rate-recent") == 0)
         #expect(try store.read { try $0.outboxCounts() }[.queued] == 1)
         #expect(try store.read { try $0.webhookDeliveries(state: .queued, limit: 10) }.map(\.webhookID) == ["webhook-queued"])

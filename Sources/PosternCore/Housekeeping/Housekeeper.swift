@@ -88,6 +88,7 @@ public struct Housekeeper: Sendable {
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
         case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
         case .smsOutbox: try tx.purgeFinishedSMS(before: horizon + 1, limit: limit)
+        case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)
         }
     }
 }
