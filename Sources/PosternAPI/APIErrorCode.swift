@@ -57,6 +57,15 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// The account is anonymous and has no address for this yet: sign in with an address, or sign
     /// up with its idToken (409).
     case anonymousAccount = "ANONYMOUS_ACCOUNT"
+    /// A phone claim's code is wrong, used or expired, the claim took too many wrong codes, or
+    /// there is no such claim: one answer for all (400).
+    case invalidPhoneCode = "INVALID_PHONE_CODE"
+    /// The signed-in account has no phone claim with this id (404).
+    case phoneClaimNotFound = "PHONE_CLAIM_NOT_FOUND"
+    /// The phone claim is not in the state the request needs (409).
+    case phoneClaimState = "PHONE_CLAIM_STATE"
+    /// Sign-in by phone is off on this server (`--phone-sign-in`) (404).
+    case phoneSignInDisabled = "PHONE_SIGN_IN_DISABLED"
     /// The body is larger than 64 KiB (413).
     case payloadTooLarge = "PAYLOAD_TOO_LARGE"
     /// A body was sent with a content type other than JSON (415).
@@ -73,12 +82,12 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier,
             .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken, .invalidPhoneNumber,
-            .smsCountryNotAllowed:
+            .invalidPhoneCode, .smsCountryNotAllowed:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
-        case .notFound, .userNotFound: 404
+        case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled: 404
         case .methodNotAllowed: 405
-        case .migrationRequired, .credentialAlreadyInUse, .emailExists, .notDead, .anonymousAccount: 409
+        case .migrationRequired, .credentialAlreadyInUse, .emailExists, .notDead, .anonymousAccount, .phoneClaimState: 409
         case .payloadTooLarge: 413
         case .unsupportedMediaType: 415
         case .tooManyAttempts: 429

@@ -64,6 +64,17 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case noLinkFound
     /// The task waiting for an approval was cancelled.
     case cancelled
+    // Phone numbers.
+    /// The SMS code is wrong, used or expired, or the claim took too many wrong codes: ask for a
+    /// new SMS (`INVALID_PHONE_CODE`).
+    case invalidPhoneCode
+    /// The account has no such phone claim (`PHONE_CLAIM_NOT_FOUND`).
+    case phoneClaimNotFound
+    /// The phone claim is not in the state the action needs; the message says which
+    /// (`PHONE_CLAIM_STATE`).
+    case phoneClaimState(String)
+    /// The server does not offer sign-in by phone (`PHONE_SIGN_IN_DISABLED`).
+    case phoneSignInDisabled
     // Limits.
     /// Too many attempts; try again after `retryAfter` seconds (`TOO_MANY_ATTEMPTS_TRY_LATER`).
     case tooManyAttempts(retryAfter: Int?)
@@ -127,6 +138,10 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .emailExists: return .emailExists
         case .userNotFound: return .userNotFound
         case .anonymousAccount: return .anonymousAccount
+        case .invalidPhoneCode: return .invalidPhoneCode
+        case .phoneClaimNotFound: return .phoneClaimNotFound
+        case .phoneClaimState: return .phoneClaimState(detail.message)
+        case .phoneSignInDisabled: return .phoneSignInDisabled
         case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
         case .unavailable: return .unavailable
         case .internalFailure: return .internalFailure
@@ -164,6 +179,10 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."
         case .noLinkFound: "No sign-in link was found in that text."
         case .cancelled: "The wait was cancelled."
+        case .invalidPhoneCode: "This code is not valid any more. Ask for a new SMS."
+        case .phoneClaimNotFound: "This account has no such phone number request."
+        case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"
+        case .phoneSignInDisabled: "This service does not offer sign-in by phone."
         case .tooManyAttempts(let retryAfter):
             retryAfter.map { "Too many attempts. Try again in \($0) seconds." } ?? "Too many attempts. Try again later."
         case .unavailable: "The service is unavailable just now. Try again shortly."

@@ -87,7 +87,7 @@ struct ParsedArguments {
     }
 
     /// Options that belong to commands rather than settings.
-    static let commandOptions: Set<String> = ["purpose", "action", "page", "email", "continue-url", "locale", "format", "uid", "older-than", "from", "hash-key", "hash-key-file", "salt-separator", "rounds", "mem-cost", "batch-size", "output", "events", "wait"]
+    static let commandOptions: Set<String> = ["purpose", "action", "page", "email", "continue-url", "locale", "format", "uid", "older-than", "from", "hash-key", "hash-key-file", "salt-separator", "rounds", "mem-cost", "batch-size", "output", "events", "wait", "claim"]
 }
 
 /// Writes to standard error.

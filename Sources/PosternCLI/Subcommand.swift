@@ -20,7 +20,8 @@ protocol Subcommand {
 var subcommands: [any Subcommand.Type] {
     [
         ServeCommand.self, SendLinkCommand.self, HandleLinkCommand.self, TemplatesCommand.self, KeysCommand.self,
-        OutboxCommand.self, BouncesCommand.self, SMSCommand.self, UsersCommand.self, WebhooksCommand.self, MaintenanceCommand.self,
+        OutboxCommand.self, BouncesCommand.self, SMSCommand.self, UsersCommand.self, PhonesCommand.self, WebhooksCommand.self,
+        MaintenanceCommand.self,
     ]
 }
 

@@ -221,6 +221,37 @@ enum PostgresSchema {
             count BIGINT NOT NULL
         );
         """,
+        // 11: SQLite's 14, phone claims (issue 17): a claim by its id and its code's keyed hash, the number
+        // only as a keyed hash and its country calling code; `phone_numbers` holds the one
+        // verified account per number (its primary key is the unique index that decides races).
+        """
+        CREATE TABLE phone_claims (
+            id TEXT PRIMARY KEY,
+            uid TEXT REFERENCES accounts(uid) ON DELETE CASCADE,
+            number_hash BYTEA NOT NULL,
+            country_code TEXT NOT NULL,
+            code_hash BYTEA NOT NULL,
+            created_at BIGINT NOT NULL,
+            code_expires_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            wrong_tries INTEGER NOT NULL DEFAULT 0,
+            owner_approved_at BIGINT,
+            holder_proved_at BIGINT,
+            transfer_from TEXT,
+            transfer_due_at BIGINT,
+            locale TEXT
+        );
+        CREATE INDEX phone_claims_uid ON phone_claims(uid);
+        CREATE INDEX phone_claims_transfer_from ON phone_claims(transfer_from) WHERE transfer_from IS NOT NULL;
+        CREATE INDEX phone_claims_expiry ON phone_claims(expires_at);
+        CREATE TABLE phone_numbers (
+            number_hash BYTEA PRIMARY KEY,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            claim_id TEXT NOT NULL UNIQUE REFERENCES phone_claims(id) ON DELETE CASCADE,
+            verified_at BIGINT NOT NULL
+        );
+        CREATE INDEX phone_numbers_uid ON phone_numbers(uid);
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

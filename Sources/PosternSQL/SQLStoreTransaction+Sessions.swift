@@ -107,6 +107,10 @@ extension SQLStoreTransaction {
         try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE uid = ? AND revoked = 0", [.text(uid)])
     }
 
+    public func revokeRefreshTokens(uid: String, method: String) throws -> Int {
+        try db.execute("UPDATE refresh_tokens SET revoked = 1 WHERE uid = ? AND method = ? AND revoked = 0", [.text(uid), .text(method)])
+    }
+
     public func pruneRefreshTokens(expiredBy horizon: Int64, limit: Int) throws -> Int {
         try pruneBatch(table: "refresh_tokens", key: "token_hash", condition: "expires_at <= ?", [.integer(horizon)], limit: limit)
     }

@@ -224,6 +224,37 @@ enum Schema {
             count INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 14: phone claims (issue 17): a claim by its id and its code's keyed hash, the number
+        // only as a keyed hash and its country calling code; `phone_numbers` holds the one
+        // verified account per number (its primary key is the unique index that decides races).
+        """
+        CREATE TABLE phone_claims (
+            id TEXT PRIMARY KEY,
+            uid TEXT REFERENCES accounts(uid) ON DELETE CASCADE,
+            number_hash BLOB NOT NULL,
+            country_code TEXT NOT NULL,
+            code_hash BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            code_expires_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            wrong_tries INTEGER NOT NULL DEFAULT 0,
+            owner_approved_at INTEGER,
+            holder_proved_at INTEGER,
+            transfer_from TEXT,
+            transfer_due_at INTEGER,
+            locale TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX phone_claims_uid ON phone_claims(uid);
+        CREATE INDEX phone_claims_transfer_from ON phone_claims(transfer_from) WHERE transfer_from IS NOT NULL;
+        CREATE INDEX phone_claims_expiry ON phone_claims(expires_at);
+        CREATE TABLE phone_numbers (
+            number_hash BLOB PRIMARY KEY,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            claim_id TEXT NOT NULL UNIQUE REFERENCES phone_claims(id) ON DELETE CASCADE,
+            verified_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX phone_numbers_uid ON phone_numbers(uid);
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -87,6 +87,14 @@ public enum HousekeepingFixture {
                 else { throw StoreError.notFound("the seeded SMS") }
             }
         }
+        // Phone claims: an unfinished one whose life ended at the horizon (goes), one a second after (stays).
+        try store.write { tx in
+            for (name, expiresAt) in [("phone-old", horizon(.phoneClaims)), ("phone-live", horizon(.phoneClaims) + 1)] {
+                try tx.insertPhoneClaim(PhoneClaim(
+                    id: name, uid: nil, numberHash: Array(name.utf8), countryCode: "49", codeHash: Array(name.utf8),
+                    createdAt: expiresAt - 600, codeExpiresAt: expiresAt, expiresAt: expiresAt))
+            }
+        }
         try store.write { tx in
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
@@ -125,6 +133,7 @@ public enum HousekeepingFixture {
             for message in try tx.smsMessages(state: .sent, limit: 10) {
                 if case .test(let reference) = message.intent { found.insert(reference) }
             }
+            for name in ["phone-old", "phone-live"] where try tx.phoneClaim(id: name) != nil { found.insert(name) }
             return found
         }
     }

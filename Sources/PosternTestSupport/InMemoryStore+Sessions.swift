@@ -62,6 +62,15 @@ extension InMemoryStore.Transaction {
         return count
     }
 
+    public func revokeRefreshTokens(uid: String, method: String) throws -> Int {
+        var count = 0
+        for (key, token) in state.refreshTokens where token.uid == uid && token.method == method && !token.revoked {
+            state.refreshTokens[key]?.revoked = true
+            count += 1
+        }
+        return count
+    }
+
     public func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64? {
         let window = max(1, window)
         let start = now - ((now % window) + window) % window

@@ -28,6 +28,10 @@ public final class InMemoryStore: Store {
         public var sms: [QueuedSMS] = []
         /// Daemons' heartbeats, by owner.
         public var heartbeats: [String: DaemonHeartbeat] = [:]
+        /// Phone claims by id (`verifiedAt` is read from `phoneNumbers`).
+        public var phoneClaims: [String: PhoneClaim] = [:]
+        /// The verified holder of each number, by its keyed hash.
+        public var phoneNumbers: [[UInt8]: PhoneNumberHolder] = [:]
     }
 
     private let state = Mutex(State())
@@ -110,6 +114,8 @@ public final class InMemoryStore: Store {
         public func deleteAccount(uid: String) throws {
             state.accounts[uid] = nil
             state.refreshTokens = state.refreshTokens.filter { $0.value.uid != uid }
+            state.phoneClaims = state.phoneClaims.filter { $0.value.uid != uid }
+            state.phoneNumbers = state.phoneNumbers.filter { $0.value.uid != uid }
         }
         public func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool {
             guard state.consumed[nonce] == nil else { return false }

@@ -16,6 +16,13 @@ struct FlowHarness {
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0
+        config.sms = SMSConfiguration(countries: ["49", "44", "1"])
+        // The caps have their own tests (SMSAdmission); the flows' tests send as many as they need.
+        config.sms.numberInterval = 0
+        config.sms.numberPerHour = 0
+        config.sms.ipPerHour = 0
+        config.sms.defaultCountryPerHour = 0
+        config.sms.globalPerDay = 0
         configure(&config)
         service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
@@ -59,6 +66,18 @@ struct FlowHarness {
             email: email, password: password, idToken: idToken, continueURL: nil, locale: nil,
             codeChallenge: Base64URL.encode(SHA256.hash(verifier)))
         return try service.completeEmailLink(EmailLinkCompletion(link: try lastLink(), codeVerifier: verifier))
+    }
+
+    /// The newest queued SMS, composed: its code and link (nil when there is nothing to send).
+    func lastSMS() throws -> SMSContent? {
+        guard let queued = store.snapshot().sms.last, let recipient = queued.recipient else { return nil }
+        return try service.composeSMS(queued.intent, recipient: recipient)
+    }
+
+    /// The code of the newest queued SMS.
+    func lastSMSCode() throws -> String {
+        guard let sms = try lastSMS() else { throw HarnessError.noMail }
+        return sms.code
     }
 
     func account(_ uid: String) throws -> Account? { try store.read { try $0.account(uid: uid) } }

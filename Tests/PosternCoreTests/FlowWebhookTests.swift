@@ -101,6 +101,13 @@ struct FlowWebhookTests {
         _ = try h.service.updateUser(uid: anonymous.uid, disabled: true, emailVerified: nil, displayName: nil)
         #expect(Self.types(h.store).suffix(2) == ["user.disabled", "session.revoked"])
         #expect(Self.types(h.store).filter { $0 == "user.disabled" }.count == 1)
+        // A phone number verified by both parties, then deleted by its owner.
+        let phoneOwner = try h.signIn("p@example.com")
+        let claim = try h.service.addPhone(idToken: phoneOwner.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
+        _ = try h.service.provePhoneAsOwner(idToken: phoneOwner.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
+        #expect(Self.types(h.store).last == "phone.verified")
+        try h.service.deletePhoneClaim(idToken: phoneOwner.session.idToken, claimID: claim.claimID)
+        #expect(Self.types(h.store).last == "phone.removed")
         // Deleted by an operator.
         try h.service.deleteUser(uid: other.uid)
         #expect(Self.types(h.store).last == "user.deleted")

@@ -85,9 +85,9 @@ struct SMSTemplateTests {
         #expect(sources["en/sms-test.txt"] == SMSMessageKind.test.builtInSource, "the bundled en files are the built-in texts")
         #expect(sources["en/sms-claim-code.txt"] == SMSMessageKind.claimCode.builtInSource)
         #expect(sources["en/sms-sign-in-code.txt"] == SMSMessageKind.signInCode.builtInSource)
-        sources["en/sms-test.txt"] = "{{appName}} {{link}}"
+        sources["en/sms-test.txt"] = "{{appName}} {{url}}"
         sources["de/sms-claim-code.txt"] = "Dein Code für {{appName}}."
-        sources["de/sms-sign-in-code.txt"] = "{{code}} {{link}}"
+        sources["de/sms-sign-in-code.txt"] = "{{code}} {{url}}"
         let problems = TemplateSet(sources: sources).check()
         #expect(problems.contains { $0.templateName == "en/sms-test.txt" && $0.code == .unknownVariable })
         #expect(problems.contains { $0.templateName == "de/sms-claim-code.txt" && $0.code == .missingVariable })

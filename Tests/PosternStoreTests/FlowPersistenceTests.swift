@@ -12,7 +12,7 @@ struct StoreFlowHarness {
     let clock = ManualClock()
     let service: AuthService
 
-    init(_ kind: StoreKind) throws {
+    init(_ kind: StoreKind, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
         database = try kind.database()
         store = try database.open()
         let vault = KeyVault(
@@ -20,6 +20,7 @@ struct StoreFlowHarness {
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0
+        configure(&config)
         service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
             hasher: .fastForTests)

@@ -15,6 +15,12 @@ CREDENTIAL_CODES = {
     "INVALID_LOGIN_CREDENTIALS",
     "INVALID_REFRESH_TOKEN",
     "USER_DISABLED",
+    # A phone claim's SMS code, made up.
+    "INVALID_PHONE_CODE",
+    # A number: no string schema says which numbers exist (E.164's country codes and lengths) or
+    # which countries the operator sends SMS to (--sms-countries).
+    "INVALID_PHONE_NUMBER",
+    "SMS_COUNTRY_NOT_ALLOWED",
 }
 
 

@@ -28,6 +28,15 @@ public struct AuthConfiguration: Sendable {
     public var guessBudget = GuessBudget()
     /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
     public var sendNoAccountMail = false
+    /// How long a phone claim's SMS code proves the number.
+    public var phoneCodeLifetime: Int64 = 600
+    /// How long a claim its holder proved first waits for the owner's approval.
+    public var phoneApprovalWindow: Int64 = 86_400
+    /// The cool-off before a number held by another account moves without its release
+    /// (`--phone-transfer-days`).
+    public var phoneTransferSeconds: Int64 = 7 * 86_400
+    /// Whether an SMS code can sign in (`--phone-sign-in`).
+    public var phoneSignIn = false
     /// Where events are sent, and how patiently (no endpoint: no event is queued).
     public var webhooks = WebhookConfiguration()
     /// The VERP reverse path's base (`--bounce-address`), or nil: mail leaves from `--mail-from`.
@@ -54,6 +63,10 @@ public struct AuthConfiguration: Sendable {
         webhooks = settings.webhookConfiguration
         bounceAddress = settings.bounceAddress
         sms = settings.smsConfiguration
+        phoneTransferSeconds = settings.phoneTransferSeconds
+        phoneCodeLifetime = settings.phoneCodeTTL
+        phoneSignIn = settings.phoneSignIn
+        sms.phoneSignIn = settings.phoneSignIn
     }
 
     /// The lifetime of a request of `purpose`.

@@ -127,6 +127,22 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     /// The admin token is missing or wrong.
     public static let adminTokenWrong = AuthError(.unauthorized, code: .unauthorized, message: "The admin token is missing or wrong.")
+    /// A phone claim's code is wrong, used, expired or past its wrong tries — or there is no such
+    /// claim: one answer for all, so a claim id alone says nothing.
+    public static let invalidPhoneCode = AuthError(.invalidInput, code: .invalidPhoneCode,
+        message: "The code is wrong, used or expired, or the claim took too many wrong codes; ask for a new SMS.")
+    /// The signed-in account has no phone claim with this id.
+    public static let phoneClaimNotFound = AuthError(.notFound, code: .phoneClaimNotFound, message: "This account has no such phone claim.")
+    /// The phone claim is not in the state this needs; `message` says which.
+    public static func phoneClaimState(_ message: String) -> AuthError {
+        AuthError(.conflict, code: .phoneClaimState, message: message)
+    }
+    /// Sign-in by phone is off (`--phone-sign-in`).
+    public static let phoneSignInDisabled = AuthError(.notFound, code: .phoneSignInDisabled,
+        message: "Sign-in by phone is not enabled on this server (--phone-sign-in).")
+    /// Sign-in by phone is asked for but this build does not offer it yet.
+    public static let phoneSignInUnavailable = AuthError(.notFound, code: .phoneSignInDisabled,
+        message: "Sign-in by phone is not available in this version of the server yet.")
     /// Only a dead outbox message can be retried.
     public static let outboxMessageNotFound = AuthError(.notFound, code: .notFound, message: "There is no such message.")
     public static let webhookNotFound = AuthError(.notFound, code: .notFound, message: "There is no such webhook endpoint.")

@@ -21,6 +21,7 @@ public final class AuthService: Sendable {
     let operators: OperatorTools
     let bounces: BounceIntake
     let clients: ClientLimit
+    let phones: PhoneFlow
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -46,6 +47,7 @@ public final class AuthService: Sendable {
         operators = OperatorTools(context: context, ledger: ledger)
         bounces = BounceIntake(context: context)
         clients = ClientLimit(context: context, perMinute: config.ipPerMinute)
+        phones = PhoneFlow(context: context, sessions: sessions)
     }
 
     // MARK: the per-client limit (ClientLimit)
@@ -201,6 +203,72 @@ public final class AuthService: Sendable {
     public func composeMail(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
         try composer.compose(intent, recipient: recipient)
     }
+
+    // MARK: phone numbers by consent of both parties (PhoneFlow)
+
+    /// The owner (recent sign-in) asks to add a number: an SMS code goes to it. The same answer
+    /// for every number.
+    /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals.
+    public func addPhone(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
+        try phones.add(idToken: idToken, phoneNumber: phoneNumber, locale: locale, clientIP: clientIP)
+    }
+
+    /// The number's holder writes a claim for the account of `email`, unapproved (any session).
+    /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals.
+    public func startPhoneClaim(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
+        -> PhoneClaimView
+    {
+        try phones.holderStart(idToken: idToken, phoneNumber: phoneNumber, email: email, locale: locale, clientIP: clientIP)
+    }
+
+    /// The signed-in account's claims, settling transfers that are due.
+    public func phoneClaims(idToken: String) throws(AuthError) -> [PhoneClaimView] { try phones.list(idToken: idToken) }
+
+    /// The code typed into the owner's session.
+    /// - Throws: `invalidPhoneCode`, `phoneClaimNotFound`.
+    public func provePhoneAsOwner(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
+        try phones.ownerProve(idToken: idToken, claimID: claimID, code: code)
+    }
+
+    /// The owner approves a claim the holder proved first (recent sign-in).
+    public func approvePhoneClaim(idToken: String, claimID: String) throws(AuthError) -> PhoneProof {
+        try phones.approve(idToken: idToken, claimID: claimID)
+    }
+
+    /// The owner of a held number lets it go to the claim waiting for it (recent sign-in).
+    public func releasePhone(idToken: String, claimID: String) throws(AuthError) { try phones.release(idToken: idToken, claimID: claimID) }
+
+    /// The owner of a held number objects to the claims waiting for it.
+    public func objectToPhoneTransfer(idToken: String, claimID: String) throws(AuthError) { try phones.object(idToken: idToken, claimID: claimID) }
+
+    /// The owner deletes a claim.
+    public func deletePhoneClaim(idToken: String, claimID: String) throws(AuthError) {
+        try phones.ownerDelete(idToken: idToken, claimID: claimID)
+    }
+
+    /// The holder proves the number with the code.
+    /// - Throws: `invalidPhoneCode` for every failure.
+    public func provePhoneAsHolder(claimID: String, code: String) throws(AuthError) -> PhoneProof {
+        try phones.holderProve(claimID: claimID, code: code)
+    }
+
+    /// The holder reads the claim its code proves.
+    public func readPhoneClaimAsHolder(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
+        try phones.holderRead(claimID: claimID, code: code)
+    }
+
+    /// The holder deletes the claim its code proves.
+    public func deletePhoneClaimAsHolder(claimID: String, code: String) throws(AuthError) {
+        try phones.holderDelete(claimID: claimID, code: code)
+    }
+
+    /// An account's phone claims, for an operator (`postern phones show`).
+    /// - Throws: `AuthError.unavailable`.
+    public func phoneClaims(uid: String) throws(AuthError) -> [PhoneClaimView] { try phones.operatorList(uid: uid) }
+
+    /// Removes a phone claim, for an operator (`postern phones remove`); false when there is none.
+    /// - Throws: `AuthError.unavailable`.
+    public func removePhoneClaim(claimID: String) throws(AuthError) -> Bool { try phones.operatorRemove(claimID: claimID) }
 
     // MARK: operators (OperatorTools)
 

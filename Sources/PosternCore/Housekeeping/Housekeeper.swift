@@ -91,6 +91,7 @@ public struct Housekeeper: Sendable {
         case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1000, limit: limit)
         case .outboxAttempts: try tx.purgeOutboxAttempts(before: horizon + 1, limit: limit)
         case .smsOutbox: try tx.purgeFinishedSMS(before: horizon + 1, limit: limit)
+        case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)
         }
     }
 }

@@ -21,6 +21,9 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case outboxAttempts = "outbox_attempts"
     /// Sent and dead SMS, after the outbox's retention.
     case smsOutbox = "sms_outbox"
+    /// Unfinished phone claims (never verified, not awaiting a transfer), past their life plus
+    /// ``RetentionPolicy/actionRequestGrace``.
+    case phoneClaims = "phone_claims"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -64,7 +67,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     public func horizon(for rows: ExpiringRows, now: Int64) -> Int64 {
         switch rows {
         case .consumedCodes, .refreshTokens, .clientRate: now
-        case .actionRequests: now - actionRequestGrace
+        case .actionRequests, .phoneClaims: now - actionRequestGrace
         case .outbox, .webhookDeliveries, .outboxAttempts, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow
         case .guessBudgets: now - guessForgetAfter

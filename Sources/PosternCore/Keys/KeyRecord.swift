@@ -8,6 +8,10 @@ public enum KeyPurpose: String, Sendable, Hashable, CaseIterable {
     /// firebase` so that the imported hashes verify; never rotated (it signs nothing), kept while
     /// any account may still hold such a hash.
     case firebaseHashKey = "firebase-hash-key"
+    /// The HMAC key of phone numbers and phone-claim codes (issue 17): made once, never rotated,
+    /// because a number's keyed hash is what keeps it on one account (a new key would forget
+    /// every holding).
+    case phoneNumber = "phone-number"
 
     /// The purposes that always have an active key and that `keys rotate` rotates.
     public static let rotating: [KeyPurpose] = [.actionCode, .idToken]

@@ -10,6 +10,8 @@ public struct KeyRing: Sendable {
     public let idTokenVerifiers: [SigningKey]
     /// Checks passwords against stored hashes of every scheme, with the imported Firebase keys.
     public let passwords: PasswordVerifier
+    /// Keys numbers and phone-claim codes (never rotated: see `KeyPurpose.phoneNumber`).
+    public let phoneNumbers: HMACKey
 
     /// The JWKS document (RFC 7517) listing the public keys.
     public var jwks: [String: [[String: String]]] { ["keys": idTokenVerifiers.map(\.publicJWK)] }
@@ -53,6 +55,10 @@ public struct KeyVault: Sendable {
                 }
             }
         }
+        let phoneKey = try makeKey(.phoneNumber, now: now)
+        try store.write { tx in
+            if try tx.keys(purpose: .phoneNumber).isEmpty { try tx.insertKey(phoneKey) }
+        }
         return try open()
     }
 
@@ -89,8 +95,11 @@ public struct KeyVault: Sendable {
     ///   `CryptoError` when a key does not open under the master key.
     public func open() throws -> KeyRing {
         let now = clock.unixSeconds()
-        let (codeKeys, tokenKeys, hashKeys) = try store.read { tx in
-            (try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken), try tx.keys(purpose: .firebaseHashKey))
+        let (codeKeys, tokenKeys, hashKeys, phoneKeys) = try store.read { tx in
+            (
+                try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken), try tx.keys(purpose: .firebaseHashKey),
+                try tx.keys(purpose: .phoneNumber)
+            )
         }
         let usable = { (keys: [KeyRecord]) in keys.filter { $0.status == .active || ($0.verifyUntil ?? 0) > now } }
         var actionActive: ActionCodeAuthority.Key?
@@ -106,12 +115,14 @@ public struct KeyVault: Sendable {
             if record.status == .active && signer == nil { signer = key }
             signers.append(key)
         }
-        guard let actionActive, let signer else { throw StoreError.notFound("active key") }
+        guard let actionActive, let signer, let phoneRecord = phoneKeys.first else { throw StoreError.notFound("active key") }
+        let phoneNumbers = try HMACKey(key: try openSecret(phoneRecord))
         var firebaseKeys: [UInt32: [UInt8]] = [:]
         for record in hashKeys { firebaseKeys[record.id] = try openSecret(record) }
         return KeyRing(
             actionCodes: ActionCodeAuthority(active: actionActive, retired: actionRetired),
-            idTokenSigner: signer, idTokenVerifiers: signers, passwords: PasswordVerifier(firebaseSignerKeys: firebaseKeys))
+            idTokenSigner: signer, idTokenVerifiers: signers, passwords: PasswordVerifier(firebaseSignerKeys: firebaseKeys),
+            phoneNumbers: phoneNumbers)
     }
 
     /// The key ring id of a Firebase project's signer key: the one stored already when an earlier
@@ -135,7 +146,7 @@ public struct KeyVault: Sendable {
 
     private func makeKey(_ purpose: KeyPurpose, now: Int64) throws -> KeyRecord {
         switch purpose {
-        case .actionCode: return try sealedKey(purpose, secret: try SecureRandom.bytes(32), now: now)
+        case .actionCode, .phoneNumber: return try sealedKey(purpose, secret: try SecureRandom.bytes(32), now: now)
         // Imported, never made here.
         case .firebaseHashKey: throw StoreError.notFound("rotating key purpose")
         case .idToken:

@@ -26,6 +26,9 @@ public enum MailContent: Sendable, Hashable {
     case noAccount(signUpLink: String?)
     /// A sign-in on `device` was approved from the link's page.
     case signInApproved(device: String)
+    /// Another account claimed the account's phone number (`phoneNumber`: its redacted form) with
+    /// its holder's consent; it moves at `movesAt` unless the owner objects or releases it.
+    case phoneTransferRequested(phoneNumber: String, movesAt: Date)
 
     /// The message kind, which picks the templates.
     public var kind: MailMessageKind {
@@ -40,6 +43,7 @@ public enum MailContent: Sendable, Hashable {
         case .recoverEmail: .recoverEmail
         case .noAccount: .noAccount
         case .signInApproved: .signInApproved
+        case .phoneTransferRequested: .phoneTransferRequested
         }
     }
 
@@ -50,6 +54,8 @@ public enum MailContent: Sendable, Hashable {
             .resetPassword(_, let expiresAt), .verifyEmail(_, let expiresAt),
             .verifyAndChangeEmail(_, let expiresAt, _, _), .recoverEmail(_, let expiresAt, _, _):
             expiresAt
+        case .phoneTransferRequested(_, let movesAt):
+            movesAt
         case .passwordChanged, .noAccount, .signInApproved:
             nil
         }
@@ -77,6 +83,8 @@ public enum MailContent: Sendable, Hashable {
             context[.signUpLink] = signUpLink
         case .signInApproved(let device):
             context[.device] = device
+        case .phoneTransferRequested(let phoneNumber, _):
+            context[.phoneNumber] = phoneNumber
         }
     }
 }

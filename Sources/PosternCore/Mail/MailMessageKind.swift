@@ -22,6 +22,9 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     case noAccount = "no-account"
     /// Notice that a sign-in on another device was approved from the sign-in link's page.
     case signInApproved = "sign-in-approved"
+    /// Told to the owner of an account that holds a phone number another account claimed with
+    /// the holder's consent: it moves when the cool-off ends unless the owner objects.
+    case phoneTransferRequested = "phone-transfer-requested"
 
     /// The variables every kind has, and the only ones layouts may use.
     public static let commonVariables: Set<MailVariable> = [
@@ -42,6 +45,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .verifyAndChangeEmail, .recoverEmail: [.link, .expiresIn, .expiresInMinutes, .oldEmail, .newEmail]
         case .noAccount: [.signUpLink]
         case .signInApproved: [.device]
+        case .phoneTransferRequested: [.phoneNumber, .expiresIn]
         }
     }
 
@@ -54,6 +58,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case (.signIn, _): [.link, .code]
         case (.passwordChanged, _), (.noAccount, _): []
         case (.signInApproved, _): [.device]
+        case (.phoneTransferRequested, _): [.phoneNumber, .expiresIn]
         case (_, _): [.link]
         }
     }
@@ -66,7 +71,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .verifyEmail: .verifyEmail
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
-        case .passwordChanged, .noAccount, .signInApproved: nil
+        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested: nil
         }
     }
 }

@@ -98,6 +98,7 @@ extension MailMessage {
             case .recoverEmail: .recoverEmail(link: link, expiresAt: expires, oldEmail: old, newEmail: user)
             case .noAccount: .noAccount(signUpLink: "\(publicURL)/")
             case .signInApproved: .signInApproved(device: "Chrome on Linux")
+            case .phoneTransferRequested: .phoneTransferRequested(phoneNumber: "+49…", movesAt: now.addingTimeInterval(7 * 86_400))
             }
         let recipient = kind == .recoverEmail ? old : user
         return MailMessage(content: content, recipient: recipient, requestedAt: now, displayName: "Jane Doe")

@@ -31,6 +31,8 @@ public enum MailVariable: Int, TemplateVariable {
     case newEmail
     /// The device a sign-in was approved for ("Chrome on Linux").
     case device
+    /// A phone number in its redacted form ("+49…": the country calling code only).
+    case phoneNumber
 
     /// The name used in template source, e.g. `expiresInMinutes`.
     public var name: String {
@@ -50,6 +52,7 @@ public enum MailVariable: Int, TemplateVariable {
         case .oldEmail: "oldEmail"
         case .newEmail: "newEmail"
         case .device: "device"
+        case .phoneNumber: "phoneNumber"
         }
     }
 }

@@ -5,7 +5,8 @@ extension MailIntent {
     public var storageText: String {
         switch self {
         case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
-            .recoverEmail(let id), .passwordChanged(let id), .signInApproved(let id):
+            .recoverEmail(let id), .passwordChanged(let id), .signInApproved(let id),
+            .phoneTransferRequested(let id):
             "\(name):\(id)"
         }
     }
@@ -23,6 +24,7 @@ extension MailIntent {
         case "recover-email": self = .recoverEmail(requestID: id)
         case "password-changed": self = .passwordChanged(uid: id)
         case "sign-in-approved": self = .signInApproved(device: id)
+        case "phone-transfer-requested": self = .phoneTransferRequested(claimID: id)
         default: return nil
         }
     }

@@ -18,6 +18,8 @@ public enum MailIntent: Sendable, Hashable, Codable {
     case passwordChanged(uid: String)
     /// The notice that a sign-in on `device` was approved from the link's page.
     case signInApproved(device: String)
+    /// The notice to the owner of the account that holds a number another claim `claimID` waits for.
+    case phoneTransferRequested(claimID: String)
 
     /// A stable name for logs and metrics.
     public var name: String {
@@ -30,6 +32,7 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .recoverEmail: "recover-email"
         case .passwordChanged: "password-changed"
         case .signInApproved: "sign-in-approved"
+        case .phoneTransferRequested: "phone-transfer-requested"
         }
     }
 }

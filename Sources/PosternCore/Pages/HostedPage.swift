@@ -18,6 +18,10 @@ public enum HostedPage: Sendable, Hashable {
     case approveChoice(device: String, maskedEmail: String, choices: [Int], form: PageForm)
     /// The pick approved the sign-in on `device`, or (nil) cancelled the request.
     case approveDone(device: String?)
+    /// The page a phone claim's SMS links to: the code field for `claimID`, with the form's token.
+    case phoneClaim(claimID: String, csrf: String)
+    /// The phone page's form proved the number (`refused` false) or deleted the claim (true).
+    case phoneDone(refused: Bool)
 
     /// The kind, which picks the template.
     public var kind: PageKind {
@@ -30,6 +34,8 @@ public enum HostedPage: Sendable, Hashable {
         case .approveReview: .approveReview
         case .approveChoice: .approveChoice
         case .approveDone: .approveDone
+        case .phoneClaim: .phoneClaim
+        case .phoneDone: .phoneDone
         }
     }
 }

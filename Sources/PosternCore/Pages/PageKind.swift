@@ -21,6 +21,10 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     case approveChoice = "approve-choice"
     /// The pick's outcome: approved for the device, or cancelled.
     case approveDone = "approve-done"
+    /// The page a phone claim's SMS links to: the code field, a confirm and a refuse button.
+    case phoneClaim = "phone-claim"
+    /// The outcome of that page's form: proved, or refused (the claim deleted).
+    case phoneDone = "phone-done"
 
     /// The file name of the kind's template, e.g. `page-sign-in.html`.
     public var fileName: String { "page-\(rawValue).html" }
@@ -49,6 +53,8 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
             Self.formVariables.union(Self.sentenceVariables)
                 .union([.device, .deviceLabel, .pickLabel, .choice1, .choice2, .choice3, .cancelLabel])
         case .approveDone: [.message, .device]
+        case .phoneClaim: [.message, .claimID, .csrf, .codeLabel, .submitLabel, .cancelLabel]
+        case .phoneDone: [.message]
         }
     }
 
@@ -65,6 +71,8 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         // The device and all three numbers, or the owner cannot match what the device shows.
         case .approveChoice: [.oobCode, .csrf, .lang, .device, .choice1, .choice2, .choice3]
         case .approveDone: [.message]
+        case .phoneClaim: [.claimID, .csrf, .lang]
+        case .phoneDone: [.message]
         }
     }
 }

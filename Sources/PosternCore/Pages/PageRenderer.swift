@@ -88,6 +88,17 @@ public struct PageRenderer: Sendable {
             context[.heading] = word(.approveHeading)
             context[.message] = word(device == nil ? .approveCancelled : .approveApproved)
             context[.device] = device
+        case .phoneClaim(let claimID, let csrf):
+            context[.heading] = word(.phoneHeading)
+            context[.message] = word(.phoneBody)
+            context[.claimID] = claimID
+            context[.csrf] = csrf
+            context[.codeLabel] = word(.phoneCode)
+            context[.submitLabel] = word(.phoneConfirm)
+            context[.cancelLabel] = word(.phoneRefuse)
+        case .phoneDone(let refused):
+            context[.heading] = word(.phoneHeading)
+            context[.message] = word(refused ? .phoneRefused : .phoneProved)
         }
         return context
     }
@@ -153,6 +164,8 @@ extension HostedPage {
         case .approveReview: return .approveReview(form)
         case .approveChoice: return .approveChoice(device: "Chrome on Linux", maskedEmail: "j•••@example.com", choices: [42, 17, 86], form: form)
         case .approveDone: return .approveDone(device: "Chrome on Linux")
+        case .phoneClaim: return .phoneClaim(claimID: "SAMPLE-claim-0123456789", csrf: "SAMPLE-csrf-token")
+        case .phoneDone: return .phoneDone(refused: false)
         }
     }
 }

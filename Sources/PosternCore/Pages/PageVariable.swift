@@ -58,6 +58,8 @@ public enum PageVariable: Int, TemplateVariable {
     case choice3
     /// The button that cancels the request ("None of these").
     case cancelLabel
+    /// The phone claim a phone page's form is for.
+    case claimID
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -84,6 +86,7 @@ public enum PageVariable: Int, TemplateVariable {
         case .passwordMaxLength: "passwordMaxLength"
         case .backLink: "backLink"
         case .backLabel: "backLabel"
+        case .claimID: "claimId"
         case .device: "device"
         case .deviceLabel: "deviceLabel"
         case .pickLabel: "pickLabel"

@@ -25,11 +25,15 @@ public struct SMSContent: Sendable, Hashable {
     /// The 6-digit code (the test message's is a fixed example).
     public var code: String
     public var localePreferences: [String?]
+    /// The page the message links to, if any: a claim code's hosted page, where a holder who is
+    /// not the account's owner proves (or refuses) the claim (`{public-url}/phone?claim=ID`).
+    public var link: String?
 
-    public init(kind: SMSMessageKind, code: String, localePreferences: [String?] = []) {
+    public init(kind: SMSMessageKind, code: String, localePreferences: [String?] = [], link: String? = nil) {
         self.kind = kind
         self.code = code
         self.localePreferences = localePreferences
+        self.link = link
     }
 }
 

@@ -25,6 +25,7 @@ public struct SMSRenderer: Sendable {
         context[.appName] = branding.appName
         context[.code] = content.code
         context[.expiresInMinutes] = String(expiresInMinutes)
+        context[.link] = content.link
         let text = templatesByLocale[locale]?[content.kind]?.render(context) ?? content.code
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return Rendered(body: "\(trimmed)\n\n@\(host) #\(content.code)", locale: locale)

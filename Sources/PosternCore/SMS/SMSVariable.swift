@@ -6,6 +6,9 @@ public enum SMSVariable: Int, TemplateVariable {
     case code
     /// Minutes until the code expires.
     case expiresInMinutes
+    /// The page the message links to (a claim code's hosted page, where the number's holder
+    /// proves or refuses the claim), when it has one.
+    case link
 
     /// The name used in template source.
     public var name: String {
@@ -13,6 +16,7 @@ public enum SMSVariable: Int, TemplateVariable {
         case .appName: "appName"
         case .code: "code"
         case .expiresInMinutes: "expiresInMinutes"
+        case .link: "link"
         }
     }
 }
@@ -26,7 +30,7 @@ extension SMSMessageKind {
     /// The text used when `templates/en` has no file of this kind: the bundled `en` file's.
     public var builtInSource: String {
         switch self {
-        case .claimCode: "{{code}} is your {{appName}} code to confirm this phone number.\n"
+        case .claimCode: "{{code}} is your {{appName}} code to confirm this phone number.{{#link}} Not yours? {{link}}{{/link}}\n"
         case .signInCode: "{{code}} is your {{appName}} sign-in code. Do not share it.\n"
         case .test: "{{appName}} test SMS: delivery works. Example code {{code}}.\n"
         }

@@ -75,6 +75,14 @@ public struct Settings: Sendable, Equatable {
     public var webhookEvents: WebhookEventFilter = .all
     /// Seconds before a failed webhook is tried again the first time; doubled after each failure.
     public var webhookRetryBase: Int64 = 5
+    /// Seconds before a phone number verified on one account moves to another that both its
+    /// holder and that account's owner agreed to, unless the first releases it sooner or objects
+    /// (`--phone-transfer-days`, fractions allowed).
+    public var phoneTransferSeconds: Int64 = 7 * 86_400
+    /// Seconds a phone claim's SMS code proves the number (`--phone-code-ttl`, default 600).
+    public var phoneCodeTTL: Int64 = 600
+    /// Whether an SMS code signs in (`--phone-sign-in`; off: the phone sign-in endpoints refuse).
+    public var phoneSignIn = false
     /// Seconds one webhook POST may take, connecting included.
     public var webhookTimeout: Int64 = 10
     /// The SMS settings.
@@ -262,10 +270,18 @@ public struct Settings: Sendable, Equatable {
         number("webhook-retry-base", "POSTERN_WEBHOOK_RETRY_BASE", "seconds before a failed webhook is retried the first time, doubled after each failure up to 10 hours; given up after 3 days (default 5)", minimum: 1, maximum: 3600) { s, v in s.webhookRetryBase = v },
         number("webhook-timeout", "POSTERN_WEBHOOK_TIMEOUT", "seconds one webhook POST may take (default 10)", minimum: 1, maximum: 120) { s, v in s.webhookTimeout = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
+        text("phone-transfer-days", "POSTERN_PHONE_TRANSFER_DAYS", "days a phone number verified on one account waits before it moves to another account whose owner and the number's holder both agreed, unless its owner releases it sooner or objects; fractions allowed (default 7)") { s, v throws(SettingsError) in
+            guard let days = Double(v.trimmingCharacters(in: .whitespaces)), days.isFinite, days >= 0.00001, days <= 365 else {
+                throw SettingsError("must be a number of days from 0.00001 to 365, such as 7 or 0.5, not \(v.debugDescription)")
+            }
+            s.phoneTransferSeconds = max(1, Int64((days * 86_400).rounded()))
+        },
+        number("phone-code-ttl", "POSTERN_PHONE_CODE_TTL", "seconds the 6-digit code of a phone claim's SMS proves the number (default 600)", minimum: 5, maximum: 3600) { s, v in s.phoneCodeTTL = v },
+        boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
     ] + smsDescriptors
 
     /// Flags that take no value on the command line (`--trust-proxy` means true).
-    public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail", "pg-poll-only"]
+    public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail", "pg-poll-only", "phone-sign-in"]
 
     private static func boolean(
         _ flag: String, _ environment: String, _ help: String, _ apply: @escaping @Sendable (inout Settings, Bool) -> Void

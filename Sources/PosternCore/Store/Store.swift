@@ -49,7 +49,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Reads inside one consistent snapshot.
-public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, HeartbeatReader {
+public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, HeartbeatReader, PhoneReader {
     /// All keys of `purpose`, active first.
     func keys(purpose: KeyPurpose) throws -> [KeyRecord]
     /// The account with `uid`.
@@ -80,7 +80,7 @@ public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, Heart
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter {
+public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).
@@ -116,6 +116,8 @@ public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutbox
     func revokeRefreshFamily(_ family: String) throws -> Int
     /// Revokes every token of an account; returns how many were live.
     func revokeRefreshTokens(uid: String) throws -> Int
+    /// Revokes the tokens of an account's sessions that signed in with `method`; returns how many were live.
+    func revokeRefreshTokens(uid: String, method: String) throws -> Int
     /// Forgets at most `limit` refresh tokens (live, rotated or revoked) that expired at or before
     /// `horizon`; returns how many.
     func pruneRefreshTokens(expiredBy horizon: Int64, limit: Int) throws -> Int

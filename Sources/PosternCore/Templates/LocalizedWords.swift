@@ -61,6 +61,13 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case approveCancel = "approve.cancel"
     case approveApproved = "approve.approved"
     case approveCancelled = "approve.cancelled"
+    case phoneHeading = "phone.heading"
+    case phoneBody = "phone.body"
+    case phoneCode = "phone.code"
+    case phoneConfirm = "phone.confirm"
+    case phoneRefuse = "phone.refuse"
+    case phoneProved = "phone.proved"
+    case phoneRefused = "phone.refused"
 }
 
 /// The words of every locale for one kind of key, with `en` as the fallback.

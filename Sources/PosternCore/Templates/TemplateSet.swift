@@ -236,6 +236,7 @@ extension MailMessageKind {
         case .recoverEmail: 7
         case .noAccount: 8
         case .signInApproved: 9
+        case .phoneTransferRequested: 10
         }
     }
 }

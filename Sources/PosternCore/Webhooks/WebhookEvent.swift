@@ -49,8 +49,16 @@ public enum WebhookEvent: Sendable, Hashable {
     /// `postern webhooks test`: a delivery check for one endpoint.
     case webhookTest(endpointID: String)
 
+    /// A phone number became the account's: its holder and its owner both agreed (and, if another
+    /// account held it, that one released it or the cool-off passed).
+    case phoneVerified(uid: String, claimID: String)
+    /// A phone claim of the account ended: deleted by its owner or the number's holder, objected
+    /// to, or the number moved to another account.
+    case phoneRemoved(uid: String, claimID: String)
+
     /// Every event type, as `type` names it (the documentation's list).
     public static let types = WebhookEndpointRequestBody.eventTypes
+
 
     /// The event type (`user.created`, …).
     public var type: String {
@@ -74,6 +82,8 @@ public enum WebhookEvent: Sendable, Hashable {
         case .mailFailed: "mail.failed"
         case .mailBounced: "mail.bounced"
         case .webhookTest: "webhook.test"
+        case .phoneVerified: "phone.verified"
+        case .phoneRemoved: "phone.removed"
         }
     }
 
@@ -110,6 +120,8 @@ public enum WebhookEvent: Sendable, Hashable {
                 "email": .string(email.address),
             ]
         case .webhookTest(let endpointID): ["endpointId": .string(endpointID)]
+        case .phoneVerified(let uid, let claimID), .phoneRemoved(let uid, let claimID):
+            ["uid": .string(uid), "claimId": .string(claimID)]
         }
     }
 

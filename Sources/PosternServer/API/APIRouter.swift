@@ -20,7 +20,7 @@ public final class APIRouter: Sendable {
         self.clientAddresses = clientAddresses
         let metrics = HTTPMetrics()
         self.metrics = metrics
-        var routes = Self.apiRoutes(runtime, waits: waits) + ActionPages(runtime: runtime).routes()
+        var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
             + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
         let contract = OpenAPIDocument.render(
             routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))

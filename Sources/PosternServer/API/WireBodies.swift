@@ -97,5 +97,14 @@ extension OutboxMessageDetailBody {
     /// A message (nil once purged) and its log.
     public init(id: Int64, message: OutboxMessage?, attempts: [OutboxAttempt]) {
         self.init(id: id, message: message.map(OutboxMessageBody.init), attempts: attempts.map(OutboxAttemptBody.init))
+extension PhoneClaimBody {
+    /// What a party sees of `claim`.
+    public init(_ claim: PhoneClaimView) {
+        self.init(
+            claimId: claim.claimID, phoneNumber: claim.phoneNumber, status: claim.status.rawValue, ownerApproved: claim.ownerApproved,
+            holderProved: claim.holderProved, createdAt: UTCTimestamp.iso8601(claim.createdAt),
+            expiresAt: claim.expiresAt.map(UTCTimestamp.iso8601), verifiedAt: claim.verifiedAt.map(UTCTimestamp.iso8601),
+            transferDueAt: claim.transferDueAt.map(UTCTimestamp.iso8601),
+            releaseRequestedUntil: claim.releaseRequestedUntil.map(UTCTimestamp.iso8601))
     }
 }

@@ -56,7 +56,7 @@ struct ActionPages: Sendable {
                 HTTPResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")],
                              body: Array(Self.styleSheet.utf8))
             },
-        ]
+        ] + phoneRoutes()
     }
 
     /// GET/HEAD: inspect only.
@@ -134,7 +134,7 @@ struct ActionPages: Sendable {
 
     /// An error the router raised before the page's handler ran (the per-IP limit), as a page in
     /// the language the request asked for, not as the API's English JSON.
-    private func errorPage(_ error: AuthError, _ request: HTTPRequest) -> HTTPResponse {
+    func errorPage(_ error: AuthError, _ request: HTTPRequest) -> HTTPResponse {
         let lang = request.query["lang"] ?? (request.method == "POST" ? Self.formFields(request.body)["lang"] : nil)
         var response = page(error.httpStatus, .error(PageError(error)), lang: lang)
         if let retryAfter = error.details["retryAfter"] { response.headers.append(("Retry-After", retryAfter)) }
@@ -142,12 +142,12 @@ struct ActionPages: Sendable {
     }
 
     /// `shown` rendered from the templates in the language `lang` asks for, with the page headers.
-    private func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
+    func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
         let rendered = runtime.pages.render(shown, lang: lang)
         return HTTPResponse(status: status, headers: Self.securityHeaders, body: Array(rendered.html.utf8))
     }
 
-    private func cookieValue(_ request: HTTPRequest) -> String? {
+    func cookieValue(_ request: HTTPRequest) -> String? {
         guard let header = request.headers["cookie"] else { return nil }
         for part in header.split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
@@ -185,7 +185,7 @@ struct ActionPages: Sendable {
         main { max-width: 28rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 8px; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
         h1 { font-size: 1.4rem; margin-top: 0; }
         label { display: block; margin: 1rem 0 .3rem; }
-        input[type=password] { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
+        input[type=password], input#code { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
         button, .button { display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; background: #2456d6; color: #fff; border: 0; border-radius: 4px; font-size: 1rem; text-decoration: none; cursor: pointer; }
         .code { font-size: 2rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .product { margin: 0 0 .5rem; color: #5b6474; font-weight: 600; }

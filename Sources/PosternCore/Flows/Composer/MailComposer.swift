@@ -50,6 +50,16 @@ final class MailComposer: Sendable {
                     message: MailMessage(content: .signInApproved(device: device), recipient: recipient, requestedAt: requestedAt,
                                          displayName: holder?.displayName),
                     localePreferences: [holder?.locale])
+            case .phoneTransferRequested(let claimID):
+                // The claim still waiting, and the recipient still the holder's owner.
+                guard let claim = try tx.phoneClaim(id: claimID), let from = claim.transferFrom, let dueAt = claim.transferDueAt,
+                    claim.verifiedAt == nil, let holder = try tx.account(uid: from), holder.email == recipient
+                else { return nil }
+                return ComposedMail(
+                    message: MailMessage(
+                        content: .phoneTransferRequested(phoneNumber: claim.redactedNumber, movesAt: Date(timeIntervalSince1970: TimeInterval(dueAt))),
+                        recipient: recipient, requestedAt: requestedAt, displayName: holder.displayName),
+                    localePreferences: [holder.locale])
             case .passwordChanged(let uid):
                 guard let account = try tx.account(uid: uid), let email = account.email else { return nil }
                 return ComposedMail(

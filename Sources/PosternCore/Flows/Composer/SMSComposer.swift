@@ -11,7 +11,7 @@ extension AuthService: SMSComposing {
             return SMSContent(kind: .test, code: Self.testSMSCode)
         case .phoneClaim, .phoneSignIn:
             // The phone flows (claims, sign-in by phone) compose these.
-            return nil
+            return try phones.composeSMS(intent, recipient: recipient)
         }
     }
 

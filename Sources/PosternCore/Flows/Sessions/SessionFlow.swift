@@ -173,6 +173,16 @@ final class SessionFlow: Sendable {
         }
     }
 
+    /// Ends the sessions of account `uid` that signed in with `method` (a phone code, when the
+    /// number moved away): their refresh tokens, and — when there were any — the account's ID
+    /// tokens issued so far (they do not say which sign-in they came from; the other sessions
+    /// refresh and go on).
+    static func revokeSessions(of uid: String, method: String, tx: any StoreWriter) throws {
+        guard try tx.revokeRefreshTokens(uid: uid, method: method) > 0, var account = try tx.account(uid: uid) else { return }
+        account.sessionVersion += 1
+        try tx.updateAccount(account)
+    }
+
     /// Revokes every session of an account: its refresh tokens, and the ID tokens issued so far.
     static func revokeAll(of account: inout Account, tx: any StoreWriter) throws {
         _ = try tx.revokeRefreshTokens(uid: account.uid)

@@ -1,0 +1,460 @@
+import Foundation
+import PosternCrypto
+
+/// What one party sees of a claim: never the number (its redacted form `+49…`), never the code.
+public struct PhoneClaimView: Sendable, Hashable {
+    public var claimID: String
+    /// `+49…`.
+    public var phoneNumber: String
+    public var status: PhoneClaimLife.Phase
+    public var ownerApproved: Bool
+    public var holderProved: Bool
+    public var createdAt: Int64
+    /// Until when the claim lives unfinished (nil once verified or waiting for a transfer).
+    public var expiresAt: Int64?
+    public var verifiedAt: Int64?
+    /// When the number moves to this claim's account unless its holder objects (awaiting_transfer).
+    public var transferDueAt: Int64?
+    /// For a verified number: when it moves to another account that claimed it, unless released
+    /// sooner or objected to (nil: nobody asked).
+    public var releaseRequestedUntil: Int64?
+
+    init(_ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil) {
+        let phase = life.phase(now: now)
+        claimID = claim.id
+        phoneNumber = claim.redactedNumber
+        status = phase
+        ownerApproved = claim.ownerApprovedAt != nil
+        holderProved = claim.holderProvedAt != nil
+        createdAt = claim.createdAt
+        expiresAt = phase == .awaitingCode || phase == .awaitingApproval || phase == .expired ? claim.expiresAt : nil
+        verifiedAt = claim.verifiedAt
+        transferDueAt = phase == .awaitingTransfer ? claim.transferDueAt : nil
+        self.releaseRequestedUntil = releaseRequestedUntil
+    }
+}
+
+/// Phone numbers by consent of both parties (issue 17): the account's owner asks (or approves),
+/// the number's holder proves it with the code the SMS carried, in either order; the number is
+/// the account's only when both have, and at most one account holds it (`phone_numbers`' key).
+///
+/// Claims are found by id and checked by their code's keyed hash — never looked up by number
+/// (supabase/auth#2430 verified a number on the wrong user that way). Every answer before the
+/// proof is the same whether another account holds the number or not.
+final class PhoneFlow: Sendable {
+    let context: FlowContext
+    let sessions: SessionFlow
+
+    init(context: FlowContext, sessions: SessionFlow) {
+        self.context = context
+        self.sessions = sessions
+    }
+
+    // MARK: keys
+
+    /// The number's keyed hash: equal numbers, equal hashes; a copy of the database alone cannot
+    /// be searched with a list of numbers.
+    static func numberHash(_ number: PhoneNumber, ring: KeyRing) -> [UInt8] {
+        ring.phoneNumbers.authenticate(Array("postern-phone-number|\(number.e164)".utf8))
+    }
+
+    /// The claim's 6-digit code: derived from its id under the phone key, so the store keeps
+    /// only its keyed hash and the SMS composer derives it again.
+    static func code(claimID: String, ring: KeyRing) -> String {
+        let mac = ring.phoneNumbers.authenticate(Array("postern-phone-claim-code|\(claimID)".utf8))
+        let value = UInt32(mac[0]) << 24 | UInt32(mac[1]) << 16 | UInt32(mac[2]) << 8 | UInt32(mac[3])
+        let digits = String(value % 1_000_000)
+        return String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    /// The keyed hash of `code` as the code of claim `claimID`: a code is bound to its claim.
+    static func codeHash(claimID: String, code: String, ring: KeyRing) -> [UInt8] {
+        ring.phoneNumbers.authenticate(Array("postern-phone-claim-code-hash|\(claimID)|\(code)".utf8))
+    }
+
+    /// The typed code: exactly 6 ASCII digits.
+    static func checkCodeShape(_ code: String) throws(AuthError) {
+        guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            throw .invalidArgument("code must be the 6 digits from the SMS.")
+        }
+    }
+
+    /// A claim id's shape (22 base64url characters), checked before any lookup.
+    static func checkClaimID(_ id: String) throws(AuthError) {
+        guard id.utf8.count == 22, Base64URL.decode(id)?.count == 16 else { throw AuthError.invalidPhoneCode }
+    }
+
+    func parseNumber(_ text: String) throws(AuthError) -> PhoneNumber {
+        do {
+            return try PhoneNumber.parse(text, defaultRegion: context.config.sms.defaultRegion)
+        } catch {
+            throw .invalidPhoneNumber(error)
+        }
+    }
+
+    // MARK: the owner's side
+
+    /// The signed-in owner (recent sign-in) asks to add `phoneNumber`: an SMS code goes to it,
+    /// the claim is pending with the owner's consent. The answer is the same for every number.
+    /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals.
+    func add(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
+        let (account, _) = try sessions.verifyRecentSignIn(idToken)
+        let number = try parseNumber(phoneNumber)
+        return try open(uid: account.uid, number: number, ownerApproved: true, locale: locale, clientIP: clientIP)
+    }
+
+    /// The number's holder writes the claim first (the seed's order): for the account of `email`,
+    /// unapproved until its owner approves. The caller must be signed in (any session, an
+    /// anonymous one too: SMS go only to signed-in callers). Answers alike whether or not the
+    /// address has an account, and whether or not the number is held.
+    /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals.
+    func holderStart(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
+        -> PhoneClaimView
+    {
+        _ = try sessions.verifyIDToken(idToken)
+        let number = try parseNumber(phoneNumber)
+        let address = try context.parseEmail(email)
+        let uid = try context.read { tx in try tx.account(address: address)?.uid }
+        var view = try open(uid: uid, number: number, ownerApproved: false, locale: locale, clientIP: clientIP)
+        // The answer must not say whether the address has an account.
+        view.ownerApproved = false
+        return view
+    }
+
+    /// Records a claim and queues its SMS in one write, after the SMS caps.
+    private func open(uid: String?, number: PhoneNumber, ownerApproved: Bool, locale: String?, clientIP: String?) throws(AuthError)
+        -> PhoneClaimView
+    {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let id = try FlowContext.newID()
+        let ttl = context.config.phoneCodeLifetime
+        let claim = PhoneClaim(
+            id: id, uid: uid, numberHash: Self.numberHash(number, ring: ring), countryCode: number.countryCallingCode,
+            codeHash: Self.codeHash(claimID: id, code: Self.code(claimID: id, ring: ring), ring: ring), createdAt: now,
+            codeExpiresAt: FlowContext.adding(ttl, to: now), expiresAt: FlowContext.adding(ttl, to: now),
+            ownerApprovedAt: ownerApproved ? now : nil, locale: locale.flatMap(FlowContext.cleanLocale))
+        let admission = context.smsAdmission
+        try context.write { tx in
+            try admission.admit(number, clientIP: clientIP, signedIn: true, now: now, tx: tx)
+            try tx.insertPhoneClaim(claim)
+            _ = try tx.enqueueSMS(.phoneClaim(claimID: id), recipient: number, now: now, giveUpAt: claim.codeExpiresAt)
+        }
+        return PhoneClaimView(claim, life: life(claim), now: now)
+    }
+
+    /// Every claim of the signed-in account, settling the transfers that are due.
+    func list(idToken: String) throws(AuthError) -> [PhoneClaimView] {
+        let (account, _) = try sessions.verifyIDToken(idToken)
+        let now = context.clock.unixSeconds()
+        return try context.write { tx in
+            for claim in try tx.phoneClaims(uid: account.uid) + tx.phoneTransfers(from: account.uid) {
+                var life = self.life(claim)
+                try self.settle(&life, released: false, tx: tx, now: now)
+            }
+            return try self.views(uid: account.uid, tx: tx, now: now)
+        }
+    }
+
+    private func views(uid: String, tx: any StoreReader, now: Int64) throws -> [PhoneClaimView] {
+        let incoming = try tx.phoneTransfers(from: uid)
+        return try tx.phoneClaims(uid: uid).map { claim in
+            let asked = claim.verifiedAt == nil
+                ? nil : incoming.filter { $0.numberHash == claim.numberHash }.compactMap(\.transferDueAt).min()
+            return PhoneClaimView(claim, life: life(claim), now: now, releaseRequestedUntil: asked)
+        }
+    }
+
+    /// The owner's claim `claimID`, or `phoneClaimNotFound` (another account's claim is not found either).
+    private func ownClaim(_ claimID: String, uid: String, tx: any StoreReader) throws -> PhoneClaim {
+        guard let claim = try tx.phoneClaim(id: claimID), claim.uid == uid else { throw AuthError.phoneClaimNotFound }
+        return claim
+    }
+
+    /// The holder types the code into the owner's session (the usual case: one person).
+    /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim),
+    ///   `phoneClaimNotFound` for a claim of another account.
+    func ownerProve(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
+        let (account, _) = try sessions.verifyIDToken(idToken)
+        try Self.checkCodeShape(code)
+        try Self.checkClaimID(claimID)
+        return try proveCode(claimID: claimID, code: code, owner: account.uid)
+    }
+
+    /// The owner approves a claim the holder proved first (recent sign-in).
+    /// - Throws: `requiresRecentLogin`, `phoneClaimNotFound`, `phoneClaimState` unless it awaits approval.
+    func approve(idToken: String, claimID: String) throws(AuthError) -> PhoneProof {
+        let (account, _) = try sessions.verifyRecentSignIn(idToken)
+        let now = context.clock.unixSeconds()
+        let events = context.events
+        return try context.write { tx in
+            var life = self.life(try self.ownClaim(claimID, uid: account.uid, tx: tx))
+            guard life.approve(now: now) else { throw AuthError.phoneClaimState("Only a claim its holder proved, awaiting approval, can be approved.") }
+            try tx.updatePhoneClaim(life.claim)
+            try self.settle(&life, released: false, tx: tx, now: now)
+            return PhoneProof(claimID: claimID)
+        }
+    }
+
+    /// The owner of a verified number releases it to the claims waiting for it (recent sign-in):
+    /// the oldest one takes it now.
+    /// - Throws: `requiresRecentLogin`, `phoneClaimNotFound`, `phoneClaimState` when nobody waits.
+    func release(idToken: String, claimID: String) throws(AuthError) {
+        let (account, _) = try sessions.verifyRecentSignIn(idToken)
+        let now = context.clock.unixSeconds()
+        try context.write { tx in
+            let held = try self.ownClaim(claimID, uid: account.uid, tx: tx)
+            let waiting = try tx.phoneTransfers(from: account.uid).filter { $0.numberHash == held.numberHash && held.verifiedAt != nil }
+            guard let first = waiting.first else { throw AuthError.phoneClaimState("No other account waits for this number.") }
+            var life = self.life(first)
+            try self.settle(&life, released: true, tx: tx, now: now)
+        }
+    }
+
+    /// The owner of a verified number objects to the claims waiting for it: they end.
+    /// - Throws: `phoneClaimNotFound`, `phoneClaimState` when nobody waits.
+    func object(idToken: String, claimID: String) throws(AuthError) {
+        let (account, _) = try sessions.verifyIDToken(idToken)
+        let events = context.events
+        let now = context.clock.unixSeconds()
+        try context.write { tx in
+            let held = try self.ownClaim(claimID, uid: account.uid, tx: tx)
+            let waiting = try tx.phoneTransfers(from: account.uid).filter { $0.numberHash == held.numberHash && held.verifiedAt != nil }
+            guard !waiting.isEmpty else { throw AuthError.phoneClaimState("No other account waits for this number.") }
+            for claim in waiting {
+                _ = try tx.deletePhoneClaim(id: claim.id)
+                if let uid = claim.uid { try events.record(.phoneRemoved(uid: uid, claimID: claim.id), tx: tx, now: now) }
+            }
+        }
+    }
+
+    /// The owner deletes a claim (pending or verified: the number is free again).
+    /// - Throws: `phoneClaimNotFound`.
+    func ownerDelete(idToken: String, claimID: String) throws(AuthError) {
+        let (account, _) = try sessions.verifyIDToken(idToken)
+        let events = context.events
+        let now = context.clock.unixSeconds()
+        try context.write { tx in
+            let claim = try self.ownClaim(claimID, uid: account.uid, tx: tx)
+            guard try tx.deletePhoneClaim(id: claim.id) else { throw AuthError.phoneClaimNotFound }
+            try events.record(.phoneRemoved(uid: account.uid, claimID: claim.id), tx: tx, now: now)
+        }
+    }
+
+    // MARK: operators (postern phones)
+
+    /// Every claim of account `uid`, as its owner sees them (nothing settled: an operator only looks).
+    func operatorList(uid: String) throws(AuthError) -> [PhoneClaimView] {
+        let now = context.clock.unixSeconds()
+        return try context.read { tx in try self.views(uid: uid, tx: tx, now: now) }
+    }
+
+    /// Removes claim `claimID` (a verified number is free again); false when there is none.
+    func operatorRemove(claimID: String) throws(AuthError) -> Bool {
+        let events = context.events
+        let now = context.clock.unixSeconds()
+        return try context.write { tx in
+            guard let claim = try tx.phoneClaim(id: claimID), try tx.deletePhoneClaim(id: claimID) else { return false }
+            if let uid = claim.uid { try events.record(.phoneRemoved(uid: uid, claimID: claimID), tx: tx, now: now) }
+            return true
+        }
+    }
+
+    // MARK: the holder's side (the code is the key)
+
+    /// The holder proves the number with the code (the hosted page the SMS links to, or an app).
+    /// - Throws: `invalidPhoneCode` for every failure, a missing claim included.
+    func holderProve(claimID: String, code: String) throws(AuthError) -> PhoneProof {
+        try Self.checkCodeShape(code)
+        try Self.checkClaimID(claimID)
+        return try proveCode(claimID: claimID, code: code, owner: nil)
+    }
+
+    /// The holder reads the claim its code proves.
+    /// - Throws: `invalidPhoneCode` for every failure.
+    func holderRead(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
+        try Self.checkCodeShape(code)
+        try Self.checkClaimID(claimID)
+        let now = context.clock.unixSeconds()
+        return try holderAccess(claimID: claimID, code: code, now: now) { life, tx in
+            var life = life
+            try self.settle(&life, released: false, tx: tx, now: now)
+            guard let current = try tx.phoneClaim(id: claimID) else { throw AuthError.invalidPhoneCode }
+            return PhoneClaimView(current, life: self.life(current), now: now)
+        }
+    }
+
+    /// The holder deletes the claim its code proves (before or after the proof; a verified
+    /// number is then free again).
+    /// - Throws: `invalidPhoneCode` for every failure.
+    func holderDelete(claimID: String, code: String) throws(AuthError) {
+        try Self.checkCodeShape(code)
+        try Self.checkClaimID(claimID)
+        let now = context.clock.unixSeconds()
+        let events = context.events
+        try holderAccess(claimID: claimID, code: code, now: now) { life, tx in
+            _ = try tx.deletePhoneClaim(id: claimID)
+            if let uid = life.claim.uid { try events.record(.phoneRemoved(uid: uid, claimID: claimID), tx: tx, now: now) }
+        }
+    }
+
+    /// Checks `code` against the claim for a read or a delete, counting a wrong one, then runs `body`.
+    private func holderAccess<T: Sendable>(
+        claimID: String, code: String, now: Int64, _ body: @escaping @Sendable (PhoneClaimLife, any StoreWriter) throws -> T
+    ) throws(AuthError) -> T {
+        let ring = context.keys.current
+        let outcome = try context.write { tx -> HolderOutcome<T> in
+            guard let claim = try tx.phoneClaim(id: claimID) else { return .refused(.wrong) }
+            var life = self.life(claim)
+            let matches = ConstantTime.equals(Self.codeHash(claimID: claimID, code: code, ring: ring), claim.codeHash)
+            let check = life.checkCode(matches: matches, proving: false, now: now)
+            guard check == .holder else {
+                if check == .wrong { try tx.updatePhoneClaim(life.claim) }
+                return .refused(check)
+            }
+            return .done(try body(life, tx))
+        }
+        switch outcome {
+        case .done(let value): return value
+        case .refused(let check): throw refusal(check)
+        }
+    }
+
+    /// Proves the claim's number with `code`: by the holder on its own (`owner` nil) or typed into
+    /// the session of the claim's account `owner`. Then, if the owner had agreed, settles.
+    private func proveCode(claimID: String, code: String, owner: String?) throws(AuthError) -> PhoneProof {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let events = context.events
+        let approvalWindow = context.config.phoneApprovalWindow
+        enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn }
+        let outcome = try context.write { tx -> Outcome in
+            guard let claim = try tx.phoneClaim(id: claimID) else { return owner == nil ? .refused(.wrong) : .notOwn }
+            if let owner, claim.uid != owner { return .notOwn }
+            var life = self.life(claim)
+            let matches = ConstantTime.equals(Self.codeHash(claimID: claimID, code: code, ring: ring), claim.codeHash)
+            let check = life.checkCode(matches: matches, proving: true, now: now)
+            switch check {
+            case .proved:
+                // In the owner's session the owner agrees too (one person at one screen).
+                if owner != nil, life.claim.ownerApprovedAt == nil { _ = life.approve(now: now) }
+                life.extendForApproval(approvalWindow, now: now)
+                try tx.updatePhoneClaim(life.claim)
+                try self.settle(&life, released: false, tx: tx, now: now)
+                return .proved
+            case .wrong:
+                try tx.updatePhoneClaim(life.claim)
+                return .refused(check)
+            case .replayed, .holder, .locked, .expired:
+                return .refused(check)
+            }
+        }
+        switch outcome {
+        case .proved:
+            return PhoneProof(claimID: claimID)
+        case .notOwn: throw AuthError.phoneClaimNotFound
+        case .refused(let check): throw refusal(check)
+        }
+    }
+
+    private func refusal(_ check: PhoneClaimLife.CodeCheck) -> AuthError {
+        context.metrics.refused("phone-\(check)")
+        return .invalidPhoneCode
+    }
+
+    // MARK: the SMS content stage
+
+    /// What a queued SMS says now: a claim's code while the claim still waits for it (and the
+    /// message goes to the claim's number), else nil (nothing to send).
+    func composeSMS(_ intent: SMSIntent, recipient: PhoneNumber) throws(AuthError) -> SMSContent? {
+        let ring = context.keys.current
+        let now = context.clock.unixSeconds()
+        let publicURL = context.config.publicURL
+        switch intent {
+        case .phoneClaim(let claimID):
+            return try context.read { tx in
+                guard let claim = try tx.phoneClaim(id: claimID), self.life(claim).phase(now: now) == .awaitingCode,
+                    now < claim.codeExpiresAt, ConstantTime.equals(Self.numberHash(recipient, ring: ring), claim.numberHash)
+                else { return nil }
+                let owner = try claim.uid.flatMap { try tx.account(uid: $0) }
+                return SMSContent(
+                    kind: .claimCode, code: Self.code(claimID: claimID, ring: ring), localePreferences: [claim.locale, owner?.locale],
+                    link: "\(publicURL)/phone?claim=\(claimID)")
+            }
+        case .phoneSignIn, .test:
+            return nil
+        }
+    }
+
+    // MARK: settling
+
+    func life(_ claim: PhoneClaim) -> PhoneClaimLife {
+        PhoneClaimLife(claim, maximumWrongTries: context.config.maximumWrongCodes)
+    }
+
+    /// Makes the claim's agreement real, in the caller's transaction: verifies a free number,
+    /// starts a transfer from the account that holds it (and mails its owner), or moves it once
+    /// released or past the cool-off — then the old holder loses it, and its sessions that
+    /// signed in with it end.
+    func settle(_ life: inout PhoneClaimLife, released: Bool, tx: any StoreWriter, now: Int64, retried: Bool = false) throws {
+        guard life.bothAgreed, life.claim.verifiedAt == nil, let uid = life.claim.uid else { return }
+        let holder = try tx.phoneNumberHolder(numberHash: life.claim.numberHash)
+        if let holder, holder.uid == uid {
+            // The account holds the number through another claim already: this one is done.
+            _ = try tx.deletePhoneClaim(id: life.claim.id)
+            return
+        }
+        let events = context.events
+        let before = life
+        switch life.settle(holder: holder?.uid, released: released, coolOff: context.config.phoneTransferSeconds, now: now) {
+        case .nothing, .waiting:
+            return
+        case .verify:
+            let holding = PhoneNumberHolder(numberHash: life.claim.numberHash, uid: uid, claimID: life.claim.id, verifiedAt: now)
+            guard try tx.holdPhoneNumber(holding) else {
+                // Another claim took the number since it was read: wait for it like any holder.
+                guard !retried else { throw AuthError.unavailable("the number's holding changed while it was settled") }
+                life = before
+                try settle(&life, released: false, tx: tx, now: now, retried: true)
+                return
+            }
+            try tx.updatePhoneClaim(life.claim)
+            try events.record(.phoneVerified(uid: uid, claimID: life.claim.id), tx: tx, now: now)
+        case .startTransfer(let from, _):
+            try tx.updatePhoneClaim(life.claim)
+            try tx.enqueue(.phoneTransferRequested(claimID: life.claim.id), recipientOf: from, now: now)
+        case .move(let from):
+            guard let holder else { return }
+            _ = try tx.deletePhoneClaim(id: holder.claimID)
+            guard try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: life.claim.numberHash, uid: uid, claimID: life.claim.id, verifiedAt: now))
+            else { throw AuthError.unavailable("the number's holding changed during its move") }
+            life.moved(now: now)
+            try tx.updatePhoneClaim(life.claim)
+            try SessionFlow.revokeSessions(of: from, method: PhoneFlow.signInMethod, tx: tx)
+            try events.record(.phoneRemoved(uid: from, claimID: holder.claimID), tx: tx, now: now)
+            try events.record(.phoneVerified(uid: uid, claimID: life.claim.id), tx: tx, now: now)
+        }
+    }
+
+    /// The sign-in method of sessions a phone code gave.
+    static let signInMethod = "phone"
+}
+
+/// What a holder's read or delete came to.
+private enum HolderOutcome<T: Sendable>: Sendable {
+    case done(T)
+    case refused(PhoneClaimLife.CodeCheck)
+}
+
+/// The answer to a proof: the same whether the number was free or held by another account.
+public struct PhoneProof: Sendable, Hashable {
+    public var claimID: String
+}
+
+extension StoreWriter {
+    /// Queues a notice to the owner of account `uid`, if it has an address.
+    func enqueue(_ intent: MailIntent, recipientOf uid: String, now: Int64) throws {
+        guard let email = try account(uid: uid)?.email else { return }
+        _ = try enqueue(intent, recipient: email, now: now, giveUpAt: now + 86_400)
+    }
+}

@@ -1,0 +1,93 @@
+import PosternCore
+
+extension SQLStoreTransaction {
+    private static let claimColumns =
+        "c.id, c.uid, c.number_hash, c.country_code, c.code_hash, c.created_at, c.code_expires_at, c.expires_at, c.wrong_tries, c.owner_approved_at, c.holder_proved_at, c.transfer_from, c.transfer_due_at, c.locale, n.verified_at"
+    private static let claimSource = "phone_claims c LEFT JOIN phone_numbers n ON n.claim_id = c.id"
+
+    private func readClaim(_ row: any SQLRow) throws -> PhoneClaim {
+        guard let id = row.text(0), let numberHash = row.blob(2), let country = row.text(3), let codeHash = row.blob(4) else {
+            throw StoreError.corrupt("phone claim row")
+        }
+        return PhoneClaim(
+            id: id, uid: row.text(1), numberHash: numberHash, countryCode: country, codeHash: codeHash,
+            createdAt: row.integer(5), codeExpiresAt: row.integer(6), expiresAt: row.integer(7),
+            wrongTries: Int(row.integer(8)), ownerApprovedAt: row.optionalInteger(9), holderProvedAt: row.optionalInteger(10),
+            verifiedAt: row.optionalInteger(14), transferFrom: row.text(11), transferDueAt: row.optionalInteger(12),
+            locale: row.text(13))
+    }
+
+    private func claims(where condition: String, _ args: [SQLValue]) throws -> [PhoneClaim] {
+        var claims: [PhoneClaim] = []
+        try db.query("SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY c.created_at, c.id", args) {
+            claims.append(try readClaim($0))
+        }
+        return claims
+    }
+
+    public func phoneClaim(id: String) throws -> PhoneClaim? {
+        try claims(where: "c.id = ?", [.text(id)]).first
+    }
+
+    public func phoneClaims(uid: String) throws -> [PhoneClaim] {
+        try claims(where: "c.uid = ?", [.text(uid)])
+    }
+
+    public func phoneTransfers(from uid: String) throws -> [PhoneClaim] {
+        try claims(where: "c.transfer_from = ?", [.text(uid)])
+    }
+
+    public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? {
+        try db.first("SELECT uid, claim_id, verified_at FROM phone_numbers WHERE number_hash = ?", [.blob(numberHash)]) { row in
+            guard let uid = row.text(0), let claim = row.text(1) else { throw StoreError.corrupt("phone number row") }
+            return PhoneNumberHolder(numberHash: numberHash, uid: uid, claimID: claim, verifiedAt: row.integer(2))
+        }
+    }
+
+    private func claimState(_ c: PhoneClaim) -> [SQLValue] {
+        [
+            .integer(c.expiresAt), .integer(Int64(c.wrongTries)), c.ownerApprovedAt.map(SQLValue.integer) ?? .null,
+            c.holderProvedAt.map(SQLValue.integer) ?? .null, c.transferFrom.map(SQLValue.text) ?? .null,
+            c.transferDueAt.map(SQLValue.integer) ?? .null, c.uid.map(SQLValue.text) ?? .null, .text(c.id),
+        ]
+    }
+
+    public func insertPhoneClaim(_ c: PhoneClaim) throws {
+        let inserted = try db.execute(
+            "INSERT INTO phone_claims (expires_at, wrong_tries, owner_approved_at, holder_proved_at, transfer_from, transfer_due_at, uid, id, number_hash, country_code, code_hash, created_at, code_expires_at, locale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            claimState(c) + [
+                .blob(c.numberHash), .text(c.countryCode), .blob(c.codeHash), .integer(c.createdAt), .integer(c.codeExpiresAt),
+                c.locale.map(SQLValue.text) ?? .null,
+            ])
+        guard inserted == 1 else { throw StoreError.duplicate("phone claim id") }
+    }
+
+    public func updatePhoneClaim(_ c: PhoneClaim) throws {
+        let changed = try db.execute(
+            "UPDATE phone_claims SET expires_at = ?, wrong_tries = ?, owner_approved_at = ?, holder_proved_at = ?, transfer_from = ?, transfer_due_at = ?, uid = ? WHERE id = ?",
+            claimState(c))
+        guard changed == 1 else { throw StoreError.notFound("phone claim") }
+    }
+
+    public func deletePhoneClaim(id: String) throws -> Bool {
+        // The holding goes with it (ON DELETE CASCADE); said here too, for a store without foreign keys.
+        try db.execute("DELETE FROM phone_numbers WHERE claim_id = ?", [.text(id)])
+        return try db.execute("DELETE FROM phone_claims WHERE id = ?", [.text(id)]) == 1
+    }
+
+    public func holdPhoneNumber(_ holder: PhoneNumberHolder) throws -> Bool {
+        // DO NOTHING rather than an error: PostgreSQL aborts the whole transaction on a failed
+        // statement, and the flow goes on to start a transfer instead.
+        try db.execute(
+            "INSERT INTO phone_numbers (number_hash, uid, claim_id, verified_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [.blob(holder.numberHash), .text(holder.uid), .text(holder.claimID), .integer(holder.verifiedAt)]) == 1
+    }
+
+    public func prunePhoneClaims(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        try pruneBatch(
+            table: "phone_claims", key: "id",
+            condition:
+                "expires_at <= ? AND transfer_due_at IS NULL AND NOT (owner_approved_at IS NOT NULL AND holder_proved_at IS NOT NULL) AND id NOT IN (SELECT claim_id FROM phone_numbers)",
+            [.integer(horizon)], limit: limit)
+    }
+}

@@ -1,0 +1,68 @@
+import PosternCore
+
+extension InMemoryStore.Transaction {
+    private func withHolding(_ claim: PhoneClaim) -> PhoneClaim {
+        var claim = claim
+        claim.verifiedAt = state.phoneNumbers.values.first { $0.claimID == claim.id }?.verifiedAt
+        return claim
+    }
+
+    private func sorted(_ claims: some Sequence<PhoneClaim>) -> [PhoneClaim] {
+        claims.map(withHolding).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func phoneClaim(id: String) throws -> PhoneClaim? { state.phoneClaims[id].map(withHolding) }
+
+    public func phoneClaims(uid: String) throws -> [PhoneClaim] { sorted(state.phoneClaims.values.filter { $0.uid == uid }) }
+
+    public func phoneTransfers(from uid: String) throws -> [PhoneClaim] {
+        sorted(state.phoneClaims.values.filter { $0.transferFrom == uid })
+    }
+
+    public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? { state.phoneNumbers[numberHash] }
+
+    public func insertPhoneClaim(_ claim: PhoneClaim) throws {
+        guard state.phoneClaims[claim.id] == nil else { throw StoreError.duplicate("phone claim id") }
+        var stored = claim
+        stored.verifiedAt = nil
+        state.phoneClaims[claim.id] = stored
+    }
+
+    public func updatePhoneClaim(_ claim: PhoneClaim) throws {
+        guard var stored = state.phoneClaims[claim.id] else { throw StoreError.notFound("phone claim") }
+        stored.expiresAt = claim.expiresAt
+        stored.wrongTries = claim.wrongTries
+        stored.ownerApprovedAt = claim.ownerApprovedAt
+        stored.holderProvedAt = claim.holderProvedAt
+        stored.transferFrom = claim.transferFrom
+        stored.transferDueAt = claim.transferDueAt
+        stored.uid = claim.uid
+        state.phoneClaims[claim.id] = stored
+    }
+
+    public func deletePhoneClaim(id: String) throws -> Bool {
+        state.phoneNumbers = state.phoneNumbers.filter { $0.value.claimID != id }
+        return state.phoneClaims.removeValue(forKey: id) != nil
+    }
+
+    public func holdPhoneNumber(_ holder: PhoneNumberHolder) throws -> Bool {
+        guard state.phoneNumbers[holder.numberHash] == nil else { return false }
+        guard state.phoneClaims[holder.claimID] != nil, !state.phoneNumbers.values.contains(where: { $0.claimID == holder.claimID }) else {
+            throw StoreError.notFound("phone claim")
+        }
+        state.phoneNumbers[holder.numberHash] = holder
+        return true
+    }
+
+    public func prunePhoneClaims(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        let held = Set(state.phoneNumbers.values.map(\.claimID))
+        let doomed = state.phoneClaims.values
+            .filter {
+                $0.expiresAt <= horizon && $0.transferDueAt == nil && !($0.ownerApprovedAt != nil && $0.holderProvedAt != nil)
+                    && !held.contains($0.id)
+            }
+            .prefix(max(0, limit))
+        for claim in doomed { state.phoneClaims[claim.id] = nil }
+        return doomed.count
+    }
+}

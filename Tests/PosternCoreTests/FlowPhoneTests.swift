@@ -1,0 +1,309 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternTestSupport
+import Testing
+
+/// Phone numbers by consent of both parties, over the in-memory store (issue 17 point 3).
+@Suite("Phone claims: both parties, one holder per number, the transfer")
+struct FlowPhoneTests {
+    static let number = "+49 151 1234 5678"
+
+    static func harness(_ configure: (inout AuthConfiguration) -> Void = { _ in }) throws -> FlowHarness {
+        try FlowHarness {
+            $0.phoneTransferSeconds = 3_600
+            $0.webhooks = WebhookConfiguration(endpoints: ["https://hooks.example.com/a"])
+            configure(&$0)
+        }
+    }
+
+    /// Adds `number` to `idToken`'s account; returns the claim id and the SMS's code.
+    static func add(_ h: FlowHarness, _ idToken: String, _ number: String = number) throws -> (id: String, code: String) {
+        let claim = try h.service.addPhone(idToken: idToken, phoneNumber: number, locale: nil, clientIP: "192.0.2.1")
+        return (claim.claimID, try h.lastSMSCode())
+    }
+
+    static func phones(_ h: FlowHarness, _ idToken: String) throws -> [PhoneClaimView] {
+        try h.service.phoneClaims(idToken: idToken)
+    }
+
+    static func events(_ h: FlowHarness) -> [String] { h.store.snapshot().webhooks.map(\.eventType).filter { $0.hasPrefix("phone.") } }
+
+    @Test("owner first, the holder typing the code into the owner's session: verified, phone.verified")
+    func ownerFirstOnePerson() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let (id, code) = try Self.add(h, u.session.idToken)
+        let sms = try #require(try h.lastSMS())
+        #expect(sms.kind == .claimCode)
+        #expect(sms.link == "https://auth.example.com/phone?claim=\(id)")
+        #expect(try Self.phones(h, u.session.idToken).map(\.status) == [.awaitingCode])
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: id, code: code)
+        let claims = try Self.phones(h, u.session.idToken)
+        #expect(claims.map(\.status) == [.verified])
+        #expect(claims[0].phoneNumber == "+49…")
+        #expect(Self.events(h) == ["phone.verified"])
+        // A proved claim sends nothing more.
+        #expect(try h.lastSMS() == nil)
+    }
+
+    @Test("owner first, the holder proving on its own (the hosted page): verified")
+    func ownerFirstHolderElsewhere() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let (id, code) = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsHolder(claimID: id, code: code)
+        #expect(try Self.phones(h, u.session.idToken).map(\.status) == [.verified])
+        #expect(try h.service.readPhoneClaimAsHolder(claimID: id, code: code).status == .verified)
+    }
+
+    @Test("holder first (the seed's order): proved, unapproved, then the owner approves: verified")
+    func holderFirst() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let holderSession = try h.service.signInAnonymously()
+        let started = try h.service.startPhoneClaim(
+            idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: "de", clientIP: nil)
+        let code = try h.lastSMSCode()
+        _ = try h.service.provePhoneAsHolder(claimID: started.claimID, code: code)
+        var claims = try Self.phones(h, u.session.idToken)
+        #expect(claims.map(\.status) == [.awaitingApproval])
+        #expect(claims[0].holderProved && !claims[0].ownerApproved)
+        // Past the code's 10 minutes the approval stays open (a day).
+        h.clock.advance(by: 3_000)
+        let fresh = try h.signIn("u@example.com")
+        _ = try h.service.approvePhoneClaim(idToken: fresh.session.idToken, claimID: started.claimID)
+        claims = try Self.phones(h, fresh.session.idToken)
+        #expect(claims.map(\.status) == [.verified])
+        // Approving twice is a state error, not a second verification.
+        expectAuthError("PHONE_CLAIM_STATE") { _ = try h.service.approvePhoneClaim(idToken: fresh.session.idToken, claimID: started.claimID) }
+    }
+
+    @Test("holder first for an address without an account: the same answer, and nothing can approve it")
+    func holderFirstNoAccount() throws {
+        let h = try Self.harness()
+        _ = try h.signIn("u@example.com")
+        let holderSession = try h.service.signInAnonymously()
+        let known = try h.service.startPhoneClaim(
+            idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
+        let unknown = try h.service.startPhoneClaim(
+            idToken: holderSession.idToken, phoneNumber: "+4915199999999", email: "nobody@example.com", locale: nil, clientIP: nil)
+        #expect(known.status == unknown.status && known.ownerApproved == unknown.ownerApproved)
+        #expect(known.holderProved == unknown.holderProved && known.expiresAt == unknown.expiresAt)
+        #expect(known.phoneNumber == unknown.phoneNumber)
+    }
+
+    @Test("an approval needs a recent sign-in; a claim of another account is not found")
+    func approvalNeedsRecentSignIn() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let other = try h.signIn("o@example.com")
+        let holderSession = try h.service.signInAnonymously()
+        let started = try h.service.startPhoneClaim(
+            idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
+        _ = try h.service.provePhoneAsHolder(claimID: started.claimID, code: try h.lastSMSCode())
+        expectAuthError("PHONE_CLAIM_NOT_FOUND") { _ = try h.service.approvePhoneClaim(idToken: other.session.idToken, claimID: started.claimID) }
+        h.clock.advance(by: 600)
+        expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try h.service.approvePhoneClaim(idToken: u.session.idToken, claimID: started.claimID) }
+        expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try h.service.addPhone(idToken: u.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil) }
+    }
+
+    @Test("a number held by V: the same answers as a free one; V's owner is mailed; it moves on release")
+    func transferByRelease() throws {
+        let h = try Self.harness()
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        let u = try h.signIn("u@example.com")
+        let free = try h.signIn("f@example.com")
+        // The same answers for a held and a free number, at the request and at the proof.
+        let askHeld = try h.service.addPhone(idToken: u.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        let heldCode = try h.lastSMSCode()
+        let askFree = try h.service.addPhone(idToken: free.session.idToken, phoneNumber: "+4915100000001", locale: nil, clientIP: nil)
+        let freeCode = try h.lastSMSCode()
+        #expect(askHeld.status == askFree.status && askHeld.expiresAt == askFree.expiresAt && askHeld.ownerApproved == askFree.ownerApproved)
+        let mailsBefore = h.store.queuedMail().count
+        let proofHeld = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: askHeld.claimID, code: heldCode)
+        let proofFree = try h.service.provePhoneAsOwner(idToken: free.session.idToken, claimID: askFree.claimID, code: freeCode)
+        #expect(proofHeld.claimID == askHeld.claimID && proofFree.claimID == askFree.claimID)
+        // V's owner is told, in the proof's transaction.
+        let mails = h.store.queuedMail().dropFirst(mailsBefore)
+        #expect(mails.count == 1)
+        let notice = try #require(mails.first)
+        #expect(notice.recipient.address == "v@example.com")
+        let composed = try #require(try h.service.composeMail(notice.intent, recipient: notice.recipient))
+        guard case .phoneTransferRequested(let shown, _) = composed.message.content else {
+            Issue.record("not the transfer notice: \(composed.message.content)")
+            return
+        }
+        #expect(shown == "+49…")
+        // The parties see the wait; V sees the request on its number.
+        #expect(try Self.phones(h, u.session.idToken).map(\.status) == [.awaitingTransfer])
+        let vView = try Self.phones(h, v.session.idToken)
+        #expect(vView.map(\.status) == [.verified])
+        #expect(vView[0].releaseRequestedUntil == h.clock.unixSeconds() + 3_600)
+        // V releases it: U holds it, V does not.
+        try h.service.releasePhone(idToken: v.session.idToken, claimID: held.id)
+        #expect(try Self.phones(h, u.session.idToken).map(\.status) == [.verified])
+        #expect(try Self.phones(h, v.session.idToken).isEmpty)
+        #expect(Self.events(h).suffix(2) == ["phone.removed", "phone.verified"])
+        #expect(h.store.snapshot().phoneNumbers.count == 2)
+    }
+
+    @Test("the cool-off: without V's objection the number moves when it is over; an objection ends the claim")
+    func transferByCoolOff() throws {
+        let h = try Self.harness()
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        let u = try h.signIn("u@example.com")
+        let asked = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        h.clock.advance(by: 3_599)
+        #expect(try Self.phones(h, u.session.idToken).map(\.status) == [.awaitingTransfer])
+        h.clock.advance(by: 1)
+        // (The ID tokens of an hour ago expired meanwhile: sign in again.)
+        let u2 = try h.signIn("u@example.com")
+        #expect(try Self.phones(h, u2.session.idToken).map(\.status) == [.verified])
+        #expect(try Self.phones(h, try h.signIn("v@example.com").session.idToken).isEmpty)
+
+        // Now W claims it from U, and U objects: W's claim ends, U keeps the number.
+        let w = try h.signIn("w@example.com")
+        let third = try Self.add(h, w.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: w.session.idToken, claimID: third.id, code: third.code)
+        let fresh = try h.signIn("u@example.com")
+        try h.service.objectToPhoneTransfer(idToken: fresh.session.idToken, claimID: asked.id)
+        h.clock.advance(by: 7_200)
+        let w2 = try h.signIn("w@example.com"), u3 = try h.signIn("u@example.com")
+        #expect(try Self.phones(h, w2.session.idToken).isEmpty)
+        #expect(try Self.phones(h, u3.session.idToken).map(\.status) == [.verified])
+        expectAuthError("PHONE_CLAIM_STATE") { try h.service.releasePhone(idToken: u3.session.idToken, claimID: asked.id) }
+    }
+
+    @Test("when the number moves away, the old holder's sessions that signed in with it end; its other sessions go on")
+    func movedNumberEndsItsSessions() throws {
+        let h = try Self.harness()
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        // A session of V that signed in with the number (as sign-in by phone will issue them).
+        let phoneToken = Array("a phone session's refresh token".utf8)
+        try h.store.write { tx in
+            try tx.insertRefreshToken(RefreshTokenRecord(
+                hash: SHA256.hash(phoneToken), family: "phone-family", uid: v.uid, authTime: h.clock.unixSeconds(), method: "phone",
+                createdAt: h.clock.unixSeconds(), expiresAt: h.clock.unixSeconds() + 86_400))
+        }
+        let u = try h.signIn("u@example.com")
+        let asked = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        try h.service.releasePhone(idToken: v.session.idToken, claimID: held.id)
+        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == true)
+        // V's ID tokens end (they do not say which sign-in they came from); its email session refreshes on.
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.phoneClaims(idToken: v.session.idToken) }
+        let refreshed = try h.service.refresh(v.session.refreshToken)
+        #expect(try h.service.phoneClaims(idToken: refreshed.idToken).isEmpty)
+    }
+
+    @Test("both parties delete: the owner through /v1/me/phones, the holder through its code; the number is free again")
+    func deletes() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let first = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: first.id, code: first.code)
+        try h.service.deletePhoneClaimAsHolder(claimID: first.id, code: first.code)
+        #expect(try Self.phones(h, u.session.idToken).isEmpty)
+        #expect(h.store.snapshot().phoneNumbers.isEmpty)
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: first.id, code: first.code) }
+        let second = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: second.id, code: second.code)
+        try h.service.deletePhoneClaim(idToken: u.session.idToken, claimID: second.id)
+        #expect(try Self.phones(h, u.session.idToken).isEmpty)
+        #expect(h.store.snapshot().phoneNumbers.isEmpty)
+        expectAuthError("PHONE_CLAIM_NOT_FOUND") { try h.service.deletePhoneClaim(idToken: u.session.idToken, claimID: second.id) }
+        // The holder may refuse a claim it never asked for, before proving anything.
+        let third = try Self.add(h, u.session.idToken)
+        try h.service.deletePhoneClaimAsHolder(claimID: third.id, code: third.code)
+        #expect(try Self.phones(h, u.session.idToken).isEmpty)
+        #expect(Self.events(h).filter { $0 == "phone.removed" }.count == 3)
+    }
+
+    @Test("wrong, replayed and expired codes; 6 wrong tries then the right code refused")
+    func codes() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let a = try Self.add(h, u.session.idToken)
+        let wrong = a.code == "000000" ? "000001" : "000000"
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsHolder(claimID: a.id, code: wrong) }
+        _ = try h.service.provePhoneAsHolder(claimID: a.id, code: a.code)
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsHolder(claimID: a.id, code: a.code) }  // replayed
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: a.id, code: a.code) }
+        let b = try Self.add(h, u.session.idToken, "+4915100000002")
+        h.clock.advance(by: 600)
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: b.id, code: b.code) }
+        #expect(try h.lastSMS() == nil)  // an expired claim sends nothing
+        let fresh = try h.signIn("u@example.com")
+        let c = try Self.add(h, fresh.session.idToken, "+4915100000003")
+        let wrongC = c.code == "000000" ? "000001" : "000000"
+        for _ in 0..<6 {
+            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
+        }
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: c.code) }
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: c.id, code: c.code) }
+        #expect(h.store.snapshot().phoneClaims[c.id]?.wrongTries == 5)
+        // Malformed input is an argument error, naming the field, before any lookup.
+        expectAuthError("INVALID_ARGUMENT") { _ = try h.service.provePhoneAsHolder(claimID: c.id, code: "12345") }
+        expectAuthError("INVALID_ARGUMENT") { _ = try h.service.provePhoneAsHolder(claimID: c.id, code: "１２３４５６") }
+    }
+
+    @Test("attacker: a code proved for claim A is refused on claim B, and cannot read B; a stolen claim id without the code reads nothing")
+    func attacks() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let victim = try h.signIn("victim@example.com")
+        let a = try Self.add(h, u.session.idToken, "+4915100000004")
+        _ = try h.service.provePhoneAsHolder(claimID: a.id, code: a.code)
+        let b = try Self.add(h, victim.session.idToken, "+4915100000005")
+        if a.code != b.code {
+            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsHolder(claimID: b.id, code: a.code) }
+            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: b.id, code: a.code) }
+            expectAuthError("INVALID_PHONE_CODE") { try h.service.deletePhoneClaimAsHolder(claimID: b.id, code: a.code) }
+        }
+        // The owner's session cannot prove another account's claim, even with its code.
+        expectAuthError("PHONE_CLAIM_NOT_FOUND") { _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: b.id, code: b.code) }
+        // A stolen claim id: every guess counts, and five spend the claim's tries.
+        for guess in ["111111", "222222", "333333", "444444", "555555"] where guess != b.code {
+            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: b.id, code: guess) }
+        }
+        #expect(try Self.phones(h, victim.session.idToken).map(\.status) == [.awaitingCode] || b.code.count == 6)
+        // An unknown claim id answers exactly as a wrong code does.
+        let unknown = expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: "AAAAAAAAAAAAAAAAAAAAAA", code: "123456") }
+        let wrong = expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: a.id, code: a.code == "999999" ? "999998" : "999999") }
+        #expect(unknown == wrong)
+        // The victim's number was never verified anywhere.
+        #expect(h.store.snapshot().phoneNumbers.count == 1)
+    }
+
+    @Test("an SMS is composed only for the claim's own number, only while it waits for the code")
+    func composeBinds() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let a = try Self.add(h, u.session.idToken)
+        let other = try PhoneNumber.parse("+4915100000009", defaultRegion: nil)
+        #expect(try h.service.composeSMS(.phoneClaim(claimID: a.id), recipient: other) == nil)
+        #expect(try h.service.composeSMS(.phoneClaim(claimID: "no-such-claim"), recipient: other) == nil)
+        let mine = try PhoneNumber.parse(Self.number, defaultRegion: nil)
+        #expect(try h.service.composeSMS(.phoneClaim(claimID: a.id), recipient: mine)?.code == a.code)
+    }
+
+    @Test("the store holds no number and no code: only keyed hashes and the country code")
+    func nothingInTheClear() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        let a = try Self.add(h, u.session.idToken)
+        let claim = try #require(h.store.snapshot().phoneClaims[a.id])
+        #expect(claim.countryCode == "49")
+        #expect(claim.numberHash.count == 32 && claim.codeHash.count == 32)
+        let text = String(decoding: claim.numberHash + claim.codeHash, as: UTF8.self)
+        #expect(!text.contains("15112345678") && !text.contains(a.code))
+    }
+}

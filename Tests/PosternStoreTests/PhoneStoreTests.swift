@@ -1,0 +1,118 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternStore
+import PosternTestSupport
+import Synchronization
+import Testing
+
+/// The phone tables on SQLite and PostgreSQL: claims by id, the one holder per number, and the
+/// flows' races.
+@Suite("Phone claims in the store, on each store")
+struct PhoneStoreTests {
+    static func claim(_ id: String, uid: String?, number: UInt8 = 1, now: Int64 = 1_000) -> PhoneClaim {
+        PhoneClaim(
+            id: id, uid: uid, numberHash: Array(repeating: number, count: 32), countryCode: "49",
+            codeHash: Array(repeating: 7, count: 32), createdAt: now, codeExpiresAt: now + 600, expiresAt: now + 600,
+            ownerApprovedAt: now, locale: "de")
+    }
+
+    @Test("claims read back by id and by account; one holding per number; a delete takes the holding with it", arguments: StoreKind.available)
+    func roundTrip(kind: StoreKind) throws {
+        let store = try kind.database().open()
+        try store.write { tx in
+            try tx.insertAccount(Account(uid: "U", createdAt: 1))
+            try tx.insertAccount(Account(uid: "V", createdAt: 1))
+            try tx.insertPhoneClaim(Self.claim("a", uid: "U"))
+            try tx.insertPhoneClaim(Self.claim("b", uid: "V", now: 1_001))
+            try tx.insertPhoneClaim(Self.claim("c", uid: nil, number: 2, now: 1_002))
+        }
+        #expect(throws: StoreError.self) { try store.write { tx in try tx.insertPhoneClaim(Self.claim("a", uid: "U")) } }
+        let read = try #require(try store.read { try $0.phoneClaim(id: "a") })
+        #expect(read == Self.claim("a", uid: "U"))
+        #expect(try store.read { try $0.phoneClaim(id: "c") }?.uid == nil)
+        #expect(try store.read { try $0.phoneClaims(uid: "U") }.map(\.id) == ["a"])
+
+        // One holder per number: the second holding of the same number is refused, not an error.
+        let number = Array(repeating: UInt8(1), count: 32)
+        let (first, second) = try store.write { tx in
+            (
+                try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: number, uid: "V", claimID: "b", verifiedAt: 1_100)),
+                try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: number, uid: "U", claimID: "a", verifiedAt: 1_100))
+            )
+        }
+        #expect(first && !second)
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: number) } == PhoneNumberHolder(numberHash: number, uid: "V", claimID: "b", verifiedAt: 1_100))
+        #expect(try store.read { try $0.phoneClaim(id: "b") }?.verifiedAt == 1_100)
+
+        // A transfer's state, and the claims waiting on V.
+        var waiting = Self.claim("a", uid: "U")
+        waiting.holderProvedAt = 1_050
+        waiting.transferFrom = "V"
+        waiting.transferDueAt = 5_000
+        waiting.wrongTries = 2
+        let changed = waiting
+        try store.write { tx in try tx.updatePhoneClaim(changed) }
+        #expect(try store.read { try $0.phoneClaim(id: "a") } == waiting)
+        #expect(try store.read { try $0.phoneTransfers(from: "V") }.map(\.id) == ["a"])
+        #expect(throws: StoreError.self) { try store.write { tx in try tx.updatePhoneClaim(Self.claim("nope", uid: "U")) } }
+
+        // Deleting the holding claim frees the number.
+        #expect(try store.write { tx in try tx.deletePhoneClaim(id: "b") })
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: number) } == nil)
+        #expect(try !store.write { tx in try tx.deletePhoneClaim(id: "b") })
+
+        // Housekeeping forgets unfinished claims past their life, not a transfer's nor a holding's.
+        try store.write { tx in
+            try tx.insertPhoneClaim(Self.claim("held", uid: "U", number: 3))
+            _ = try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: Array(repeating: 3, count: 32), uid: "U", claimID: "held", verifiedAt: 1_100))
+        }
+        #expect(try store.write { tx in try tx.prunePhoneClaims(expiredBy: 10_000, limit: 100) } == 1)  // "c"
+        #expect(try store.read { try $0.phoneClaim(id: "c") } == nil)
+        #expect(try store.read { try $0.phoneClaim(id: "a") } != nil)
+        #expect(try store.read { try $0.phoneClaim(id: "held") } != nil)
+
+        // Deleting an account deletes its claims and holdings.
+        try store.write { tx in try tx.deleteAccount(uid: "U") }
+        #expect(try store.read { try $0.phoneClaims(uid: "U") }.isEmpty)
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: Array(repeating: 3, count: 32)) } == nil)
+    }
+
+    @Test("20 accounts claim one number at once, each proving its code: at most one holds it, the others wait for it", arguments: StoreKind.available)
+    func concurrentClaims(kind: StoreKind) throws {
+        let h = try StoreFlowHarness(kind) {
+            $0.sms = SMSConfiguration(countries: ["49"])
+            // 20 SMS to one number in a minute: past the per-number caps, which have their own tests.
+            $0.sms.numberInterval = 0
+            $0.sms.numberPerHour = 0
+        }
+        var parties: [(idToken: String, claimID: String, code: String)] = []
+        for index in 0..<20 {
+            try h.service.sendEmailLink(EmailLinkRequest(email: "racer\(index)@example.com"))
+            let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+            let claim = try h.service.addPhone(idToken: login.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
+            let queued = try #require(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
+            let recipient = try #require(queued.recipient)
+            let code = try #require(try h.service.composeSMS(queued.intent, recipient: recipient)).code
+            parties.append((login.session.idToken, claim.claimID, code))
+        }
+        let proved = Counter()
+        let failures = Mutex<[String]>([])
+        let all = parties
+        onThreads(20) { index in
+            do {
+                _ = try h.service.provePhoneAsOwner(idToken: all[index].idToken, claimID: all[index].claimID, code: all[index].code)
+                proved.increment()
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(proved.value == 20)
+        let statuses = try parties.map { try h.service.phoneClaims(idToken: $0.idToken).map(\.status) }
+        #expect(statuses.filter { $0 == [.verified] }.count == 1)
+        #expect(statuses.filter { $0 == [.awaitingTransfer] }.count == 19)
+        let holders = try h.store.read { tx in try all.compactMap { try tx.phoneClaim(id: $0.claimID)?.verifiedAt } }
+        #expect(holders.count == 1)
+    }
+}
