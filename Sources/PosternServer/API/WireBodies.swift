@@ -97,6 +97,9 @@ extension OutboxMessageDetailBody {
     /// A message (nil once purged) and its log.
     public init(id: Int64, message: OutboxMessage?, attempts: [OutboxAttempt]) {
         self.init(id: id, message: message.map(OutboxMessageBody.init), attempts: attempts.map(OutboxAttemptBody.init))
+    }
+}
+
 extension PhoneClaimBody {
     /// What a party sees of `claim`.
     public init(_ claim: PhoneClaimView) {
