@@ -4,6 +4,7 @@ wrong, or because its new password is the address (the one rule between two fiel
 its shape. The operations listed in schemathesis.toml may answer a positive case 400; this says
 which 400s those may be, and holds every other operation to the same."""
 import schemathesis
+from hypothesis import strategies
 
 # The codes that mean "this credential does not open anything": what a made-up oobCode, refresh
 # token, 6-digit code or password gets, and what no schema can rule out.
@@ -39,3 +40,19 @@ def positive_rejection_names_a_credential(ctx, response, case):
         raise AssertionError(
             f"a schema-valid request was refused {error.get('code')}: {error.get('message')}")
     return None
+
+
+# POST /v1/admin/bounces takes the raw report as mail brought it (message/rfc822), which
+# schemathesis cannot make by itself: mail-shaped bytes, some of them delivery reports naming a
+# made-up reverse path (answered `ignored`: no tag of ours), the rest any text after a header.
+_REPORT = (
+    b"Content-Type: multipart/report; report-type=delivery-status; boundary=\"B\"\r\n\r\n"
+    b"--B\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; relay.test\r\n\r\n"
+    b"Final-Recipient: rfc822; a@example.org\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n--B--\r\n"
+)
+_MAIL = strategies.one_of(
+    strategies.just(_REPORT),
+    strategies.text(min_size=1).map(lambda body: ("Subject: x\r\n\r\n" + body).encode("utf-8")),
+    strategies.binary(min_size=1).map(lambda body: b"To: bounce+1.1.0000000000000000@relay.test\r\n\r\n" + body),
+)
+schemathesis.openapi.media_type("message/rfc822", _MAIL)

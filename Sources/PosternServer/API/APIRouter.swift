@@ -68,7 +68,9 @@ public final class APIRouter: Sendable {
             return .error(
                 415, code: .unsupportedMediaType, message: "A request body must be JSON sent as Content-Type: application/json.")
         }
-        if let types = route.rawMediaTypes {
+        // As for JSON: an empty body is no media type at all (the route's own check answers it,
+        // after the token, so a caller without one learns only that it needs one).
+        if let types = route.rawMediaTypes, !request.body.isEmpty {
             let given = (request.headers["content-type"] ?? "").prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
             guard types.contains(given) else {
                 return .error(415, code: .unsupportedMediaType, message: "\(route.path) takes a body sent as Content-Type: \(types.joined(separator: ", ")).")
