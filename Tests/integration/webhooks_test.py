@@ -334,7 +334,7 @@ def test_added_endpoints_filters_rotation_test_event_and_mail_events(work):
         code, out, err = daemon.cli("webhooks", "add", filtered.url, "--events", "mail.*,user.created", "--json")
         assert code == 0, (out, err)
         added = json.loads(out)
-        assert added["endpoint"]["events"] == ["mail.deferred", "mail.failed", "mail.sent", "user.created"]
+        assert added["endpoint"]["events"] == ["mail.bounced", "mail.deferred", "mail.failed", "mail.sent", "user.created"]
         assert added["secret"].startswith("whsec_")
         filtered.secrets = [added["secret"]]
         status, api, _ = daemon.post("/v1/admin/webhooks", {"url": everything.url}, token=ADMIN)
