@@ -16,14 +16,29 @@ final class LiveServer: @unchecked Sendable {
     let adminToken = "auth-tests-admin-token"
     private let process: Process
 
-    /// Starts the daemon and waits until `/healthz` answers.
+    /// Starts the daemon and waits until `/healthz` answers. A free port can be taken by another
+    /// test between the probe and the daemon's bind: that start is retried on a new port.
     init(_ extra: [String] = []) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("postern-auth-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Self.freePort()
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                (port, process) = try await Self.launch(in: directory, adminToken: adminToken, extra: extra)
+                break
+            } catch ServerError.didNotStart(let log) where log.contains("Address already in use") && attempt < 5 {
+                continue
+            }
+        }
         url = URL(string: "http://127.0.0.1:\(port)")!
-        process = Process()
-        process.executableURL = Self.binary
+    }
+
+    private static func launch(in directory: URL, adminToken: String, extra: [String]) async throws -> (Int, Process) {
+        let port = try freePort()
+        let url = URL(string: "http://127.0.0.1:\(port)")!
+        let process = Process()
+        process.executableURL = binary
         process.currentDirectoryURL = directory
         process.arguments = [
             "serve", "--listen", "127.0.0.1:\(port)", "--public-url", url.absoluteString,
@@ -33,19 +48,23 @@ final class LiveServer: @unchecked Sendable {
             "--allowed-continue-hosts", "app.example.com",
             "--mail-interval", "0", "--mail-per-hour", "0", "--ip-per-minute", "0",
         ] + extra
-        let log = FileManager.default.createFile(atPath: directory.appendingPathComponent("serve.log").path, contents: nil)
-        precondition(log)
-        let handle = try FileHandle(forWritingTo: directory.appendingPathComponent("serve.log"))
+        let logPath = directory.appendingPathComponent("serve.log").path
+        precondition(FileManager.default.createFile(atPath: logPath, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardError = handle
         process.standardOutput = handle
         try process.run()
+        // Our own daemon's answer: it logs "listening" once bound, and another daemon on the port
+        // would answer /healthz too.
+        func bound() -> Bool { ((try? String(contentsOf: URL(fileURLWithPath: logPath), encoding: .utf8)) ?? "").contains(#""msg":"listening""#) }
         for _ in 0..<200 {
-            if let (_, response) = try? await URLSession.shared.data(from: url.appendingPathComponent("healthz")),
-               (response as? HTTPURLResponse)?.statusCode == 200 { return }
+            if bound(), let (_, response) = try? await URLSession.shared.data(from: url.appendingPathComponent("healthz")),
+               (response as? HTTPURLResponse)?.statusCode == 200 { return (port, process) }
             guard process.isRunning else { break }
             try await Task.sleep(nanoseconds: 50_000_000)
         }
-        throw ServerError.didNotStart(log: (try? String(contentsOf: directory.appendingPathComponent("serve.log"), encoding: .utf8)) ?? "")
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        throw ServerError.didNotStart(log: (try? String(contentsOf: URL(fileURLWithPath: logPath), encoding: .utf8)) ?? "")
     }
 
     deinit {
