@@ -252,6 +252,22 @@ enum PostgresSchema {
         );
         CREATE INDEX phone_numbers_uid ON phone_numbers(uid);
         """,
+        // 12: SQLite's 15, phone sign-in requests (issue 17 point 4, --phone-sign-in): one per
+        // number, keyed by its keyed hash (a newer request replaces the older: its code
+        // supersedes), the code only as a keyed hash bound to the request id.
+        """
+        CREATE TABLE phone_sign_ins (
+            number_hash BYTEA PRIMARY KEY,
+            request_id TEXT NOT NULL UNIQUE,
+            country_code TEXT NOT NULL,
+            code_hash BYTEA NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            tries INTEGER NOT NULL DEFAULT 0,
+            locale TEXT
+        );
+        CREATE INDEX phone_sign_ins_expiry ON phone_sign_ins(expires_at);
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

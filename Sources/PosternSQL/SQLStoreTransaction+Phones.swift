@@ -91,3 +91,52 @@ extension SQLStoreTransaction {
             [.integer(horizon)], limit: limit)
     }
 }
+
+// MARK: phone sign-in requests (--phone-sign-in)
+
+extension SQLStoreTransaction {
+    private static let signInColumns = "request_id, number_hash, country_code, code_hash, created_at, expires_at, tries, locale"
+
+    private func signIn(where condition: String, _ args: [SQLValue]) throws -> PhoneSignInCode? {
+        try db.first("SELECT \(Self.signInColumns) FROM phone_sign_ins WHERE \(condition)", args) { row in
+            guard let id = row.text(0), let numberHash = row.blob(1), let country = row.text(2), let codeHash = row.blob(3) else {
+                throw StoreError.corrupt("phone sign-in row")
+            }
+            return PhoneSignInCode(
+                requestID: id, numberHash: numberHash, countryCode: country, codeHash: codeHash, createdAt: row.integer(4),
+                expiresAt: row.integer(5), tries: Int(row.integer(6)), locale: row.text(7))
+        }
+    }
+
+    public func phoneSignIn(requestID: String) throws -> PhoneSignInCode? {
+        try signIn(where: "request_id = ?", [.text(requestID)])
+    }
+
+    public func putPhoneSignIn(_ c: PhoneSignInCode) throws {
+        // One row per number: the newer request takes the row, so the older code is dead.
+        try db.execute(
+            "INSERT INTO phone_sign_ins (number_hash, request_id, country_code, code_hash, created_at, expires_at, tries, locale) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (number_hash) DO UPDATE SET request_id = excluded.request_id, country_code = excluded.country_code, code_hash = excluded.code_hash, created_at = excluded.created_at, expires_at = excluded.expires_at, tries = excluded.tries, locale = excluded.locale",
+            [
+                .blob(c.numberHash), .text(c.requestID), .text(c.countryCode), .blob(c.codeHash), .integer(c.createdAt),
+                .integer(c.expiresAt), .integer(Int64(c.tries)), c.locale.map(SQLValue.text) ?? .null,
+            ])
+    }
+
+    public func takePhoneSignInTry(numberHash: [UInt8], maximumTries: Int) throws -> PhoneSignInCode? {
+        // One statement under the row's lock: PostgreSQL re-checks `tries < ?` on the row a
+        // concurrent try left, SQLite writes one at a time.
+        let counted = try db.execute(
+            "UPDATE phone_sign_ins SET tries = tries + 1 WHERE number_hash = ? AND tries < ?",
+            [.blob(numberHash), .integer(Int64(maximumTries))])
+        guard counted == 1 else { return nil }
+        return try signIn(where: "number_hash = ?", [.blob(numberHash)])
+    }
+
+    public func deletePhoneSignIn(requestID: String) throws -> Bool {
+        try db.execute("DELETE FROM phone_sign_ins WHERE request_id = ?", [.text(requestID)]) == 1
+    }
+
+    public func prunePhoneSignIns(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "phone_sign_ins", key: "request_id", condition: "expires_at <= ?", [.integer(horizon)], limit: limit)
+    }
+}

@@ -255,6 +255,22 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX phone_numbers_uid ON phone_numbers(uid);
         """,
+        // 15: phone sign-in requests (issue 17 point 4, --phone-sign-in): one per number, keyed by
+        // its keyed hash (a newer request replaces the older: its code supersedes), the code only
+        // as a keyed hash bound to the request id.
+        """
+        CREATE TABLE phone_sign_ins (
+            number_hash BLOB PRIMARY KEY,
+            request_id TEXT NOT NULL UNIQUE,
+            country_code TEXT NOT NULL,
+            code_hash BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            tries INTEGER NOT NULL DEFAULT 0,
+            locale TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX phone_sign_ins_expiry ON phone_sign_ins(expires_at);
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

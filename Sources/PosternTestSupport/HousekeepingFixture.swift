@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -94,7 +94,12 @@ public enum HousekeepingFixture {
                     id: name, uid: nil, numberHash: Array(name.utf8), countryCode: "49", codeHash: Array(name.utf8),
                     createdAt: expiresAt - 600, codeExpiresAt: expiresAt, expiresAt: expiresAt))
             }
-        }
+            // Phone sign-in requests: one whose code expired at the horizon (goes), one a second after (stays).
+            for (name, expiresAt) in [("signin-old", horizon(.phoneSignIns)), ("signin-live", horizon(.phoneSignIns) + 1)] {
+                try tx.putPhoneSignIn(PhoneSignInCode(
+                    requestID: name, numberHash: Array(name.utf8), countryCode: "49", codeHash: Array(name.utf8),
+                    createdAt: expiresAt - 600, expiresAt: expiresAt))
+            }
         try store.write { tx in
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
@@ -134,6 +139,7 @@ public enum HousekeepingFixture {
                 if case .test(let reference) = message.intent { found.insert(reference) }
             }
             for name in ["phone-old", "phone-live"] where try tx.phoneClaim(id: name) != nil { found.insert(name) }
+            for name in ["signin-old", "signin-live"] where try tx.phoneSignIn(requestID: name) != nil { found.insert(name) }
             return found
         }
     }

@@ -66,3 +66,37 @@ extension InMemoryStore.Transaction {
         return doomed.count
     }
 }
+
+// MARK: phone sign-in requests (--phone-sign-in)
+
+extension InMemoryStore.Transaction {
+    public func phoneSignIn(requestID: String) throws -> PhoneSignInCode? {
+        state.phoneSignIns.values.first { $0.requestID == requestID }
+    }
+
+    public func putPhoneSignIn(_ code: PhoneSignInCode) throws {
+        if let other = state.phoneSignIns.values.first(where: { $0.requestID == code.requestID }), other.numberHash != code.numberHash {
+            throw StoreError.duplicate("phone sign-in request id")
+        }
+        state.phoneSignIns[code.numberHash] = code
+    }
+
+    public func takePhoneSignInTry(numberHash: [UInt8], maximumTries: Int) throws -> PhoneSignInCode? {
+        guard var code = state.phoneSignIns[numberHash], code.tries < maximumTries else { return nil }
+        code.tries += 1
+        state.phoneSignIns[numberHash] = code
+        return code
+    }
+
+    public func deletePhoneSignIn(requestID: String) throws -> Bool {
+        guard let code = state.phoneSignIns.values.first(where: { $0.requestID == requestID }) else { return false }
+        state.phoneSignIns[code.numberHash] = nil
+        return true
+    }
+
+    public func prunePhoneSignIns(expiredBy horizon: Int64, limit: Int) throws -> Int {
+        let doomed = state.phoneSignIns.values.filter { $0.expiresAt <= horizon }.prefix(max(0, limit))
+        for code in doomed { state.phoneSignIns[code.numberHash] = nil }
+        return doomed.count
+    }
+}

@@ -32,6 +32,8 @@ public final class InMemoryStore: Store {
         public var phoneClaims: [String: PhoneClaim] = [:]
         /// The verified holder of each number, by its keyed hash.
         public var phoneNumbers: [[UInt8]: PhoneNumberHolder] = [:]
+        /// Phone sign-in requests by their number's keyed hash (one per number).
+        public var phoneSignIns: [[UInt8]: PhoneSignInCode] = [:]
     }
 
     private let state = Mutex(State())

@@ -2,6 +2,8 @@
 public enum Provider: String, Sendable, Hashable, CaseIterable, Codable {
     case password
     case emailLink
+    /// An SMS code to a number the account holds verified (`--phone-sign-in`).
+    case phone
 }
 
 /// A user account: anonymous, or with an address.
@@ -32,8 +34,10 @@ public struct Account: Sendable, Hashable {
     /// (claim `sv`) and are refused once it changes.
     public var sessionVersion: Int64
 
-    /// True when the account has no address (an anonymous session).
-    public var isAnonymous: Bool { email == nil }
+    /// True when the account has no address and has never signed in by phone (an anonymous
+    /// session). An account made by a phone sign-in has no address but is not anonymous: it is
+    /// never upgraded or migrated away as an anonymous one would be.
+    public var isAnonymous: Bool { email == nil && !providers.contains(.phone) }
 
     /// Creates an account record.
     public init(

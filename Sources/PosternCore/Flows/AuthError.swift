@@ -81,6 +81,8 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
             details: ["anonymousUid": anonymousUid])
     }
     public static let credentialAlreadyInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The address belongs to another account.")
+    /// A phone sign-in in a normal session whose number another account holds verified.
+    public static let phoneInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The number belongs to another account.")
     /// The account is anonymous, and what was asked needs an address; `message` says what to do.
     public static func anonymousAccount(_ message: String) -> AuthError {
         AuthError(.conflict, code: .anonymousAccount, message: message)

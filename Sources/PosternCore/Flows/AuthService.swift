@@ -22,6 +22,7 @@ public final class AuthService: Sendable {
     let bounces: BounceIntake
     let clients: ClientLimit
     let phones: PhoneFlow
+    let phoneSignIn: PhoneSignInFlow
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -48,6 +49,7 @@ public final class AuthService: Sendable {
         bounces = BounceIntake(context: context)
         clients = ClientLimit(context: context, perMinute: config.ipPerMinute)
         phones = PhoneFlow(context: context, sessions: sessions)
+        phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, phones: phones)
     }
 
     // MARK: the per-client limit (ClientLimit)
@@ -260,6 +262,24 @@ public final class AuthService: Sendable {
     /// The holder deletes the claim its code proves.
     public func deletePhoneClaimAsHolder(claimID: String, code: String) throws(AuthError) {
         try phones.holderDelete(claimID: claimID, code: code)
+    }
+
+    // MARK: sign-in by phone (PhoneSignInFlow, --phone-sign-in)
+
+    /// Queues a sign-in code by SMS to `phoneNumber`: the same answer for every number.
+    /// - Throws: `phoneSignInDisabled` without `--phone-sign-in`, `invalidPhoneNumber`,
+    ///   `invalidIDToken`, `smsCountryNotAllowed`, `tooManyAttempts` past the SMS caps.
+    public func sendPhoneSignIn(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
+        try phoneSignIn.send(phoneNumber: phoneNumber, locale: locale, idToken: idToken, clientIP: clientIP)
+    }
+
+    /// Signs in with the SMS code, resolving the email link's six cases for the number's holder.
+    /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode`, `invalidIDToken`,
+    ///   `migrationRequired`, `credentialAlreadyInUse`, `userDisabled`.
+    public func completePhoneSignIn(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError)
+        -> LoginDescriptor
+    {
+        try phoneSignIn.complete(phoneNumber: phoneNumber, code: code, idToken: idToken, allowMigration: allowMigration)
     }
 
     /// An account's phone claims, for an operator (`postern phones show`).

@@ -92,6 +92,7 @@ public struct Housekeeper: Sendable {
         case .outboxAttempts: try tx.purgeOutboxAttempts(before: horizon + 1, limit: limit)
         case .smsOutbox: try tx.purgeFinishedSMS(before: horizon + 1, limit: limit)
         case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)
+        case .phoneSignIns: try tx.prunePhoneSignIns(expiredBy: horizon, limit: limit)
         }
     }
 }

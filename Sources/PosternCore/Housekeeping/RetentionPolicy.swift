@@ -24,6 +24,9 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     /// Unfinished phone claims (never verified, not awaiting a transfer), past their life plus
     /// ``RetentionPolicy/actionRequestGrace``.
     case phoneClaims = "phone_claims"
+    /// Phone sign-in requests (`--phone-sign-in`), at their code's expiry: neither the sign-in nor
+    /// the SMS composer reads one after it.
+    case phoneSignIns = "phone_sign_ins"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -66,7 +69,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// The newest time of a row of `rows` that may be deleted at `now`: rows at or before it go.
     public func horizon(for rows: ExpiringRows, now: Int64) -> Int64 {
         switch rows {
-        case .consumedCodes, .refreshTokens, .clientRate: now
+        case .consumedCodes, .refreshTokens, .clientRate, .phoneSignIns: now
         case .actionRequests, .phoneClaims: now - actionRequestGrace
         case .outbox, .webhookDeliveries, .outboxAttempts, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow

@@ -11,6 +11,8 @@ public protocol PhoneReader {
     func phoneTransfers(from uid: String) throws -> [PhoneClaim]
     /// Who holds the number with this keyed hash verified, if anyone.
     func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder?
+    /// The phone sign-in request `requestID`, if it is still the number's newest (the SMS composer's look-up).
+    func phoneSignIn(requestID: String) throws -> PhoneSignInCode?
 }
 
 /// Phone-claim changes, part of every `StoreWriter`.
@@ -27,4 +29,17 @@ public protocol PhoneWriter: PhoneReader {
     /// Forgets at most `limit` unfinished claims (neither verified nor awaiting a transfer) whose
     /// life ended at or before `horizon`; returns how many.
     func prunePhoneClaims(expiredBy horizon: Int64, limit: Int) throws -> Int
+
+    /// Records a phone sign-in request, replacing any earlier one of the same number (its code
+    /// is dead from now on: a newer code supersedes the older). Throws `duplicate` for a taken request id.
+    func putPhoneSignIn(_ code: PhoneSignInCode) throws
+    /// Counts one try against the number's sign-in request and returns it as counted; nil when the
+    /// number has none or its `maximumTries` are spent (nothing counted). The count is one
+    /// statement under the row's lock, so concurrent tries never get past the limit.
+    func takePhoneSignInTry(numberHash: [UInt8], maximumTries: Int) throws -> PhoneSignInCode?
+    /// Deletes the sign-in request `requestID` (its code is used); false when it was gone already
+    /// (exactly one concurrent caller gets true).
+    func deletePhoneSignIn(requestID: String) throws -> Bool
+    /// Forgets at most `limit` sign-in requests that expired at or before `horizon`; returns how many.
+    func prunePhoneSignIns(expiredBy horizon: Int64, limit: Int) throws -> Int
 }

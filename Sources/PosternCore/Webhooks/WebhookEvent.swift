@@ -8,11 +8,13 @@ import PosternAPI
 /// now; `mail.failed`: the address given up on, so the backend can ask its user for another).
 public enum WebhookEvent: Sendable, Hashable {
     /// An account was created: by a sign-in link, a confirmed sign-up, or an anonymous sign-in.
-    case userCreated(uid: String, email: EmailAddress?)
+    /// `byPhone`: by a phone sign-in (no address, not anonymous).
+    case userCreated(uid: String, email: EmailAddress?, byPhone: Bool = false)
     /// A session was issued by a sign-in (`method`: `emailLink`, `password`, `anonymous`).
     case userSignedIn(uid: String, method: String)
-    /// An anonymous account got an address (it keeps its uid).
-    case userAnonymousUpgraded(uid: String, email: EmailAddress)
+    /// An anonymous account got an address, or a phone number by a phone sign-in (`email` nil):
+    /// it keeps its uid.
+    case userAnonymousUpgraded(uid: String, email: EmailAddress?)
     /// An anonymous session signed in to an existing account: `fromUid` is gone, `toUid` goes on.
     case userMigrated(fromUid: String, toUid: String)
     /// The account's address changed (a confirmed change, or a sign-in link that linked a new one).
@@ -90,10 +92,10 @@ public enum WebhookEvent: Sendable, Hashable {
     /// The event's `data` object.
     public var data: [String: JSONValue] {
         switch self {
-        case .userCreated(let uid, let email):
-            ["uid": .string(uid), "anonymous": .bool(email == nil), "email": email.map { .string($0.address) } ?? .null]
+        case .userCreated(let uid, let email, let byPhone):
+            ["uid": .string(uid), "anonymous": .bool(email == nil && !byPhone), "email": email.map { .string($0.address) } ?? .null]
         case .userSignedIn(let uid, let method): ["uid": .string(uid), "method": .string(method)]
-        case .userAnonymousUpgraded(let uid, let email): ["uid": .string(uid), "email": .string(email.address)]
+        case .userAnonymousUpgraded(let uid, let email): ["uid": .string(uid), "email": email.map { .string($0.address) } ?? .null]
         case .userMigrated(let fromUid, let toUid): ["fromUid": .string(fromUid), "toUid": .string(toUid)]
         case .userEmailChanged(let uid, let email): ["uid": .string(uid), "email": .string(email.address)]
         case .userPasswordChanged(let uid), .userPasswordReset(let uid), .userDeleted(let uid),

@@ -9,9 +9,10 @@ extension AuthService: SMSComposing {
         switch intent {
         case .test:
             return SMSContent(kind: .test, code: Self.testSMSCode)
-        case .phoneClaim, .phoneSignIn:
-            // The phone flows (claims, sign-in by phone) compose these.
+        case .phoneClaim:
             return try phones.composeSMS(intent, recipient: recipient)
+        case .phoneSignIn(let requestID):
+            return try phoneSignIn.composeSMS(requestID: requestID, recipient: recipient)
         }
     }
 

@@ -61,7 +61,11 @@ final class PhoneFlow: Sendable {
     /// The claim's 6-digit code: derived from its id under the phone key, so the store keeps
     /// only its keyed hash and the SMS composer derives it again.
     static func code(claimID: String, ring: KeyRing) -> String {
-        let mac = ring.phoneNumbers.authenticate(Array("postern-phone-claim-code|\(claimID)".utf8))
+        sixDigits(ring.phoneNumbers.authenticate(Array("postern-phone-claim-code|\(claimID)".utf8)))
+    }
+
+    /// Six decimal digits from a MAC's first four bytes (leading zeros kept).
+    static func sixDigits(_ mac: [UInt8]) -> String {
         let value = UInt32(mac[0]) << 24 | UInt32(mac[1]) << 16 | UInt32(mac[2]) << 8 | UInt32(mac[3])
         let digits = String(value % 1_000_000)
         return String(repeating: "0", count: 6 - digits.count) + digits
