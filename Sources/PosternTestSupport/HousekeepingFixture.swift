@@ -100,6 +100,7 @@ public enum HousekeepingFixture {
                     requestID: name, numberHash: Array(name.utf8), countryCode: "49", codeHash: Array(name.utf8),
                     createdAt: expiresAt - 600, expiresAt: expiresAt))
             }
+        }
         try store.write { tx in
             try tx.enqueueWebhook(
                 webhookID: "webhook-queued", eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],

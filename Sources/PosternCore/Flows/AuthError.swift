@@ -142,9 +142,6 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Sign-in by phone is off (`--phone-sign-in`).
     public static let phoneSignInDisabled = AuthError(.notFound, code: .phoneSignInDisabled,
         message: "Sign-in by phone is not enabled on this server (--phone-sign-in).")
-    /// Sign-in by phone is asked for but this build does not offer it yet.
-    public static let phoneSignInUnavailable = AuthError(.notFound, code: .phoneSignInDisabled,
-        message: "Sign-in by phone is not available in this version of the server yet.")
     /// Only a dead outbox message can be retried.
     public static let outboxMessageNotFound = AuthError(.notFound, code: .notFound, message: "There is no such message.")
     public static let webhookNotFound = AuthError(.notFound, code: .notFound, message: "There is no such webhook endpoint.")

@@ -59,17 +59,23 @@ extension APIRouter {
                 try service.deletePhoneClaim(idToken: try c.idToken(), claimID: claimID(c))
                 return HTTPResponse(status: 204)
             },
-            Route(method: "POST", path: "/v1/phone/send", summary: "A sign-in code by SMS (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED)", access: .public, status: 202,
+            Route(method: "POST", path: "/v1/phone/send", summary: "A sign-in code by SMS (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the same answer for every number", access: .public, status: 202,
                   contract: .init(request: .json(PhoneSignInSendBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.phoneSignInDisabled] + numberRefusals)) { c throws(AuthError) in
-                _ = try c.body(PhoneSignInSendBody.self)
-                throw runtime.settings.phoneSignIn ? AuthError.phoneSignInUnavailable : AuthError.phoneSignInDisabled
+                                  errors: [.phoneSignInDisabled, .invalidIDToken, .smsCountryNotAllowed] + numberRefusals)) { c throws(AuthError) in
+                let body = try c.body(PhoneSignInSendBody.self)
+                try service.sendPhoneSignIn(
+                    phoneNumber: body.phoneNumber, locale: body.locale, idToken: body.idToken ?? c.bearer, clientIP: c.clientIP)
+                return .body(202, AcceptedBody(status: .sent))
             },
-            Route(method: "POST", path: "/v1/phone/complete", summary: "Sign in with the SMS code (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED)", access: .public, status: 200,
+            Route(method: "POST", path: "/v1/phone/complete", summary: "Sign in with the SMS code (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the email link's six cases, for the account that holds the number", access: .public, status: 200,
                   contract: .init(request: .json(PhoneSignInCompleteBody.self), answer: .json(LoginBody.self),
-                                  errors: [.phoneSignInDisabled, .invalidPhoneCode, .invalidPhoneNumber, .migrationRequired, .credentialAlreadyInUse])) { c throws(AuthError) in
-                _ = try c.body(PhoneSignInCompleteBody.self)
-                throw runtime.settings.phoneSignIn ? AuthError.phoneSignInUnavailable : AuthError.phoneSignInDisabled
+                                  errors: [.phoneSignInDisabled, .invalidPhoneCode, .invalidPhoneNumber, .invalidIDToken, .userDisabled,
+                                           .migrationRequired, .credentialAlreadyInUse],
+                                  links: .signedIn)) { c throws(AuthError) in
+                let body = try c.body(PhoneSignInCompleteBody.self)
+                let login = try service.completePhoneSignIn(
+                    phoneNumber: body.phoneNumber, code: body.code, idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration)
+                return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/phones/claims", summary: "The number's holder asks for it to join an account, whose owner approves later (any session; the same answer for every number and address)", access: .user, status: 202,
                   contract: .init(request: .json(StartPhoneClaimBody.self), answer: .json(PhoneClaimAcceptedBody.self),
