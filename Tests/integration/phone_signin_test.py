@@ -1,0 +1,242 @@
+"""Sign-in by phone (issue 17 point 4, `--phone-sign-in`) against a real `postern serve`: SQLite in
+a temp dir (PostgreSQL for the race, from PHONES_PG_DATABASE), SMS through the Twilio transport to
+sms_test.py's fake Twilio (phones_test.py's daemon and SMS box), whose recorded bodies give back
+each SMS's code. Run by phone-signin.sh, which checks that every test ran and none skipped.
+
+The six cases of the email link (sign-up, sign-in again, anonymous upgrade, MIGRATION_REQUIRED
+then allowMigration, disabled user), the code's limits (5 tries, expiry, single use, a newer code
+supersedes), 20 concurrent completes of one code on a fresh number (one account), the same bytes
+for a held and a free number, and the per-number cap's 429.
+"""
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+import phones_test
+from phones_test import Phones, check, code_of
+
+HELD = "+4915111111111"
+
+
+def raw_post(daemon, path, body):
+    """(status, body bytes, Retry-After) of a POST, byte for byte."""
+    req = urllib.request.Request(daemon.public_url + path, data=json.dumps(body).encode(), method="POST")
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read(), r.headers.get("Retry-After")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), e.headers.get("Retry-After")
+
+
+class SignIn(Phones):
+    def send(self, number, token=None):
+        body = {"phoneNumber": number}
+        if token:
+            body["idToken"] = token
+        status, answer, _ = self.post("/v1/phone/send", body)
+        assert status == 202, answer
+        assert answer == {"status": "sent"}, answer
+        return code_of(self.sms.next(number))
+
+    def complete(self, number, code, token=None, allow_migration=None):
+        body = {"phoneNumber": number, "code": code}
+        if token:
+            body["idToken"] = token
+        if allow_migration is not None:
+            body["allowMigration"] = allow_migration
+        status, answer, _ = self.post("/v1/phone/complete", body)
+        return status, answer
+
+    def sign_up(self, number):
+        status, login = self.complete(number, self.send(number))
+        assert status == 200, login
+        return login
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    d = SignIn(os.environ["E2E_WORK"], "signin", "--phone-sign-in", "--phone-code-ttl", "600")
+    yield d
+    assert d.stop() == 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def twilio_lifetime():
+    yield
+    if phones_test.TWILIO:
+        assert phones_test.TWILIO["fake"].refused == [], phones_test.TWILIO["fake"].refused
+        phones_test.TWILIO["fake"].close()
+
+
+def test_sign_up_then_sign_in_again_to_the_same_account(daemon):
+    number = "+4915120000001"
+    login = daemon.sign_up(number)
+    assert login["isNewUser"] is True and login["session"]["isAnonymous"] is False, login
+    assert login["session"]["email"] is None and login["uid"] == login["session"]["uid"]
+    token = login["session"]["idToken"]
+    # The number is the account's, verified: a claim the owner sees (and could delete).
+    assert daemon.statuses(token) == ["verified"]
+    status, me, _ = daemon.get("/v1/me", token=token)
+    assert status == 200 and "phone" in me["providers"] and me["isAnonymous"] is False, me
+    again = daemon.sign_up(number)
+    assert again["uid"] == login["uid"] and again["isNewUser"] is False, again
+    assert daemon.statuses(again["session"]["idToken"]) == ["verified"]
+    # The refresh token works like any other session's.
+    status, refreshed, _ = daemon.post("/v1/token/refresh", {"refreshToken": again["session"]["refreshToken"]})
+    assert status == 200, refreshed
+
+
+def test_anonymous_upgrade_keeps_the_uid(daemon):
+    status, anonymous, _ = daemon.post("/v1/accounts/anonymous", {})
+    assert status == 200, anonymous
+    token = anonymous["session"]["idToken"]
+    number = "+4915120000002"
+    status, login = daemon.complete(number, daemon.send(number, token=token), token=token)
+    assert status == 200, login
+    assert login["uid"] == anonymous["uid"] and login["isNewUser"] is True and login["session"]["isAnonymous"] is False
+
+
+def test_migration_required_then_allow_migration(daemon):
+    number = "+4915120000003"
+    holder = daemon.sign_up(number)
+    status, anonymous, _ = daemon.post("/v1/accounts/anonymous", {})
+    token = anonymous["session"]["idToken"]
+    code = daemon.send(number, token=token)
+    status, answer = daemon.complete(number, code, token=token)
+    check(status, answer, 409, "MIGRATION_REQUIRED")
+    # Nothing was consumed: the same code, now with the user's answer.
+    status, login = daemon.complete(number, code, token=token, allow_migration=True)
+    assert status == 200, login
+    assert login["uid"] == holder["uid"] and login["isNewUser"] is False
+    assert login["migration"] == {"fromUid": anonymous["uid"], "toUid": holder["uid"], "allowMigration": True}, login
+    # The anonymous account is gone.
+    assert daemon.get("/v1/me", token=token)[0] == 401
+
+
+def test_a_signed_in_account_links_a_free_number_and_cannot_take_a_held_one(daemon):
+    token = daemon.sign_in("linker@example.com")
+    number = "+4915120000004"
+    status, login = daemon.complete(number, daemon.send(number, token=token), token=token)
+    assert status == 200 and login["isNewUser"] is True and login["session"]["email"] == "linker@example.com", login
+    assert daemon.statuses(login["session"]["idToken"]) == ["verified"]
+    other = daemon.sign_in("other@example.com")
+    status, answer = daemon.complete(number, daemon.send(number, token=other), token=other)
+    check(status, answer, 409, "CREDENTIAL_ALREADY_IN_USE")
+
+
+def test_disabled_user_is_refused(daemon):
+    number = "+4915120000005"
+    uid = daemon.sign_up(number)["uid"]
+    code, out, err = daemon.cli("users", "disable", "--uid", uid)
+    assert code == 0, err
+    status, answer = daemon.complete(number, daemon.send(number))
+    check(status, answer, 400, "USER_DISABLED")
+
+
+def test_five_wrong_codes_then_the_right_one_is_refused(daemon):
+    number = "+4915120000006"
+    code = daemon.send(number)
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+    for _ in range(5):
+        check(*daemon.complete(number, wrong), 400, "INVALID_PHONE_CODE")
+    check(*daemon.complete(number, code), 400, "INVALID_PHONE_CODE")
+    # A new SMS gives a new code with its own 5 tries.
+    status, login = daemon.complete(number, daemon.send(number))
+    assert status == 200, login
+
+
+def test_replayed_and_superseded_codes(daemon):
+    number = "+4915120000007"
+    first = daemon.send(number)
+    second = daemon.send(number)
+    check(*daemon.complete(number, first), 400, "INVALID_PHONE_CODE")
+    status, login = daemon.complete(number, second)
+    assert status == 200, login
+    check(*daemon.complete(number, second), 400, "INVALID_PHONE_CODE")
+    # A code is the number's only: the right digits for another number do nothing.
+    other = "+4915120000008"
+    code = daemon.send(other)
+    check(*daemon.complete(number, code), 400, "INVALID_PHONE_CODE")
+
+
+def test_expired_code():
+    d = SignIn(os.environ["E2E_WORK"], "signin-expiry", "--phone-sign-in", "--phone-code-ttl", "3")
+    try:
+        number = "+4915120000009"
+        code = d.send(number)
+        time.sleep(3.5)
+        check(*d.complete(number, code), 400, "INVALID_PHONE_CODE")
+    finally:
+        assert d.stop() == 0
+
+
+def concurrent_completes(d, number):
+    code = d.send(number)
+    answers = []
+    lock = threading.Lock()
+
+    def complete():
+        answer = d.complete(number, code)
+        with lock:
+            answers.append(answer)
+
+    threads = [threading.Thread(target=complete) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = [a for s, a in answers if s == 200]
+    assert len(won) == 1, answers
+    assert all(s == 400 and a["error"]["code"] == "INVALID_PHONE_CODE" for s, a in answers if s != 200), answers
+    # One account holds the number: a new code signs in to it.
+    again = d.sign_up(number)
+    assert again["uid"] == won[0]["uid"] and again["isNewUser"] is False
+
+
+def test_twenty_concurrent_completes_make_one_account_sqlite(daemon):
+    concurrent_completes(daemon, "+4915120000010")
+
+
+def test_twenty_concurrent_completes_make_one_account_postgres():
+    database = os.environ.get("PHONES_PG_DATABASE")
+    assert database, "phone-signin.sh sets PHONES_PG_DATABASE"
+    d = SignIn(os.environ["E2E_WORK"], "signin-postgres", "--phone-sign-in", "--database", database)
+    try:
+        concurrent_completes(d, "+4915120000011")
+    finally:
+        assert d.stop() == 0
+
+
+def test_send_answers_the_same_bytes_for_a_held_and_a_free_number(daemon):
+    daemon.sign_up(HELD)
+    free = "+4915120000012"
+    held_answer = raw_post(daemon, "/v1/phone/send", {"phoneNumber": HELD})
+    free_answer = raw_post(daemon, "/v1/phone/send", {"phoneNumber": free})
+    assert held_answer == free_answer and held_answer[0] == 202, (held_answer, free_answer)
+    # And both got their SMS.
+    daemon.sms.next(HELD)
+    daemon.sms.next(free)
+
+
+def test_the_per_number_cap_answers_429_alike():
+    d = SignIn(os.environ["E2E_WORK"], "signin-caps", "--phone-sign-in", "--sms-number-interval", "60")
+    try:
+        d.sign_up(HELD)
+        free = "+4915120000013"
+        assert raw_post(d, "/v1/phone/send", {"phoneNumber": free})[0] == 202
+        held_answer = raw_post(d, "/v1/phone/send", {"phoneNumber": HELD})
+        free_answer = raw_post(d, "/v1/phone/send", {"phoneNumber": free})
+        assert held_answer[0] == 429 and free_answer[0] == 429, (held_answer, free_answer)
+        assert held_answer[2] and free_answer[2], "Retry-After on both"
+        assert json.loads(held_answer[1])["error"]["code"] == json.loads(free_answer[1])["error"]["code"] == "TOO_MANY_ATTEMPTS_TRY_LATER"
+        # A number outside the allowlist is refused before anything is sent.
+        status, answer, _ = d.post("/v1/phone/send", {"phoneNumber": "+12025550123"})
+        check(status, answer, 400, "SMS_COUNTRY_NOT_ALLOWED")
+    finally:
+        assert d.stop() == 0
