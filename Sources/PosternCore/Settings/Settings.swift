@@ -277,7 +277,7 @@ public struct Settings: Sendable, Equatable {
             s.phoneTransferSeconds = max(1, Int64((days * 86_400).rounded()))
         },
         number("phone-code-ttl", "POSTERN_PHONE_CODE_TTL", "seconds the 6-digit code of a phone claim's SMS proves the number (default 600)", minimum: 5, maximum: 3600) { s, v in s.phoneCodeTTL = v },
-        boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
+        boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (POST /v1/phone/send and /v1/phone/complete; a new number makes a new account); signed-out callers can then be sent SMS, so --sms-countries and the SMS caps are the gate (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
     ] + smsDescriptors
 
     /// Flags that take no value on the command line (`--trust-proxy` means true).
