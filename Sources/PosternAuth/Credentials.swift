@@ -13,12 +13,16 @@ public enum Credentials: Sendable, Hashable {
     /// (long polls of at most 25 s) until the owner picks the right number on the link's page,
     /// and ends with `.invalidCode` when a wrong pick cancelled it or it expired.
     case approval(email: String)
+    /// The 6-digit code from the SMS `sendPhoneSignInCode(to:)` asked for, with the number it went
+    /// to (only on a server with `--phone-sign-in`).
+    case phoneCode(phoneNumber: String, code: String)
 
     /// The address these credentials name, when they name one.
     var email: String? {
         switch self {
         case .emailLink(_, let email): email
         case .emailCode(let email, _), .password(let email, _), .approval(let email): email
+        case .phoneCode: nil
         }
     }
 }

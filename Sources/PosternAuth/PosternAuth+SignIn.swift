@@ -65,6 +65,30 @@ extension PosternAuth {
         try await login(with: .emailLink(text), allowMigration: allowMigration)
     }
 
+    // MARK: Phone numbers (a server with --phone-sign-in)
+
+    /// Sends a sign-in code by SMS to `phoneNumber` (E.164, `+4915112345678`; spaces and dashes
+    /// are fine). The server answers the same whether or not an account holds the number; a newer
+    /// code supersedes the older. Then `signIn(phoneNumber:code:allowMigration:)`. A signed-in
+    /// anonymous user keeps its uid when the code completes.
+    /// - Throws: `.phoneSignInDisabled` on a server without `--phone-sign-in`,
+    ///   `.invalidPhoneNumber`, `.smsCountryNotAllowed`, `.tooManyAttempts`, network and server failures.
+    public func sendPhoneSignInCode(to phoneNumber: String, locale: String? = nil) async throws(PosternAuthError) {
+        let token = state.session == nil ? nil : try? await idToken()
+        try await transport.send(
+            "POST", "/v1/phone/send", body: PhoneSignInSendBody(phoneNumber: phoneNumber, locale: locale, idToken: token))
+    }
+
+    /// Signs in with the SMS code: `login(with: .phoneCode(phoneNumber:code:))`, the same six
+    /// cases as an email link (a new number makes a new account, or joins the anonymous one).
+    /// - Throws: `.invalidPhoneCode` (wrong, expired, used, superseded, or 5 tries spent),
+    ///   `.migrationRequired`, `.credentialAlreadyInUse`, `.userDisabled`, `.phoneSignInDisabled`;
+    ///   as `login(with:…)`.
+    @discardableResult
+    public func signIn(phoneNumber: String, code: String, allowMigration: Bool? = nil) async throws(PosternAuthError) -> LoginDescriptor {
+        try await login(with: .phoneCode(phoneNumber: phoneNumber, code: code), allowMigration: allowMigration)
+    }
+
     // MARK: Signing in
 
     /// Signs in with `credentials`, resolving the anonymous session on this device as API.md's
@@ -148,6 +172,11 @@ extension PosternAuth {
             let body = EmailLinkCompleteBody(
                 link: text, email: email, codeVerifier: state.pendingLink?.codeVerifier, idToken: token, allowMigration: allowMigration)
             return try await transport.send("POST", "/v1/email-link/complete", body: body, credentials: credentials, as: LoginBody.self)
+        case .phoneCode(let phoneNumber, let code):
+            return try await transport.send(
+                "POST", "/v1/phone/complete",
+                body: PhoneSignInCompleteBody(phoneNumber: phoneNumber, code: code, idToken: token, allowMigration: allowMigration),
+                credentials: credentials, as: LoginBody.self)
         case .approval(let email):
             guard let verifier = state.pendingLink?.codeVerifier, state.pendingLink?.email == email else {
                 throw .invalidArgument("No approval was asked for \(email) on this device.")

@@ -137,6 +137,38 @@ final class LiveServer: @unchecked Sendable {
         return String(body[range])
     }
 
+    // MARK: SMS (a server started with `phoneSignInFlags`)
+
+    /// The flags of a server that signs in by phone, SMS written as JSON files to `sms-out`, the
+    /// caps lifted (they have their own tests).
+    static let phoneSignInFlags = [
+        "--phone-sign-in", "--sms-transport", "file:sms-out", "--sms-countries", "DE",
+        "--sms-number-interval", "0", "--sms-number-per-hour", "0", "--sms-ip-per-hour", "0",
+    ]
+
+    /// Every SMS body written so far to `number` (E.164), oldest first.
+    func smsBodies(to number: String) -> [String] {
+        let folder = directory.appendingPathComponent("sms-out")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+        return names.compactMap { name in
+            guard let data = try? Data(contentsOf: folder.appendingPathComponent(name)),
+                  let record = try? JSONDecoder().decode([String: String].self, from: data), record["to"] == number else { return nil }
+            return record["body"]
+        }
+    }
+
+    /// Waits for the `count`-th SMS to `number` (1-based) and returns its code (the `#123456` of
+    /// the origin-bound last line).
+    func smsCode(to number: String, number count: Int = 1) async throws -> String {
+        for _ in 0..<200 {
+            let found = smsBodies(to: number)
+            if found.count >= count, let code = found[count - 1].split(separator: "#").last.map(String.init),
+               code.count == 6, code.allSatisfy(\.isNumber) { return code }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        throw ServerError.noCode
+    }
+
     // MARK: Admin
 
     /// An admin call, for setting up what a test needs (a disabled user, a link).
