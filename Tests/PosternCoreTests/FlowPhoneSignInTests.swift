@@ -111,6 +111,9 @@ struct FlowPhoneSignInTests {
     func phoneAccountIsNotAnonymous() throws {
         let h = try Self.harness()
         let phone = try Self.complete(h, try Self.send(h))
+        #expect(phone.session.isAnonymous == false)
+        // A password needs an address to sign in with: refused until the account has one.
+        expectAuthError("ANONYMOUS_ACCOUNT") { _ = try h.service.setPassword(idToken: phone.session.idToken, password: "correct horse battery") }
         _ = try h.signIn("e@example.com")
         // An anonymous account would be deleted here with allowMigration; a phone account is refused.
         expectAuthError("CREDENTIAL_ALREADY_IN_USE") { _ = try h.signIn("e@example.com", idToken: phone.session.idToken, allowMigration: true) }

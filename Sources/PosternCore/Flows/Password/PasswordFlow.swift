@@ -141,8 +141,10 @@ final class PasswordFlow: Sendable {
     /// - Throws: `AuthError.requiresRecentLogin`, `weakPassword`, `invalidIDToken`.
     func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
-        guard !account.isAnonymous else {
-            throw .anonymousAccount("An anonymous account needs an address first: use password sign-up with its idToken.")
+        // A password signs in with an address: an account without one (anonymous, or made by a
+        // phone sign-in) gets one first.
+        guard account.email != nil else {
+            throw .anonymousAccount("An account without an address needs one first: use password sign-up with its idToken.")
         }
         try PasswordPolicy.check(password, email: account.email)
         let hash = try context.hashPassword(password)
