@@ -94,7 +94,14 @@ struct FlowPhoneSignInTests {
     func linkAndInUse() throws {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
-        let linked = try Self.complete(h, try Self.send(h, idToken: u.session.idToken), idToken: u.session.idToken)
+        // An old session (a stolen one, say) cannot plant a number: a recent sign-in is needed,
+        // and the refusal consumes nothing.
+        h.clock.advance(by: 600)
+        let early = try Self.send(h, idToken: u.session.idToken)
+        expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try Self.complete(h, early, idToken: u.session.idToken) }
+        #expect(try h.service.phoneClaims(idToken: u.session.idToken).isEmpty)
+        let fresh = try h.signIn("u@example.com")
+        let linked = try Self.complete(h, early, idToken: fresh.session.idToken)
         #expect(linked.uid == u.uid && linked.isNewUser && linked.email == "u@example.com")
         #expect(try h.account(u.uid)?.providers == [.emailLink, .phone])
         // Signing in by phone to the same account again is a fresh session.

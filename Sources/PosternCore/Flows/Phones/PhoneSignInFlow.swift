@@ -72,18 +72,24 @@ final class PhoneSignInFlow: Sendable {
     /// the number verified (none: a new account, or the anonymous session's, gets it).
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode` (wrong, expired,
     ///   used, superseded, or past 5 tries: one answer), `invalidIDToken`, `MIGRATION_REQUIRED`
-    ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`.
+    ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
+    ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
+    ///   the last 5 minutes (nothing consumed).
     func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         try checkEnabled()
         let number = try phones.parseNumber(phoneNumber)
         try PhoneFlow.checkCodeShape(code)
-        let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
+        let verified = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token) }
+        let presented = verified?.account
+        let now = context.clock.unixSeconds()
+        // Adding a number to a signed-in account asks for a recent sign-in, as `POST /v1/me/phones`
+        // does: an old stolen session must not plant its thief's number on the account.
+        let recentSignIn = verified.map { now - $0.claims.authTime <= context.config.recentSignInWindow } ?? false
         let ring = context.keys.current
         let numberHash = PhoneFlow.numberHash(number, ring: ring)
         let maximumTries = context.config.maximumWrongCodes
         let issue = try sessions.issuer()
         let events = context.events
-        let now = context.clock.unixSeconds()
         let outcome = try context.write { tx -> Outcome in
             // The try is counted first, in one statement: concurrent guesses never pass the limit.
             guard let request = try tx.takePhoneSignInTry(numberHash: numberHash, maximumTries: maximumTries) else {
@@ -119,6 +125,7 @@ final class PhoneSignInFlow: Sendable {
                 try events.record(.userAnonymousUpgraded(uid: uid, email: nil), tx: tx, now: now)
                 gainsNumber = true
             case .link(let uid):
+                guard recentSignIn else { throw AuthError.requiresRecentLogin }
                 guard let found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 account = found
                 gainsNumber = true
