@@ -121,4 +121,50 @@ struct PhoneSignInStoreTests {
         #expect(again.uid == uid && !again.isNewUser)
         #expect(try h.store.read { try $0.phoneClaims(uid: uid) }.count == 1)
     }
+
+    @Test("20 devices at once each ask for a code for one free number and complete with the newest: never two accounts", arguments: StoreKind.available)
+    func concurrentSeparateCodes(kind: StoreKind) throws {
+        let h = try StoreFlowHarness(kind) {
+            $0.phoneSignIn = true
+            $0.sms = SMSConfiguration(countries: ["49"])
+            $0.sms.phoneSignIn = true
+            $0.sms.numberInterval = 0
+            $0.sms.numberPerHour = 0
+        }
+        let number = "+4915112345679"
+        let parsed = try PhoneNumber.parse(number, defaultRegion: nil)
+        let uids = Mutex<[String]>([])
+        let refusals = Mutex<[String]>([])
+        onThreads(20) { _ in
+            do {
+                try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+                // The code of the number's live request as this device sees it (only that one
+                // composes); another device may supersede it before it is typed: then it is a
+                // wrong try against the newer one, as it would be for a person.
+                let queued = try h.store.read { try $0.smsMessages(state: nil, limit: 50) }
+                guard let code = try queued.lazy.compactMap({ try h.service.composeSMS($0.intent, recipient: parsed)?.code }).first else {
+                    refusals.withLock { $0.append("superseded before it was read") }
+                    return
+                }
+                let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+                uids.withLock { $0.append(login.uid) }
+            } catch let error as AuthError {
+                refusals.withLock { $0.append(error.code) }
+            } catch {
+                refusals.withLock { $0.append("\(error)") }
+            }
+        }
+        let won = Set(uids.withLock { $0 })
+        #expect(won.count <= 1, "never two accounts for one number: \(won)")
+        #expect(refusals.withLock { $0 }.allSatisfy { ["INVALID_PHONE_CODE", "superseded before it was read"].contains($0) }, "\(refusals.withLock { $0 })")
+        // Afterwards a clean sign-in lands on the one account (the winner's, if there was one).
+        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+        let last = try #require(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
+        let code = try #require(try h.service.composeSMS(last.intent, recipient: parsed)).code
+        let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+        if let winner = won.first { #expect(login.uid == winner && !login.isNewUser) }
+        let hashes = try h.store.read { tx in try tx.phoneClaims(uid: login.uid).map(\.numberHash) }
+        #expect(hashes.count == 1)
+        #expect(try h.store.read { try $0.phoneNumberHolder(numberHash: hashes[0]) }?.uid == login.uid)
+    }
 }
