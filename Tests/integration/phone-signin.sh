@@ -3,7 +3,7 @@
 # phone_signin_test.py): sign-up, sign-in again, anonymous upgrade, MIGRATION_REQUIRED then
 # allowMigration, link and CREDENTIAL_ALREADY_IN_USE, disabled user, 5 wrong codes, replayed,
 # superseded and expired codes, 20 concurrent completes on SQLite and PostgreSQL, the same bytes
-# for a held and a free number, the per-number cap's 429. PostgreSQL is the server
+# for a held and a free number, the per-number cap's 429, the webhooks. PostgreSQL is the server
 # POSTERN_TEST_POSTGRES names (scripts/test starts one), or a throwaway one started here.
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"

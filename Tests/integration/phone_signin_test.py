@@ -6,7 +6,9 @@ each SMS's code. Run by phone-signin.sh, which checks that every test ran and no
 The six cases of the email link (sign-up, sign-in again, anonymous upgrade, MIGRATION_REQUIRED
 then allowMigration, disabled user), the code's limits (5 tries, expiry, single use, a newer code
 supersedes), 20 concurrent completes of one code on a fresh number (one account), the same bytes
-for a held and a free number, and the per-number cap's 429.
+for a held and a free number, the per-number cap's 429, no number in the clear in the log or the
+database, and the webhooks (user.created, user.signed_in, user.anonymous_upgraded, user.migrated,
+phone.verified) as the email path emits them, verified with standardwebhooks.
 """
 import json
 import os
@@ -253,3 +255,49 @@ def test_no_number_in_the_clear_in_the_log_or_the_database(daemon):
         data = open(path, "rb").read()
         for digits in (b"4915120000", b"4915111111111", b"15120000014"):
             assert digits not in data, (path, digits)
+
+
+def test_webhooks_as_the_email_path_emits_them():
+    from webhooks_test import SECRET_NEW, SECRET_OLD, Receiver
+    from postern_daemon import free_port, wait_for
+
+    receiver = Receiver(free_port())
+    work = os.path.join(os.environ["E2E_WORK"], "signin-webhooks")
+    os.makedirs(work, exist_ok=True)
+    secret_file = os.path.join(work, "webhook-secrets")
+    with open(secret_file, "w") as f:
+        f.write(f"{SECRET_OLD}\n{SECRET_NEW}\n")
+    os.chmod(secret_file, 0o600)
+    d = SignIn(os.environ["E2E_WORK"], "signin-webhooks-daemon", "--phone-sign-in", "--webhook-urls", receiver.url,
+               "--webhook-secret-file", secret_file, "--webhook-retry-base", "1")
+    try:
+        number = "+4915120000020"
+        created = d.sign_up(number)
+        status, anonymous, _ = d.post("/v1/accounts/anonymous", {})
+        upgraded_number = "+4915120000021"
+        status, upgraded = d.complete(upgraded_number, d.send(upgraded_number, token=anonymous["idToken"]), token=anonymous["idToken"])
+        assert status == 200, upgraded
+        status, guest, _ = d.post("/v1/accounts/anonymous", {})
+        status, migrated = d.complete(number, d.send(number, token=guest["idToken"]), token=guest["idToken"], allow_migration=True)
+        assert status == 200, migrated
+
+        def data(kind, uid_key, uid):
+            return [e["data"] for e in receiver.of_type(kind) if e["data"].get(uid_key) == uid]
+
+        made = wait_for(lambda: data("user.created", "uid", created["uid"]), 30, "user.created of the phone account")
+        assert made == [{"uid": created["uid"], "anonymous": False, "email": None}], made
+        signed = wait_for(lambda: data("user.signed_in", "uid", created["uid"]), 30, "user.signed_in")
+        assert all(e["method"] == "phone" for e in signed) and len(signed) == 2, signed
+        assert wait_for(lambda: data("phone.verified", "uid", created["uid"]), 30, "phone.verified")
+        up = wait_for(lambda: data("user.anonymous_upgraded", "uid", anonymous["uid"]), 30, "user.anonymous_upgraded")
+        assert up == [{"uid": anonymous["uid"], "email": None}], up
+        moved = wait_for(lambda: data("user.migrated", "fromUid", guest["uid"]), 30, "user.migrated")
+        assert moved == [{"fromUid": guest["uid"], "toUid": created["uid"]}], moved
+        # No payload carries the number.
+        with receiver.lock:
+            bodies = b"".join(receiver.bodies.values())
+        assert b"4915120000" not in bodies
+        assert receiver.rejected == [], receiver.rejected
+    finally:
+        assert d.stop() == 0
+        receiver.down()
