@@ -7,10 +7,10 @@ import PosternAPI
 /// `user.anonymous_upgraded`, `user.email_changed`, `user.email_recovered`: the account's address
 /// now; `mail.failed`: the address given up on, so the backend can ask its user for another).
 public enum WebhookEvent: Sendable, Hashable {
-    /// An account was created: by a sign-in link, a confirmed sign-up, or an anonymous sign-in.
-    /// `byPhone`: by a phone sign-in (no address, not anonymous).
+    /// An account was created: by a sign-in link, a confirmed sign-up, an anonymous sign-in, or a
+    /// first sign-in by phone. `byPhone`: by a phone sign-in (no address, not anonymous).
     case userCreated(uid: String, email: EmailAddress?, byPhone: Bool = false)
-    /// A session was issued by a sign-in (`method`: `emailLink`, `password`, `anonymous`).
+    /// A session was issued by a sign-in (`method`: `emailLink`, `password`, `anonymous`, `phone`).
     case userSignedIn(uid: String, method: String)
     /// An anonymous account got an address, or a phone number by a phone sign-in (`email` nil):
     /// it keeps its uid.
