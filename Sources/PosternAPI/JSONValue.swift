@@ -1,3 +1,5 @@
+import Foundation
+
 /// Any JSON value, for the parts of the contract the app owns (a user's `attributes`).
 public enum JSONValue: Sendable, Hashable, Codable {
     case null
@@ -39,5 +41,68 @@ public enum JSONValue: Sendable, Hashable, Codable {
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
+    }
+}
+
+extension JSONValue {
+    /// The value as compact JSON text with sorted keys and unescaped slashes: the bytes
+    /// `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` writes, without its
+    /// encoder machinery (a webhook body is written per delivered message, on the store's
+    /// writer path). Numbers that are not whole go through `JSONEncoder`, for its formatting.
+    public var sortedJSONText: String {
+        var text = ""
+        text.reserveCapacity(128)
+        Self.append(self, to: &text)
+        return text
+    }
+
+    private static func append(_ value: JSONValue, to text: inout String) {
+        switch value {
+        case .null: text += "null"
+        case .bool(let flag): text += flag ? "true" : "false"
+        case .integer(let number): text += String(number)
+        case .number(let number):
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            text += (try? encoder.encode(number)).flatMap { String(data: $0, encoding: .utf8) } ?? "null"
+        case .string(let string): appendQuoted(string, to: &text)
+        case .array(let items):
+            text += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { text += "," }
+                append(item, to: &text)
+            }
+            text += "]"
+        case .object(let members):
+            text += "{"
+            // Ordered as JSONEncoder's `.sortedKeys` orders them: by the keys' UTF-8 bytes.
+            for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+                if index > 0 { text += "," }
+                appendQuoted(key, to: &text)
+                text += ":"
+                append(members[key]!, to: &text)
+            }
+            text += "}"
+        }
+    }
+
+    private static func appendQuoted(_ string: String, to text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{8}": text += "\\b"
+            case "\u{C}": text += "\\f"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
     }
 }

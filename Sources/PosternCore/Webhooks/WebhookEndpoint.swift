@@ -185,7 +185,7 @@ public struct WebhookEndpointVault: Sendable {
         let now = clock.unixSeconds()
         let policy = configured.policy
         let webhookID = try run { try EventLedger.newWebhookID() }
-        let body = try run { try WebhookEvent.webhookTest(endpointID: id).body(at: now) }
+        let body = WebhookEvent.webhookTest(endpointID: id).body(at: now)
         try run {
             try store.write { tx in
                 try tx.enqueueWebhook(

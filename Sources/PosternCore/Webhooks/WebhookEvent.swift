@@ -129,16 +129,7 @@ public enum WebhookEvent: Sendable, Hashable {
 
     /// The request body, the Standard Webhooks envelope: `{"data":…,"timestamp":…,"type":…}` with
     /// sorted keys, `timestamp` the event's time in ISO 8601 UTC.
-    /// - Throws: `StoreError.corrupt` when the body cannot be encoded (it always can).
-    public func body(at time: Int64) throws -> String {
-        let envelope: JSONValue = .object([
-            "type": .string(type), "timestamp": .string(UTCTimestamp.iso8601(time)), "data": .object(data),
-        ])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let text = String(data: try encoder.encode(envelope), encoding: .utf8) else {
-            throw StoreError.corrupt("webhook body")
-        }
-        return text
+    public func body(at time: Int64) -> String {
+        JSONValue.object(["type": .string(type), "timestamp": .string(UTCTimestamp.iso8601(time)), "data": .object(data)]).sortedJSONText
     }
 }

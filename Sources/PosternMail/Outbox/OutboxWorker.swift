@@ -79,7 +79,10 @@ final class OutboxWorker: @unchecked Sendable {
     private func deliverOneBatch() throws -> Bool {
         let owner = self.owner
         let request = machine.claimRequest(now: clock.unixSeconds())
-        let claims = try store.write {
+        // A claim needs no fsync of its own: lost with a crash of the machine, its messages are
+        // queued again and sent once more, as a lost outcome is. Synced, it was one fsync per
+        // batch on the one writer every worker's records wait for.
+        let claims = try store.writeSyncingLater {
             try $0.claimDue(
                 owner: owner, now: request.now, leaseUntil: request.leaseUntil, limit: request.limit, claimable: request.claimable)
         }
@@ -115,8 +118,9 @@ final class OutboxWorker: @unchecked Sendable {
         defer { _ = pending?.wait() }
         let events = configuration.events
         if !settled.isEmpty {
+            let prepared = try settled.map { (record: $0, event: try Self.event(of: $0, events: events)) }
             pending = recorder.submit { writer in
-                for record in settled { try Self.write(record, owner: owner, events: events, in: writer) }
+                for (record, event) in prepared { try Self.write(record, event: event, owner: owner, events: events, in: writer) }
             }
             for record in settled { log(record.action, id: record.id) }
         }
@@ -135,14 +139,15 @@ final class OutboxWorker: @unchecked Sendable {
                     id: id, recipient: record.recipient, startedAt: startedAt,
                     milliseconds: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000,
                     outcome: outcome, action: record.action)
+                let event = try Self.event(of: record, events: events)
                 pending = recorder.submit { writer in
                     if let attempt { try writer.recordOutboxAttempt(attempt) }
-                    try Self.write(record, owner: owner, events: events, in: writer)
+                    try Self.write(record, event: event, owner: owner, events: events, in: writer)
                 }
                 log(record.action, id: id)
             case .release(let releases):
                 try settle(&pending)
-                _ = try store.write { try $0.releaseLeases(owner: owner, releases) }
+                _ = try store.writeSyncingLater { try $0.releaseLeases(owner: owner, releases) }
             case .finished:
                 break steps
             }
@@ -169,34 +174,40 @@ final class OutboxWorker: @unchecked Sendable {
         return transport.deliver(mail, completingAfter: gate)
     }
 
+    /// The `mail.*` webhook event of an outcome, prepared here on the worker's thread: the one
+    /// thread that commits every worker's records then only inserts it.
+    private static func event(of record: DeliveryBatchMachine.Record, events: EventLedger?) throws -> EventLedger.Prepared? {
+        guard let events else { return nil }
+        let event: WebhookEvent
+        switch record.action {
+        case .markSent: event = .mailSent(messageID: record.id, kind: record.kind, attempts: record.attempts)
+        case .retry(let at, _): event = .mailDeferred(messageID: record.id, kind: record.kind, attempts: record.attempts, retryAt: at)
+        case .markDead: event = .mailFailed(messageID: record.id, kind: record.kind, attempts: record.attempts, email: record.recipient)
+        case .deliver, .none: return nil
+        }
+        return try events.prepare(event, now: record.at)
+    }
+
     /// Writes one outcome and, when it changed the message (the lease was still held), its
     /// `mail.*` webhook event in the same transaction.
     private static func write(
-        _ record: DeliveryBatchMachine.Record, owner: String, events: EventLedger?, in writer: any StoreWriter
+        _ record: DeliveryBatchMachine.Record, event: EventLedger.Prepared?, owner: String, events: EventLedger?, in writer: any StoreWriter
     ) throws {
         if let keep = record.keep { _ = try writer.storeMail(id: record.id, owner: owner, mail: keep) }
+        let changed: Bool
         switch record.action {
         case .markSent(let reply):
-            if try writer.markSent(id: record.id, owner: owner, now: record.at, reply: reply) {
-                try events?.record(.mailSent(messageID: record.id, kind: record.kind, attempts: record.attempts), tx: writer, now: record.at)
-            }
+            changed = try writer.markSent(id: record.id, owner: owner, now: record.at, reply: reply)
         case .retry(let at, let reply):
-            if try writer.markRetry(id: record.id, owner: owner, at: at, reply: reply) {
-                try events?.record(
-                    .mailDeferred(messageID: record.id, kind: record.kind, attempts: record.attempts, retryAt: at), tx: writer,
-                    now: record.at)
-            }
+            changed = try writer.markRetry(id: record.id, owner: owner, at: at, reply: reply)
         case .markDead(let reply, let suppress):
             // A message whose lease was lost (another worker has it) changes nothing, suppression included.
-            if try writer.markDead(id: record.id, owner: owner, now: record.at, reply: reply) {
-                if suppress { try writer.suppress(record.recipient, reason: reply, now: record.at) }
-                try events?.record(
-                    .mailFailed(messageID: record.id, kind: record.kind, attempts: record.attempts, email: record.recipient),
-                    tx: writer, now: record.at)
-            }
+            changed = try writer.markDead(id: record.id, owner: owner, now: record.at, reply: reply)
+            if changed && suppress { try writer.suppress(record.recipient, reason: reply, now: record.at) }
         case .deliver, .none:
-            break
+            changed = false
         }
+        if changed, let events, let event { try events.record(event, tx: writer) }
         if let renewal = record.renewLeases { try writer.extendLeases(owner: owner, leaseUntil: renewal) }
     }
 

@@ -17,11 +17,32 @@ public struct EventLedger: Sendable {
     /// closure again draws a new one; only the committed run's id is ever sent.
     /// - Throws: what the store throws.
     public func record(_ event: WebhookEvent, tx: any StoreWriter, now: Int64) throws {
-        let type = event.type
-        let urls = configuration.filter.admits(type) ? configuration.endpoints : []
+        try record(try prepare(event, now: now), tx: tx)
+    }
+
+    /// An event made ready to queue: its id and body drawn and encoded before the transaction, so
+    /// that a caller whose records a single writer commits (the outbox workers) does that work on
+    /// its own thread. Preparing an event that is then not recorded costs nothing but the work.
+    public struct Prepared: Sendable {
+        fileprivate let webhookID: String
+        fileprivate let type: String
+        fileprivate let body: String
+        fileprivate let now: Int64
+    }
+
+    /// `event`, which happened at `now`, with a fresh `webhook-id` and its body.
+    /// - Throws: `CryptoError` when the DRBG fails.
+    public func prepare(_ event: WebhookEvent, now: Int64) throws -> Prepared {
+        Prepared(webhookID: try Self.newWebhookID(), type: event.type, body: event.body(at: now), now: now)
+    }
+
+    /// Queues a prepared event, in the transaction of the change that caused it.
+    /// - Throws: what the store throws.
+    public func record(_ event: Prepared, tx: any StoreWriter) throws {
+        let urls = configuration.filter.admits(event.type) ? configuration.endpoints : []
         try tx.enqueueWebhook(
-            webhookID: try Self.newWebhookID(), eventType: type, body: try event.body(at: now),
-            endpoints: urls.map { WebhookTarget(url: $0) }, now: now,
-            giveUpAt: FlowContext.adding(configuration.policy.maximumAge, to: now), storedFilter: true)
+            webhookID: event.webhookID, eventType: event.type, body: event.body,
+            endpoints: urls.map { WebhookTarget(url: $0) }, now: event.now,
+            giveUpAt: FlowContext.adding(configuration.policy.maximumAge, to: event.now), storedFilter: true)
     }
 }
