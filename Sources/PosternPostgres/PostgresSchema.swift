@@ -252,6 +252,10 @@ enum PostgresSchema {
         );
         CREATE INDEX phone_numbers_uid ON phone_numbers(uid);
         """,
+        // linkwhy: SQLite's browser_bound (a sign-in link bound to the browser that asked).
+        """
+        ALTER TABLE action_requests ADD COLUMN browser_bound BIGINT NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".
