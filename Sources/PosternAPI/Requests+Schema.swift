@@ -45,7 +45,7 @@ extension EmailLinkSendBody: DocumentedBody {
     public static var example: Self {
         Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
              codeChallenge: JSONSchema.Example.codeChallenge, idToken: JSONSchema.Example.idToken, approval: true,
-             deviceName: "Ada's laptop")
+             deviceName: "Ada's laptop", bindBrowser: false)
     }
 }
 
