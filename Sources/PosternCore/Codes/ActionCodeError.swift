@@ -70,11 +70,11 @@ public struct ActionCodeError: Error, Sendable, Hashable, CustomStringConvertibl
     /// A sentence for a developer (and the CLI); never contains the code.
     public var description: String {
         switch reason {
-        case .expired: "The action code has expired: ask for a new link."
-        case .alreadyUsed: "The action code was already used: ask for a new link if you need one."
-        case .superseded: "The action code was replaced: a newer link for the same address was used; ask for a new link."
+        case .expired: "This link has expired: ask for a new one."
+        case .alreadyUsed: "This link was already used: ask for a new one if you need to sign in again."
+        case .superseded: "A newer link for the same address was used, so this one no longer works: ask for a new one if you need it."
         case .otherBrowser:
-            "The link was asked for in another browser: open it in the browser you asked from, or type the 6-digit code from the mail there."
+            "This link was asked for in another browser: open it in the browser you asked from, or type the 6-digit code from the mail there."
         default: "The action code is invalid: \(reason.rawValue)."
         }
     }
