@@ -464,7 +464,7 @@ def test_2_second_device_migration_replay_and_cli(postern, smtp):
 
     # The link was used: replaying it is refused.
     status, answer, _ = postern.post("/v1/email-link/complete", {"link": link})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_USED", 400)
     status, answer, _ = postern.post("/v1/email-link/complete",
                                      {"link": link, "idToken": anon["idToken"], "allowMigration": True})
     assert status in (400, 401) and "error" in answer, (status, answer)
@@ -598,11 +598,12 @@ def test_4_reset_in_chromium_after_a_mail_scanner(postern, smtp, browser, work):
     check_error(answer, status, "TOKEN_REVOKED", 401)
     notice = smtp.mailbox.next(address)
     assert "/action?" not in text_of(notice), text_of(notice)
-    # The link is spent now: the page says so and the API refuses it.
+    # The link is spent now: the page says so (used, not just invalid) and the API refuses it.
     browser.get(link)
-    WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "error")))
+    spent = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "error")))
+    assert spent.text == "This link was already used. If you need to sign in again, ask for a new link.", spent.text
     status, answer, _ = postern.post("/v1/actions/apply", {"link": link, "newPassword": "another one 12345"})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_USED", 400)
     STEPS_DONE.append("4")
 
 
@@ -650,7 +651,7 @@ def test_5_change_of_address_then_recovery(postern, smtp, browser, work):
     check_error(answer, status, "TOKEN_REVOKED", 401)
     # The recovery link is spent; the owner signs in again with the old address.
     status, answer, _ = postern.post("/v1/actions/apply", {"link": recover_link})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_USED", 400)
     again = sign_in_by_link(postern, smtp, old)
     check_login(again, uid=uid, email_address=old, new_user=False)
     STEPS_DONE.append("5")
