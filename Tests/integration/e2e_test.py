@@ -32,8 +32,6 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 POSTERN = os.environ.get("POSTERN_BIN") or os.path.join(ROOT, ".build", "debug", "postern")
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 ADMIN_TOKEN = "e2e-admin-" + secrets.token_hex(8)
 SMTP_USER, SMTP_PASSWORD = "postern", "e2e:" + secrets.token_hex(6)
 APP_CONTINUE = "https://app.example.com/finish"
@@ -44,7 +42,8 @@ MAIL_WAIT = 20  # seconds a mail may take to arrive
 
 # Loopback only (no proxy from the environment, for this process — Selenium's client included —
 # and what it starts), SIGTERM unwinding like Ctrl-C, and the process helpers: postern_daemon.
-from postern_daemon import HTTP, free_port, http_request, remember_group, six_digits, start_serve, wait_for  # noqa: E402
+from postern_daemon import (HTTP, free_port, http_request, remember_group, six_digits, start_chromium, start_serve,  # noqa: E402
+                            stop_chromium, wait_for)
 
 # Every step records itself here; the last test checks that all of them ran.
 STEPS_DONE = []
@@ -235,41 +234,9 @@ def postern(work, smtp):
 
 @pytest.fixture(scope="module")
 def browser(work):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=900,700",
-                "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
-                "--disable-component-update", "--disable-default-apps", "--no-proxy-server",
-                # Loopback only: every other host name fails to resolve inside the browser.
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--disable-crash-reporter", "--disable-breakpad",
-                f"--user-data-dir={os.path.join(work, 'chromium-profile')}"):
-        options.add_argument(arg)
-    # Explicit driver path: Selenium Manager (which would download one) is never asked.
-    # Its own process group (Chromium joins it), so nothing outlives the test.
-    service = Service(executable_path=CHROMEDRIVER, log_output=os.path.join(work, "chromedriver.log"),
-                      popen_kw={"start_new_session": True})
-    driver = webdriver.Chrome(options=options, service=service)
-    remember_group(service.process.pid)
-    driver.set_page_load_timeout(30)
+    driver, group = start_chromium(work)
     yield driver
-    driver.quit()
-    # Chromium's processes go a moment after the driver.
-    group = service.process.pid
-    try:
-        wait_for(lambda: not group_alive(group), 10, "Chromium to exit")
-    except AssertionError:
-        os.killpg(group, signal.SIGKILL)
-
-
-def group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+    stop_chromium(driver, group)
 
 
 # ---------------------------------------------------------------------------------------------

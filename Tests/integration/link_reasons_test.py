@@ -12,17 +12,14 @@ import hashlib
 import os
 import re
 import secrets
-import signal
 import statistics
 import time
 import urllib.parse
 
 import pytest
 
-from postern_daemon import Daemon, action_link, check_error, six_digits, wait_for, remember_group, http_request
+from postern_daemon import Daemon, action_link, check_error, http_request, six_digits, start_chromium, stop_chromium
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 TTL = 60  # --ttl-sign-in: the smallest the setting takes; the expired test waits it out last.
 
 SENTENCES = {
@@ -86,40 +83,14 @@ def expiring(daemon):
     return {"link": link, "sent": time.monotonic(), "address": address}
 
 
-def chrome(work, name):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=900,700",
-                "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
-                "--disable-component-update", "--disable-default-apps", "--no-proxy-server",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--disable-crash-reporter", "--disable-breakpad",
-                f"--user-data-dir={os.path.join(work, name + '-profile')}"):
-        options.add_argument(arg)
-    service = Service(executable_path=CHROMEDRIVER, log_output=os.path.join(work, name + "-chromedriver.log"),
-                      popen_kw={"start_new_session": True})
-    driver = webdriver.Chrome(options=options, service=service)
-    remember_group(service.process.pid)
-    driver.set_page_load_timeout(30)
-    return driver, service.process.pid
-
-
 @pytest.fixture(scope="module")
 def browsers():
     """Two browsers with their own profiles: the one that asks, and another."""
     work = os.environ["E2E_WORK"]
-    started = [chrome(work, "asking"), chrome(work, "other")]
+    started = [start_chromium(work, "asking"), start_chromium(work, "other")]
     yield [driver for driver, _ in started]
     for driver, group in started:
-        driver.quit()
-        try:
-            os.killpg(group, 0)
-            time.sleep(1)
-            os.killpg(group, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        stop_chromium(driver, group)
 
 
 def browser_fetch(driver, daemon, path, body):
