@@ -38,7 +38,7 @@ struct LinkReasonStoreTests {
 
         // The binding as stored: the column, and only the cookie's S256 (never the cookie).
         let reopened = try h.database.open()
-        let id = try #require(try ActionCodeAuthorityPeek.requestID(of: try code(bound), store: reopened))
+        let id = try #require(CodeNonce.requestID(of: try code(bound)))
         let stored = try #require(try reopened.read { try $0.actionRequest(id: id) })
         #expect(stored.browserBound && stored.codeChallenge == Base64URL.encode(SHA256.hash(Self.cookie)))
         #expect(h.service.browserCheck(oobCode: try code(bound), browserVerifier: Self.cookie)?.binding == .sameBrowser)
@@ -54,8 +54,8 @@ struct LinkReasonStoreTests {
 }
 
 /// Reads a code's request id without verifying it (the nonce sits at bytes 14..<30).
-enum ActionCodeAuthorityPeek {
-    static func requestID(of code: String, store: any Store) throws -> String? {
+enum CodeNonce {
+    static func requestID(of code: String) -> String? {
         guard let bytes = Base64URL.decode(code), bytes.count == 62 else { return nil }
         return Base64URL.encode(Array(bytes[14..<30]))
     }
