@@ -17,6 +17,15 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case invalidOOBCode = "INVALID_OOB_CODE"
     /// The link or code has expired (400).
     case expiredOOBCode = "EXPIRED_OOB_CODE"
+    /// The link (a genuine one: its signature is valid) was already used; `signedInHere` is
+    /// `"true"` when the browser or device presenting it is the one that completed it (400).
+    case linkUsed = "LINK_USED"
+    /// The link (a genuine one) was ended unused because a newer link of the same kind for the
+    /// same address was used (400).
+    case linkSuperseded = "LINK_SUPERSEDED"
+    /// The link (a genuine one) is bound to the browser that asked for it (`bindBrowser`) and was
+    /// opened in another: open it there, or type the 6-digit code (400).
+    case linkOtherBrowser = "LINK_OTHER_BROWSER"
     /// The address given is not the one the link was sent to (400).
     case emailMismatch = "EMAIL_MISMATCH"
     /// The link was requested with PKCE and the verifier is missing or wrong (400).
@@ -80,7 +89,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// The HTTP status that carries this code (the one the catalogue states for it).
     public var httpStatus: Int {
         switch self {
-        case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier,
+        case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded,
+            .linkOtherBrowser, .emailMismatch, .invalidCodeVerifier,
             .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken, .invalidPhoneNumber,
             .invalidPhoneCode, .smsCountryNotAllowed:
             400

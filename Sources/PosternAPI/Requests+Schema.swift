@@ -32,6 +32,8 @@ extension EmailLinkSendBody: DocumentedBody {
             .optional("deviceName", .string(
                 "With approval: how the page names the asking device (default: read from the User-Agent).", minLength: 1,
                 maxLength: WireLimits.deviceNameMaximumLength)),
+            .optional("bindBrowser", .boolean(
+                "Bind the link to this browser: the answer sets the postern_browser cookie (HttpOnly, SameSite=Lax) unless sent one; the link completes only where that cookie is sent, or by the 6-digit code. Not with codeChallenge or approval (400 INVALID_ARGUMENT).")),
         ])
         // An approval needs PKCE: its verifier is the waiting device's secret.
         schema.anyOf = [
@@ -43,7 +45,7 @@ extension EmailLinkSendBody: DocumentedBody {
     public static var example: Self {
         Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
              codeChallenge: JSONSchema.Example.codeChallenge, idToken: JSONSchema.Example.idToken, approval: true,
-             deviceName: "Ada's laptop")
+             deviceName: "Ada's laptop", bindBrowser: false)
     }
 }
 

@@ -50,10 +50,16 @@ public struct EmailLinkSendBody: Sendable, Hashable, Codable {
     /// The asking device as the page names it ("Ada's iPhone"); without it, read from the
     /// User-Agent ("Chrome on Linux"). At most 64 characters.
     public var deviceName: String?
+    /// Bind the link to this browser: the answer sets the `postern_browser` cookie (unless the
+    /// browser sent one), and the link then completes only where that cookie is sent (or by the
+    /// 6-digit code typed anywhere); its page tells another browser so, and says "already signed
+    /// in" to this one after it was used. For a browser calling Postern's own origin; not with
+    /// `codeChallenge` or `approval`.
+    public var bindBrowser: Bool?
 
     public init(
         email: String, continueUrl: String? = nil, locale: String? = nil, codeChallenge: String? = nil, idToken: String? = nil,
-        approval: Bool? = nil, deviceName: String? = nil
+        approval: Bool? = nil, deviceName: String? = nil, bindBrowser: Bool? = nil
     ) {
         self.email = email
         self.continueUrl = continueUrl
@@ -62,6 +68,7 @@ public struct EmailLinkSendBody: Sendable, Hashable, Codable {
         self.idToken = idToken
         self.approval = approval
         self.deviceName = deviceName
+        self.bindBrowser = bindBrowser
     }
 }
 

@@ -205,6 +205,7 @@ extension ErrorBody.Detail: DocumentedBody {
             .required("message", .string("A sentence for a developer (never a secret or an address).")),
             .optional("anonymousUid", .uid.described("With MIGRATION_REQUIRED: the anonymous account that would be replaced.")),
             .optional("rule", .oneOf(PasswordRule.allCases.map(\.rawValue), "With WEAK_PASSWORD: the rule the password breaks.")),
+            .optional("signedInHere", .oneOf(["true"], "With LINK_USED: the browser or device presenting the link is the one that completed it (you are already signed in).")),
         ])
     }
     public static var example: Self {

@@ -291,12 +291,16 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         public var anonymousUid: String?
         /// Set with `WEAK_PASSWORD`: the rule of the policy the password breaks.
         public var rule: String?
+        /// Set (`"true"`) with `LINK_USED` when the browser or device presenting the link is the
+        /// one that completed it: the user is already signed in there.
+        public var signedInHere: String?
 
-        public init(code: String, message: String, anonymousUid: String? = nil, rule: String? = nil) {
+        public init(code: String, message: String, anonymousUid: String? = nil, rule: String? = nil, signedInHere: String? = nil) {
             self.code = code
             self.message = message
             self.anonymousUid = anonymousUid
             self.rule = rule
+            self.signedInHere = signedInHere
         }
 
         /// The code as a case of the catalogue; nil for a code this build does not know.

@@ -14,6 +14,15 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case invalidCode
     /// The link or code has expired: ask for a new one (`EXPIRED_OOB_CODE`).
     case expiredCode
+    /// The link was already used (`LINK_USED`); `signedInHere` when this device is the one that
+    /// completed it: the user is already signed in here.
+    case linkUsed(signedInHere: Bool)
+    /// A newer link for the same address was used, which ended this one: ask for a new one if
+    /// needed (`LINK_SUPERSEDED`).
+    case linkSuperseded
+    /// The link is bound to the browser that asked for it: open it there, or type the 6-digit
+    /// code from the mail there (`LINK_OTHER_BROWSER`).
+    case linkOtherBrowser
     /// The address typed is not the one the link was sent to (`EMAIL_MISMATCH`).
     case emailMismatch
     /// The link was asked for on another device: type the 6-digit code from the mail instead
@@ -117,6 +126,9 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .invalidEmail: return .invalidEmail
         case .invalidOOBCode: return .invalidCode
         case .expiredOOBCode: return .expiredCode
+        case .linkUsed: return .linkUsed(signedInHere: detail.signedInHere == "true")
+        case .linkSuperseded: return .linkSuperseded
+        case .linkOtherBrowser: return .linkOtherBrowser
         case .emailMismatch: return .emailMismatch
         case .invalidCodeVerifier: return .invalidCodeVerifier
         case .invalidContinueURI: return .invalidContinueURL
@@ -158,6 +170,10 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .invalidEmail: "That is not an email address the service accepts."
         case .invalidCode: "This link or code is not valid any more. Ask for a new one."
         case .expiredCode: "This link or code has expired. Ask for a new one."
+        case .linkUsed(let signedInHere):
+            signedInHere ? "You are already signed in: this link was used on this device." : "This link was already used. Ask for a new one if you need to."
+        case .linkSuperseded: "A newer link for this address was used, so this one no longer works. Ask for a new one if you need to."
+        case .linkOtherBrowser: "This link was asked for in another browser: open it there, or type the 6-digit code from the mail there."
         case .emailMismatch: "The address typed is not the one the link was sent to."
         case .invalidCodeVerifier: "This link was asked for on another device: type the 6-digit code from the mail instead."
         case .invalidContinueURL: "The continue URL points to a host the service does not allow."

@@ -21,8 +21,14 @@ struct HandleLinkCommand: Subcommand {
         --inspect only says what the link is and whether it still works, consuming nothing.
         --email gives the address the link was sent to (needed for a 6-digit code).
 
-        Exit codes: 0 done, 64 usage, 65 the text holds no usable link or it is invalid/expired,
-        69 the database is unavailable.
+        When the link cannot be used, the message says why, in a sentence and its API code:
+          expired (EXPIRED_OOB_CODE), already used (LINK_USED), superseded by a newer link for the
+          same address that was used (LINK_SUPERSEDED), bound to the browser that asked for it
+          (LINK_OTHER_BROWSER: open it there, or give the 6-digit code with --email), or invalid
+          (INVALID_OOB_CODE: tampered, unknown, for another action, or the account changed).
+
+        Exit codes: 0 done, 64 usage, 65 the text holds no usable link or the link cannot be used
+        (the message says which of the reasons above), 69 the database is unavailable.
 
         """
 

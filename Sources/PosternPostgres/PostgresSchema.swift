@@ -268,6 +268,10 @@ enum PostgresSchema {
         );
         CREATE INDEX phone_sign_ins_expiry ON phone_sign_ins(expires_at);
         """,
+        // 13: SQLite's 16, browser_bound (a sign-in link bound to the browser that asked).
+        """
+        ALTER TABLE action_requests ADD COLUMN browser_bound BIGINT NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

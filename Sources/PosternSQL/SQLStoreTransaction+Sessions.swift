@@ -5,7 +5,7 @@ extension SQLStoreTransaction {
     // MARK: action requests
 
     private static let requestColumns =
-        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at"
+        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, browser_bound"
 
     private func readRequest(_ row: any SQLRow) throws -> ActionRequest {
         guard let id = row.text(0), let purpose = row.text(1).flatMap(ActionRequest.Purpose.init(rawValue:)),
@@ -16,7 +16,8 @@ extension SQLStoreTransaction {
             otherEmail: try row.text(4).map { try EmailAddress.parse($0) }, passwordHash: row.text(5),
             continueURL: row.text(6), locale: row.text(7), codeChallenge: row.text(8), createdAt: row.integer(9),
             expiresAt: row.integer(10), sixDigitKeyID: row.optionalInteger(11).map { UInt32(truncatingIfNeeded: $0) },
-            wrongTries: Int(row.integer(12)), consumedAt: row.optionalInteger(13), approval: try readApproval(row, from: 14))
+            wrongTries: Int(row.integer(12)), consumedAt: row.optionalInteger(13), approval: try readApproval(row, from: 14),
+            browserBound: row.integer(18) != 0)
     }
 
     /// The approval columns (number, choices "a,b,c", device, approved_at), nil when unset.
@@ -51,19 +52,19 @@ extension SQLStoreTransaction {
             r.approval.map { .integer(Int64($0.number)) } ?? .null,
             r.approval.map { .text($0.choices.map(String.init).joined(separator: ",")) } ?? .null,
             r.approval.map { .text($0.device) } ?? .null, r.approval?.approvedAt.map(SQLValue.integer) ?? .null,
-            .text(r.id),
+            .integer(r.browserBound ? 1 : 0), .text(r.id),
         ]
     }
 
     public func insertActionRequest(_ request: ActionRequest) throws {
         try db.execute(
-            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, browser_bound, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             requestValues(request))
     }
 
     public func updateActionRequest(_ request: ActionRequest) throws {
         let changed = try db.execute(
-            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ?, approval_number = ?, approval_choices = ?, approval_device = ?, approved_at = ? WHERE id = ?",
+            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ?, approval_number = ?, approval_choices = ?, approval_device = ?, approved_at = ?, browser_bound = ? WHERE id = ?",
             requestValues(request))
         guard changed == 1 else { throw StoreError.notFound("action request") }
     }

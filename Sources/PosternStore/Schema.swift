@@ -271,6 +271,12 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX phone_sign_ins_expiry ON phone_sign_ins(expires_at);
         """,
+        // 16: a sign-in link bound to the browser that asked (`bindBrowser`): its
+        // code_challenge is then the S256 of that browser's cookie, and the page tells "another
+        // browser" and "already signed in" from it.
+        """
+        ALTER TABLE action_requests ADD COLUMN browser_bound INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

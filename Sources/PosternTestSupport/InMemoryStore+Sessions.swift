@@ -1,7 +1,10 @@
 import PosternCore
 
 extension InMemoryStore.Transaction {
-    public func actionRequest(id: String) throws -> ActionRequest? { state.requests[id] }
+    public func actionRequest(id: String) throws -> ActionRequest? {
+        looked()
+        return state.requests[id]
+    }
 
     public func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
         state.requests.values

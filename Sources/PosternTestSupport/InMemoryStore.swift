@@ -37,6 +37,17 @@ public final class InMemoryStore: Store {
     }
 
     private let state = Mutex(State())
+    /// Lookups of the tables a link's verification reads (accounts, action requests, the
+    /// single-use ledger), counted across transactions: tests compare the store work of answers.
+    public let lookups = LookupCounter()
+
+    /// A count shared by the transactions of one store.
+    public final class LookupCounter: Sendable {
+        private let value = Atomic<Int>(0)
+        /// The lookups so far.
+        public var count: Int { value.load(ordering: .relaxed) }
+        func add() { value.add(1, ordering: .relaxed) }
+    }
     /// Rung after each write that queued mail.
     public let mailDoorbell = MailDoorbell()
 
@@ -55,12 +66,12 @@ public final class InMemoryStore: Store {
 
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
         let snapshot = state.withLock { $0 }
-        return try body(Transaction(state: snapshot))
+        return try body(Transaction(state: snapshot, lookups: lookups))
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         let (result, queuedMail) = try state.withLock { current in
-            let transaction = Transaction(state: current)
+            let transaction = Transaction(state: current, lookups: lookups)
             let result = try body(transaction)
             current = transaction.state
             return (result, transaction.queuedMail)
@@ -73,23 +84,39 @@ public final class InMemoryStore: Store {
         public var state: State
         /// Set by `enqueue` and `retryDead`.
         public var queuedMail = false
-        public init(state: State) { self.state = state }
+        let lookups: LookupCounter?
+        public init(state: State) {
+            self.state = state
+            self.lookups = nil
+        }
+        init(state: State, lookups: LookupCounter) {
+            self.state = state
+            self.lookups = lookups
+        }
+        func looked() { lookups?.add() }
 
         public func keys(purpose: KeyPurpose) throws -> [KeyRecord] {
             state.keys.values.filter { $0.purpose == purpose }
                 .sorted { ($0.status == .active ? 0 : 1, -$0.createdAt) < ($1.status == .active ? 0 : 1, -$1.createdAt) }
         }
-        public func account(uid: String) throws -> Account? { state.accounts[uid] }
+        public func account(uid: String) throws -> Account? {
+            looked()
+            return state.accounts[uid]
+        }
         public func accounts(after uid: String?, limit: Int) throws -> [Account] {
             Array(state.accounts.values.filter { $0.uid > (uid ?? "") }.sorted { $0.uid < $1.uid }.prefix(limit))
         }
         public func account(address: EmailAddress) throws -> Account? {
-            state.accounts.values.first { $0.email == address }
+            looked()
+            return state.accounts.values.first { $0.email == address }
         }
         public func passwordHashSample(prefix: String) throws -> String? {
             state.accounts.values.lazy.compactMap(\.passwordHash).first { $0.hasPrefix(prefix) }
         }
-        public func isConsumed(nonce: [UInt8]) throws -> Bool { state.consumed[nonce] != nil }
+        public func isConsumed(nonce: [UInt8]) throws -> Bool {
+            looked()
+            return state.consumed[nonce] != nil
+        }
         public func guessRecord(bucket: [UInt8]) throws -> GuessRecord? { state.guesses[bucket] }
         public func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws { state.guesses[bucket] = record }
         public func insertKey(_ key: KeyRecord) throws { state.keys[key.id] = key }

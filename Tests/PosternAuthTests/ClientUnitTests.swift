@@ -10,6 +10,7 @@ struct ClientUnitTests {
     static let expected: [APIErrorCode: PosternAuthError] = [
         .invalidArgument: .invalidArgument("m"), .badRequest: .protocolMismatch(status: 400, code: "BAD_REQUEST", message: "m"),
         .invalidEmail: .invalidEmail, .invalidOOBCode: .invalidCode, .expiredOOBCode: .expiredCode, .emailMismatch: .emailMismatch,
+        .linkUsed: .linkUsed(signedInHere: false), .linkSuperseded: .linkSuperseded, .linkOtherBrowser: .linkOtherBrowser,
         .invalidCodeVerifier: .invalidCodeVerifier, .invalidContinueURI: .invalidContinueURL,
         .weakPassword: .weakPassword(rule: "minimumLength", message: "m"), .invalidLoginCredentials: .invalidLoginCredentials,
         .userDisabled: .userDisabled, .invalidPhoneNumber: .invalidPhoneNumber, .smsCountryNotAllowed: .smsCountryNotAllowed, .invalidRefreshToken: .invalidRefreshToken, .tokenRevoked: .tokenRevoked,
@@ -24,6 +25,14 @@ struct ClientUnitTests {
         .unsupportedMediaType: .protocolMismatch(status: 400, code: "UNSUPPORTED_MEDIA_TYPE", message: "m"),
         .tooManyAttempts: .tooManyAttempts(retryAfter: 30), .internalFailure: .internalFailure, .unavailable: .unavailable,
     ]
+
+    @Test("LINK_USED with signedInHere is 'already signed in here'; without it, a used link")
+    func linkUsedHere() {
+        let here = ErrorBody.Detail(code: "LINK_USED", message: "m", signedInHere: "true")
+        #expect(PosternAuthError.from(status: 400, detail: here) == .linkUsed(signedInHere: true))
+        #expect(PosternAuthError.from(status: 400, detail: .init(code: "LINK_USED", message: "m")) == .linkUsed(signedInHere: false))
+        #expect(PosternAuthError.linkUsed(signedInHere: true).errorDescription?.hasPrefix("You are already signed in") == true)
+    }
 
     @Test("every server error code maps to its own client error", arguments: APIErrorCode.allCases)
     func errorTable(code: APIErrorCode) throws {

@@ -68,7 +68,7 @@ struct LifecycleTests {
         await #expect(throws: PosternAuthError.tokenRevoked) { _ = try await signedIn.idToken(forceRefresh: true) }
         #expect(signedIn.user == nil)
         try await server.device().login(with: .password(email: "forgot@example.org", password: "the replacement password"))
-        await #expect(throws: PosternAuthError.invalidCode) { try await device.confirmPasswordReset(mail, newPassword: "yet another password") }
+        await #expect(throws: PosternAuthError.linkUsed(signedInHere: false)) { try await device.confirmPasswordReset(mail, newPassword: "yet another password") }
     }
 
     @Test("a change of address: the new address gets the link, completing it changes the profile")

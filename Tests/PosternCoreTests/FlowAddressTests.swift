@@ -36,7 +36,7 @@ struct FlowAddressTests {
         #expect(recoveryMail.message.recipient.address == "old@example.com")
         guard case .recoverEmail = recoveryMail.message.content else { Issue.record("recover-email mail"); return }
         let recover = try h.lastLink()
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.applyAction(link: change, oobCode: nil, newPassword: nil) }
+        expectAuthError("LINK_USED") { _ = try h.service.applyAction(link: change, oobCode: nil, newPassword: nil) }
         h.clock.advance(by: 6 * 86_400)
         _ = try h.service.applyAction(link: recover, oobCode: nil, newPassword: nil)
         #expect(try h.account(login.uid)?.email?.address == "old@example.com")

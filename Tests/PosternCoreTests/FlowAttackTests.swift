@@ -301,7 +301,7 @@ struct FlowAttackTests {
         let openCode = try digits(h)
         try h.service.requestPasswordReset(email: "owner@example.com", continueURL: nil, locale: nil)
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a new password")
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: openLink)) }
+        expectAuthError("LINK_SUPERSEDED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: openLink)) }
         expectAuthError("INVALID_OOB_CODE") {
             _ = try h.service.completeEmailLink(EmailLinkCompletion(code: openCode, email: "owner@example.com"))
         }

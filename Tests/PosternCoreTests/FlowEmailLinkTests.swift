@@ -34,7 +34,7 @@ struct FlowEmailLinkTests {
         let account = try #require(try h.account(login.uid))
         #expect(account.emailVerified)
         #expect(account.providers == [.emailLink])
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+        expectAuthError("LINK_USED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
         // A second sign-in to the same address is not new.
         #expect(try h.signIn("A@EXAMPLE.COM").isNewUser == false)
     }

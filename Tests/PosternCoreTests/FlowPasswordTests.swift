@@ -138,8 +138,8 @@ struct FlowPasswordTests {
             Issue.record("a password-changed notice is queued")
             return
         }
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.applyAction(link: first, oobCode: nil, newPassword: "other password") }
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.inspectAction(link: second, oobCode: nil) }
+        expectAuthError("LINK_USED") { _ = try h.service.applyAction(link: first, oobCode: nil, newPassword: "other password") }
+        expectAuthError("LINK_SUPERSEDED") { _ = try h.service.inspectAction(link: second, oobCode: nil) }
         expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(login.session.refreshToken) }
         expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: login.session.idToken) }
         _ = try h.service.signInWithPassword(email: "a@example.com", password: "new password", idToken: nil, allowMigration: false)

@@ -126,7 +126,7 @@ struct HousekeeperTests {
         h.clock.advance(by: 599)
         #expect(try housekeeper.runRound().removed[.consumedCodes] == 0)
         #expect(h.store.snapshot().consumed.count == 1, "the ledger keeps the entry until the code expires")
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+        expectAuthError("LINK_USED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
         h.clock.advance(by: 1)
         #expect(try housekeeper.runRound().removed[.consumedCodes] == 1)
         expectAuthError("EXPIRED_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }

@@ -19,6 +19,7 @@ struct PageRendererTests {
             (.expired, .errorExpired), (.invalid, .errorInvalid), (.form, .errorForm), (.weakPassword(.tooShort), .errorWeakTooShort),
             (.weakPassword(.tooLong), .errorWeakTooLong), (.weakPassword(.isTheAddress), .errorWeakIsTheAddress),
             (.addressTaken, .errorTaken), (.tooManyAttempts, .errorTooMany), (.unavailable, .errorUnavailable),
+            (.used, .errorUsed), (.superseded, .errorSuperseded), (.otherBrowser, .errorOtherBrowser),
         ]
         for (error, word) in errors {
             let german = pages.render(.error(error), lang: "de-AT")
@@ -34,6 +35,10 @@ struct PageRendererTests {
     @Test("an API error becomes the page error that says it in the page's words, never its English message")
     func errorsFromTheCatalogue() {
         #expect(PageError(.code(.expired)) == .expired)
+        #expect(PageError(.code(.alreadyUsed)) == .used && PageError(.linkUsed(signedInHere: true)) == .used)
+        #expect(PageError(.code(.superseded)) == .superseded)
+        #expect(PageError(.code(.otherBrowser)) == .otherBrowser)
+        #expect(PageError(.code(.badSignature)) == .invalid && PageError(.code(.stateChanged)) == .invalid)
         #expect(PageError(.invalidCode("x")) == .invalid)
         #expect(PageError(.weakPassword("English words", rule: .isTheAddress)) == .weakPassword(.isTheAddress))
         #expect(PageError(.emailExists) == .addressTaken)
@@ -68,6 +73,18 @@ struct PageRendererTests {
         #expect(full.contains(#"<p class="code" id="code">042137</p>"#) && !full.contains("paste this link"))
         let bare = pages.render(.signIn(continueLink: nil, code: nil), lang: "de").html
         #expect(bare.contains("fügen Sie diesen Link ein") && !bare.contains(#"id="code""#) && !bare.contains(#"id="continue""#))
+    }
+
+    @Test("a used sign-in link in the browser that completed it: 'already signed in', a done page, in en and de")
+    func signedIn() throws {
+        let pages = try pages()
+        let english = pages.render(.signedIn(backLink: nil), lang: "en").html
+        #expect(english.contains("<h1>You are signed in</h1>"))
+        #expect(english.contains(#"<p id="done">You are already signed in: this link was used in this browser. Go back to the app.</p>"#))
+        #expect(!english.contains(#"id="error""#))
+        let german = pages.render(.signedIn(backLink: "https://app.example.com/x"), lang: "de").html
+        #expect(german.contains("<h1>Sie sind angemeldet</h1>") && german.contains("Sie sind bereits angemeldet"))
+        #expect(german.contains(#"href="https://app.example.com/x""#))
     }
 
     @Test("the reset form has the password field with the policy's bounds, and its hidden fields")

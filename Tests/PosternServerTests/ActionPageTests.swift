@@ -94,7 +94,7 @@ struct ActionPageTests {
         let done = page.post(fields, cookie: Self.cookie(shown))
         #expect(done.status == 200 && Self.html(done).contains(#"<p id="done">Your password has been changed."#))
         let again = page.get(link.oobCode)
-        #expect(again.status == 400 && Self.html(again).contains(#"<p id="error">The link is invalid or was already used."#))
+        #expect(again.status == 400 && Self.html(again).contains(#"<p id="error">This link was already used."#))
     }
 
     @Test("verify and recover links show the address and a confirm button")

@@ -112,7 +112,7 @@ struct FlowPersistenceTests {
             do {
                 _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
                 wins.increment()
-            } catch let error as AuthError where error.code == "INVALID_OOB_CODE" {
+            } catch let error as AuthError where error.code == "LINK_USED" {
                 refusals.increment()
             } catch {}
         }

@@ -315,6 +315,6 @@ def test_10_a_password_reset_ends_open_sign_in_links(postern):
     status, answer, _ = postern.post("/v1/actions/apply", {"link": reset, "newPassword": "the second password"})
     assert status == 200, answer
     status, answer, _ = postern.post("/v1/email-link/complete", {"link": action_link(open_msg, postern.public_url, "signIn")})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_SUPERSEDED", 400)
     status, answer, _ = postern.post("/v1/email-link/complete", {"code": six_digits(open_msg), "email": owner})
     check_error(answer, status, "INVALID_OOB_CODE", 400)

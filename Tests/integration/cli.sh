@@ -78,7 +78,21 @@ printf 'Forwarded message:\n> %s\n' "$link" > pasted.txt
 expect_exit 0 "$postern" handle-link --json < pasted.txt
 python3 -c 'import json,sys; d=json.load(open("out.txt")); assert d["isNewUser"] is True and d["session"]["idToken"], d'
 expect_exit 65 "$postern" handle-link "$link"
-grep -q "INVALID_OOB_CODE" err.txt || fail "a replay is not refused clearly"
+grep -q "This link was already used.*(LINK_USED)" err.txt || fail "a replay does not say it was used: $(cat err.txt)"
+# Why a link failed: two links for one address, the newer used: the older says superseded; a
+# tampered one says only invalid (never used or superseded).
+expect_exit 0 "$postern" send-link --action sign-in --email bob@example.com --print
+older=$(head -1 out.txt)
+expect_exit 0 "$postern" send-link --action sign-in --email bob@example.com --print
+newer=$(head -1 out.txt)
+expect_exit 0 "$postern" handle-link "$newer"
+expect_exit 65 "$postern" handle-link "$older"
+grep -q "A newer link for the same address was used.*(LINK_SUPERSEDED)" err.txt || fail "superseded is not said: $(cat err.txt)"
+expect_exit 65 "$postern" handle-link --inspect "$older"
+grep -q "(LINK_SUPERSEDED)" err.txt || fail "inspect does not say superseded: $(cat err.txt)"
+tampered=$(python3 -c 'import sys; l=sys.argv[1]; i=l.index("oobCode=")+8+70; print(l[:i]+("B" if l[i]=="A" else "A")+l[i+1:])' "$older")
+expect_exit 65 "$postern" handle-link "$tampered"
+grep -q "(INVALID_OOB_CODE)" err.txt || fail "a tampered link is not the generic answer: $(cat err.txt)"
 expect_exit 65 "$postern" handle-link "https://evil.example.net/action?mode=signIn&oobCode=abc"
 expect_exit 65 "$postern" send-link --action reset-password --email nobody@example.com
 expect_exit 65 "$postern" send-link --action sign-in --email "not an address"

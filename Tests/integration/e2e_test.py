@@ -32,8 +32,6 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 POSTERN = os.environ.get("POSTERN_BIN") or os.path.join(ROOT, ".build", "debug", "postern")
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 ADMIN_TOKEN = "e2e-admin-" + secrets.token_hex(8)
 SMTP_USER, SMTP_PASSWORD = "postern", "e2e:" + secrets.token_hex(6)
 APP_CONTINUE = "https://app.example.com/finish"
@@ -44,7 +42,8 @@ MAIL_WAIT = 20  # seconds a mail may take to arrive
 
 # Loopback only (no proxy from the environment, for this process — Selenium's client included —
 # and what it starts), SIGTERM unwinding like Ctrl-C, and the process helpers: postern_daemon.
-from postern_daemon import HTTP, free_port, http_request, remember_group, six_digits, start_serve, wait_for  # noqa: E402
+from postern_daemon import (HTTP, free_port, http_request, remember_group, six_digits, start_chromium, start_serve,  # noqa: E402
+                            stop_chromium, wait_for)
 
 # Every step records itself here; the last test checks that all of them ran.
 STEPS_DONE = []
@@ -235,41 +234,9 @@ def postern(work, smtp):
 
 @pytest.fixture(scope="module")
 def browser(work):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=900,700",
-                "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
-                "--disable-component-update", "--disable-default-apps", "--no-proxy-server",
-                # Loopback only: every other host name fails to resolve inside the browser.
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--disable-crash-reporter", "--disable-breakpad",
-                f"--user-data-dir={os.path.join(work, 'chromium-profile')}"):
-        options.add_argument(arg)
-    # Explicit driver path: Selenium Manager (which would download one) is never asked.
-    # Its own process group (Chromium joins it), so nothing outlives the test.
-    service = Service(executable_path=CHROMEDRIVER, log_output=os.path.join(work, "chromedriver.log"),
-                      popen_kw={"start_new_session": True})
-    driver = webdriver.Chrome(options=options, service=service)
-    remember_group(service.process.pid)
-    driver.set_page_load_timeout(30)
+    driver, group = start_chromium(work)
     yield driver
-    driver.quit()
-    # Chromium's processes go a moment after the driver.
-    group = service.process.pid
-    try:
-        wait_for(lambda: not group_alive(group), 10, "Chromium to exit")
-    except AssertionError:
-        os.killpg(group, signal.SIGKILL)
-
-
-def group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+    stop_chromium(driver, group)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,7 +431,7 @@ def test_2_second_device_migration_replay_and_cli(postern, smtp):
 
     # The link was used: replaying it is refused.
     status, answer, _ = postern.post("/v1/email-link/complete", {"link": link})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_USED", 400)
     status, answer, _ = postern.post("/v1/email-link/complete",
                                      {"link": link, "idToken": anon["idToken"], "allowMigration": True})
     assert status in (400, 401) and "error" in answer, (status, answer)
@@ -598,11 +565,12 @@ def test_4_reset_in_chromium_after_a_mail_scanner(postern, smtp, browser, work):
     check_error(answer, status, "TOKEN_REVOKED", 401)
     notice = smtp.mailbox.next(address)
     assert "/action?" not in text_of(notice), text_of(notice)
-    # The link is spent now: the page says so and the API refuses it.
+    # The link is spent now: the page says so (used, not just invalid) and the API refuses it.
     browser.get(link)
-    WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "error")))
+    spent = WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "error")))
+    assert spent.text == "This link was already used. If you need to sign in again, ask for a new link.", spent.text
     status, answer, _ = postern.post("/v1/actions/apply", {"link": link, "newPassword": "another one 12345"})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_USED", 400)
     STEPS_DONE.append("4")
 
 
@@ -650,7 +618,7 @@ def test_5_change_of_address_then_recovery(postern, smtp, browser, work):
     check_error(answer, status, "TOKEN_REVOKED", 401)
     # The recovery link is spent; the owner signs in again with the old address.
     status, answer, _ = postern.post("/v1/actions/apply", {"link": recover_link})
-    check_error(answer, status, "INVALID_OOB_CODE", 400)
+    check_error(answer, status, "LINK_USED", 400)
     again = sign_in_by_link(postern, smtp, old)
     check_login(again, uid=uid, email_address=old, new_user=False)
     STEPS_DONE.append("5")

@@ -58,6 +58,52 @@ def wait_for(predicate, timeout, what):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
+def start_chromium(work, name="chromium"):
+    """A headless Chromium through Selenium with its own profile (`work/NAME-profile`), loopback
+    only. Returns (driver, process group); `stop_chromium` ends both."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=900,700",
+                "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
+                "--disable-component-update", "--disable-default-apps", "--no-proxy-server",
+                # Loopback only: every other host name fails to resolve inside the browser.
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--disable-crash-reporter", "--disable-breakpad",
+                f"--user-data-dir={os.path.join(work, name + '-profile')}"):
+        options.add_argument(arg)
+    # Explicit driver path: Selenium Manager (which would download one) is never asked.
+    # Its own process group (Chromium joins it), so nothing outlives the test.
+    service = Service(executable_path=CHROMEDRIVER, log_output=os.path.join(work, name + "-chromedriver.log"),
+                      popen_kw={"start_new_session": True})
+    driver = webdriver.Chrome(options=options, service=service)
+    remember_group(service.process.pid)
+    driver.set_page_load_timeout(30)
+    return driver, service.process.pid
+
+
+def group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def stop_chromium(driver, group):
+    """Quits the driver; Chromium's processes go a moment after it, or are killed."""
+    driver.quit()
+    try:
+        wait_for(lambda: not group_alive(group), 10, "Chromium to exit")
+    except AssertionError:
+        os.killpg(group, signal.SIGKILL)
+
+
 def http_request(base_url, method, path, body=None, token=None, headers=None, raw=None, content_type="application/json"):
     """One request to a daemon: JSON `body` (or `raw` bytes), a bearer `token`, extra `headers`.
     Returns (status, the JSON answer or the raw bytes, the headers); HTTP errors are answers too."""

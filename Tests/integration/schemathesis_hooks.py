@@ -11,6 +11,10 @@ from hypothesis import strategies
 CREDENTIAL_CODES = {
     "INVALID_OOB_CODE",
     "EXPIRED_OOB_CODE",
+    # A genuine code that was used, superseded or is bound to another browser (never a made-up one).
+    "LINK_USED",
+    "LINK_SUPERSEDED",
+    "LINK_OTHER_BROWSER",
     "EMAIL_MISMATCH",
     "INVALID_CODE_VERIFIER",
     "INVALID_LOGIN_CREDENTIALS",
@@ -35,6 +39,13 @@ def positive_rejection_names_a_credential(ctx, response, case):
     error = response.json().get("error", {})
     # The one rule between two fields: the new password must not be the address or its local part.
     if error.get("code") == "WEAK_PASSWORD" and error.get("rule") == "isTheAddress":
+        return None
+    # The other: bindBrowser makes the browser's cookie the link's verifier, so it takes no
+    # codeChallenge and no approval (the field's description says so).
+    body = case.body if isinstance(case.body, dict) else {}
+    if (error.get("code") == "INVALID_ARGUMENT" and body.get("bindBrowser") is True
+            and (body.get("codeChallenge") or body.get("approval") is True)
+            and (error.get("message") or "").startswith("bindBrowser cannot be combined")):
         return None
     if error.get("code") not in CREDENTIAL_CODES:
         raise AssertionError(

@@ -55,6 +55,10 @@ public struct ActionRequest: Sendable, Hashable {
     /// Set when the asking device waits for an approval from the link's page ("approve on your
     /// other device"); nil for a plain sign-in link.
     public var approval: Approval?
+    /// A sign-in link bound to the browser that asked (`bindBrowser`): `codeChallenge` is the
+    /// S256 of that browser's `postern_browser` cookie, so the link completes only where the
+    /// cookie is sent (or by the typed 6-digit code), and the hosted page can tell that browser.
+    public var browserBound: Bool
 
     /// An approval the asking device waits for: the number it shows, the three the page offers,
     /// the device's name, and when the owner picked the right number.
@@ -82,7 +86,7 @@ public struct ActionRequest: Sendable, Hashable {
         id: String, purpose: Purpose, email: EmailAddress, uid: String? = nil, otherEmail: EmailAddress? = nil,
         passwordHash: String? = nil, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
         createdAt: Int64, expiresAt: Int64, sixDigitKeyID: UInt32? = nil,
-        wrongTries: Int = 0, consumedAt: Int64? = nil, approval: Approval? = nil
+        wrongTries: Int = 0, consumedAt: Int64? = nil, approval: Approval? = nil, browserBound: Bool = false
     ) {
         self.id = id
         self.purpose = purpose
@@ -99,6 +103,7 @@ public struct ActionRequest: Sendable, Hashable {
         self.wrongTries = wrongTries
         self.consumedAt = consumedAt
         self.approval = approval
+        self.browserBound = browserBound
     }
 }
 

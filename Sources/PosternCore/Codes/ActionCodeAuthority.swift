@@ -121,6 +121,13 @@ public struct ActionCodeAuthority: Sendable {
             nonce: Array(bytes[14..<30]), binding: StateBinding(raw: Array(bytes[30..<46])))
     }
 
+    /// Checks the code's tag but not its expiry: for questions about a code after its life (was
+    /// it used, and where), never to act on it.
+    /// - Throws: `ActionCodeError` (`malformed`, `unknownKey`, `badSignature`).
+    public func verifyIgnoringExpiry(_ text: String) throws(ActionCodeError) -> ActionCode {
+        try verify(text, now: Int64.min)
+    }
+
     /// Verifies the code and that it is for `action` and still matches the account's `binding`.
     /// - Throws: `ActionCodeError`, including `wrongAction` and `stateChanged`.
     public func verify(

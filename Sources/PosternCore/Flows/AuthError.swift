@@ -61,6 +61,14 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func code(_ error: ActionCodeError) -> AuthError {
         AuthError(.invalidInput, code: error.publicCode, message: error.description)
     }
+    /// A genuine link that was already used; `signedInHere` when the browser or device
+    /// presenting it is the one that completed it ("you are already signed in").
+    public static func linkUsed(signedInHere: Bool) -> AuthError {
+        guard signedInHere else { return .code(.alreadyUsed) }
+        return AuthError(.invalidInput, code: .linkUsed,
+            message: "The link was already used to sign in on this browser or device: you are already signed in.",
+            details: ["signedInHere": "true"])
+    }
     /// The phone number is refused; the message says why, never the number.
     public static func invalidPhoneNumber(_ error: PhoneNumberError) -> AuthError {
         AuthError(.invalidInput, code: .invalidPhoneNumber, message: error.description)

@@ -197,6 +197,13 @@ public final class AuthService: Sendable {
         try ledger.codeInput(link: text, oobCode: nil, code: nil)
     }
 
+    /// Where the sign-in link `oobCode` stands for the browser holding `browserVerifier` (its
+    /// `postern_browser` cookie): bound or not, this browser or another, used or not. Nil for a
+    /// code that is not genuine, not a sign-in code, or names no request. Reads only.
+    public func browserCheck(oobCode: String, browserVerifier: String?) -> BrowserCheck? {
+        try? ledger.context.read { tx in try self.ledger.browserCheck(oobCode, verifier: browserVerifier, tx: tx) } ?? nil
+    }
+
     /// The 6-digit code the hosted page shows for a valid sign-in link; nil for a PKCE link.
     public func sixDigitCode(forSignInCode text: String) -> String? { ledger.sixDigitCode(forSignInCode: text) }
 

@@ -18,6 +18,11 @@ public final class CodeMetrics: Sendable {
     private let consumedCounts: [Counter] = EmailAction.allCases.map { _ in Counter() }
     /// Refusals are rare; their reasons are an open set.
     private let refusals = Mutex<[String: Int]>([:])
+    /// Links refused, by the public reason (`ActionCodeError.metricLabel`).
+    private let linkFailureCounts: [Counter] = CodeMetrics.linkFailureReasons.map { _ in Counter() }
+
+    /// The labels of `postern_link_failures_total`, in the order `/metrics` lists them.
+    public static let linkFailureReasons = ["expired", "invalid", "other_browser", "superseded", "used"]
 
     /// Creates empty counters.
     public init() {}
@@ -27,6 +32,19 @@ public final class CodeMetrics: Sendable {
     func requested(_ action: EmailAction) { requestedCounts[Self.index(action)].value.add(1, ordering: .relaxed) }
     func consumed(_ action: EmailAction) { consumedCounts[Self.index(action)].value.add(1, ordering: .relaxed) }
     func refused(_ reason: String) { refusals.withLock { $0[reason, default: 0] += 1 } }
+
+    /// A link was refused for `error`: its internal reason and its public one are counted.
+    func refused(_ error: ActionCodeError) {
+        refused(error.reason.rawValue)
+        if let index = Self.linkFailureReasons.firstIndex(of: error.metricLabel) {
+            linkFailureCounts[index].value.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// `postern_link_failures_total`: every public reason with its count (0 included).
+    public func linkFailures() -> [(reason: String, count: Int)] {
+        zip(Self.linkFailureReasons, linkFailureCounts).map { ($0, $1.value.load(ordering: .relaxed)) }
+    }
 
     /// Every counter that has counted: (event, label, count), where event is requested/consumed/
     /// refused and label the action or the reason; sorted by event, then label.

@@ -10,6 +10,9 @@ public enum HostedPage: Sendable, Hashable {
     case confirm(EmailAction, email: String, form: PageForm)
     /// `action` was applied to the account at `email`; `backLink` is the link's `continueUrl`.
     case done(EmailAction, email: String, backLink: String?)
+    /// A used sign-in link opened again in the browser that completed it: "you are already
+    /// signed in" (a page, not an error), with the template of `done`.
+    case signedIn(backLink: String?)
     /// Why the link or the form cannot be used.
     case error(PageError)
     /// A sign-in link awaiting approval: the button that reviews it.
@@ -29,7 +32,7 @@ public enum HostedPage: Sendable, Hashable {
         case .signIn: .signIn
         case .resetPassword: .resetPassword
         case .confirm: .confirm
-        case .done: .done
+        case .done, .signedIn: .done
         case .error: .error
         case .approveReview: .approveReview
         case .approveChoice: .approveChoice
@@ -59,8 +62,14 @@ public struct PageForm: Sendable, Hashable {
 public enum PageError: Sendable, Hashable {
     /// The link has expired.
     case expired
-    /// The link is malformed, unknown or used.
+    /// The link is malformed, unknown, for another action, or the account changed.
     case invalid
+    /// The (genuine) link was already used.
+    case used
+    /// The (genuine) link was ended by the use of a newer one for the same address.
+    case superseded
+    /// The (genuine) link is bound to the browser that asked for it, and this is another.
+    case otherBrowser
     /// The form's token does not match this browser and link.
     case form
     /// The new password breaks a rule.
@@ -77,6 +86,12 @@ public enum PageError: Sendable, Hashable {
     public init(_ error: AuthError) {
         if error.code == AuthError.code(.expired).code {
             self = .expired
+        } else if error.code == AuthError.code(.alreadyUsed).code {
+            self = .used
+        } else if error.code == AuthError.code(.superseded).code {
+            self = .superseded
+        } else if error.code == AuthError.code(.otherBrowser).code {
+            self = .otherBrowser
         } else if error.code == AuthError.weakPassword("", rule: .tooShort).code,
             let rule = error.details["rule"].flatMap(PasswordPolicy.Rule.init(rawValue:))
         {

@@ -67,6 +67,11 @@ public struct PageRenderer: Sendable {
             fill(sentence: word(Self.words(of: action).done), email: email, into: &context)
             context[.backLink] = backLink
             context[.backLabel] = word(.back)
+        case .signedIn(let backLink):
+            context[.heading] = word(.signedInHeading)
+            fill(sentence: word(.signedInDone), email: "", into: &context)
+            context[.backLink] = backLink
+            context[.backLabel] = word(.back)
         case .error(let error):
             context[.heading] = word(.errorHeading)
             context[.message] = word(Self.word(for: error))
@@ -139,6 +144,9 @@ public struct PageRenderer: Sendable {
         switch error {
         case .expired: .errorExpired
         case .invalid: .errorInvalid
+        case .used: .errorUsed
+        case .superseded: .errorSuperseded
+        case .otherBrowser: .errorOtherBrowser
         case .form: .errorForm
         case .weakPassword(.tooShort): .errorWeakTooShort
         case .weakPassword(.tooLong): .errorWeakTooLong

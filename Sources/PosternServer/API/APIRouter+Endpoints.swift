@@ -1,8 +1,15 @@
 import Foundation
 import PosternAPI
 import PosternCore
+import PosternCrypto
 
 extension APIRouter {
+    /// A fresh `postern_browser` cookie: 24 random bytes, base64url.
+    /// - Throws: `internalError` when the random generator fails.
+    static func newBrowserCookie() throws(AuthError) -> String {
+        do { return Base64URL.encode(try SecureRandom.bytes(24)) } catch { throw .internalError("random generator: \(error)") }
+    }
+
     /// The JSON endpoints of API.md.
     static func apiRoutes(_ runtime: ServerContext, waits: ApprovalWaits) -> [Route] {
         let service = runtime.service
@@ -18,10 +25,20 @@ extension APIRouter {
                                   errors: [.invalidEmail, .invalidContinueURI, .invalidIDToken])) { c throws(AuthError) in
                 let body = try c.body(EmailLinkSendBody.self)
                 let device = body.approval == true ? body.deviceName ?? DeviceName(userAgent: c.request.headers["user-agent"]).text : nil
+                // bindBrowser: this browser's postern_browser cookie (a new one when it sent none) is the link's verifier.
+                let sentCookie = ActionPages.browserCookie(c.request)
+                var browser: String?
+                if body.bindBrowser == true {
+                    if let sentCookie { browser = sentCookie } else { browser = try Self.newBrowserCookie() }
+                }
                 let number = try service.sendEmailLink(EmailLinkRequest(
                     email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
-                    idToken: body.idToken, approvalDevice: device))
-                return number.map { .body(202, AcceptedBody(status: .sent, approvalNumber: $0)) } ?? sent
+                    idToken: body.idToken, approvalDevice: device, browserVerifier: browser))
+                var response = number.map { .body(202, AcceptedBody(status: .sent, approvalNumber: $0)) } ?? sent
+                if let browser, sentCookie == nil {
+                    response.headers.append(("Set-Cookie", ActionPages.setBrowserCookie(browser, secure: runtime.settings.publicURL.hasPrefix("https:"))))
+                }
+                return response
             },
             Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200,
                   contract: .init(request: .json(EmailLinkWaitBody.self), answer: .json(LoginBody.self),
@@ -42,13 +59,15 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/email-link/complete", summary: "Complete a sign-in by pasted link, oobCode, or address + 6-digit code", access: .public, status: 200,
                   contract: .init(request: .json(EmailLinkCompleteBody.self), answer: .json(LoginBody.self),
-                                  errors: [.invalidOOBCode, .expiredOOBCode, .emailMismatch, .invalidCodeVerifier, .invalidEmail, .userDisabled,
+                                  errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .linkOtherBrowser, .emailMismatch,
+                                           .invalidCodeVerifier, .invalidEmail, .userDisabled,
                                            .invalidIDToken, .migrationRequired, .credentialAlreadyInUse],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.completeEmailLink(EmailLinkCompletion(
                     link: body.link, oobCode: body.oobCode, code: body.code, email: body.email, codeVerifier: body.codeVerifier,
-                    idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration))
+                    idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration,
+                    browserVerifier: ActionPages.browserCookie(c.request)))
                 return .body(200, LoginBody(login))
             },
             Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202,
@@ -80,14 +99,14 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200,
                   contract: .init(request: .json(ActionBody.self), answer: .json(ActionInfoBody.self),
-                                  errors: [.invalidOOBCode, .expiredOOBCode])) { c throws(AuthError) in
+                                  errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded])) { c throws(AuthError) in
                 let body = try c.body(ActionBody.self)
                 let info = try service.inspectAction(link: body.link, oobCode: body.oobCode)
                 return .body(200, ActionInfoBody(info))
             },
             Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200,
                   contract: .init(request: .json(ActionBody.self), answer: .json(AppliedActionBody.self),
-                                  errors: [.invalidOOBCode, .expiredOOBCode, .weakPassword, .userDisabled, .emailExists])) { c throws(AuthError) in
+                                  errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .weakPassword, .userDisabled, .emailExists])) { c throws(AuthError) in
                 let body = try c.body(ActionBody.self)
                 let applied = try service.applyAction(link: body.link, oobCode: body.oobCode, newPassword: body.newPassword)
                 return .body(200, AppliedActionBody(mode: applied.mode.rawValue, email: applied.email))

@@ -68,6 +68,11 @@ extension APIRouter {
             let label = entry.event == "refused" ? "reason" : "action"
             text += #"postern_codes_total{event="\#(entry.event)",\#(label)="\#(entry.label)"} \#(entry.count)"# + "\n"
         }
+        text += "# HELP postern_link_failures_total Email action links refused, by the reason the answer gave (used, expired, superseded, other_browser; invalid for every other).\n"
+        text += "# TYPE postern_link_failures_total counter\n"
+        for entry in service.metrics.linkFailures() {
+            text += #"postern_link_failures_total{reason="\#(entry.reason)"} \#(entry.count)"# + "\n"
+        }
         text += "# HELP postern_housekeeping_rows_removed_total Expired rows housekeeping deleted, by table.\n"
         text += "# TYPE postern_housekeeping_rows_removed_total counter\n"
         for entry in housekeeping.snapshot() {

@@ -26,7 +26,7 @@ struct ActionPages: Sendable {
             Route(method: "GET", path: "/action", summary: "The hosted action page (never consumes the link)", access: .public, status: 200,
                   contract: .init(
                       answer: .content(mediaType: "text/html", schema: .string("An HTML page.")),
-                      errors: [.invalidOOBCode, .expiredOOBCode, .unavailable, .internalFailure],
+                      errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .linkOtherBrowser, .unavailable, .internalFailure],
                       query: [
                           .init(name: "mode", schema: .actionMode, required: false, description: "The link's action (the code says it too)."),
                           .init(name: "oobCode", schema: .oobCode, required: false, description: "The code; without it the page says the link is broken."),
@@ -47,7 +47,8 @@ struct ActionPages: Sendable {
                           .optional("pick", .string("An approval's pick: the number chosen (0: none of these).", pattern: "^[0-9]{1,2}$")),
                       ])),
                       answer: .content(mediaType: "text/html", schema: .string("An HTML page.")),
-                      errors: [.invalidOOBCode, .expiredOOBCode, .weakPassword, .userDisabled, .emailExists, .unavailable, .internalFailure],
+                      errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .weakPassword, .userDisabled, .emailExists,
+                               .unavailable, .internalFailure],
                       otherStatuses: [403: "The form's token is missing or does not match this browser and code."])) { c throws(AuthError) in
                 submit(c)
             }.answeringErrors { error, request in errorPage(error, request) },
@@ -67,10 +68,23 @@ struct ActionPages: Sendable {
             return page(400, .error(.invalid), lang: lang)
         }
         let info: ActionInfo
+        // The browser a bindBrowser link is bound to is known by its postern_browser cookie.
+        let browser = Self.browserCookie(c.request)
         do {
             info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
         } catch {
+            // A used sign-in link opened again in the browser that completed it: a page, not an error.
+            if PageError(error) == .used,
+                runtime.service.browserCheck(oobCode: oobCode, browserVerifier: browser)?.signedInHere == true
+            {
+                return page(200, .signedIn(backLink: nil), lang: lang)
+            }
             return page(error.httpStatus, .error(PageError(error)), lang: lang)
+        }
+        if info.mode == .signIn, let check = runtime.service.browserCheck(oobCode: oobCode, browserVerifier: browser),
+            check.browserBound, check.binding == .otherBrowser
+        {
+            return page(AuthError.code(.otherBrowser).httpStatus, .error(.otherBrowser), lang: lang)
         }
         // A fresh CSRF cookie for this browser unless it has one.
         let cookie = cookieValue(c.request) ?? Base64URL.encode((try? SecureRandom.bytes(18)) ?? [])
@@ -147,11 +161,26 @@ struct ActionPages: Sendable {
         return HTTPResponse(status: status, headers: Self.securityHeaders, body: Array(rendered.html.utf8))
     }
 
-    func cookieValue(_ request: HTTPRequest) -> String? {
+    func cookieValue(_ request: HTTPRequest) -> String? { Self.cookie(Self.cookieName, in: request) }
+
+    /// The browser binding cookie of `bindBrowser` links: their PKCE verifier, sent on every path
+    /// (the API's complete and the page), Lax so that a link opened from a mail carries it.
+    static let browserCookieName = "postern_browser"
+
+    /// The `postern_browser` cookie the request carries, if well-formed.
+    static func browserCookie(_ request: HTTPRequest) -> String? { cookie(browserCookieName, in: request) }
+
+    /// The `Set-Cookie` value that gives a browser `value` as its `postern_browser` cookie.
+    static func setBrowserCookie(_ value: String, secure: Bool) -> String {
+        "\(browserCookieName)=\(value); Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")"
+    }
+
+    /// The cookie `name` of the request: base64url, 1 to 64 characters, else nil.
+    static func cookie(_ name: String, in request: HTTPRequest) -> String? {
         guard let header = request.headers["cookie"] else { return nil }
         for part in header.split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == Self.cookieName {
+            if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == name {
                 let value = pair[1].trimmingCharacters(in: .whitespaces)
                 if !value.isEmpty, value.count <= 64, Base64URL.decode(value) != nil { return value }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCrypto
 
 /// Email-link sign-in: the request (link + 6-digit code by mail) and its completion by link,
@@ -25,6 +26,17 @@ final class EmailLinkFlow: Sendable {
         let email = try context.parseEmail(input.email)
         let continueURL = try context.checkContinueURL(input.continueURL)
         try FlowContext.checkChallenge(input.codeChallenge)
+        // bindBrowser: the browser's cookie is the link's verifier, so only its S256 is stored.
+        var challenge = input.codeChallenge
+        if let cookie = input.browserVerifier {
+            guard input.codeChallenge == nil, input.approvalDevice == nil else {
+                throw .invalidArgument("bindBrowser cannot be combined with codeChallenge or approval: the browser's cookie is the link's verifier.")
+            }
+            guard (22...64).contains(cookie.utf8.count), Base64URL.decode(cookie) != nil else {
+                throw .invalidArgument("The browser's postern_browser cookie is malformed.")
+            }
+            challenge = Base64URL.encode(SHA256.hash(cookie))
+        }
         let approval = try input.approvalDevice.map { device throws(AuthError) in
             guard input.codeChallenge != nil else {
                 throw .invalidArgument("An approval needs codeChallenge: its verifier is the waiting device's secret.")
@@ -36,9 +48,10 @@ final class EmailLinkFlow: Sendable {
         // The key that will derive the mail's 6-digit code is fixed now, so the content stage only reads.
         let request = ActionRequest(
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .signIn, email: email, uid: sessionUid,
-            continueURL: continueURL, locale: input.locale.flatMap(FlowContext.cleanLocale), codeChallenge: input.codeChallenge,
+            continueURL: continueURL, locale: input.locale.flatMap(FlowContext.cleanLocale), codeChallenge: challenge,
             createdAt: now, expiresAt: FlowContext.adding(context.config.ttlSignIn, to: now),
-            sixDigitKeyID: context.keys.current.actionCodes.activeKeyID, approval: approval)
+            sixDigitKeyID: context.keys.current.actionCodes.activeKeyID, approval: approval,
+            browserBound: input.browserVerifier != nil)
         try ledger.record(request, intent: .signIn(requestID: request.id))
         return approval?.number
     }
@@ -60,9 +73,9 @@ final class EmailLinkFlow: Sendable {
             guard link.mode == .signIn else {
                 throw .invalidCode("This is a \(link.mode.rawValue) link, not a sign-in link.")
             }
-            (request, codeExpiry) = try signInRequest(oobCode: link.oobCode, ring: ring, now: now)
+            (request, codeExpiry) = try signInRequest(oobCode: link.oobCode, ring: ring, now: now, input: input)
         case .oobCode(let text):
-            (request, codeExpiry) = try signInRequest(oobCode: text, ring: ring, now: now)
+            (request, codeExpiry) = try signInRequest(oobCode: text, ring: ring, now: now, input: input)
         case .sixDigitCode(let digits):
             guard let typedEmail else { throw .invalidArgument("email is required with the 6-digit code.") }
             request = try ledger.requestForSixDigitCode(digits, email: typedEmail, ring: ring, now: now)
@@ -71,8 +84,12 @@ final class EmailLinkFlow: Sendable {
         }
         // PKCE means PKCE: a link sent with a challenge completes only with its verifier (the
         // typed 6-digit code, which proves the mailbox, is the way in from another device).
-        let verifierMatches = try Self.checkVerifier(input.codeVerifier, request: request)
+        // A link bound to a browser (bindBrowser) takes that browser's cookie as its verifier.
+        let verifierMatches = request.browserBound
+            ? ((try? Self.checkVerifier(input.browserVerifier, request: request)) ?? false)
+            : try Self.checkVerifier(input.codeVerifier, request: request)
         if cameByLink {
+            if request.browserBound, !verifierMatches { throw ledger.refuse(.otherBrowser) }
             if request.codeChallenge != nil, !verifierMatches { throw .invalidCodeVerifier }
             if let typedEmail, typedEmail != request.email { throw .emailMismatch }
         }
@@ -85,10 +102,22 @@ final class EmailLinkFlow: Sendable {
             allowMigration: input.allowMigration, method: request.purpose == .signUp ? "password" : "emailLink", now: now)
     }
 
-    private func signInRequest(oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> (ActionRequest, Int64) {
-        try context.read { tx in
-            let (code, request) = try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
-            return (request, code.expiresAt)
+    /// The verified request of a sign-in code. A used one presented again by the browser or
+    /// device that completed it (its cookie or verifier) says so: `LINK_USED` with `signedInHere`.
+    private func signInRequest(
+        oobCode: String, ring: KeyRing, now: Int64, input: EmailLinkCompletion
+    ) throws(AuthError) -> (ActionRequest, Int64) {
+        do {
+            return try context.read { tx in
+                let (code, request) = try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
+                return (request, code.expiresAt)
+            }
+        } catch where error.code == APIErrorCode.linkUsed.rawValue {
+            let verifier = input.codeVerifier ?? input.browserVerifier
+            guard let check = try? context.read({ tx in try self.ledger.browserCheck(oobCode, verifier: verifier, tx: tx) }),
+                check.signedInHere
+            else { throw error }
+            throw .linkUsed(signedInHere: true)
         }
     }
 

@@ -12,10 +12,13 @@ public struct EmailLinkRequest: Sendable {
     /// the request waits for the owner to pick the right number on the page (needs
     /// `codeChallenge`: the verifier is the waiting device's secret).
     public var approvalDevice: String?
+    /// `bindBrowser`: the asking browser's `postern_browser` cookie. Set, the link is bound to
+    /// that browser (the cookie is its PKCE verifier); not with `codeChallenge` or an approval.
+    public var browserVerifier: String?
 
     public init(
         email: String, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
-        idToken: String? = nil, approvalDevice: String? = nil
+        idToken: String? = nil, approvalDevice: String? = nil, browserVerifier: String? = nil
     ) {
         self.email = email
         self.continueURL = continueURL
@@ -23,6 +26,7 @@ public struct EmailLinkRequest: Sendable {
         self.codeChallenge = codeChallenge
         self.idToken = idToken
         self.approvalDevice = approvalDevice
+        self.browserVerifier = browserVerifier
     }
 }
 
@@ -37,10 +41,13 @@ public struct EmailLinkCompletion: Sendable {
     public var codeVerifier: String?
     public var idToken: String?
     public var allowMigration: Bool?
+    /// The presenting browser's `postern_browser` cookie, if it sent one: it completes a link
+    /// bound to that browser (`bindBrowser`), and tells a re-click there "already signed in".
+    public var browserVerifier: String?
 
     public init(
         link: String? = nil, oobCode: String? = nil, code: String? = nil, email: String? = nil,
-        codeVerifier: String? = nil, idToken: String? = nil, allowMigration: Bool? = nil
+        codeVerifier: String? = nil, idToken: String? = nil, allowMigration: Bool? = nil, browserVerifier: String? = nil
     ) {
         self.link = link
         self.oobCode = oobCode
@@ -49,5 +56,6 @@ public struct EmailLinkCompletion: Sendable {
         self.codeVerifier = codeVerifier
         self.idToken = idToken
         self.allowMigration = allowMigration
+        self.browserVerifier = browserVerifier
     }
 }

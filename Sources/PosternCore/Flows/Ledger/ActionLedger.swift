@@ -62,9 +62,28 @@ final class ActionLedger: Sendable {
 
     /// Ends every open sign-in and sign-up request of `email`, in the caller's transaction.
     func endOpenSignIns(of email: EmailAddress, tx: any StoreWriter, now: Int64) throws {
-        for purpose in [ActionRequest.Purpose.signIn, .signUp] {
+        try endOpenRequests(of: email, purposes: [.signIn, .signUp], uid: nil, tx: tx, now: now)
+    }
+
+    /// The purposes whose links replace each other: a sign-in and a sign-up's confirmation both
+    /// sign in; every other purpose only itself.
+    static func siblings(of purpose: ActionRequest.Purpose) -> [ActionRequest.Purpose] {
+        switch purpose {
+        case .signIn, .signUp: [.signIn, .signUp]
+        default: [purpose]
+        }
+    }
+
+    /// Ends every open request of `purposes` for `email` (only those of `uid` when it is set),
+    /// in the caller's transaction: they were superseded (their nonce never reaches the
+    /// single-use ledger, which is how a refusal tells "superseded" from "used").
+    func endOpenRequests(
+        of email: EmailAddress, purposes: [ActionRequest.Purpose], uid: String?, tx: any StoreWriter, now: Int64
+    ) throws {
+        for purpose in purposes {
             // The store answers a page at a time (the newest 20); each page is ended, so the loop ends.
             var page = try tx.openActionRequests(purpose: purpose, address: email, now: now)
+                .filter { uid == nil || $0.uid == uid }
             while !page.isEmpty {
                 for open in page {
                     var life = life(open)
@@ -72,7 +91,7 @@ final class ActionLedger: Sendable {
                     try tx.updateActionRequest(life.request)
                 }
                 page = try tx.openActionRequests(purpose: purpose, address: email, now: now)
-                    .filter { life($0).isOpen(now: now) }
+                    .filter { life($0).isOpen(now: now) && (uid == nil || $0.uid == uid) }
             }
         }
     }
@@ -139,28 +158,56 @@ final class ActionLedger: Sendable {
         throw .invalidArgument("Give link, oobCode or code.")
     }
 
+    /// Counts a refused link (internal and public reason) and makes its error.
+    func refuse(_ error: ActionCodeError) -> AuthError {
+        context.metrics.refused(error)
+        return .code(error)
+    }
+
     /// Verifies an oobCode and loads its request, checking that it is unused and still bound to
     /// the current state. `expecting` nil accepts any action.
+    ///
+    /// Only a code whose signature is valid (so: one this server minted, held by whoever it was
+    /// mailed to or given to) gets a reason beyond the generic `INVALID_OOB_CODE`: expired, used
+    /// or superseded. Those concern the code itself, never the account: every valid code does
+    /// the same reads (its request, the single-use ledger, the state binding) whatever the
+    /// reason, so the time of the answer says no more than its words.
     func verifiedRequest(
         _ text: String, expecting: EmailAction?, ring: KeyRing, now: Int64, tx: any StoreReader
     ) throws -> (ActionCode, ActionRequest) {
-        let metrics = context.metrics
-        func refuse(_ error: ActionCodeError) -> AuthError {
-            metrics.refused(error.reason.rawValue)
-            return .code(error)
-        }
         let code: ActionCode
         do { code = try ring.actionCodes.verify(text, now: now) } catch { throw refuse(error) }
         if let expecting, code.action != expecting { throw refuse(.wrongAction) }
-        guard let request = try tx.actionRequest(id: Self.requestID(of: code)), request.purpose.action == code.action else {
-            throw refuse(.stateChanged)
-        }
+        let found = try tx.actionRequest(id: Self.requestID(of: code))
+        let consumed = try tx.isConsumed(nonce: code.nonce)
+        guard let request = found, request.purpose.action == code.action else { throw refuse(.stateChanged) }
+        let binding = try Self.binding(for: request, tx: tx)
         // The code's own expiry was checked with its MAC; the request's life says whether it was used.
-        if try life(request).phase(now: now) == .used || tx.isConsumed(nonce: code.nonce) { throw refuse(.alreadyUsed) }
-        guard let binding = try Self.binding(for: request, tx: tx), ConstantTime.equals(binding.bytes, code.binding.bytes) else {
+        if consumed { throw refuse(.alreadyUsed) }
+        if life(request).phase(now: now) == .used {
+            // Ended without its nonce in the ledger: a newer link of its kind was used (or a reset
+            // ended it) — except a cancelled approval, which the page already said.
+            let cancelled = request.approval != nil && request.approval?.approvedAt == nil
+            throw refuse(cancelled ? .stateChanged : .superseded)
+        }
+        guard let binding, ConstantTime.equals(binding.bytes, code.binding.bytes) else {
             throw refuse(.stateChanged)
         }
         return (code, request)
+    }
+
+    /// Where the sign-in link `text` stands for the browser or device holding `verifier` (the
+    /// `postern_browser` cookie, or a PKCE verifier): nil when the code is not genuine or names
+    /// no request. Reads only; consumes nothing. The code's expiry is not this question's: a used
+    /// link is asked about after its life too.
+    func browserCheck(_ text: String, verifier: String?, tx: any StoreReader) throws -> BrowserCheck? {
+        guard let code = try? context.keys.current.actionCodes.verifyIgnoringExpiry(text), code.action == .signIn,
+            let request = try tx.actionRequest(id: Self.requestID(of: code)), request.purpose.action == code.action
+        else { return nil }
+        let used = try tx.isConsumed(nonce: code.nonce)
+        guard let challenge = request.codeChallenge else { return BrowserCheck(binding: .unbound, used: used) }
+        let same = verifier.map { ConstantTime.equals(Array(Base64URL.encode(SHA256.hash($0)).utf8), Array(challenge.utf8)) } ?? false
+        return BrowserCheck(binding: same ? .sameBrowser : .otherBrowser, used: used, browserBound: request.browserBound)
     }
 
     /// Mints the code of `request` and builds its link; nil when the state it binds to is gone.
@@ -176,6 +223,9 @@ final class ActionLedger: Sendable {
     }
 
     /// Marks a request's code as used, in the caller's transaction; false when it already was.
+    ///
+    /// Using a link ends the address's other open links of the same kind (for the same account
+    /// where the kind has one): once one worked, the others are superseded, and say so.
     func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any StoreWriter) throws -> Bool {
         var life = life(request)
         guard let nonce = Base64URL.decode(request.id), life.consume(at: now), try tx.consume(nonce: nonce, expiresAt: expiresAt) else {
@@ -183,6 +233,11 @@ final class ActionLedger: Sendable {
         }
         context.metrics.consumed(request.purpose.action)
         try tx.updateActionRequest(life.request)
+        let uid: String? = switch request.purpose {
+        case .signIn, .signUp: nil
+        default: request.uid
+        }
+        try endOpenRequests(of: request.email, purposes: Self.siblings(of: request.purpose), uid: uid, tx: tx, now: now)
         return true
     }
 
