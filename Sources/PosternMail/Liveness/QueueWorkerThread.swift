@@ -4,15 +4,20 @@ import PosternCore
 /// What a queue's worker (the webhook worker, the SMS worker) runs on: its lease owner, a
 /// ``HeartbeatLoop`` under that owner, and a ``BackgroundThread`` that delivers a batch, then at
 /// once again after a full one or after the poll interval (sooner when woken: the store's
-/// doorbell). One place for that life, so the workers differ only in how they deliver.
+/// doorbell). One place for that life, so the workers differ only in how they deliver; its claim
+/// and the recording of outcomes are here too (``LeaseQueue``).
 public final class QueueWorkerThread: Sendable {
     /// The lease owner the worker claims as (`PREFIX-pid-random`).
     public let owner: String
     /// The worker's heartbeat, and the taking back of dead daemons' claims.
     public let heartbeat: HeartbeatLoop
     private let thread: BackgroundThread
-    private let batchSize: Int
+    /// Rows one claim takes (``claimDue(from:policy:now:)``); a full batch is claimed again at once.
+    let batchSize: Int
     private let pollInterval: Duration
+    /// The queue's store and the worker's logger, for the claim and the outcomes (`LeaseQueue.swift`).
+    let store: any Store
+    let logger: Logger
 
     /// A thread named `name` (not started) whose owner starts with `prefix`.
     public init(
@@ -23,6 +28,8 @@ public final class QueueWorkerThread: Sendable {
         self.owner = owner
         self.batchSize = batchSize
         self.pollInterval = pollInterval
+        self.store = store
+        self.logger = logger
         thread = BackgroundThread(name: name, clock: monotonic)
         heartbeat = HeartbeatLoop(
             owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)

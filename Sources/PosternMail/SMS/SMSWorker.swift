@@ -74,28 +74,14 @@ public final class SMSWorker: @unchecked Sendable {
     /// Store failures are logged, never thrown: the claims run out and are taken again.
     @discardableResult
     public func deliverDue(transport: any SMSTransport) -> Int {
-        let now = clock.unixSeconds()
-        let (owner, policy) = (self.owner, self.policy)
-        let claims: [SMSMessage]
-        do {
-            claims = try store.write { tx in
-                try tx.claimDueSMS(
-                    owner: owner, now: now, leaseUntil: now + policy.lease, limit: Self.batchSize,
-                    claimable: DeliveryStateMachine.claimableStates)
-            }
-        } catch {
-            logger.warning("sms claim failed", ["error": "\(error)"])
-            return 0
-        }
+        let claims = worker.claimDue(from: .sms, policy: policy, now: clock.unixSeconds())
         for message in claims { deliver(message, transport: transport) }
         return claims.count
     }
 
     /// Tries one claimed message and records the outcome.
     private func deliver(_ message: SMSMessage, transport: any SMSTransport) {
-        var life = DeliveryStateMachine(
-            state: .claimed(owner: owner, until: message.nextAttemptAt), failedAttempts: message.attempts,
-            deadline: policy.deadline(createdAt: message.createdAt, giveUpAt: message.giveUpAt), policy: policy)
+        var life = worker.life(of: message, policy: policy)
         let now = clock.unixSeconds()
         var action: DeliveryStateMachine.Action
         var content: SMSContent?
@@ -123,30 +109,33 @@ public final class SMSWorker: @unchecked Sendable {
     }
 
     private func record(_ action: DeliveryStateMachine.Action, message: SMSMessage, status: Int) {
-        let (owner, id, now) = (self.owner, message.id, clock.unixSeconds())
         let country = message.countryCallingCode
         // The log names the message, its intent and its country: never the number or the text.
-        let fields = ["sms_id": String(id), "intent": message.intent.name, "country": "+\(country)", "status": String(status)]
-        do {
-            // A lost outcome costs a repeat (the lease runs out, the SMS is sent again), never a
-            // loss: the outbox's reasoning for writeSyncingLater.
-            switch action {
-            case .markSent(let reply):
-                _ = try store.writeSyncingLater { try $0.markSMSSent(id: id, owner: owner, now: now, reply: reply) }
-                if reply != "nothing to send" { metrics.count(.sent, callingCode: country) }
-                logger.info("sms sent", fields.merging(["reply": reply]) { $1 })
-            case .retry(let at, let reply):
-                _ = try store.writeSyncingLater { try $0.markSMSRetry(id: id, owner: owner, at: at, reply: reply) }
-                logger.info("sms attempt failed, will retry", fields.merging(["retry_at": String(at), "reply": reply]) { $1 })
-            case .markDead(let reply, _):
-                _ = try store.writeSyncingLater { try $0.markSMSDead(id: id, owner: owner, now: now, reply: reply) }
-                metrics.count(.dead, callingCode: country)
-                logger.warning("sms dead", fields.merging(["reply": reply]) { $1 })
-            case .deliver, .none:
-                break
-            }
-        } catch {
-            logger.warning("sms outcome not recorded", fields.merging(["error": "\(error)"]) { $1 })
+        let fields = ["sms_id": String(message.id), "intent": message.intent.name, "country": "+\(country)", "status": String(status)]
+        guard worker.record(action, id: message.id, in: .sms, now: clock.unixSeconds(), fields: fields) else { return }
+        switch action {
+        case .markSent(let reply):
+            if reply != "nothing to send" { metrics.count(.sent, callingCode: country) }
+            logger.info("sms sent", fields.merging(["reply": reply]) { $1 })
+        case .retry(let at, let reply):
+            logger.info("sms attempt failed, will retry", fields.merging(["retry_at": String(at), "reply": reply]) { $1 })
+        case .markDead(let reply, _):
+            metrics.count(.dead, callingCode: country)
+            logger.warning("sms dead", fields.merging(["reply": reply]) { $1 })
+        case .deliver, .none:
+            break
         }
+    }
+}
+
+extension LeaseQueue<SMSMessage> {
+    /// The SMS outbox (`sms_outbox`).
+    static var sms: Self {
+        LeaseQueue(
+            noun: "sms",
+            claim: { try $0.claimDueSMS(owner: $1, now: $2, leaseUntil: $3, limit: $4, claimable: $5) },
+            markSent: { try $0.markSMSSent(id: $1, owner: $2, now: $3, reply: $4) },
+            markRetry: { try $0.markSMSRetry(id: $1, owner: $2, at: $3, reply: $4) },
+            markDead: { try $0.markSMSDead(id: $1, owner: $2, now: $3, reply: $4) })
     }
 }

@@ -26,7 +26,6 @@ public final class WebhookWorker: @unchecked Sendable {
     private let clock: any WallClock
     private let logger: Logger
     private let worker: QueueWorkerThread
-    private var owner: String { worker.owner }
     /// The worker's heartbeat, and the taking back of dead daemons' claims.
     public var heartbeat: HeartbeatLoop { worker.heartbeat }
 
@@ -64,20 +63,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// Store failures are logged, never thrown: the claims run out and are taken again.
     @discardableResult
     public func deliverDue(transport: any WebhookTransport) -> Int {
-        let policy = configuration.policy
-        let now = clock.unixSeconds()
-        let owner = self.owner
-        let claims: [WebhookClaim]
-        do {
-            claims = try store.write { tx in
-                try tx.claimDueWebhooks(
-                    owner: owner, now: now, leaseUntil: now + policy.lease, limit: Self.batchSize,
-                    claimable: DeliveryStateMachine.claimableStates)
-            }
-        } catch {
-            logger.warning("webhook claim failed", ["error": "\(error)"])
-            return 0
-        }
+        let claims = worker.claimDue(from: .webhooks, policy: configuration.policy, now: clock.unixSeconds())
         // The stored endpoints, read once a batch: a removed one gets nothing more, a rotated
         // secret signs from the next batch on.
         var stored: [String: WebhookEndpointRecord] = [:]
@@ -105,9 +91,7 @@ public final class WebhookWorker: @unchecked Sendable {
     ) -> Bool {
         let delivery = claim.delivery
         let policy = configuration.policy
-        var life = DeliveryStateMachine(
-            state: .claimed(owner: owner, until: delivery.nextAttemptAt), failedAttempts: delivery.attempts,
-            deadline: policy.deadline(createdAt: delivery.createdAt, giveUpAt: delivery.giveUpAt), policy: policy)
+        var life = worker.life(of: delivery, policy: policy)
         let now = clock.unixSeconds()
         var action: DeliveryStateMachine.Action
         var signers = secrets
@@ -146,35 +130,37 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     private func record(_ action: DeliveryStateMachine.Action, delivery: WebhookDelivery, status: Int) {
-        let owner = self.owner
-        let id = delivery.id
-        let now = clock.unixSeconds()
+        let (endpoint, now) = (delivery.endpoint, clock.unixSeconds())
         let fields = ["webhook_id": delivery.webhookID, "type": delivery.eventType, "status": String(status)]
-        do {
-            // A lost outcome costs a repeat (the lease runs out, the event is sent again with the
-            // same webhook-id), never a loss: the outbox's reasoning for writeSyncingLater.
-            switch action {
-            case .markSent(let reply):
-                _ = try store.writeSyncingLater { try $0.markWebhookSent(id: id, owner: owner, now: now, reply: reply) }
-                metrics.count(.delivered)
-                logger.info("webhook delivered", fields)
-            case .retry(let at, let reply):
-                _ = try store.writeSyncingLater { try $0.markWebhookRetry(id: id, owner: owner, at: at, reply: reply) }
-                metrics.count(.failed)
-                logger.info("webhook attempt failed, will retry", fields.merging(["retry_at": String(at), "reply": reply]) { $1 })
-            case .markDead(let reply, let disable):
-                let endpoint = delivery.endpoint
-                _ = try store.writeSyncingLater { tx in
-                    if disable { try tx.disableWebhookEndpoint(endpoint, reason: reply, now: now) }
-                    return try tx.markWebhookDead(id: id, owner: owner, now: now, reply: reply)
-                }
-                metrics.count(disable ? .disabled : .abandoned)
-                logger.warning(disable ? "webhook endpoint disabled (410 Gone)" : "webhook abandoned", fields.merging(["reply": reply]) { $1 })
-            case .deliver, .none:
-                break
-            }
-        } catch {
-            logger.warning("webhook outcome not recorded", fields.merging(["error": "\(error)"]) { $1 })
+        // The same webhook-id is sent again when an outcome is lost.
+        let written = worker.record(action, id: delivery.id, in: .webhooks, now: now, fields: fields) { tx in
+            if case .markDead(let reply, true) = action { try tx.disableWebhookEndpoint(endpoint, reason: reply, now: now) }
         }
+        guard written else { return }
+        switch action {
+        case .markSent:
+            metrics.count(.delivered)
+            logger.info("webhook delivered", fields)
+        case .retry(let at, let reply):
+            metrics.count(.failed)
+            logger.info("webhook attempt failed, will retry", fields.merging(["retry_at": String(at), "reply": reply]) { $1 })
+        case .markDead(let reply, let disable):
+            metrics.count(disable ? .disabled : .abandoned)
+            logger.warning(disable ? "webhook endpoint disabled (410 Gone)" : "webhook abandoned", fields.merging(["reply": reply]) { $1 })
+        case .deliver, .none:
+            break
+        }
+    }
+}
+
+extension LeaseQueue<WebhookClaim> {
+    /// The webhook deliveries (`webhook_deliveries`).
+    static var webhooks: Self {
+        LeaseQueue(
+            noun: "webhook",
+            claim: { try $0.claimDueWebhooks(owner: $1, now: $2, leaseUntil: $3, limit: $4, claimable: $5) },
+            markSent: { try $0.markWebhookSent(id: $1, owner: $2, now: $3, reply: $4) },
+            markRetry: { try $0.markWebhookRetry(id: $1, owner: $2, at: $3, reply: $4) },
+            markDead: { try $0.markWebhookDead(id: $1, owner: $2, now: $3, reply: $4) })
     }
 }
