@@ -62,3 +62,22 @@ struct JSONContentTypeTests {
         #expect(!JSONContentType.accepts(value))
     }
 }
+
+@Suite("A route's body media types")
+struct RequestContentTypeTests {
+    static let report = ["message/rfc822", "text/plain", "application/octet-stream"]
+
+    @Test("one of the route's types, with parameters, in any case, is taken", arguments: [
+        "message/rfc822", "Message/RFC822", "text/plain; charset=us-ascii", " application/octet-stream ;x=y", "\tTEXT/PLAIN",
+    ])
+    func accepted(value: String) {
+        #expect(RequestContentType.accepts(value, oneOf: Self.report))
+    }
+
+    @Test("another type, a longer or shorter one, a list, or none is not", arguments: [
+        nil, "", "application/json", "message/rfc822x", "message", "text/plain2", "text/plain,message/rfc822", "multipart/form-data",
+    ] as [String?])
+    func refused(value: String?) {
+        #expect(!RequestContentType.accepts(value, oneOf: Self.report))
+    }
+}

@@ -157,6 +157,23 @@ struct RouterTests {
         #expect(wrongType.status == 400 && Self.errorCode(wrongType) == "INVALID_ARGUMENT")
     }
 
+    @Test("a raw route (the bounce report) takes only its own media types, by the same check as JSON: others are 415 naming them")
+    func rawContentType() throws {
+        let token = "router-test-admin-token-0123456789"
+        let (router, _) = try Self.harness(adminToken: token)
+        let report = "From: MAILER-DAEMON@example.net\r\nSubject: hello\r\n\r\nnot a report\r\n"
+        for refused in ["application/json", "text/html", "message/rfc822x", "text/plain,message/rfc822", nil] as [String?] {
+            let answer = router.handle(Self.request("POST", "/v1/admin/bounces", body: report, contentType: refused, bearer: token))
+            #expect(answer.status == 415 && Self.errorCode(answer) == "UNSUPPORTED_MEDIA_TYPE", "\(refused ?? "none")")
+            let message = (Self.json(answer)["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(message.contains("/v1/admin/bounces takes a body sent as Content-Type: message/rfc822, text/plain"), "\(message)")
+        }
+        for taken in ["message/rfc822", "Message/RFC822; charset=us-ascii", " text/plain ", "application/octet-stream"] {
+            let answer = router.handle(Self.request("POST", "/v1/admin/bounces", body: report, contentType: taken, bearer: token))
+            #expect(answer.status == 200, "\(taken): \(answer.status)")
+        }
+    }
+
     @Test("a body decodes into its wire type; a missing or mistyped field is named, never echoed")
     func bodies() throws {
         let (router, _) = try Self.harness()

@@ -63,18 +63,13 @@ public final class APIRouter: Sendable {
 
     private func run(_ route: Route, parameters: [String: String], request: HTTPRequest) -> HTTPResponse {
         let clientIP = clientAddress(request)
-        // Before the rate limit and any work: a refused body costs the client nothing.
-        if route.takesJSONBody, !request.body.isEmpty, !JSONContentType.accepts(request.headers["content-type"]) {
-            return .error(
-                415, code: .unsupportedMediaType, message: "A request body must be JSON sent as Content-Type: application/json.")
-        }
-        // As for JSON: an empty body is no media type at all (the route's own check answers it,
-        // after the token, so a caller without one learns only that it needs one).
-        if let types = route.rawMediaTypes, !request.body.isEmpty {
-            let given = (request.headers["content-type"] ?? "").prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
-            guard types.contains(given) else {
-                return .error(415, code: .unsupportedMediaType, message: "\(route.path) takes a body sent as Content-Type: \(types.joined(separator: ", ")).")
-            }
+        // Before the rate limit and any work: a refused body costs the client nothing. An empty
+        // body is no media type at all (the route's own check answers it, after the token, so a
+        // caller without one learns only that it needs one).
+        if !request.body.isEmpty, let accepted = route.bodyMediaTypes,
+            !RequestContentType.accepts(request.headers["content-type"], oneOf: accepted.types)
+        {
+            return .error(415, code: .unsupportedMediaType, message: accepted.refusal)
         }
         do throws(AuthError) {
             if route.access == .admin {

@@ -9,9 +9,19 @@ import Foundation
 /// not grant.
 enum JSONContentType {
     /// True for `application/json` with any parameters (`; charset=utf-8`), in any case.
-    static func accepts(_ header: String?) -> Bool {
+    static func accepts(_ header: String?) -> Bool { RequestContentType.accepts(header, oneOf: ["application/json"]) }
+}
+
+/// Whether a request's `Content-Type` names one of the media types a route takes: the one
+/// check for JSON routes (``JSONContentType``) and routes that take raw bytes (a mail report).
+enum RequestContentType {
+    /// True when `header`'s media type, without its parameters (`; charset=utf-8`) and the
+    /// spaces and tabs around it, is one of `types`, in any case; false without a header.
+    static func accepts(_ header: String?, oneOf types: [String]) -> Bool {
         guard let header else { return false }
-        let mediaType = header.utf8.prefix { $0 != UInt8(ascii: ";") }
-        return HTTPWhitespace.trimmed(mediaType).elementsEqual("application/json".utf8) { HTTPWhitespace.lowercased($0) == $1 }
+        let mediaType = HTTPWhitespace.trimmed(header.utf8.prefix { $0 != UInt8(ascii: ";") })
+        return types.contains { type in
+            mediaType.elementsEqual(type.utf8) { HTTPWhitespace.lowercased($0) == HTTPWhitespace.lowercased($1) }
+        }
     }
 }

@@ -227,11 +227,11 @@ enum OpenAPIDocument {
     static func errorCodes(_ route: Route) -> [Int: [APIErrorCode]] {
         var codes = route.contract.errors
         if case .json = route.contract.request { codes.append(.invalidArgument) }
-        if route.takesJSONBody { codes.append(.unsupportedMediaType) }
+        if route.bodyMediaTypes != nil { codes.append(.unsupportedMediaType) }
         switch route.contract.request {
         case .none: break
         case .json, .form: codes.append(.payloadTooLarge)
-        case .raw: codes += [.invalidArgument, .unsupportedMediaType, .payloadTooLarge]
+        case .raw: codes += [.invalidArgument, .payloadTooLarge]
         }
         if route.access == .public, route.method != "GET", route.method != "HEAD" { codes.append(.tooManyAttempts) }
         switch route.access {

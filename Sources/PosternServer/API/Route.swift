@@ -104,10 +104,15 @@ struct Route: Sendable {
         return path.hasPrefix("/v1/") && method != "GET" && method != "HEAD"
     }
 
-    /// The media types a route that takes raw bytes accepts; nil for every other route.
-    var rawMediaTypes: [String]? {
-        if case .raw(let types, _) = contract.request { return types }
-        return nil
+    /// The media types a non-empty body sent to this route must name in `Content-Type`, and what
+    /// a 415 says when it names another: `application/json` for the API's JSON routes, the raw
+    /// route's own types (a mail report); nil where the type is not checked (no body, the hosted
+    /// page's form).
+    var bodyMediaTypes: (types: [String], refusal: String)? {
+        if case .raw(let types, _) = contract.request {
+            return (types, "\(path) takes a body sent as Content-Type: \(types.joined(separator: ", ")).")
+        }
+        return takesJSONBody ? (["application/json"], "A request body must be JSON sent as Content-Type: application/json.") : nil
     }
 
     /// The path parameters when `path` matches this route's pattern.
