@@ -5,22 +5,16 @@
 # PostgreSQL default, ./postern.key in the test's work directory.
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"
+source "$(dirname "$0")/postgres_lib.bash"
 for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedriver}"; do
   [ -x "$tool" ] || { echo "FAIL: $tool is missing (scripts/setup installs chromium and chromium-driver)"; exit 1; }
 done
-server_dir=
 cleanup() {
   pytest_cleanup
-  [ -z "$server_dir" ] || "$root/scripts/postgres" stop "$server_dir"
+  postgres_stop
 }
 trap cleanup EXIT
-conn="${POSTERN_TEST_POSTGRES:-}"
-if [ -z "$conn" ]; then
-  started=$("$root/scripts/postgres" start)
-  server_dir=$(sed -n 1p <<<"$started")
-  conn=$(sed -n 2p <<<"$started")
-fi
-name="e2e_$(date +%s)_$$"
-psql "$conn" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null
-export E2E_DATABASE="$conn dbname=$name"
+postgres_server
+database=$(postgres_database e2e)
+export E2E_DATABASE="$database"
 run_pytest "$root/Tests/integration/e2e_test.py"

@@ -11,29 +11,23 @@ python="${POSTERN_PYTHON:-$root/.venv/bin/python}"
 export POSTERN_BIN="${POSTERN_BIN:-$root/.build/debug/postern}"
 export POSTERN_TEMPLATES="$root/templates"
 [ -x "$POSTERN_BIN" ] || { echo "FAIL: no postern binary at $POSTERN_BIN"; exit 1; }
+source "$root/Tests/integration/postgres_lib.bash"
 work=$(mktemp -d /tmp/postern-multi.XXXXXX)
-server_dir=
 driver=
 cleanup() {
   if [ -n "$driver" ] && kill -0 "$driver" 2>/dev/null; then
     kill -TERM "$driver" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 "$driver" 2>/dev/null || break; sleep 0.1; done
   fi
-  [ -z "$server_dir" ] || "$root/scripts/postgres" stop "$server_dir"
+  postgres_stop
   if [ "${MULTI_DAEMON_KEEP:-}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
-conn="${POSTERN_TEST_POSTGRES:-}"
-if [ -z "$conn" ]; then
-  started=$("$root/scripts/postgres" start)
-  server_dir=$(sed -n 1p <<<"$started")
-  conn=$(sed -n 2p <<<"$started")
-fi
-name="multi_$(date +%s)_$$"
-psql "$conn" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null
+postgres_server
+database=$(postgres_database multi)
 set +e
-"$python" "$root/Tests/integration/multi_daemon.py" "$conn dbname=$name" "$work" &
+"$python" "$root/Tests/integration/multi_daemon.py" "$database" "$work" &
 driver=$!
 wait "$driver"
 status=$?

@@ -7,19 +7,13 @@
 # POSTERN_TEST_POSTGRES names (scripts/test starts one), or a throwaway one started here.
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"
-server_dir=
+source "$(dirname "$0")/postgres_lib.bash"
 cleanup() {
   pytest_cleanup
-  [ -z "$server_dir" ] || "$root/scripts/postgres" stop "$server_dir"
+  postgres_stop
 }
 trap cleanup EXIT
-conn="${POSTERN_TEST_POSTGRES:-}"
-if [ -z "$conn" ]; then
-  started=$("$root/scripts/postgres" start)
-  server_dir=$(sed -n 1p <<<"$started")
-  conn=$(sed -n 2p <<<"$started")
-fi
-name="phone_signin_$(date +%s)_$$"
-psql "$conn" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null
-export PHONES_PG_DATABASE="$conn dbname=$name"
+postgres_server
+database=$(postgres_database phone_signin)
+export PHONES_PG_DATABASE="$database"
 run_pytest "$root/Tests/integration/phone_signin_test.py"

@@ -7,12 +7,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 postern=${POSTERN_BIN:-$root/.build/debug/postern}
+source "$root/Tests/integration/postgres_lib.bash"
 work=$(mktemp -d)
-server_dir=
 pid=
 cleanup() {
   [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-  [ -z "$server_dir" ] || "$root/scripts/postgres" stop "$server_dir"
+  postgres_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -24,17 +24,7 @@ expect_exit() { # CODE command...
   set +e; "$@" >out.txt 2>err.txt; local got=$?; set -e
   [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "$* exited $got, want $want"; }
 }
-conn="${POSTERN_TEST_POSTGRES:-}"
-if [ -z "$conn" ]; then
-  started=$("$root/scripts/postgres" start)
-  server_dir=$(sed -n 1p <<<"$started")
-  conn=$(sed -n 2p <<<"$started")
-fi
-fresh_database() { # prints a connection string for a new, empty database
-  local name="cli_$(date +%s%N)_$RANDOM"
-  psql "$conn" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null
-  echo "$conn dbname=$name"
-}
+postgres_server
 secret="pw-S3cret-$RANDOM$RANDOM"
 
 # A server that is not there: exit 69, the server named, the password nowhere.
@@ -47,7 +37,7 @@ done
 [ ! -e postern.key ] || fail "a failed start made a key file"
 
 # The real server (trust authentication ignores the password; it is there to be kept out of logs).
-db=$(fresh_database)
+db=$(postgres_database cli)
 with_password="$db password=$secret"
 expect_exit 0 "$postern" keys list --database "$with_password" --json
 [ "$(stat -c %a postern.key)" = 600 ] || fail "./postern.key is not 0600"
@@ -83,7 +73,7 @@ grep 'listening' serve.log | grep -q "PostgreSQL host=" || fail "the listening l
 ! grep -q -- "$secret" serve.log || fail "the password is in the daemon's log"
 
 # 3 processes starting at once on a fresh database: each succeeds, the schema is migrated once.
-db=$(fresh_database)
+db=$(postgres_database cli)
 pids=()
 for n in 1 2 3; do "$postern" keys list --database "$db" >"start$n.txt" 2>&1 & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || fail "a concurrent start failed: $(cat start*.txt)"; done
