@@ -78,31 +78,12 @@ postfix -c "$pf/etc" check >/dev/null 2>&1 || true  # creates the queue director
 postfix -c "$pf/etc" start >/dev/null 2>&1 || fail "Postfix did not start"
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$smtp_port") 2>/dev/null && break; sleep 0.1; done
 
-# A webhook receiver that verifies with the standardwebhooks library and logs each event's type
-# and data (mail.bounced is the one this test causes).
+# A webhook receiver (signed_receiver.py) that verifies with the standardwebhooks library and logs
+# each event's type and data (mail.bounced is the one this test causes).
 hook_port=$(free_port)
 secret="whsec_$(printf 'the bounce test secret of 32 b.!' | base64)"
 echo "$secret" >"$work/hook.secret"
-cat >"$work/receiver.py" <<'RECEIVER'
-import http.server, json, sys
-import standardwebhooks
-port, secret = int(sys.argv[1]), sys.argv[2]
-class H(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *a): pass
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        try:
-            event = standardwebhooks.Webhook(secret).verify(body, {k.lower(): v for k, v in self.headers.items()})
-            print(json.dumps({"type": event["type"], "data": event["data"]}), flush=True)
-            self.send_response(204)
-        except Exception as error:
-            print("bad", repr(error), flush=True)
-            self.send_response(400)
-        self.end_headers()
-print("listening", flush=True)
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-RECEIVER
-"$python" "$work/receiver.py" "$hook_port" "$secret" >"$work/hooks.log" 2>&1 &
+"$python" "$root/Tests/integration/signed_receiver.py" "$hook_port" "$secret" >"$work/hooks.log" 2>&1 &
 hook_pid=$!
 for _ in $(seq 100); do grep -q listening "$work/hooks.log" 2>/dev/null && break; sleep 0.1; done
 

@@ -23,9 +23,9 @@ import threading
 import urllib.parse
 
 import pytest
-import standardwebhooks
 
 from postern_daemon import POSTERN, Daemon, free_port, http_request, wait_for
+from signed_receiver import SignedReceiver
 from smtp_server import make_certificates
 
 SID = "AC" + "0123456789abcdef" * 2
@@ -251,46 +251,18 @@ def test_now_sends_directly_and_certificate_checks_stay_on(daemon, twilio, token
     twilio.refused.clear()
 
 
-class SignedGateway:
-    """A generic SMS gateway: verifies each POST with `standardwebhooks` and records it."""
+class SignedGateway(SignedReceiver):
+    """A generic SMS gateway: verifies each POST (``SignedReceiver``), records it, answers 202
+    (401 for one that does not verify)."""
 
     def __init__(self):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/send"
         self.verified = []
-        self.failures = []
-        gateway = self
+        super().__init__([JSON_SECRET], path="/send", on_verified=self.record, refused_status=401)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                try:
-                    payload = standardwebhooks.Webhook(JSON_SECRET).verify(body, headers)
-                    gateway.verified.append((headers["webhook-id"], payload))
-                    status = 202
-                except Exception as e:  # noqa: BLE001 - any verification failure is the point
-                    gateway.failures.append(repr(e))
-                    status = 401
-                # A different secret must not verify it (the check is real).
-                try:
-                    standardwebhooks.Webhook("whsec_" + base64.b64encode(b"x" * 32).decode()).verify(body, headers)
-                    gateway.failures.append("verified under a wrong secret")
-                except standardwebhooks.WebhookVerificationError:
-                    pass
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def record(self, headers, payload, body):
+        with self.lock:
+            self.verified.append((headers["webhook-id"], payload))
+        return 202
 
 
 def test_generic_json_provider_is_signed_as_standard_webhooks(daemon, work):
@@ -303,7 +275,7 @@ def test_generic_json_provider_is_signed_as_standard_webhooks(daemon, work):
         sent = cli(daemon, "test", "+4915112340005", "--now", extra=args)
         assert sent.returncode == 0, (sent.stdout, sent.stderr)
         assert sent.stdout.startswith("HTTP 202"), sent.stdout
-        assert gateway.failures == [], gateway.failures
+        assert gateway.rejected == [], gateway.rejected
         ((webhook_id, payload),) = gateway.verified
         assert webhook_id.startswith("cli-")
         assert payload["to"] == "+4915112340005" and payload["reference"] == webhook_id

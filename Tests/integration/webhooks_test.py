@@ -22,21 +22,19 @@ Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir; pytest_lib.
 """
 import base64
 import hashlib
-import http.server
 import json
 import os
 import secrets
 import tempfile
-import threading
 import time
 
 import subprocess
 import sys
 
 import pytest
-import standardwebhooks
 
 from postern_daemon import HERE, Daemon, action_link, free_port, remember_group, wait_for
+from signed_receiver import SignedReceiver
 
 SECRET_OLD = "whsec_" + base64.b64encode(b"the old secret, 32 bytes long..").decode()
 SECRET_NEW = "whsec_" + base64.b64encode(b"the new secret, of 32 bytes, too").decode()
@@ -53,75 +51,32 @@ ALL_TYPES = EVERY_TYPE - {"mail.deferred", "mail.failed", "mail.bounced", "webho
 SEEN = set()
 
 
-class Receiver:
-    """A webhook endpoint: verifies, records by webhook-id, answers 204. `down()` closes the
-    port (connections are refused); `up()` listens on it again."""
+class Receiver(SignedReceiver):
+    """A webhook endpoint (``SignedReceiver``: every secret verifies, one signature each): records
+    by webhook-id and answers 204. `down()` closes the port (connections are refused); `up()`
+    listens on it again."""
 
     def __init__(self, port, secrets=(SECRET_OLD, SECRET_NEW), delay=0):
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}/hooks"
-        self.lock = threading.Lock()
-        self.secrets = list(secrets)  # each alone must verify; one signature per secret
         self.delay = delay            # seconds before answering (deliveries in flight)
         self.events = {}      # webhook-id → parsed body
         self.bodies = {}      # webhook-id → raw body (a redelivery must repeat it exactly)
         self.arrivals = []    # webhook-id of every request, verified, in order (answered or not)
         self.deliveries = 0
-        self.rejected = []
-        self.server = None
-        self.up()
+        super().__init__(secrets, port=port, path="/hooks", on_verified=self.record)
 
-    def handler(self):
-        receiver = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                try:
-                    # Each secret alone verifies: both signatures are on every attempt.
-                    payload = None
-                    with receiver.lock:
-                        held = list(receiver.secrets)
-                    for secret in held:
-                        payload = standardwebhooks.Webhook(secret).verify(body, headers)
-                    assert headers["content-type"] == "application/json"
-                    assert len(headers["webhook-signature"].split(" ")) == len(held), headers["webhook-signature"]
-                except Exception as error:  # noqa: BLE001 — any failure is a rejected delivery
-                    with receiver.lock:
-                        receiver.rejected.append(repr(error))
-                    self.send_response(400)
-                    self.end_headers()
-                    return
-                wid = headers["webhook-id"]
-                with receiver.lock:
-                    receiver.arrivals.append(wid)
-                    if receiver.bodies.get(wid, body) != body:
-                        receiver.rejected.append(f"a redelivery of {wid} changed its body")
-                    receiver.bodies[wid] = body
-                if receiver.delay:
-                    time.sleep(receiver.delay)
-                with receiver.lock:
-                    receiver.deliveries += 1
-                    receiver.events[wid] = payload
-                try:
-                    self.send_response(204)
-                    self.end_headers()
-                except OSError:
-                    pass  # the daemon is gone (killed mid-call)
-
-        return Handler
-
-    def up(self):
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self.handler())
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def down(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def record(self, headers, payload, body):
+        wid = headers["webhook-id"]
+        with self.lock:
+            self.arrivals.append(wid)
+            if self.bodies.get(wid, body) != body:
+                self.rejected.append(f"a redelivery of {wid} changed its body")
+            self.bodies[wid] = body
+        if self.delay:
+            time.sleep(self.delay)
+        with self.lock:
+            self.deliveries += 1
+            self.events[wid] = payload
+        return 204
 
     def types(self):
         with self.lock:
