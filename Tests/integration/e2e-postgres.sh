@@ -9,12 +9,5 @@ source "$(dirname "$0")/postgres_lib.bash"
 for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedriver}"; do
   [ -x "$tool" ] || { echo "FAIL: $tool is missing (scripts/setup installs chromium and chromium-driver)"; exit 1; }
 done
-cleanup() {
-  pytest_cleanup
-  postgres_stop
-}
-trap cleanup EXIT
-postgres_server
-database=$(postgres_database e2e)
-export E2E_DATABASE="$database"
+postgres_for_pytest e2e E2E_DATABASE
 run_pytest "$root/Tests/integration/e2e_test.py"

@@ -8,12 +8,5 @@
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"
 source "$(dirname "$0")/postgres_lib.bash"
-cleanup() {
-  pytest_cleanup
-  postgres_stop
-}
-trap cleanup EXIT
-postgres_server
-database=$(postgres_database phone_signin)
-export PHONES_PG_DATABASE="$database"
+postgres_for_pytest phone_signin PHONES_PG_DATABASE
 run_pytest "$root/Tests/integration/phone_signin_test.py"

@@ -9,12 +9,5 @@
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"
 source "$(dirname "$0")/postgres_lib.bash"
-cleanup() {
-  pytest_cleanup
-  postgres_stop
-}
-trap cleanup EXIT
-postgres_server
-database=$(postgres_database phones)
-export PHONES_PG_DATABASE="$database"
+postgres_for_pytest phones PHONES_PG_DATABASE
 run_pytest "$root/Tests/integration/phones_test.py"

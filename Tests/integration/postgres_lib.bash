@@ -5,6 +5,8 @@
 # postgres_database PREFIX: prints the connection string of a new, empty database PREFIX_<unique>
 # on that server (call it as `db=$(postgres_database x)`, not inside `export`, so a failure stops
 # the script).
+# postgres_for_pytest PREFIX VAR (after pytest_lib.bash): the EXIT trap ends what pytest started,
+# then stops the throwaway server; a new database PREFIX_<unique> is exported in VAR.
 postgres_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 postgres_dir=
 postgres_conn=
@@ -27,4 +29,12 @@ postgres_database() {
   local name="$1_$(date +%s%N)_$RANDOM"
   psql "$postgres_conn" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null || return 1
   echo "$postgres_conn dbname=$name"
+}
+
+postgres_for_pytest() {
+  trap 'pytest_cleanup; postgres_stop' EXIT
+  postgres_server
+  local database
+  database=$(postgres_database "$1")
+  export "$2=$database"
 }
