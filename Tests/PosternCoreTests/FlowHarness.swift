@@ -35,6 +35,14 @@ struct FlowHarness {
         return try service.composeMail(queued.intent, recipient: queued.recipient)
     }
 
+    /// A sign-in link for `email` that has been used: sent, then completed once.
+    func usedLink(_ email: String) throws -> String {
+        try service.sendEmailLink(EmailLinkRequest(email: email))
+        let link = try lastLink()
+        _ = try service.completeEmailLink(EmailLinkCompletion(link: link))
+        return link
+    }
+
     /// The link of the newest queued mail.
     func lastLink() throws -> String {
         guard let mail = try lastMail() else { throw HarnessError.noMail }

@@ -38,9 +38,7 @@ struct FlowLinkReasonTests {
     @Test("used: a completed link says LINK_USED; with the verifier that completed it, signedInHere")
     func used() throws {
         let h = try FlowHarness()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
-        let link = try h.lastLink()
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        let link = try h.usedLink("a@example.com")
         let error = expectAuthError("LINK_USED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
         #expect(error?.details["signedInHere"] == nil, "an unbound link knows no browser")
         expectAuthError("LINK_USED") { _ = try h.service.inspectAction(link: link, oobCode: nil) }
@@ -148,9 +146,7 @@ struct FlowLinkReasonTests {
     @Test("attacker: a tampered or forged code gets the generic answer, never used, expired or superseded")
     func forged() throws {
         let h = try FlowHarness()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "i@example.com"))
-        let used = try h.lastLink()
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: used))
+        let used = try h.usedLink("i@example.com")
         try h.service.sendEmailLink(EmailLinkRequest(email: "i@example.com", browserVerifier: Self.cookie))
         let bound = try h.lastLink()
         try h.service.sendEmailLink(EmailLinkRequest(email: "j@example.com"))
@@ -198,9 +194,7 @@ struct FlowLinkReasonTests {
     func sameStoreWork() throws {
         let h = try FlowHarness()
         // used
-        try h.service.sendEmailLink(EmailLinkRequest(email: "k@example.com"))
-        let used = try h.lastLink()
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: used))
+        let used = try h.usedLink("k@example.com")
         // superseded
         try h.service.sendEmailLink(EmailLinkRequest(email: "l@example.com"))
         let superseded = try h.lastLink()
