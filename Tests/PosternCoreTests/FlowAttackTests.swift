@@ -8,14 +8,6 @@ import Testing
 /// the same sequences over HTTP against a real daemon.
 @Suite("Attack sequences")
 struct FlowAttackTests {
-    /// The 6-digit code of the newest sign-in mail.
-    func digits(_ h: FlowHarness) throws -> String {
-        guard case .signIn(_, let code, _) = try #require(try h.lastMail()).message.content else {
-            throw FlowHarness.HarnessError.noMail
-        }
-        return code
-    }
-
     func wrong(_ code: String) -> String { code == "000000" ? "111111" : "000000" }
 
     @Test("guess budget: free failures, then doubling locks up to the cap; a lock is not extended by guessing into it")
@@ -44,7 +36,7 @@ struct FlowAttackTests {
         let victim = "victim@example.com"
         try h.signIn(victim)
         try h.service.sendEmailLink(EmailLinkRequest(email: victim))
-        let first = try digits(h)
+        let first = try h.lastCode()
         for _ in 0..<5 {
             expectAuthError("INVALID_OOB_CODE") {
                 _ = try h.service.completeEmailLink(EmailLinkCompletion(code: wrong(first), email: victim))
@@ -52,7 +44,7 @@ struct FlowAttackTests {
         }
         // A fresh code (the public send) resets nothing.
         try h.service.sendEmailLink(EmailLinkRequest(email: victim))
-        let fresh = try digits(h)
+        let fresh = try h.lastCode()
         for _ in 0..<300 {
             expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
                 _ = try h.service.completeEmailLink(EmailLinkCompletion(code: wrong(fresh), email: victim))
@@ -65,7 +57,7 @@ struct FlowAttackTests {
         // The link keeps working (128 bits), and it proves the mailbox: the budget is cleared.
         _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         try h.service.sendEmailLink(EmailLinkRequest(email: victim))
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(code: try digits(h), email: victim))
+        _ = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: victim))
     }
 
     @Test("point 1: after the lock, one guess at a time with doubling waits; a wrong guess burns every open code")
@@ -73,9 +65,9 @@ struct FlowAttackTests {
         let h = try FlowHarness()
         let victim = "v2@example.com"
         try h.service.sendEmailLink(EmailLinkRequest(email: victim))
-        let older = try digits(h)
+        let older = try h.lastCode()
         try h.service.sendEmailLink(EmailLinkRequest(email: victim))
-        let newer = try digits(h)
+        let newer = try h.lastCode()
         let bad = ["000000", "111111", "222222"].first { $0 != older && $0 != newer } ?? "333333"
         for _ in 0..<5 {
             expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(code: bad, email: victim)) }
@@ -159,7 +151,7 @@ struct FlowAttackTests {
         let h = try FlowHarness()
         let attacker = try h.service.signInAnonymously()
         try h.service.sendEmailLink(EmailLinkRequest(email: "victim@example.com", idToken: attacker.idToken))
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(code: try digits(h), email: "victim@example.com"))
+        let login = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: "victim@example.com"))
         #expect(login.uid != attacker.uid)
         #expect(login.isNewUser)
         #expect(try h.account(attacker.uid)?.isAnonymous == true)
@@ -188,7 +180,7 @@ struct FlowAttackTests {
         let verifier = "verifier-of-the-asking-device-0123456789abcdef"
         try h.service.sendEmailLink(EmailLinkRequest(
             email: "me2@example.com", codeChallenge: Base64URL.encode(SHA256.hash(verifier)), idToken: other.idToken))
-        let byVerifier = try h.service.completeEmailLink(EmailLinkCompletion(code: try digits(h), email: "me2@example.com", codeVerifier: verifier))
+        let byVerifier = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: "me2@example.com", codeVerifier: verifier))
         #expect(byVerifier.uid == other.uid)
     }
 
@@ -298,7 +290,7 @@ struct FlowAttackTests {
         try h.signIn("owner@example.com")
         try h.service.sendEmailLink(EmailLinkRequest(email: "owner@example.com"))
         let openLink = try h.lastLink()
-        let openCode = try digits(h)
+        let openCode = try h.lastCode()
         try h.service.requestPasswordReset(email: "owner@example.com", continueURL: nil, locale: nil)
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a new password")
         expectAuthError("LINK_SUPERSEDED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: openLink)) }

@@ -35,6 +35,12 @@ struct FlowHarness {
         return try service.composeMail(queued.intent, recipient: queued.recipient)
     }
 
+    /// The 6-digit code of the newest sign-in mail.
+    func lastCode() throws -> String {
+        guard case .signIn(_, let code, _) = try lastMail()?.message.content else { throw HarnessError.noMail }
+        return code
+    }
+
     /// A sign-in link for `email` that has been used: sent, then completed once.
     func usedLink(_ email: String) throws -> String {
         try service.sendEmailLink(EmailLinkRequest(email: email))

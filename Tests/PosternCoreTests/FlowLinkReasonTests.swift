@@ -11,13 +11,6 @@ struct FlowLinkReasonTests {
     static let cookie = "browsercookieA1b2C3d4E5f6G7h8I9j"
     static let otherCookie = "browsercookieZ9y8X7w6V5u4T3s2R1q"
 
-    func digits(_ h: FlowHarness) throws -> String {
-        guard case .signIn(_, let code, _) = try #require(try h.lastMail()).message.content else {
-            throw FlowHarness.HarnessError.noMail
-        }
-        return code
-    }
-
     /// The oobCode of a link.
     func oobCode(_ link: String) throws -> String {
         let items = try #require(URLComponents(string: link)?.queryItems)
@@ -132,7 +125,7 @@ struct FlowLinkReasonTests {
 
         // The 6-digit code of a bound link is typed in any browser.
         try h.service.sendEmailLink(EmailLinkRequest(email: "g@example.com", browserVerifier: Self.cookie))
-        let typed = try h.service.completeEmailLink(EmailLinkCompletion(code: try digits(h), email: "g@example.com"))
+        let typed = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: "g@example.com"))
         #expect(typed.email == "g@example.com")
 
         // bindBrowser is its own verifier: not with a codeChallenge or an approval; a bad cookie is refused.
