@@ -6,8 +6,6 @@
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"
 source "$(dirname "$0")/postgres_lib.bash"
-for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedriver}"; do
-  [ -x "$tool" ] || { echo "FAIL: $tool is missing (scripts/setup installs chromium and chromium-driver)"; exit 1; }
-done
+require_chromium
 postgres_for_pytest e2e E2E_DATABASE
 run_pytest "$root/Tests/integration/e2e_test.py"

@@ -9,7 +9,5 @@
 # is waited out). POSTERN_BIN picks the binary; E2E_KEEP=1 keeps the temp dir.
 set -euo pipefail
 source "$(dirname "$0")/pytest_lib.bash"
-for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedriver}"; do
-  [ -x "$tool" ] || { echo "FAIL: $tool is missing (scripts/setup installs chromium and chromium-driver)"; exit 1; }
-done
+require_chromium
 run_pytest "$root/Tests/integration/link_reasons_test.py" links/serve.log

@@ -7,7 +7,6 @@ answer Kratos counted as a failure). Accepted messages are written to --out as
 import argparse
 import base64
 import os
-import threading
 import time
 
 from signed_receiver import SignedReceiver
@@ -54,10 +53,5 @@ def refused(headers, error):
     return answer(400, headers.get("webhook-id", "-"), "-")
 
 
-receiver = SignedReceiver(args.secret, port=args.port, path="/mail", on_verified=verified, on_refused=refused, check=check,
-                          protocol_version="HTTP/1.1")
-print("listening", flush=True)
-try:
-    threading.Event().wait()
-except KeyboardInterrupt:
-    receiver.down()
+SignedReceiver(args.secret, port=args.port, path="/mail", on_verified=verified, on_refused=refused, check=check,
+               protocol_version="HTTP/1.1").serve_until_interrupted()

@@ -31,6 +31,15 @@ trap pytest_cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
+# require_chromium: fails the script at once when Chromium or its driver is missing (CHROMIUM and
+# CHROMEDRIVER pick them).
+require_chromium() {
+  local tool
+  for tool in "${CHROMIUM:-/usr/bin/chromium}" "${CHROMEDRIVER:-/usr/bin/chromedriver}"; do
+    [ -x "$tool" ] || { echo "FAIL: $tool is missing (scripts/setup installs chromium and chromium-driver)"; exit 1; }
+  done
+}
+
 # run_pytest FILE [LOG]: LOG (relative to E2E_WORK) is shown on failure.
 run_pytest() {
   local file=$1 log=${2:-serve.log} name start status summary expected elapsed

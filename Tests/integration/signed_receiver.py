@@ -111,6 +111,15 @@ class SignedReceiver:
 
     close = down
 
+    def serve_until_interrupted(self):
+        """For a receiver run as its own process: says `listening`, then serves until SIGINT or
+        SIGTERM (postern_daemon turns it into KeyboardInterrupt)."""
+        print("listening", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            self.down()
+
 
 def _log_events(port, secret):
     def verified(headers, payload, body):
@@ -121,12 +130,7 @@ def _log_events(port, secret):
         print("bad", repr(error), flush=True)
         return 400
 
-    receiver = SignedReceiver([secret], port=port, on_verified=verified, on_refused=refused)
-    print("listening", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        receiver.down()
+    SignedReceiver([secret], port=port, on_verified=verified, on_refused=refused).serve_until_interrupted()
 
 
 if __name__ == "__main__":
