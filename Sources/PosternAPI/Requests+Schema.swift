@@ -233,7 +233,7 @@ extension WebhookEndpointRequestBody: DocumentedBody {
     public static var schema: JSONSchema {
         .object("A new webhook endpoint; its secret is made by Postern and answered once.", [
             .required("url", .string(
-                "An http or https URL, no user or password in it.", pattern: WebhookEndpointRequestBody.urlPattern,
+                "An http or https URL, no user or password in it; its host a name without [ ] : or an IPv6 address in brackets, its port 0 to 65535.", pattern: WebhookEndpointRequestBody.urlPattern,
                 maxLength: WebhookEndpointRequestBody.urlMaximumLength)),
             .optional("events", .array(.oneOf(
                 ["*", "user.*", "session.*", "mail.*"] + WebhookEndpointRequestBody.eventTypes,

@@ -338,9 +338,41 @@ public struct WebhookEndpointRequestBody: Sendable, Hashable, Codable {
     ]
 
     /// What a webhook URL must be, for the schema and the daemon alike (one rule): `http://` or
-    /// `https://`, a host part of at least two characters with no `@` (no user or password), no
-    /// control character or space anywhere; at most ``urlMaximumLength`` characters.
-    public static let urlPattern = #"^https?://[^\u0000-\u0020\u007f/@?#]{2,}([/?#][^\u0000-\u0020\u007f]*)?$"#
+    /// `https://`, then a host that is one: a name of at least two characters with no `@` (no user
+    /// or password), `[`, `]` or `:`, or an IPv6 address in brackets (RFC 3986's `IPv6address`),
+    /// and an optional port 0–65535; no control character or space anywhere; at most
+    /// ``urlMaximumLength`` characters.
+    ///
+    /// The host rule is there because the URL is echoed (`POST`/`GET /v1/admin/webhooks`) and
+    /// curled: `http://[ab` or `http://a]b` is no URL (an unbalanced or non-IPv6 bracket; URL
+    /// parsers refuse it, Python's `urlsplit` with "Invalid IPv6 URL"), and neither is a host with
+    /// a character that compatibility normalisation (IDNA's, a URL parser's) turns into a
+    /// delimiter: `／` (U+FF0F) is `/`, `＠` `@`, `℀` `a/c` — ``urlHostLookalikes``.
+    public static let urlPattern =
+        #"^https?://(?:[^\u0000-\u0020\u007f/@?#:\[\]"# + urlHostLookalikes + #"]{2,}|\["# + ipv6AddressPattern + #"\])"#
+        + #"(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?"#
+        + #"([/?#][^\u0000-\u0020\u007f]*)?$"#
+
+    /// The characters whose NFKC form holds `/`, `?`, `#`, `@`, `:`, `[` or `]` (Unicode 14; all
+    /// in the BMP), as a character-class body: not allowed in a webhook URL's host.
+    static let urlHostLookalikes =
+        #"\u2047-\u2049\u2100\u2101\u2105\u2106\u2a74\ufe13\ufe16\ufe47\ufe48\ufe55\ufe56\ufe5f\ufe6b"#
+        + #"\uff03\uff0f\uff1a\uff1f\uff20\uff3b\uff3d"#
+
+    /// RFC 3986's `IPv6address` (section 3.2.2) as a pattern: eight groups, `::` at most once, an
+    /// IPv4 address as the last 32 bits.
+    static let ipv6AddressPattern: String = {
+        let h16 = "[0-9A-Fa-f]{1,4}"
+        let octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+        let ls32 = "(?:\(h16):\(h16)|(?:\(octet)\\.){3}\(octet))"
+        func head(_ most: Int) -> String { "(?:(?:\(h16):){0,\(most)}\(h16))?" }
+        let forms = [
+            "(?:\(h16):){6}\(ls32)", "::(?:\(h16):){5}\(ls32)", "\(head(0))::(?:\(h16):){4}\(ls32)",
+            "\(head(1))::(?:\(h16):){3}\(ls32)", "\(head(2))::(?:\(h16):){2}\(ls32)", "\(head(3))::\(h16):\(ls32)",
+            "\(head(4))::\(ls32)", "\(head(5))::\(h16)", "\(head(6))::",
+        ]
+        return "(?:" + forms.joined(separator: "|") + ")"
+    }()
     public static let urlMaximumLength = 2000
 
     public var url: String

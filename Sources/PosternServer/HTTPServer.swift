@@ -222,8 +222,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     if state.tooLarge {
         response = .error(413, code: .payloadTooLarge, message: "The request body is larger than 64 KiB.")
     } else {
-        let rawURL = url.map { String(cString: $0) } ?? "/"
-        let path = String(rawURL.split(separator: "?", maxSplits: 1).first ?? "/")
+        // microhttpd's `url` is the path alone: it cut the query off at the first raw `?` (its
+        // arguments come below) and then percent-decoded what is left. So a `?` here is a decoded
+        // `%3F` inside a segment (a path parameter); cutting at it again answered
+        // `/v1/phones/claims/ab%3Fcd/delete` 404 "no endpoint /v1/phones/claims/ab".
+        let path = url.map { String(cString: $0) } ?? "/"
         // The box must outlive the C call: an unretained temporary may be freed before the
         // callback runs (a use-after-free that crashed the daemon on requests with a query).
         let queryBox = QueryBox()

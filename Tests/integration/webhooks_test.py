@@ -298,6 +298,16 @@ def test_added_endpoints_filters_rotation_test_event_and_mail_events(work):
         # Bad input is refused, clearly: a bad URL, an unknown type, no token.
         status, refused, _ = daemon.post("/v1/admin/webhooks", {"url": "https://u:p@app.example/"}, token=ADMIN)
         assert status == 400 and refused["error"]["code"] == "INVALID_ARGUMENT", refused
+        # A URL whose host is none: what schemathesis once got stored and echoed (its own
+        # urlsplit then crashed: "Invalid IPv6 URL"), brackets around no IPv6 address, a port that
+        # is none, a host NFKC splits (／ is /). Refused, by the API and the CLI, and never listed.
+        for bad in ["http://\x9c\u0116]\u2f76\xa3", "http://[ab", "https://[::1/", "http://a]b/", "http://[zz]/",
+                    "http://ab:65536/", "http://ab\uff0fc/"]:
+            status, refused, _ = daemon.post("/v1/admin/webhooks", {"url": bad}, token=ADMIN)
+            assert status == 400 and refused["error"]["code"] == "INVALID_ARGUMENT", (bad, refused)
+            assert "IPv6 address in brackets" in refused["error"]["message"], (bad, refused)
+        code, _, err = daemon.cli("webhooks", "add", "http://[ab")
+        assert code == 64 and "IPv6 address in brackets" in err, err
         status, refused, _ = daemon.post("/v1/admin/webhooks", {"url": "https://app.example/", "events": ["user.nothing"]}, token=ADMIN)
         assert status == 400, refused
         status, _, _ = daemon.post("/v1/admin/webhooks", {"url": "https://app.example/"})

@@ -49,7 +49,8 @@ public struct WebhookConfiguration: Sendable {
     public var policy: DeliveryPolicy
 
     /// Checks an endpoint URL: absolute http:// or https://, no space or control character, at
-    /// most 2,000 characters, no user or password in it (the secret signs the requests).
+    /// most 2,000 characters, no user or password in it (the secret signs the requests), a host
+    /// name or a bracketed IPv6 address and an optional port (`WebhookEndpointRequestBody.urlPattern`).
     /// - Throws: `SettingsError` saying what is wrong.
     public static func checkURL(_ url: String) throws(SettingsError) {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.unicodeScalars.count <= WebhookEndpointRequestBody.urlMaximumLength,
@@ -59,9 +60,11 @@ public struct WebhookConfiguration: Sendable {
         guard authority.unicodeScalars.count >= 2, !authority.contains("@") else {
             throw SettingsError("a webhook URL needs a host and no user or password")
         }
-        // The schema's pattern states the same rule (ContractTests and WebhookAdminTests check both).
+        // The schema's pattern states the same rule (ContractTests and WebhookAdminTests check both),
+        // a valid host included: `http://[ab` is no URL, and it would be echoed and curled.
         guard let regex = Self.urlRegex, regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)) != nil else {
-            throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces")
+            throw SettingsError(
+                "each URL must be an absolute http:// or https:// URL without spaces, its host a name without [ ] : or an IPv6 address in brackets, its port 0 to 65535")
         }
     }
 
