@@ -102,20 +102,21 @@ extension SQLStoreTransaction {
         }
         guard storedFilter else { return }
         // The stored filter is `*` or a comma list of exact types: matched as `,type,` inside
-        // `,list,` (`_` escaped: it is LIKE's one-character wildcard).
-        let pattern = "%," + eventType.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "_", with: "\\_")
-            .replacingOccurrences(of: "%", with: "\\%") + ",%"
+        // `,list,`. A substring search, not LIKE: SQLite prepares a statement again at each new
+        // value bound to a LIKE pattern (it might choose another plan), which was most of the
+        // writer's work per delivered message.
+        let find = db.dialect == .sqlite ? "instr" : "strpos"
         try db.execute(
             """
             INSERT INTO webhook_deliveries
                 (webhook_id, endpoint, endpoint_id, event_type, body, state, next_attempt_at, created_at, give_up_at)
             SELECT ?, e.url, e.id, ?, ?, 'queued', ?, ?, ?
             FROM webhook_endpoints e
-            WHERE (e.events = '*' OR (',' || e.events || ',') LIKE ? ESCAPE '\\')
+            WHERE (e.events = '*' OR \(find)(',' || e.events || ',', ?) > 0)
                 AND NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = e.url)
             ORDER BY e.created_at, e.id
             """,
-            [.text(webhookID), .text(eventType), .text(body), .integer(now), .integer(now), .integer(giveUpAt), .text(pattern)])
+            [.text(webhookID), .text(eventType), .text(body), .integer(now), .integer(now), .integer(giveUpAt), .text("," + eventType + ",")])
     }
 
     public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
