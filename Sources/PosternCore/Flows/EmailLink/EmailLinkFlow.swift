@@ -191,11 +191,7 @@ final class EmailLinkFlow: Sendable {
                 found.email = current.email
                 account = found
             case .migrate(let from, let to, let moveData):
-                guard let found = try tx.account(uid: to) else { throw AuthError.code(.stateChanged) }
-                try tx.deleteAccount(uid: from)
-                account = found
-                migration = .init(fromUid: from, toUid: to, allowMigration: moveData)
-                try events.record(.userMigrated(fromUid: from, toUid: to), tx: tx, now: now)
+                (account, migration) = try SignInResolution.migrate(from: from, to: to, moveData: moveData, tx: tx, events: events, now: now)
             }
             if account.disabled { throw AuthError.userDisabled }
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
