@@ -114,6 +114,15 @@ final class FlowContext: Sendable {
         }
     }
 
+    /// The PKCE S256 challenge of `verifier`: base64url(SHA-256(verifier)), as an app sends it
+    /// and as a browser-bound link stores its cookie's.
+    static func s256Challenge(of verifier: String) -> String { Base64URL.encode(SHA256.hash(verifier)) }
+
+    /// Whether `verifier` answers `challenge`, compared in constant time.
+    static func verifier(_ verifier: String, answers challenge: String) -> Bool {
+        ConstantTime.equals(Array(s256Challenge(of: verifier).utf8), Array(challenge.utf8))
+    }
+
     /// The scrypt hash of a new password.
     func hashPassword(_ password: String) throws(AuthError) -> String {
         do { return try hasher.hash(password) } catch { throw .internalError("password hashing failed: \(error)") }

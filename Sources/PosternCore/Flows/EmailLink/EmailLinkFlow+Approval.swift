@@ -99,7 +99,7 @@ extension EmailLinkFlow {
     func approvalResult(email text: String, codeVerifier: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor? {
         let email = try context.parseEmail(text)
         let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
-        let challenge = Array(Base64URL.encode(SHA256.hash(codeVerifier)).utf8)
+        let challenge = Array(FlowContext.s256Challenge(of: codeVerifier).utf8)
         let now = context.clock.unixSeconds()
         let open = try context.read { tx in try tx.openActionRequests(purpose: .signIn, address: email, now: now) }
         guard let request = open.first(where: {

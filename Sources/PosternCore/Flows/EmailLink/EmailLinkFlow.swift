@@ -35,7 +35,7 @@ final class EmailLinkFlow: Sendable {
             guard (22...64).contains(cookie.utf8.count), Base64URL.decode(cookie) != nil else {
                 throw .invalidArgument("The browser's postern_browser cookie is malformed.")
             }
-            challenge = Base64URL.encode(SHA256.hash(cookie))
+            challenge = FlowContext.s256Challenge(of: cookie)
         }
         let approval = try input.approvalDevice.map { device throws(AuthError) in
             guard input.codeChallenge != nil else {
@@ -125,8 +125,7 @@ final class EmailLinkFlow: Sendable {
     /// - Throws: `invalidCodeVerifier` for a verifier that does not match.
     static func checkVerifier(_ verifier: String?, request: ActionRequest) throws(AuthError) -> Bool {
         guard let challenge = request.codeChallenge, let verifier else { return false }
-        let computed = Base64URL.encode(SHA256.hash(verifier))
-        guard ConstantTime.equals(Array(computed.utf8), Array(challenge.utf8)) else { throw .invalidCodeVerifier }
+        guard FlowContext.verifier(verifier, answers: challenge) else { throw .invalidCodeVerifier }
         return true
     }
 

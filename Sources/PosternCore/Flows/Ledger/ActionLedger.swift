@@ -206,7 +206,7 @@ final class ActionLedger: Sendable {
         else { return nil }
         let used = try tx.isConsumed(nonce: code.nonce)
         guard let challenge = request.codeChallenge else { return BrowserCheck(binding: .unbound, used: used) }
-        let same = verifier.map { ConstantTime.equals(Array(Base64URL.encode(SHA256.hash($0)).utf8), Array(challenge.utf8)) } ?? false
+        let same = verifier.map { FlowContext.verifier($0, answers: challenge) } ?? false
         return BrowserCheck(binding: same ? .sameBrowser : .otherBrowser, used: used, browserBound: request.browserBound)
     }
 
