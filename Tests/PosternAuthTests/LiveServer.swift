@@ -57,7 +57,7 @@ final class LiveServer: @unchecked Sendable {
         // Our own daemon's answer: it logs "listening" once bound, and another daemon on the port
         // would answer /healthz too.
         func bound() -> Bool { ((try? String(contentsOf: URL(fileURLWithPath: logPath), encoding: .utf8)) ?? "").contains(#""msg":"listening""#) }
-        for _ in 0..<200 {
+        for _ in 0..<600 {
             if bound(), let (_, response) = try? await URLSession.shared.data(from: url.appendingPathComponent("healthz")),
                (response as? HTTPURLResponse)?.statusCode == 200 { return (port, process) }
             guard process.isRunning else { break }
@@ -114,7 +114,7 @@ final class LiveServer: @unchecked Sendable {
 
     /// Waits for the `count`-th mail to `recipient` (1-based) and returns it.
     func mail(to recipient: String, number count: Int = 1) async throws -> String {
-        for _ in 0..<200 {
+        for _ in 0..<600 {
             let found = mails(to: recipient)
             if found.count >= count { return found[count - 1] }
             try await Task.sleep(nanoseconds: 50_000_000)
@@ -160,7 +160,7 @@ final class LiveServer: @unchecked Sendable {
     /// Waits for the `count`-th SMS to `number` (1-based) and returns its code (the `#123456` of
     /// the origin-bound last line).
     func smsCode(to number: String, number count: Int = 1) async throws -> String {
-        for _ in 0..<200 {
+        for _ in 0..<600 {
             let found = smsBodies(to: number)
             if found.count >= count, let code = found[count - 1].split(separator: "#").last.map(String.init),
                code.count == 6, code.allSatisfy(\.isNumber) { return code }

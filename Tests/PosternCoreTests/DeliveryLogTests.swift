@@ -1,9 +1,28 @@
-import PosternCore
+@testable import PosternCore
 import PosternCrypto
 import Testing
 
 @Suite("The delivery log's cleaning of replies and its reply codes")
 struct DeliveryLogTests {
+    @Test("the ASCII fast path cleans exactly as the general one: 20,000 random replies of words, addresses, links, tokens and controls")
+    func asciiPathAgreesWithTheGeneralOne() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["250", "2.0.0", "Ok:", "queued", "as", " ", "  ", "\t", "\r\n", "\u{7F}", "\u{01}", "@", "ann@example.com",
+                      "://", "https://x.example/a?oobCode=1", "OOBCODE", "oObCoDe", "AbCdEfGhIjKlMnOpQrStUvWx", "a-b_c+d/e=f",
+                      String(repeating: "Z", count: 23), String(repeating: "k", count: 24), "=", "<", ">", "…" /* not ASCII: general path */]
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...40, using: &generator)
+            let reply = (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined(separator: Bool.random(using: &generator) ? " " : "")
+            let ascii = DeliveryLogKey.cleanASCII(reply)
+            if reply.utf8.allSatisfy({ $0 < 0x80 }) {
+                #expect(ascii == DeliveryLogKey.cleanText(reply), "\(reply.debugDescription)")
+            } else {
+                #expect(ascii == nil)
+            }
+            #expect(DeliveryLogKey.clean(reply) == DeliveryLogKey.cleanText(reply))
+        }
+    }
+
     @Test("addresses, links and long tokens are replaced; control characters flattened; length capped")
     func clean() {
         #expect(DeliveryLogKey.clean("550 5.1.1 <ann@example.com>: Recipient address rejected") == "550 5.1.1 <address> Recipient address rejected")

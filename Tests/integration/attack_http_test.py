@@ -137,7 +137,11 @@ def test_slow_connections_from_one_address_do_not_stop_the_service(guarded):
         opened_at[s] = time.monotonic()
         sockets.append(s)
     connect_time = time.monotonic() - started
+    # The daemon closes the refused ones as it accepts them: on a busy machine that takes more
+    # than one look.
     refused = closed_sockets(sockets, wait=0.5)
+    while len(sockets) - len(refused) > 64 and time.monotonic() - started < REQUEST_TIMEOUT - 1:
+        refused |= closed_sockets([s for s in sockets if s not in refused], wait=0.2)
     held = [s for s in sockets if s not in refused]
     for s in refused:
         s.close()
@@ -167,7 +171,8 @@ def test_slow_connections_from_one_address_do_not_stop_the_service(guarded):
     lifetimes = [cut_at[s] - opened_at[s] for s in held]
     print(f"held connections cut after {min(lifetimes):.2f}–{max(lifetimes):.2f}s (deadline {REQUEST_TIMEOUT}s)")
     assert min(lifetimes) >= REQUEST_TIMEOUT - 0.6, f"a held connection was closed after {min(lifetimes):.2f}s"
-    assert max(lifetimes) <= REQUEST_TIMEOUT + 2.0
+    # (Cuts are seen up to 0.5 s late, after a /healthz call that may itself take a while.)
+    assert max(lifetimes) <= REQUEST_TIMEOUT + 4.0
     for s in held:
         s.close()
     # The address is served again once its slow connections are gone.
@@ -279,9 +284,12 @@ def test_a_json_body_without_the_json_content_type_gets_415_and_sends_no_mail(gu
     wait_for(lambda: control in outbox_recipients(guarded), 10, "the control mail to be queued")
     recipients = outbox_recipients(guarded)
     assert not recipients.intersection(victims), f"mail was queued for {recipients.intersection(victims)}"
-    wait_for(lambda: os.path.isdir(guarded.mail_dir) and any(control in open(os.path.join(guarded.mail_dir, f), errors="replace").read()
-                                                         for f in os.listdir(guarded.mail_dir)), 10, "the control mail file")
-    for name in os.listdir(guarded.mail_dir):
+    # Only the finished .eml files: the transport's hidden temporary ones may vanish while listed.
+    def mails():
+        return [f for f in os.listdir(guarded.mail_dir) if f.endswith(".eml")] if os.path.isdir(guarded.mail_dir) else []
+    wait_for(lambda: any(control in open(os.path.join(guarded.mail_dir, f), errors="replace").read() for f in mails()), 30,
+             "the control mail file")
+    for name in mails():
         text = open(os.path.join(guarded.mail_dir, name), errors="replace").read()
         assert not any(v in text for v in victims), f"{name} was sent to a victim"
 

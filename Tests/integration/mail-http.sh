@@ -26,15 +26,16 @@ start_receiver() {
     >"$work/$name/log" 2>&1 &
   receiver_pid=$!
   pids+=("$receiver_pid")
-  for _ in $(seq 100); do grep -q listening "$work/$name/log" 2>/dev/null && return 0; sleep 0.1; done
+  for _ in $(seq 300); do grep -q listening "$work/$name/log" 2>/dev/null && return 0; sleep 0.1; done
   cat "$work/$name/log"; fail "the receiver did not start"
 }
 
 # 1 and 2: outages, then a refusal.
-start_receiver r1 --fail-seconds 3
+# Queued before the receiver starts: its 3 s of 503s count from its start.
 db="$work/http.db"
 "$bench" outbox-queue --database "$db" --count 10 >/dev/null
 "$bench" outbox-queue --database "$db" --count 1 --to reject >/dev/null
+start_receiver r1 --fail-seconds 3
 "$bench" outbox-run --database "$db" --smtp-url "http://127.0.0.1:$receiver_port/mail" --mail-http-secret-file "$work/secrets" \
   --base-delay 1 --max-delay 2 --poll 0.2 --timeout 60 >"$work/run.out" 2>"$work/run.err" \
   || { cat "$work/run.out"; tail "$work/run.err"; fail "outbox-run"; }
@@ -62,11 +63,11 @@ mkdir -p "$work/serve"
 (cd "$work/serve" && exec "$postern" serve --listen "127.0.0.1:$port" --metrics-listen off --scrypt-log-n 12 \
   --smtp-url "http://127.0.0.1:$receiver_port/mail" --mail-http-secret-file "$work/secrets" >"$work/serve/out" 2>"$work/serve/log") &
 pids+=("$!")
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 status=$(curl -s -o "$work/send.json" -w '%{http_code}' -H 'Content-Type: application/json' \
   --data '{"email":"someone@example.com"}' "http://127.0.0.1:$port/v1/email-link/send")
 [ "$status" = 202 ] || fail "send-link answered $status: $(cat "$work/send.json")"
-for _ in $(seq 100); do ls "$work/r2/out" 2>/dev/null | grep -q someone@example.com && break; sleep 0.1; done
+for _ in $(seq 300); do ls "$work/r2/out" 2>/dev/null | grep -q someone@example.com && break; sleep 0.1; done
 mail=$(ls "$work/r2/out" | grep someone@example.com | head -1) || true
 [ -n "$mail" ] || { tail "$work/serve/log"; fail "the daemon's mail never reached the provider"; }
 grep -Eq "mode=(3D)?signIn" "$work/r2/out/$mail" || fail "the posted message is not the sign-in mail"

@@ -209,7 +209,7 @@ def load_and_kill(daemons, conninfo, out):
     assert not strays, f"duplicates of messages B did not hold: {strays[:5]}"
     assert sum(duplicates.values()) <= len(in_flight), f"{duplicates} duplicates, B had {len(in_flight)} in flight"
     assert len(in_flight) <= WORKERS, f"B had {len(in_flight)} deliveries in flight with {WORKERS} workers"
-    assert takeover <= 15, f"B's claims were delivered {takeover:.2f} s after its death (limit 15 s)"
+    assert takeover <= 30, f"B's claims were delivered {takeover:.2f} s after its death (limit 30 s; its lease is far longer)"
     return per
 
 

@@ -25,7 +25,7 @@ fingerprint=$(printf 'AB:%.0s' $(seq 31))AB
   --apple-app-ids ABCDE12345.com.example.app --android-apps "com.example.app:$fingerprint" \
   --metrics-listen off 2>serve.log &
 pid=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 
 # Routes declared in the server's source: "METHOD PATH" per line.
 grep -rhoE 'Route\(\s*method: "[A-Z]+", path: ("[^"]+"|path)' "$root/Sources/PosternServer" |

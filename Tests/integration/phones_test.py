@@ -194,13 +194,16 @@ def test_move_with_mail_release_and_cool_off(daemon):
     # The cool-off path: X claims it from U, U does nothing; after 8.64 s it moves.
     x = daemon.sign_in("x@example.com")
     third, code, _ = daemon.add(x)
+    verified_at = time.monotonic()
     assert daemon.post(f"/v1/me/phones/{third}/verify", {"code": code}, token=x)[0] == 200
     assert daemon.statuses(x) == ["awaiting_transfer"]
     daemon.mailbox.next("u@example.com")
     due = daemon.phones(x)[0]["transferDueAt"]
     assert due is not None
     time.sleep(3)
-    assert daemon.statuses(x) == ["awaiting_transfer"], "not before the cool-off is over"
+    # Only while the 8.64 s cool-off cannot have passed (the mail may have been slow to come).
+    if time.monotonic() - verified_at < 7:
+        assert daemon.statuses(x) == ["awaiting_transfer"], "not before the cool-off is over"
     wait_for(lambda: daemon.statuses(x) == ["verified"], 15, "the move after the cool-off")
     assert daemon.statuses(u) == []
 
@@ -239,8 +242,15 @@ def concurrent_claims(daemon):
     assert statuses.count(["awaiting_transfer"]) == 19, statuses
 
 
-def test_concurrent_claims_sqlite(daemon):
-    concurrent_claims(daemon)
+def test_concurrent_claims_sqlite():
+    # A daemon of its own with the default code life and transfer delay: the module's (codes of
+    # 5 s, a cool-off of 9 s) let the first of 20 codes expire before the last was sent on a busy
+    # machine.
+    d = Phones(os.environ["E2E_WORK"], "phones-sqlite-race")
+    try:
+        concurrent_claims(d)
+    finally:
+        assert d.stop() == 0
 
 
 def test_concurrent_claims_postgres():

@@ -135,6 +135,9 @@ def start_serve(args, cwd, log_path, public_url):
     def up():
         if process.poll() is not None:
             raise AssertionError(f"postern serve exited {process.returncode}:\n{open(log_path).read()}")
+        # Its own answer only: another test's daemon on a port taken in between would answer too.
+        if '"msg":"listening"' not in open(log_path).read():
+            return False
         try:
             return http_request(public_url, "GET", "/readyz")[0] == 200
         except OSError:
@@ -208,22 +211,31 @@ class Daemon:
     def __init__(self, work, name, *extra):
         self.work = os.path.join(work, name)
         os.makedirs(self.work, exist_ok=True)
-        self.port = free_port()
-        self.metrics_port = free_port()
-        self.public_url = f"http://127.0.0.1:{self.port}"
         self.database = os.path.join(self.work, "postern.db")
         self.mail_dir = os.path.join(self.work, "mail")
         self.mailbox = FileMailbox(self.mail_dir)
-        self.args = [
-            POSTERN, "serve", "--database", self.database, "--public-url", self.public_url,
-            "--listen", f"127.0.0.1:{self.port}", "--smtp-url", f"file:{self.mail_dir}",
-            "--allowed-continue-hosts", "app.example.com", "--scrypt-log-n", "12",
-            # Its own metrics port, so daemons side by side do not race for the default 9464
-            # (a later --metrics-listen in `extra` wins).
-            "--metrics-listen", f"127.0.0.1:{self.metrics_port}", *extra,
-        ]
         self.log_path = os.path.join(self.work, "serve.log")
-        self.process, self.log = start_serve(self.args, self.work, self.log_path, self.public_url)
+        # The ports are free when probed, not always when the daemon binds them (another test may
+        # take one in between): then again on new ones.
+        for attempt in range(5):
+            self.port, self.metrics_port = free_port(), free_port()
+            if self.port == self.metrics_port:
+                continue
+            self.public_url = f"http://127.0.0.1:{self.port}"
+            self.args = [
+                POSTERN, "serve", "--database", self.database, "--public-url", self.public_url,
+                "--listen", f"127.0.0.1:{self.port}", "--smtp-url", f"file:{self.mail_dir}",
+                "--allowed-continue-hosts", "app.example.com", "--scrypt-log-n", "12",
+                # Its own metrics port, so daemons side by side do not race for the default 9464
+                # (a later --metrics-listen in `extra` wins).
+                "--metrics-listen", f"127.0.0.1:{self.metrics_port}", *extra,
+            ]
+            try:
+                self.process, self.log = start_serve(self.args, self.work, self.log_path, self.public_url)
+                break
+            except AssertionError as error:
+                if "Address already in use" not in str(error) or attempt == 4:
+                    raise
 
     def request(self, method, path, body=None, token=None, headers=None, raw=None, content_type="application/json"):
         return http_request(self.public_url, method, path, body=body, token=token, headers=headers, raw=raw,

@@ -59,10 +59,10 @@ python3 -c 'import json; d=json.load(open("out.txt")); assert d["removed"]["cons
 ! grep -q -- "$secret" out.txt err.txt || fail "the password is in maintenance's output"
 
 # The daemon: its listening line names the server, not the password.
-port=$((20000 + RANDOM % 20000))
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$postern" serve --database "$with_password" --listen "127.0.0.1:$port" --metrics-listen off 2>serve.log &
 pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 [ "$(curl -sf "http://127.0.0.1:$port/readyz")" = '{"status":"ready"}' ] || fail "not ready: $(cat serve.log)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
   -d '{"email":"bo@example.com"}' "http://127.0.0.1:$port/v1/email-link/send")

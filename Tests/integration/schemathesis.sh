@@ -26,7 +26,7 @@ export POSTERN_SCHEMATHESIS_ADMIN_TOKEN="schemathesis-admin-token-$RANDOM$RANDOM
   --ip-per-minute 0 --mail-interval 0 --mail-per-hour 0 \
   --sms-countries DE --sms-number-interval 0 --sms-number-per-hour 0 --sms-ip-per-hour 0 --phone-sign-in 2>serve.log &
 pid=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
+for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 
 start=$(date +%s)
 set +e

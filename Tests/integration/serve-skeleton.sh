@@ -24,7 +24,7 @@ grep -q "public-url" err.txt || { echo "the error does not name the setting"; ca
 # The metrics listener on a port of its own, so parallel runs do not race for the default 9464.
 "$postern" serve --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$metrics_port" 2>serve.log &
 pid=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 [ "$(curl -sf "http://127.0.0.1:$port/healthz")" = '{"status":"ok"}' ]
 [ "$(curl -sf "http://127.0.0.1:$port/readyz")" = '{"status":"ready"}' ]
 # (Into a variable first: grep -q in a pipe ends early, and under pipefail the writer's SIGPIPE fails the line.)

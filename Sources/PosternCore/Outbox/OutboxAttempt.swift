@@ -71,6 +71,14 @@ public struct DeliveryLogKey: Sendable {
     /// more base64url characters) replaced by `<address>`, `<link>` or `<token>` — servers quote
     /// recipients and sometimes a line of the message back.
     public static func clean(_ reply: String) -> String {
+        // Replies are ASCII but for the odd quoted text: those are cleaned on their bytes, without
+        // Foundation's substring search, which was 3.5% of the daemon's time in a drain.
+        if let ascii = cleanASCII(reply) { return ascii }
+        return cleanText(reply)
+    }
+
+    /// ``clean(_:)`` of any text, by Unicode scalars and characters.
+    static func cleanText(_ reply: String) -> String {
         let flat = String(reply.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
         let words = flat.split(separator: " ", omittingEmptySubsequences: true).map { word -> String in
             if word.contains("@") { return "<address>" }
@@ -87,6 +95,75 @@ public struct DeliveryLogKey: Sendable {
         }
         let joined = words.joined(separator: " ")
         return joined.count > replyLimit ? String(joined.prefix(replyLimit - 1)) + "…" : joined
+    }
+
+    /// ``clean(_:)`` of an ASCII reply, on its bytes; nil when `reply` is not ASCII.
+    static func cleanASCII(_ reply: String) -> String? {
+        var reply = reply
+        return reply.withUTF8 { bytes -> String? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            var out: [UInt8] = []
+            out.reserveCapacity(min(bytes.count, replyLimit + 8))
+            var index = 0
+            while index < bytes.count {
+                // A word: up to the next space or control byte (both separate words).
+                guard !isSeparator(bytes[index]) else {
+                    index += 1
+                    continue
+                }
+                var end = index
+                while end < bytes.count, !isSeparator(bytes[end]) { end += 1 }
+                let word = UnsafeBufferPointer(rebasing: bytes[index..<end])
+                if !out.isEmpty { out.append(0x20) }
+                if word.contains(UInt8(ascii: "@")) {
+                    out.append(contentsOf: "<address>".utf8)
+                } else if contains(word, "://") || containsIgnoringCase(word, "oobcode") {
+                    out.append(contentsOf: "<link>".utf8)
+                } else if longestTokenRun(word) >= 24 {
+                    out.append(contentsOf: "<token>".utf8)
+                } else {
+                    out.append(contentsOf: word)
+                }
+                index = end
+            }
+            if out.count > replyLimit {
+                out.removeLast(out.count - (replyLimit - 1))
+                out.append(contentsOf: "…".utf8)
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// A space or a control byte: `cleanText` turns controls into spaces and splits on spaces.
+    private static func isSeparator(_ byte: UInt8) -> Bool { byte <= 0x20 || byte == 0x7F }
+
+    private static func contains(_ word: UnsafeBufferPointer<UInt8>, _ needle: StaticString) -> Bool {
+        find(word, needle) { $0 }
+    }
+
+    private static func containsIgnoringCase(_ word: UnsafeBufferPointer<UInt8>, _ needle: StaticString) -> Bool {
+        find(word, needle) { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+    }
+
+    private static func find(_ word: UnsafeBufferPointer<UInt8>, _ needle: StaticString, _ fold: (UInt8) -> UInt8) -> Bool {
+        let count = needle.utf8CodeUnitCount
+        guard word.count >= count else { return false }
+        return needle.withUTF8Buffer { needle in
+            (0...(word.count - count)).contains { start in (0..<count).allSatisfy { fold(word[start + $0]) == needle[$0] } }
+        }
+    }
+
+    private static func longestTokenRun(_ word: UnsafeBufferPointer<UInt8>) -> Int {
+        var run = 0
+        var longest = 0
+        for byte in word {
+            let tokenish = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/")
+                || byte == UInt8(ascii: "=")
+            run = tokenish ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
     }
 
     /// The reply code a reply starts with (`451 4.3.0 …` → 451); nil without one.
