@@ -9,7 +9,7 @@ import base64
 import os
 import time
 
-from signed_receiver import SignedReceiver
+from signed_receiver import SignedReceiver, log_line as log
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, required=True)
@@ -32,7 +32,7 @@ def check(headers, payload):
 
 
 def answer(status, wid, rcpt):
-    print(f"{status} {wid} {rcpt}", flush=True)
+    log(f"{status} {wid} {rcpt}")
     return status, ({"ok": True} if status < 300 else {"error": "scripted"})
 
 
@@ -49,7 +49,7 @@ def verified(headers, payload, body):
 
 
 def refused(headers, error):
-    print(f"bad {error!r}", flush=True)
+    log(f"bad {error!r}")
     return answer(400, headers.get("webhook-id", "-"), "-")
 
 

@@ -121,13 +121,24 @@ class SignedReceiver:
             self.down()
 
 
+_log_lock = threading.Lock()
+
+
+def log_line(line):
+    """Writes `line` to stdout whole: print() writes the text and its newline apart, and the
+    server's threads then ran two lines into one ("202 id user5@…202 id user6@…")."""
+    with _log_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 def _log_events(port, secret):
     def verified(headers, payload, body):
-        print(json.dumps({"type": payload["type"], "data": payload["data"]}), flush=True)
+        log_line(json.dumps({"type": payload["type"], "data": payload["data"]}))
         return 204
 
     def refused(headers, error):
-        print("bad", repr(error), flush=True)
+        log_line(f"bad {error!r}")
         return 400
 
     SignedReceiver([secret], port=port, on_verified=verified, on_refused=refused).serve_until_interrupted()
