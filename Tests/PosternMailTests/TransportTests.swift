@@ -116,6 +116,12 @@ struct TransportTests {
         Array("QUIT\r\n".utf8).withUnsafeBytes { exchange.sawCommand($0) }
         Array("221 bye\r\n".utf8).withUnsafeBytes { exchange.sawReply($0) }
         #expect(exchange.replyCode == 535, "curl's QUIT after a failure does not hide the failing reply")
+        Array("MAIL FROM:<a@example.com>\r\n".utf8).withUnsafeBytes { exchange.sawCommand($0) }
+        Array("2x0 not a reply\r\n".utf8).withUnsafeBytes { exchange.sawReply($0) }
+        #expect(exchange.replyCode == 535, "a line without a 3-digit code is not a reply")
+        Array(("452 4.3.1 \u{01}é" + String(repeating: "x", count: 400) + "\r\n").utf8).withUnsafeBytes { exchange.sawReply($0) }
+        #expect(exchange.replyCode == 452 && exchange.stage == .sender)
+        #expect(exchange.reply?.count == 300 && exchange.reply?.hasPrefix("452 4.3.1 é") == true, "\(exchange.reply ?? "")")
         exchange.end()
     }
 
