@@ -119,6 +119,18 @@ extension SQLStoreTransaction {
             [.text(webhookID), .text(eventType), .text(body), .integer(now), .integer(now), .integer(giveUpAt), .text("," + eventType + ",")])
     }
 
+    public func hasWebhookEndpoint(admitting eventType: String) throws -> Bool {
+        let find = db.dialect == .sqlite ? "instr" : "strpos"
+        return try db.first(
+            """
+            SELECT 1 FROM webhook_endpoints e
+            WHERE (e.events = '*' OR \(find)(',' || e.events || ',', ?) > 0)
+                AND NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = e.url)
+            LIMIT 1
+            """, [.text("," + eventType + ",")]
+        ) { _ in true } ?? false
+    }
+
     public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
         guard !claimable.isEmpty else { return [] }
         let (sql, args) = leaseClaim(

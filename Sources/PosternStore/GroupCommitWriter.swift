@@ -70,6 +70,24 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in the next batch without waiting for it: `done` is called on the writer thread
+    /// with nil once the batch is committed (durable, unless `syncingLater`), or with the error.
+    func queue(
+        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> Void, done: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        let outcome = QueuedOutcome()
+        let work = PendingWrite(syncingLater: syncingLater, run: { writer in
+            do {
+                try body(writer)
+                return true
+            } catch {
+                outcome.error = error
+                return false
+            }
+        }, fail: { error in outcome.error = error }, signal: { done(outcome.error) })
+        if !pending.append(work) { done(StoreError.unavailable("the store is closed")) }
+    }
+
     /// Refuses new writes, commits those already queued, flushes what was committed without
     /// fsync, and ends the writer thread. Returns when all that is done.
     func close() {
@@ -182,6 +200,12 @@ private struct PendingWrite: Sendable {
     let fail: @Sendable (any Error) -> Void
     /// Wakes the caller.
     let signal: @Sendable () -> Void
+}
+
+/// The error of a queued write, if it failed. `@unchecked Sendable`: only the writer thread
+/// touches it (its closure runs, fails and signals there).
+private final class QueuedOutcome: @unchecked Sendable {
+    var error: (any Error)?
 }
 
 /// Where the writer thread leaves one caller's result. `@unchecked Sendable`: `value` is written by

@@ -12,7 +12,7 @@ import Synchronization
 /// throws leaves nothing behind while the others in the batch still commit; every caller returns
 /// only after the batch's fsync. Reads use a small pool of connections and see a consistent
 /// snapshot. Several processes may share the file (the CLI beside the daemon).
-public final class SQLiteStore: Store {
+public final class SQLiteStore: QueuedWriteStore {
     /// Largest number of closures committed together.
     static let maximumBatch = 256
 
@@ -130,6 +130,13 @@ public final class SQLiteStore: Store {
     /// ``GroupCommitWriter/syncInterval`` later.
     public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         try writer.submit(syncingLater: true, body)
+    }
+
+    /// Queued to the writer without waiting: `done` is called from its thread after the commit.
+    public func queueSyncingLater(
+        _ body: @escaping @Sendable (any StoreWriter) throws -> Void, done: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        writer.queue(syncingLater: true, body, done: done)
     }
 
     /// Commits what is queued, flushes to disk what was committed without fsync, and refuses

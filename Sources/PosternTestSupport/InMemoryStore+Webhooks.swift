@@ -67,6 +67,10 @@ extension InMemoryStore.Transaction {
         }
     }
 
+    public func hasWebhookEndpoint(admitting eventType: String) throws -> Bool {
+        try webhookEndpoints().contains { ($0.filter.types?.contains(eventType) ?? true) && state.disabledEndpoints[$0.url] == nil }
+    }
+
     public func insertWebhookEndpoint(_ record: WebhookEndpointRecord) throws {
         guard !state.webhookEndpoints.contains(where: { $0.id == record.id }) else { throw StoreError.duplicate("webhook endpoint id") }
         state.webhookEndpoints.append(record)

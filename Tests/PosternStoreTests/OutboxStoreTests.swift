@@ -189,6 +189,43 @@ struct SQLiteOutboxTests {
         #expect((counts.synced - start.synced) + (counts.flushes - start.flushes) >= 2, "\(writes) writes: \(counts)")
     }
 
+    @Test("a queued write returns at once and reports after its commit; one that throws is rolled back alone; a closed store refuses")
+    func queuedWrites() throws {
+        let ids = try enqueue(3)
+        let results = Mutex<[Int: String]>([:])
+        let done = DispatchSemaphore(value: 0)
+        // The first claims a message, the second claims one and then throws (rolled back), the
+        // third claims one: all three in the writer's batches, none waiting for another.
+        for index in 0..<3 {
+            store.queueSyncingLater({ writer in
+                _ = try writer.claimDue(owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1)
+                if index == 1 { throw RefusedOnPurpose() }
+            }, done: { error in
+                results.withLock { $0[index] = error.map { "\($0)" } ?? "committed" }
+                done.signal()
+            })
+        }
+        for _ in 0..<3 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        let reported = results.withLock { $0 }
+        #expect(reported[0] == "committed")
+        #expect(reported[2] == "committed")
+        #expect(reported[1] == "\(RefusedOnPurpose())")
+        // Committed when reported: another connection sees exactly the two claims.
+        let other = try SQLiteStore(path: database.path)
+        let states = try ids.map { id in try other.read { try $0.outboxMessage(id: id) }?.state }
+        #expect(states.filter { $0 == .claimed }.count == 2)
+        #expect(states.filter { $0 == .queued }.count == 1)
+
+        store.close()
+        let refused = Mutex<String?>(nil)
+        store.queueSyncingLater({ _ in Issue.record("ran after close") }, done: { error in
+            refused.withLock { $0 = error.map { "\($0)" } ?? "committed" }
+            done.signal()
+        })
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(refused.withLock { $0 }?.contains("closed") == true)
+    }
+
     @Test("closing commits what is queued, flushes what waited for its fsync, then refuses writes")
     func closeFlushesAndRefuses() throws {
         let ids = try enqueue(2)
@@ -205,6 +242,9 @@ struct SQLiteOutboxTests {
         #expect(try reopened.read { try $0.outboxCounts() }.byState[.claimed] == 2)
     }
 }
+
+/// The error a test's write throws to be rolled back.
+private struct RefusedOnPurpose: Error {}
 
 /// One outbox test's database and store, of either kind.
 struct OutboxFixture {

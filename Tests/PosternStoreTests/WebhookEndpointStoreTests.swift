@@ -52,6 +52,45 @@ struct WebhookEndpointStoreTests {
         #expect(counts[.claimed] == 7 && counts[.queued] == 0)
     }
 
+    @Test("an event prepared while no endpoint admits it queues nothing, and still reaches an endpoint stored before it is recorded, body and all", arguments: StoreKind.available)
+    func preparedWithoutEndpoints(kind: StoreKind) throws {
+        let store = try OutboxFixture(kind).store
+        let ledger = EventLedger(configuration: WebhookConfiguration(endpoints: []))
+        let sent = WebhookEvent.mailSent(messageID: 7, kind: "sign-in", attempts: 1)
+        // Nothing admits it: nothing is queued.
+        let first = try ledger.prepare(sent, now: 100)
+        try store.write { tx in try ledger.record(first, tx: tx) }
+        #expect(try store.read { try $0.webhookDeliveries(state: nil, limit: 100) }.isEmpty)
+        #expect(try store.read { try $0.hasWebhookEndpoint(admitting: "mail.sent") } == false)
+
+        // Prepared while nothing admitted it; an endpoint for `mail.sent` (and one for users only)
+        // is stored before the record: the transaction draws the id and the body itself.
+        let second = try ledger.prepare(sent, now: 101)
+        try store.write { tx in
+            try tx.insertWebhookEndpoint(record("ep_mail", url: "https://mail.example/in", filter: try WebhookEventFilter(parsing: "mail.sent")))
+            try tx.insertWebhookEndpoint(
+                record("ep_users", url: "https://users.example/in", filter: try WebhookEventFilter(parsing: "user.*"), at: 101))
+        }
+        #expect(try store.read { try $0.hasWebhookEndpoint(admitting: "mail.sent") } == true)
+        #expect(try store.read { try $0.hasWebhookEndpoint(admitting: "mail.failed") } == false)
+        try store.write { tx in try ledger.record(second, tx: tx) }
+        let queued = try store.read { try $0.webhookDeliveries(state: nil, limit: 100) }
+        #expect(queued.map(\.endpointID) == ["ep_mail"])
+        #expect(queued.first?.webhookID.hasPrefix("msg_") == true)
+        #expect(queued.first?.body == sent.body(at: 101))
+        // A type no stored endpoint admits still queues nothing.
+        try store.write { tx in
+            try ledger.record(try ledger.prepare(.mailFailed(messageID: 7, kind: "sign-in", attempts: 2, email: EmailAddress.restored(localPart: "a", domain: "example.com")), now: 102), tx: tx)
+        }
+        #expect(try store.read { try $0.webhookDeliveries(state: nil, limit: 100) }.count == 1)
+        // Once a record has seen a stored endpoint, events are prepared whole: the same outcome.
+        try store.write { tx in try ledger.record(try ledger.prepare(sent, now: 103), tx: tx) }
+        #expect(try store.read { try $0.webhookDeliveries(state: nil, limit: 100) }.map(\.endpointID) == ["ep_mail", "ep_mail"])
+        // A disabled endpoint admits nothing.
+        try store.write { tx in try tx.disableWebhookEndpoint("https://mail.example/in", reason: "HTTP 410", now: 104) }
+        #expect(try store.read { try $0.hasWebhookEndpoint(admitting: "mail.sent") } == false)
+    }
+
     @Test("a 410 keeps events from a stored endpoint's URL until it is added again; remove and rotate report unknown ids", arguments: StoreKind.available)
     func disabledRemovedRotated(kind: StoreKind) throws {
         let store = try OutboxFixture(kind).store

@@ -204,6 +204,17 @@ public protocol Store: Sendable {
     var isConfinedToThisMachine: Bool { get }
 }
 
+/// A store whose writes are queued to a writer of its own (SQLite's group commit), so that a caller
+/// can hand one over and go on: the outbox workers' outcome records, which overlap the next send.
+/// A store without one (PostgreSQL, whose writes run on the caller's connection) is given the
+/// records by a thread that commits them for the callers (the outbox's `OutcomeRecorder`).
+public protocol QueuedWriteStore: Store {
+    /// Queues `body` as ``Store/writeSyncingLater(_:)`` runs it and returns at once; `done` is
+    /// called on the writer's thread with nil once `body` is committed, or with its error (or the
+    /// commit's, or `StoreError.unavailable` when the store is closed). `done` must not block.
+    func queueSyncingLater(_ body: @escaping @Sendable (any StoreWriter) throws -> Void, done: @escaping @Sendable ((any Error)?) -> Void)
+}
+
 /// A lock that processes sharing one database take around work one of them does at a time.
 public struct StoreLock: Sendable, Hashable {
     /// The lock's key (PostgreSQL: the advisory lock's 64-bit key).

@@ -85,6 +85,9 @@ public protocol WebhookReader {
     func disabledWebhookEndpointReasons() throws -> [String: String]
     /// The stored endpoints, oldest first.
     func webhookEndpoints() throws -> [WebhookEndpointRecord]
+    /// Whether a stored endpoint not disabled admits `eventType` (what `enqueueWebhook` with
+    /// `storedFilter` would queue a delivery for).
+    func hasWebhookEndpoint(admitting eventType: String) throws -> Bool
     /// Deliveries by state.
     func webhookCounts() throws -> WebhookCounts
 }

@@ -254,15 +254,23 @@ final class PendingRecord: @unchecked Sendable {
     }
 }
 
-/// Commits the workers' outcome records on one thread, all that are waiting in one store write:
+/// Commits the workers' outcome records without making them wait. A store with a writer of its own
+/// (``QueuedWriteStore``: SQLite) is handed each record directly, to join the writer's next batch;
+/// for any other store one recorder thread commits all that are waiting in one store write:
 /// fewer threads woken per commit than one writer per worker, which counts on a busy machine.
+/// (On SQLite the recorder was a second hand-off before the writer's, one more thread woken per
+/// commit; the commit a worker's next final "." waits for still took 0.4 ms of its 1.4 ms per
+/// message under a backlog, mostly the writer's own work and its wake-ups.)
 final class OutcomeRecorder: Sendable {
     private let store: any Store
+    private let queued: (any QueuedWriteStore)?
     /// The records waiting; the recorder thread is the one consumer and takes them all at once.
     private let queue = BatchQueue<PendingRecord>(consumers: 1)
 
     init(store: any Store) {
         self.store = store
+        queued = store as? any QueuedWriteStore
+        guard queued == nil else { return }
         let thread = Thread { [self] in run() }
         thread.name = "postern-outbox-recorder"
         thread.start()
@@ -271,11 +279,19 @@ final class OutcomeRecorder: Sendable {
     /// Queues `change` for the next commit. After ``stop()`` the record fails at once.
     func submit(_ change: @escaping @Sendable (any StoreWriter) throws -> Void) -> PendingRecord {
         let record = PendingRecord(change)
-        if !queue.append(record) { record.complete(StoreError.unavailable("the outcome recorder has stopped")) }
+        if let queued {
+            guard !queue.isClosed else {
+                record.complete(StoreError.unavailable("the outcome recorder has stopped"))
+                return record
+            }
+            queued.queueSyncingLater(change) { record.complete($0) }
+        } else if !queue.append(record) {
+            record.complete(StoreError.unavailable("the outcome recorder has stopped"))
+        }
         return record
     }
 
-    /// Ends the thread once the queue is empty.
+    /// Ends the thread once the queue is empty (refuses records from then on).
     func stop() {
         queue.close()
     }

@@ -1,4 +1,5 @@
 import PosternCrypto
+import Synchronization
 
 /// Queues webhook events inside the transaction of the change that causes them: one delivery per
 /// endpoint of `--webhook-urls` whose filter admits the event, and one per stored endpoint whose
@@ -6,6 +7,7 @@ import PosternCrypto
 /// by another process is seen).
 public struct EventLedger: Sendable {
     let configuration: WebhookConfiguration
+    private let storedEndpoints = StoredEndpointHint()
 
     public init(configuration: WebhookConfiguration) { self.configuration = configuration }
 
@@ -23,26 +25,56 @@ public struct EventLedger: Sendable {
     /// An event made ready to queue: its id and body drawn and encoded before the transaction, so
     /// that a caller whose records a single writer commits (the outbox workers) does that work on
     /// its own thread. Preparing an event that is then not recorded costs nothing but the work.
+    ///
+    /// When no endpoint of `--webhook-urls` admits it and no stored endpoint was seen by the last
+    /// record, it is prepared without them, and the transaction that records it draws them only if
+    /// a stored endpoint admits it after all (one added a moment ago): the `mail.*` events of a
+    /// daemon without webhooks cost no body and no random id per message (2.4% of a drain's CPU).
     public struct Prepared: Sendable {
-        fileprivate let webhookID: String
-        fileprivate let type: String
-        fileprivate let body: String
+        fileprivate let event: WebhookEvent
+        fileprivate let drawn: (webhookID: String, body: String)?
         fileprivate let now: Int64
     }
 
-    /// `event`, which happened at `now`, with a fresh `webhook-id` and its body.
+    /// `event`, which happened at `now`, with a fresh `webhook-id` and its body where it may be queued.
     /// - Throws: `CryptoError` when the DRBG fails.
     public func prepare(_ event: WebhookEvent, now: Int64) throws -> Prepared {
-        Prepared(webhookID: try Self.newWebhookID(), type: event.type, body: event.body(at: now), now: now)
+        let needed = admitsConfigured(event.type) || storedEndpoints.seen.load(ordering: .relaxed)
+        return Prepared(event: event, drawn: needed ? try Self.draw(event, now: now) : nil, now: now)
     }
 
     /// Queues a prepared event, in the transaction of the change that caused it.
-    /// - Throws: what the store throws.
+    /// - Throws: what the store throws; `CryptoError` when the DRBG fails.
     public func record(_ event: Prepared, tx: any StoreWriter) throws {
-        let urls = configuration.filter.admits(event.type) ? configuration.endpoints : []
+        let type = event.event.type
+        let urls = admitsConfigured(type) ? configuration.endpoints : []
+        let drawn: (webhookID: String, body: String)
+        if let prepared = event.drawn {
+            drawn = prepared
+        } else {
+            let stored = try tx.hasWebhookEndpoint(admitting: type)
+            if stored { storedEndpoints.seen.store(true, ordering: .relaxed) }
+            guard stored || !urls.isEmpty else { return }
+            drawn = try Self.draw(event.event, now: event.now)
+        }
         try tx.enqueueWebhook(
-            webhookID: event.webhookID, eventType: event.type, body: event.body,
+            webhookID: drawn.webhookID, eventType: type, body: drawn.body,
             endpoints: urls.map { WebhookTarget(url: $0) }, now: event.now,
             giveUpAt: FlowContext.adding(configuration.policy.maximumAge, to: event.now), storedFilter: true)
     }
+
+    private func admitsConfigured(_ type: String) -> Bool {
+        !configuration.endpoints.isEmpty && configuration.filter.admits(type)
+    }
+
+    private static func draw(_ event: WebhookEvent, now: Int64) throws -> (webhookID: String, body: String) {
+        (try newWebhookID(), event.body(at: now))
+    }
+}
+
+/// Whether a record has found a stored endpoint: from then on events are prepared with their body
+/// (a hint only: the transaction decides; it stays set after the endpoints are removed, which
+/// costs only the body drawn in vain).
+final class StoredEndpointHint: Sendable {
+    let seen = Atomic<Bool>(false)
 }
