@@ -105,30 +105,30 @@ extension SQLStoreTransaction {
         // `,list,`. A substring search, not LIKE: SQLite prepares a statement again at each new
         // value bound to a LIKE pattern (it might choose another plan), which was most of the
         // writer's work per delivered message.
-        let find = db.dialect == .sqlite ? "instr" : "strpos"
         try db.execute(
             """
             INSERT INTO webhook_deliveries
                 (webhook_id, endpoint, endpoint_id, event_type, body, state, next_attempt_at, created_at, give_up_at)
             SELECT ?, e.url, e.id, ?, ?, 'queued', ?, ?, ?
             FROM webhook_endpoints e
-            WHERE (e.events = '*' OR \(find)(',' || e.events || ',', ?) > 0)
-                AND NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = e.url)
+            WHERE \(admittingEndpoint)
             ORDER BY e.created_at, e.id
             """,
             [.text(webhookID), .text(eventType), .text(body), .integer(now), .integer(now), .integer(giveUpAt), .text("," + eventType + ",")])
     }
 
     public func hasWebhookEndpoint(admitting eventType: String) throws -> Bool {
+        try db.first("SELECT 1 FROM webhook_endpoints e WHERE \(admittingEndpoint) LIMIT 1", [.text("," + eventType + ",")]) { _ in true } ?? false
+    }
+
+    /// The condition on a stored endpoint `e` that admits the event type bound as `,type,`, and is
+    /// not disabled: shared by the queueing and by the question whether anything would be queued.
+    private var admittingEndpoint: String {
         let find = db.dialect == .sqlite ? "instr" : "strpos"
-        return try db.first(
-            """
-            SELECT 1 FROM webhook_endpoints e
-            WHERE (e.events = '*' OR \(find)(',' || e.events || ',', ?) > 0)
+        return """
+            (e.events = '*' OR \(find)(',' || e.events || ',', ?) > 0)
                 AND NOT EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = e.url)
-            LIMIT 1
-            """, [.text("," + eventType + ",")]
-        ) { _ in true } ?? false
+            """
     }
 
     public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {

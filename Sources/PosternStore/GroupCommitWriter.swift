@@ -54,20 +54,12 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     /// Runs `body` in the next batch and waits for the batch to be durable.
     func submit<T: Sendable>(syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
-        do {
-            let slot = ResultSlot<T>()
-            let work = PendingWrite(syncingLater: syncingLater, run: { writer in
-                do {
-                    slot.value = .success(try body(writer))
-                    return true
-                } catch {
-                    slot.value = .failure(error)
-                    return false
-                }
-            }, fail: { error in slot.value = .failure(error) }, signal: slot.signal)
-            guard pending.append(work) else { throw StoreError.unavailable("the store is closed") }
-            return try slot.wait()
+        let slot = ResultSlot<T>()
+        queue(syncingLater: syncingLater, { writer in slot.value = .success(try body(writer)) }) { error in
+            if let error { slot.value = .failure(error) }
+            slot.signal()
         }
+        return try slot.wait()
     }
 
     /// Runs `body` in the next batch without waiting for it: `done` is called on the writer thread
