@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "PosternCLITests", dependencies: ["PosternCLI", "PosternCore", "PosternAssembly", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(name: "PosternMailTests", dependencies: ["PosternMail", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "PosternServerTests", dependencies: ["PosternServer", "PosternAPI", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
+            name: "PosternServerTests", dependencies: ["PosternServer", "PosternStore", "PosternAPI", "PosternCore", "PosternCrypto", "PosternTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "PosternStoreTests",
             dependencies: ["PosternStore", "PosternPostgres", "PosternSQL", "PosternCore", "PosternCrypto", "PosternTestSupport"],

@@ -62,10 +62,12 @@ struct ServeCommand: Subcommand {
         let server: HTTPServer
         do {
             // 16 polling threads keep keep-alive connections from queueing behind one another; 64
-            // workers answer the requests that wait for a commit, so up to 64 share one fsync.
+            // workers answer the requests that wait for a commit, so up to 64 share one fsync. A
+            // route that answers from its commit (sign-in links on SQLite) waits on no thread.
             server = try HTTPServer(listen: settings.listen, threads: 16, workers: 64,
                 connectionLimit: connectionLimit, connectionsPerIP: Int(settings.connectionsPerIP),
-                requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut) { request in router.handle(request) }
+                requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut,
+                later: { request, reply in router.handleLater(request, reply: reply) }) { request in router.handle(request) }
         } catch {
             runtime.housekeeping.stop()
             runtime.webhooks?.stop()

@@ -14,8 +14,9 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 /// slow clients can hold neither threads nor every connection; see `RequestDeadlines`), 413 for
 /// bodies over 64 KiB, 400 and a closed connection for a body whose length is stated two ways
 /// (see `RequestHeaders`), keep-alive. GET and HEAD are answered by `handler` on one of the pool's threads; the other
-/// methods, which wait for a store commit, on one of `workers` threads while their connection is
-/// suspended (see `RequestWorkers`).
+/// methods, which wait for a store commit, while their connection is suspended: by `later` where it
+/// takes the request (it answers from the commit, on the store's writer thread, and no thread
+/// waits), else on one of `workers` threads (see `RequestWorkers`).
 public final class HTTPServer: Sendable {
     /// Largest request body accepted.
     public static let maximumBodySize = 64 * 1024
@@ -27,23 +28,28 @@ public final class HTTPServer: Sendable {
 
     /// Answers one request; called concurrently from the pool's threads.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Takes a request it can answer without blocking (true: it calls the reply once, from any
+    /// thread) or leaves it (false, without calling it). Called from the pool's threads.
+    public typealias LaterHandler = @Sendable (HTTPRequest, @escaping @Sendable (HTTPResponse) -> Void) -> Bool
 
     private let daemon: Daemon
     private let context: Unmanaged<HandlerBox>
     private let workers: RequestWorkers?
     private let deadlines: RequestDeadlines?
+    private let suspensions: SuspendedRequests
 
     /// Starts listening on `listen` (`HOST:PORT`, IPv4) with `threads` polling threads and, when
     /// `workers` is above 0, that many threads for the requests that are not GET or HEAD.
     /// `connectionsPerIP` caps one socket peer's connections (0: no cap); `requestTimeoutSeconds`
     /// above 0 gives each request that long to arrive whole; `connectionTimeoutSeconds` is
     /// libmicrohttpd's inactivity timeout; `onDeadlineCut` hears how many late connections each
-    /// round of the deadline watchdog cut.
+    /// round of the deadline watchdog cut. `later` is offered each request that is not GET or
+    /// HEAD first (only with workers, which answer what it leaves).
     /// - Throws: `HTTPServerError` when the address is malformed or cannot be bound.
     public init(
         listen: String, threads: Int = 4, workers workerCount: Int = 0, connectionLimit: Int = 1024,
         connectionsPerIP: Int = 0, requestTimeoutSeconds: Int = 0, connectionTimeoutSeconds: Int = 30,
-        onDeadlineCut: @escaping @Sendable (Int) -> Void = { _ in }, handler: @escaping Handler
+        onDeadlineCut: @escaping @Sendable (Int) -> Void = { _ in }, later: LaterHandler? = nil, handler: @escaping Handler
     ) throws {
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw HTTPServerError(description: "listen address \(listen) is not HOST:PORT")
@@ -57,7 +63,8 @@ public final class HTTPServer: Sendable {
         }
         let workers = workerCount > 0 ? RequestWorkers(count: workerCount) : nil
         let deadlines = requestTimeoutSeconds > 0 ? RequestDeadlines(timeoutSeconds: requestTimeoutSeconds) : nil
-        let box = Unmanaged.passRetained(HandlerBox(handler, workers: workers, deadlines: deadlines))
+        let suspensions = SuspendedRequests(later)
+        let box = Unmanaged.passRetained(HandlerBox(handler, workers: workers, deadlines: deadlines, suspensions: suspensions))
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
@@ -78,23 +85,35 @@ public final class HTTPServer: Sendable {
         context = box
         self.workers = workers
         self.deadlines = deadlines
+        self.suspensions = suspensions
         deadlines?.start(onCut: onDeadlineCut)
     }
 
-    /// Stops accepting, finishes requests in flight, and frees the daemon. The workers finish
-    /// first: libmicrohttpd must not be stopped with a connection suspended. The deadline
-    /// watchdog ends last, when no connection is left for it to cut.
+    /// Stops accepting, finishes requests in flight, and frees the daemon. The requests whose
+    /// connections are suspended are answered and their answers sent first (see
+    /// `SuspendedRequests`); the deadline watchdog ends last, when no connection is left for it
+    /// to cut.
     public func stop() {
-        workers?.close()
+        finishSuspended()
         daemon.stop()
         deadlines?.stop()
     }
 
     deinit {
-        workers?.close()
+        finishSuspended()
         daemon.stop()
         deadlines?.stop()
         context.release()
+    }
+}
+
+extension HTTPServer {
+    /// Offers nothing more to `later`, lets the workers answer what they hold, and waits until
+    /// every suspended request's answer is sent (or its connection gone).
+    fileprivate func finishSuspended() {
+        suspensions.close()
+        workers?.close()
+        suspensions.waitForAnswers()
     }
 }
 
@@ -117,10 +136,12 @@ private final class HandlerBox: Sendable {
     let handler: HTTPServer.Handler
     let workers: RequestWorkers?
     let deadlines: RequestDeadlines?
-    init(_ handler: @escaping HTTPServer.Handler, workers: RequestWorkers?, deadlines: RequestDeadlines?) {
+    let suspensions: SuspendedRequests
+    init(_ handler: @escaping HTTPServer.Handler, workers: RequestWorkers?, deadlines: RequestDeadlines?, suspensions: SuspendedRequests) {
         self.handler = handler
         self.workers = workers
         self.deadlines = deadlines
+        self.suspensions = suspensions
     }
 
     /// The connection's deadline, kept in its socket context from open to close.
@@ -145,6 +166,67 @@ private final class WorkerAnswer: Sendable {
     private let response = Mutex<HTTPResponse?>(nil)
     func set(_ value: HTTPResponse) { response.withLock { $0 = value } }
     func take() -> HTTPResponse? { response.withLock { $0.take() } }
+}
+
+/// The requests whose connection is suspended while they are answered (by the `later` handler or
+/// a worker), counted from the suspension until libmicrohttpd reports the request completed (its
+/// answer sent, or the connection gone), so that stopping waits until their answers are out:
+/// libmicrohttpd must not be stopped with a connection suspended, and one stopped just after a
+/// resume dropped the answer it had not sent yet. `@unchecked Sendable`: the count and the flag
+/// are only touched with `condition` locked.
+private final class SuspendedRequests: @unchecked Sendable {
+    /// Longest wait at a stop for the answers still going out (new requests on open keep-alive
+    /// connections keep coming while they do).
+    static let stopTimeout: TimeInterval = 5
+    private let later: HTTPServer.LaterHandler?
+    private let condition = NSCondition()
+    private var suspended = 0
+    private var closed = false
+
+    init(_ later: HTTPServer.LaterHandler?) { self.later = later }
+
+    /// A connection was suspended for its request; ``completed()`` follows.
+    func began() {
+        condition.lock()
+        suspended += 1
+        condition.unlock()
+    }
+
+    /// A request whose connection had been suspended is complete.
+    func completed() {
+        condition.lock()
+        suspended -= 1
+        if suspended == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Offers `request` to the `later` handler; true when it took it (it then calls `reply`
+    /// once). False once closing, or when there is none or it leaves the request.
+    func offer(_ request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        guard let later, !isClosed else { return false }
+        return later(request, reply)
+    }
+
+    /// Offers nothing more to the `later` handler.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.unlock()
+    }
+
+    /// Waits until no request is suspended, at most ``stopTimeout``.
+    func waitForAnswers() {
+        let deadline = Date(timeIntervalSinceNow: Self.stopTimeout)
+        condition.lock()
+        while suspended > 0, condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+
+    private var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
 }
 
 /// A suspended connection, resumed by the worker that answered it. `@unchecked Sendable`:
@@ -246,11 +328,14 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             let answer = WorkerAnswer()
             state.answer = answer
             let suspended = SuspendedConnection(connection: connection)
+            box.suspensions.began()
             MHD_suspend_connection(connection)
-            let job: @Sendable () -> Void = {
-                answer.set(handler(request))
+            let reply: @Sendable (HTTPResponse) -> Void = { response in
+                answer.set(response)
                 suspended.resume()
             }
+            if box.suspensions.offer(request, reply: reply) { return MHD_Result.YES }
+            let job: @Sendable () -> Void = { reply(handler(request)) }
             if !workers.submit(job) { job() }
             return MHD_Result.YES
         }
@@ -284,7 +369,11 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, connecti
         }
     }
     guard let requestContext, let raw = requestContext.pointee else { return }
-    Unmanaged<UploadState>.fromOpaque(raw).release()
+    let state = Unmanaged<UploadState>.fromOpaque(raw)
+    if state.takeUnretainedValue().answer != nil, let context {
+        Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue().suspensions.completed()
+    }
+    state.release()
     requestContext.pointee = nil
 }
 

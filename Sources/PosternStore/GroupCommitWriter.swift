@@ -52,32 +52,33 @@ final class GroupCommitWriter: @unchecked Sendable {
         thread.start()
     }
 
-    /// Runs `body` in the next batch and waits for the batch to be durable.
+    /// Runs `body` in the next batch and waits for the batch to be durable (unless `syncingLater`).
     func submit<T: Sendable>(syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
-        let slot = ResultSlot<T>()
-        queue(syncingLater: syncingLater, { writer in slot.value = .success(try body(writer)) }) { error in
-            if let error { slot.value = .failure(error) }
-            slot.signal()
+        try AnswerSlot<T, any Error>.waiting(missing: StoreError.unavailable("the writer produced no result")) { done in
+            queue(syncingLater: syncingLater, body, done: done)
         }
-        return try slot.wait()
     }
 
     /// Runs `body` in the next batch without waiting for it: `done` is called on the writer thread
-    /// with nil once the batch is committed (durable, unless `syncingLater`), or with the error.
-    func queue(
-        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> Void, done: @escaping @Sendable ((any Error)?) -> Void
+    /// with what `body` returned once the batch is committed (durable, unless `syncingLater`), or
+    /// with the error (`body`'s, the commit's, or `unavailable` once the writer is closed).
+    func queue<T: Sendable>(
+        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        let outcome = QueuedOutcome()
+        let outcome = QueuedOutcome<T>()
         let work = PendingWrite(syncingLater: syncingLater, run: { writer in
             do {
-                try body(writer)
+                outcome.result = .success(try body(writer))
                 return true
             } catch {
-                outcome.error = error
+                outcome.result = .failure(error)
                 return false
             }
-        }, fail: { error in outcome.error = error }, signal: { done(outcome.error) })
-        if !pending.append(work) { done(StoreError.unavailable("the store is closed")) }
+        }, fail: { error in outcome.result = .failure(error) }, signal: {
+            done(outcome.result ?? .failure(StoreError.unavailable("the writer produced no result")))
+        })
+        if !pending.append(work) { done(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
     /// Refuses new writes, commits those already queued, flushes what was committed without
@@ -194,24 +195,8 @@ private struct PendingWrite: Sendable {
     let signal: @Sendable () -> Void
 }
 
-/// The error of a queued write, if it failed. `@unchecked Sendable`: only the writer thread
-/// touches it (its closure runs, fails and signals there).
-private final class QueuedOutcome: @unchecked Sendable {
-    var error: (any Error)?
-}
-
-/// Where the writer thread leaves one caller's result. `@unchecked Sendable`: `value` is written by
-/// the writer thread before `signal()` and read by the caller after `wait()` returns; the semaphore
-/// orders the two.
-private final class ResultSlot<T>: @unchecked Sendable {
-    var value: Result<T, any Error>?
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    func signal() { semaphore.signal() }
-
-    func wait() throws -> T {
-        semaphore.wait()
-        guard let value else { throw StoreError.unavailable("the writer produced no result") }
-        return try value.get()
-    }
+/// What a queued write came to: its closure's value, or its error or the commit's. `@unchecked
+/// Sendable`: only the writer thread touches it (its closure runs, fails and signals there).
+private final class QueuedOutcome<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }

@@ -133,10 +133,11 @@ public final class SQLiteStore: QueuedWriteStore {
     }
 
     /// Queued to the writer without waiting: `done` is called from its thread after the commit.
-    public func queueSyncingLater(
-        _ body: @escaping @Sendable (any StoreWriter) throws -> Void, done: @escaping @Sendable ((any Error)?) -> Void
+    public func queueWrite<T: Sendable>(
+        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        writer.queue(syncingLater: true, body, done: done)
+        writer.queue(syncingLater: syncingLater, body, done: done)
     }
 
     /// Commits what is queued, flushes to disk what was committed without fsync, and refuses

@@ -37,9 +37,21 @@ struct RouterTests {
         adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false,
         configure: (inout Settings) -> Void = { _ in }
     ) throws -> Harness {
-        let clock = ManualClock()
         let store = InMemoryStore()
-        let vault = KeyVault(store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 86_400)
+        let built = try router(
+            over: breakStoreAfterStart ? BrokenStore() : store, keysIn: store, adminToken: adminToken, ipPerMinute: ipPerMinute,
+            configure: configure)
+        return Harness(router: built.router, service: built.service, store: store, log: built.log)
+    }
+
+    /// A router over `store` (its keys kept in `keyStore`), mail limits off unless `configure`
+    /// sets them.
+    static func router(
+        over store: any Store, keysIn keyStore: any Store, adminToken: String? = nil, ipPerMinute: Int64 = 0,
+        configure: (inout Settings) -> Void = { _ in }
+    ) throws -> (router: APIRouter, service: AuthService, log: @Sendable () -> [String]) {
+        let clock = ManualClock()
+        let vault = KeyVault(store: keyStore, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 86_400)
         let keys = try KeyRingCache(vault: vault, clock: clock)
         var settings = Settings()
         settings.adminToken = adminToken
@@ -48,15 +60,13 @@ struct RouterTests {
         settings.mailPerHour = 0
         configure(&settings)
         let config = AuthConfiguration(settings)
-        let service = try AuthService(
-            store: breakStoreAfterStart ? BrokenStore() : store, keys: keys, clock: clock, config: config,
-            hasher: .fastForTests)
+        let service = try AuthService(store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests)
         let lines = LogLines()
         let logger = Logger(label: "test", sink: { lines.append($0) })
         let context = ServerContext(
             service: service, keys: keys, settings: settings, logger: logger, pages: try BundledTemplates.pages(branding: settings.branding))
         let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))
-        return Harness(router: router, service: service, store: store, log: { lines.all() })
+        return (router, service, { lines.all() })
     }
 
     /// A router over the in-memory store, with what is behind it.

@@ -196,19 +196,26 @@ struct SQLiteOutboxTests {
         let done = DispatchSemaphore(value: 0)
         // The first claims a message, the second claims one and then throws (rolled back), the
         // third claims one: all three in the writer's batches, none waiting for another.
+        // The third waits for its fsync (a request's write); each hands back what its closure returned.
         for index in 0..<3 {
-            store.queueSyncingLater({ writer in
-                _ = try writer.claimDue(owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1)
+            store.queueWrite(syncingLater: index != 2, { writer in
+                let claimed = try writer.claimDue(owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1)
                 if index == 1 { throw RefusedOnPurpose() }
-            }, done: { error in
-                results.withLock { $0[index] = error.map { "\($0)" } ?? "committed" }
+                return claimed.map(\.message.id)
+            }, done: { result in
+                results.withLock {
+                    switch result {
+                    case .success(let claimed): $0[index] = "committed \(claimed.count)"
+                    case .failure(let error): $0[index] = "\(error)"
+                    }
+                }
                 done.signal()
             })
         }
         for _ in 0..<3 { #expect(done.wait(timeout: .now() + 10) == .success) }
         let reported = results.withLock { $0 }
-        #expect(reported[0] == "committed")
-        #expect(reported[2] == "committed")
+        #expect(reported[0] == "committed 1")
+        #expect(reported[2] == "committed 1")
         #expect(reported[1] == "\(RefusedOnPurpose())")
         // Committed when reported: another connection sees exactly the two claims.
         let other = try SQLiteStore(path: database.path)
@@ -218,8 +225,10 @@ struct SQLiteOutboxTests {
 
         store.close()
         let refused = Mutex<String?>(nil)
-        store.queueSyncingLater({ _ in Issue.record("ran after close") }, done: { error in
-            refused.withLock { $0 = error.map { "\($0)" } ?? "committed" }
+        store.queueWrite(syncingLater: true, { _ in Issue.record("ran after close") }, done: { result in
+            refused.withLock {
+                if case .failure(let error) = result { $0 = "\(error)" } else { $0 = "committed" }
+            }
             done.signal()
         })
         #expect(done.wait(timeout: .now() + 10) == .success)

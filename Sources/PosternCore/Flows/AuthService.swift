@@ -67,6 +67,18 @@ public final class AuthService: Sendable {
     @discardableResult
     public func sendEmailLink(_ input: EmailLinkRequest) throws(AuthError) -> Int? { try emailLink.send(input) }
 
+    /// ``sendEmailLink(_:)`` handing its answer to `then` once the request is committed: on the
+    /// store's writer thread when ``answersFromCommit``, else before it returns. Malformed input
+    /// is thrown at once, and `then` is not called.
+    public func sendEmailLink(_ input: EmailLinkRequest, then: @escaping @Sendable (Result<Int?, AuthError>) -> Void) throws(AuthError) {
+        try emailLink.send(input, then: then)
+    }
+
+    /// Whether the `then:` variants answer from the writer's commit without blocking the caller
+    /// (see `FlowContext.answersFromCommit`): the HTTP server may then call them from its polling
+    /// threads instead of a thread that waits.
+    public var answersFromCommit: Bool { emailLink.context.answersFromCommit }
+
     /// The question the sign-in link's page asks before an approval, nil for a plain link.
     public func approvalPrompt(oobCode: String) throws(AuthError) -> ApprovalPrompt? {
         try emailLink.approvalPrompt(oobCode: oobCode)

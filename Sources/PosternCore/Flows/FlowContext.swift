@@ -53,12 +53,36 @@ final class FlowContext: Sendable {
     ) throws(AuthError) -> T {
         do {
             return try syncingLater ? store.writeSyncingLater(body) : store.write(body)
-        } catch let error as AuthError {
-            throw error
-        } catch let error as StoreError {
-            throw error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)
         } catch {
-            throw .internalError("\(error)")
+            throw Self.failure(error)
+        }
+    }
+
+    /// Runs `body` as ``write(syncingLater:_:)`` does and hands what it came to to `then`: on the
+    /// store's writer thread after the commit when the store queues writes (``answersFromCommit``),
+    /// else on this thread before returning. `then` must not block.
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreWriter) throws -> T, then: @escaping @Sendable (Result<T, AuthError>) -> Void
+    ) {
+        guard let queued = store as? any QueuedWriteStore else {
+            then(Result { () throws(AuthError) in try write(body) })
+            return
+        }
+        queued.queueWrite(syncingLater: false, body) { result in then(result.mapError(Self.failure)) }
+    }
+
+    /// Whether a write can be handed to the store without waiting on it and nothing else on a
+    /// request's way to it waits on the store: a store with a writer of its own
+    /// (``QueuedWriteStore``) that only this machine opens, so the per-IP limit is counted in memory
+    /// (``ClientLimit``). The HTTP server then answers such requests from their commit.
+    var answersFromCommit: Bool { store is any QueuedWriteStore && store.isConfinedToThisMachine }
+
+    /// A store failure as the flows answer it: 503, or what the closure threw.
+    private static func failure(_ error: any Error) -> AuthError {
+        switch error {
+        case let error as AuthError: error
+        case let error as StoreError: error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)
+        default: .internalError("\(error)")
         }
     }
 

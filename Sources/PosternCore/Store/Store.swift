@@ -205,14 +205,19 @@ public protocol Store: Sendable {
 }
 
 /// A store whose writes are queued to a writer of its own (SQLite's group commit), so that a caller
-/// can hand one over and go on: the outbox workers' outcome records, which overlap the next send.
+/// can hand one over and go on: the outbox workers' outcome records, which overlap the next send,
+/// and the requests the HTTP server answers from their commit instead of parking a thread on it.
 /// A store without one (PostgreSQL, whose writes run on the caller's connection) is given the
-/// records by a thread that commits them for the callers (the outbox's `OutcomeRecorder`).
+/// records by a thread that commits them for the callers (the outbox's `OutcomeRecorder`), and
+/// its requests by the server's request threads.
 public protocol QueuedWriteStore: Store {
-    /// Queues `body` as ``Store/writeSyncingLater(_:)`` runs it and returns at once; `done` is
-    /// called on the writer's thread with nil once `body` is committed, or with its error (or the
-    /// commit's, or `StoreError.unavailable` when the store is closed). `done` must not block.
-    func queueSyncingLater(_ body: @escaping @Sendable (any StoreWriter) throws -> Void, done: @escaping @Sendable ((any Error)?) -> Void)
+    /// Queues `body` as ``Store/write(_:)`` runs it (``Store/writeSyncingLater(_:)`` when
+    /// `syncingLater`) and returns at once; `done` is called on the writer's thread with what
+    /// `body` returned once it is committed (and durable unless `syncingLater`), or with its error
+    /// (or the commit's, or `StoreError.unavailable` when the store is closed). `done` must not block.
+    func queueWrite<T: Sendable>(
+        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        done: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
 /// A lock that processes sharing one database take around work one of them does at a time.

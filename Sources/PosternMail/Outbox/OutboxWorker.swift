@@ -284,7 +284,9 @@ final class OutcomeRecorder: Sendable {
                 record.complete(StoreError.unavailable("the outcome recorder has stopped"))
                 return record
             }
-            queued.queueSyncingLater(change) { record.complete($0) }
+            queued.queueWrite(syncingLater: true, change) { result in
+                if case .failure(let error) = result { record.complete(error) } else { record.complete(nil) }
+            }
         } else if !queue.append(record) {
             record.complete(StoreError.unavailable("the outcome recorder has stopped"))
         }

@@ -20,9 +20,11 @@ extension APIRouter {
                 _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.signInAnonymously()))
             },
-            Route(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202,
+            // Answered from the commit of its write (APIRouter.handleLater): the busiest request
+            // parks no thread.
+            Route.answeringLater(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202,
                   contract: .init(request: .json(EmailLinkSendBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.invalidEmail, .invalidContinueURI, .invalidIDToken])) { c throws(AuthError) in
+                                  errors: [.invalidEmail, .invalidContinueURI, .invalidIDToken])) { c, reply throws(AuthError) in
                 let body = try c.body(EmailLinkSendBody.self)
                 let device = body.approval == true ? body.deviceName ?? DeviceName(userAgent: c.request.headers["user-agent"]).text : nil
                 // bindBrowser: this browser's postern_browser cookie (a new one when it sent none) is the link's verifier.
@@ -31,14 +33,19 @@ extension APIRouter {
                 if body.bindBrowser == true {
                     if let sentCookie { browser = sentCookie } else { browser = try Self.newBrowserCookie() }
                 }
-                let number = try service.sendEmailLink(EmailLinkRequest(
+                let newCookie = sentCookie == nil ? browser.map {
+                    ActionPages.setBrowserCookie($0, secure: runtime.settings.publicURL.hasPrefix("https:"))
+                } : nil
+                try service.sendEmailLink(EmailLinkRequest(
                     email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
-                    idToken: body.idToken, approvalDevice: device, browserVerifier: browser))
-                var response = number.map { .body(202, AcceptedBody(status: .sent, approvalNumber: $0)) } ?? sent
-                if let browser, sentCookie == nil {
-                    response.headers.append(("Set-Cookie", ActionPages.setBrowserCookie(browser, secure: runtime.settings.publicURL.hasPrefix("https:"))))
+                    idToken: body.idToken, approvalDevice: device, browserVerifier: browser)
+                ) { result in
+                    reply(result.map { number in
+                        var response = number.map { .body(202, AcceptedBody(status: .sent, approvalNumber: $0)) } ?? sent
+                        if let newCookie { response.headers.append(("Set-Cookie", newCookie)) }
+                        return response
+                    })
                 }
-                return response
             },
             Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200,
                   contract: .init(request: .json(EmailLinkWaitBody.self), answer: .json(LoginBody.self),

@@ -12,12 +12,15 @@ public final class APIRouter: Sendable {
     let clientAddresses: ClientAddressPolicy
     /// The requests waiting for an approval (`POST /v1/email-link/wait`).
     let waits = ApprovalWaits()
+    /// Whether routes that can answer from their commit do (``handleLater(_:reply:)``).
+    let answersFromCommit: Bool
 
     /// Builds the routes over `runtime`; `clientAddresses` says whose address a request counts
     /// against (build it from the settings with `ClientAddressPolicy(settings:)`).
     public init(runtime: ServerContext, clientAddresses: ClientAddressPolicy) {
         self.runtime = runtime
         self.clientAddresses = clientAddresses
+        answersFromCommit = runtime.service.answersFromCommit
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
@@ -52,7 +55,44 @@ public final class APIRouter: Sendable {
             response = .error(405, code: .methodNotAllowed, message: "\(request.path) takes \(allowed).")
             response.headers.append(("Allow", allowed))
         }
-        // no-store unless the route chose its caching (the pages set it; the style sheet is cacheable).
+        return finished(response, route: label, request: request, start: start)
+    }
+
+    /// Answers `request` from the commit of its write when its route can (``Route/later``) and
+    /// the store queues writes (`AuthService.answersFromCommit`): returns true, and `reply` is
+    /// called once, perhaps from the store's writer thread. False, having done nothing, for every
+    /// other request: answer it with ``handle(_:)`` on a thread that may wait.
+    public func handleLater(_ request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        guard answersFromCommit, let (route, parameters) = table.candidates(request.path).first(where: { $0.0.method == request.method }),
+            let later = route.later
+        else { return false }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let finish: @Sendable (HTTPResponse) -> Void = { [self] response in
+            reply(finished(response, route: route.path, request: request, start: start))
+        }
+        let clientIP = clientAddress(request)
+        if let refusal = Self.mediaTypeRefusal(route, request) {
+            finish(refusal)
+            return true
+        }
+        do throws(AuthError) {
+            try admit(route, request: request, clientIP: clientIP)
+            try later(RouteContext(request: request, parameters: parameters, clientIP: clientIP)) { [self] result in
+                switch result {
+                case .success(let response): finish(response)
+                case .failure(let error): finish(failure(error, route: route, request: request))
+                }
+            }
+        } catch {
+            finish(failure(error, route: route, request: request))
+        }
+        return true
+    }
+
+    /// What every answer gets on its way out: `no-store` unless the route chose its caching (the
+    /// pages set it; the style sheet is cacheable), and its count and time in the metrics.
+    private func finished(_ response: HTTPResponse, route label: String, request: HTTPRequest, start: UInt64) -> HTTPResponse {
+        var response = response
         if !response.headers.contains(where: { $0.0.lowercased() == "cache-control" }) {
             response.headers.append(("Cache-Control", "no-store"))
         }
@@ -63,37 +103,49 @@ public final class APIRouter: Sendable {
 
     private func run(_ route: Route, parameters: [String: String], request: HTTPRequest) -> HTTPResponse {
         let clientIP = clientAddress(request)
-        // Before the rate limit and any work: a refused body costs the client nothing. An empty
-        // body is no media type at all (the route's own check answers it, after the token, so a
-        // caller without one learns only that it needs one).
-        if !request.body.isEmpty, let accepted = route.bodyMediaTypes,
-            !RequestContentType.accepts(request.headers["content-type"], oneOf: accepted.types)
-        {
-            return .error(415, code: .unsupportedMediaType, message: accepted.refusal)
-        }
+        if let refusal = Self.mediaTypeRefusal(route, request) { return refusal }
         do throws(AuthError) {
-            if route.access == .admin {
-                guard let expected = runtime.settings.adminToken else {
-                    throw AuthError.adminDisabled
-                }
-                let given = RouteContext(request: request, parameters: [:], clientIP: clientIP).bearer ?? ""
-                guard ConstantTime.equals(Array(given.utf8), Array(expected.utf8)) else {
-                    throw AuthError.adminTokenWrong
-                }
-            }
-            // The per-IP limit (`--ip-per-minute`, counted in the store every daemon shares),
-            // once, for every public request that can change state or check a credential (GET
-            // and HEAD only look).
-            if route.access == .public, request.method != "GET", request.method != "HEAD" {
-                try runtime.service.admitClient(ip: clientIP)
-            }
+            try admit(route, request: request, clientIP: clientIP)
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {
-            if error.isServerFault {
-                runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.logDetail ?? error.message])
-            }
-            return route.errorAnswer?(error, request) ?? JSONAnswer.error(error)
+            return failure(error, route: route, request: request)
         }
+    }
+
+    /// Before the rate limit and any work: a refused body costs the client nothing. An empty
+    /// body is no media type at all (the route's own check answers it, after the token, so a
+    /// caller without one learns only that it needs one).
+    private static func mediaTypeRefusal(_ route: Route, _ request: HTTPRequest) -> HTTPResponse? {
+        guard !request.body.isEmpty, let accepted = route.bodyMediaTypes,
+            !RequestContentType.accepts(request.headers["content-type"], oneOf: accepted.types)
+        else { return nil }
+        return .error(415, code: .unsupportedMediaType, message: accepted.refusal)
+    }
+
+    /// The admin token of an admin route, and the per-IP limit (`--ip-per-minute`, counted in the
+    /// store every daemon shares), once, for every public request that can change state or check
+    /// a credential (GET and HEAD only look).
+    private func admit(_ route: Route, request: HTTPRequest, clientIP: String) throws(AuthError) {
+        if route.access == .admin {
+            guard let expected = runtime.settings.adminToken else {
+                throw AuthError.adminDisabled
+            }
+            let given = RouteContext(request: request, parameters: [:], clientIP: clientIP).bearer ?? ""
+            guard ConstantTime.equals(Array(given.utf8), Array(expected.utf8)) else {
+                throw AuthError.adminTokenWrong
+            }
+        }
+        if route.access == .public, request.method != "GET", request.method != "HEAD" {
+            try runtime.service.admitClient(ip: clientIP)
+        }
+    }
+
+    /// A route's error as it is answered (logged first when it is the server's fault).
+    private func failure(_ error: AuthError, route: Route, request: HTTPRequest) -> HTTPResponse {
+        if error.isServerFault {
+            runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.logDetail ?? error.message])
+        }
+        return route.errorAnswer?(error, request) ?? JSONAnswer.error(error)
     }
 
     /// The client IP: the socket's, or behind trusted proxies the nearest X-Forwarded-For hop

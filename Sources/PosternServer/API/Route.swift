@@ -89,6 +89,28 @@ struct Route: Sendable {
     /// How the route answers an error, its handler's or the router's (the per-IP limit): nil for
     /// the API's JSON error; the hosted page answers with a page in the request's language.
     var errorAnswer: (@Sendable (AuthError, HTTPRequest) -> HTTPResponse)? = nil
+    /// The route's answer handed over once its write is committed (perhaps on the store's writer
+    /// thread) instead of returned: set by ``answeringLater(method:path:summary:access:status:contract:_:)``,
+    /// whose `handler` waits for it. ``APIRouter/handleLater(_:reply:)`` calls it from the HTTP
+    /// server's polling thread, so nothing it does before its one write may wait.
+    var later: Later? = nil
+
+    /// A handler that hands its answer (or the failure of its write) over instead of returning
+    /// it. What it throws is thrown before anything is written, and then it does not answer.
+    typealias Later = @Sendable (RouteContext, @escaping @Sendable (Result<HTTPResponse, AuthError>) -> Void) throws(AuthError) -> Void
+
+    /// A route that answers from the commit of its one write (``later``); its `handler` is that
+    /// plus a wait, for the callers that can wait (the request threads, the tests).
+    static func answeringLater(
+        method: String, path: String, summary: String, access: RouteAccess, status: Int, contract: RouteContract,
+        _ body: @escaping Later
+    ) -> Route {
+        Route(method: method, path: path, summary: summary, access: access, status: status, contract: contract, handler: { c throws(AuthError) in
+            try AnswerSlot<HTTPResponse, AuthError>.waiting(missing: .internalError("the route did not answer")) { done throws(AuthError) in
+                try body(c, done)
+            }
+        }, later: body)
+    }
 
     /// This route, answering its errors with `answer` instead of the JSON error.
     func answeringErrors(_ answer: @escaping @Sendable (AuthError, HTTPRequest) -> HTTPResponse) -> Route {

@@ -23,6 +23,15 @@ final class EmailLinkFlow: Sendable {
     ///   approval without a challenge, and `tooManyAttempts` past the per-address limit.
     @discardableResult
     func send(_ input: EmailLinkRequest) throws(AuthError) -> Int? {
+        try AnswerSlot<Int?, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done throws(AuthError) in
+            try send(input, then: done)
+        }
+    }
+
+    /// ``send(_:)`` handing the number (or the failure of its write) to `then`, after the commit
+    /// (see ``FlowContext/write(_:then:)``). What is wrong with the input is thrown before anything
+    /// is written, and `then` is not called.
+    func send(_ input: EmailLinkRequest, then: @escaping @Sendable (Result<Int?, AuthError>) -> Void) throws(AuthError) {
         let email = try context.parseEmail(input.email)
         let continueURL = try context.checkContinueURL(input.continueURL)
         try FlowContext.checkChallenge(input.codeChallenge)
@@ -52,8 +61,8 @@ final class EmailLinkFlow: Sendable {
             createdAt: now, expiresAt: FlowContext.adding(context.config.ttlSignIn, to: now),
             sixDigitKeyID: context.keys.current.actionCodes.activeKeyID, approval: approval,
             browserBound: input.browserVerifier != nil)
-        try ledger.record(request, intent: .signIn(requestID: request.id))
-        return approval?.number
+        let number = approval?.number
+        ledger.record(request, intent: .signIn(requestID: request.id)) { then($0.map { number }) }
     }
 
     /// Completes an email-link sign-in (or a password sign-up's confirmation).

@@ -28,19 +28,34 @@ final class ActionLedger: Sendable {
     /// work whether or not the address has an account.
     /// - Throws: `AuthError.tooManyAttempts` past the limit.
     func record(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
+        try AnswerSlot<Void, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done in
+            record(request, intent: intent, then: done)
+        }
+    }
+
+    /// ``record(_:intent:)`` handing its outcome to `then` (after the commit, on the store's writer
+    /// thread where the store queues writes; see ``FlowContext/write(_:then:)``).
+    func record(_ request: ActionRequest, intent: MailIntent, then: @escaping @Sendable (Result<Void, AuthError>) -> Void) {
         let (interval, perHour) = (context.config.mailInterval, context.config.mailPerHour)
         // With both limits off there is nothing to count (the same for every address).
         let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
-        let wait = try context.write { tx -> Int64? in
+        let metrics = context.metrics
+        context.write({ tx -> Int64? in
             if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
                 return wait
             }
             try tx.insertActionRequest(request)
             _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
             return nil
-        }
-        if let wait { throw .tooManyAttempts(retryAfter: wait) }
-        context.metrics.requested(request.purpose.action)
+        }, then: { result in
+            switch result {
+            case .success(let wait?): then(.failure(.tooManyAttempts(retryAfter: wait)))
+            case .success(nil):
+                metrics.requested(request.purpose.action)
+                then(.success(()))
+            case .failure(let error): then(.failure(error))
+            }
+        })
     }
 
     /// Records a recoverEmail request for the old address and queues its mail, in the caller's
