@@ -277,6 +277,30 @@ enum Schema {
         """
         ALTER TABLE action_requests ADD COLUMN browser_bound INTEGER NOT NULL DEFAULT 0;
         """,
+        // 17: the delivery log of migration 11 rebuilt with the same columns, rows and indexes,
+        // but its CHECK written as an equality chain: `outcome IN ('sent', 'deferred', 'failed')`
+        // built a temporary b-tree on every insert, one per delivery attempt on the one writer
+        // thread (migration 3 has the story). A database with a long log copies it once here.
+        """
+        CREATE TABLE outbox_attempts_rebuilt (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL,
+            recipient_hash BLOB NOT NULL,
+            attempted_at INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            transport TEXT NOT NULL,
+            reply_code INTEGER,
+            reply TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome = 'sent' OR outcome = 'deferred' OR outcome = 'failed')
+        );
+        INSERT INTO outbox_attempts_rebuilt SELECT id, message_id, recipient_hash, attempted_at, duration_ms, transport,
+            reply_code, reply, outcome FROM outbox_attempts;
+        DROP TABLE outbox_attempts;
+        ALTER TABLE outbox_attempts_rebuilt RENAME TO outbox_attempts;
+        CREATE INDEX outbox_attempts_message ON outbox_attempts(message_id);
+        CREATE INDEX outbox_attempts_recipient ON outbox_attempts(recipient_hash);
+        CREATE INDEX outbox_attempts_time ON outbox_attempts(attempted_at);
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

@@ -76,16 +76,75 @@ struct SQLiteOutboxTests {
         #expect(try tx.markSent(id: ids[0], owner: "w", now: now, reply: "250 ok"))
         #expect(try tx.markRetry(id: ids[1], owner: "w", at: now + 30, reply: "451 later"))
         #expect(try tx.markDead(id: ids[2], owner: "w", now: now, reply: "550 no"))
+        // The delivery log's row of each attempt (its CHECK was an IN list until migration 17).
+        try tx.recordOutboxAttempt(
+            OutboxAttempt(
+                messageID: ids[0], recipientHash: [1, 2], attemptedAt: now, durationMilliseconds: 3, transport: "smtp://sink",
+                replyCode: 250, reply: "250 ok", outcome: .sent))
         try db.execute("COMMIT")
 
         // The claim and the renewal run once per batch, and need the temporary table.
         let perMessage = Set(db.preparedSQL).subtracting(claimSQL).filter { !$0.hasPrefix("BEGIN") && !$0.hasPrefix("COMMIT") }
-        #expect(perMessage.count >= 7)
+        #expect(perMessage.count >= 8)
+        #expect(perMessage.contains { $0.contains("INSERT INTO outbox_attempts") })
         for sql in perMessage {
             var opcodes: [String] = []
             try db.query("EXPLAIN " + sql, Array(repeating: .null, count: sql.filter { $0 == "?" }.count)) { opcodes.append($0.text(1) ?? "") }
             #expect(!opcodes.isEmpty)
             #expect(!opcodes.contains("OpenEphemeral"), "\(sql)")
+        }
+    }
+
+    @Test("no CHECK or index condition of the schema is an IN list of three or more constants")
+    func schemaHasNoConstantLists() throws {
+        #expect(try store.schemaVersion() == Schema.migrations.count)
+        let db = try SQLiteConnection(path: database.path)
+        var schema: [String] = []
+        try db.query("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL") { schema.append($0.text(0) ?? "") }
+        #expect(schema.count > 20)
+        let list = try NSRegularExpression(pattern: #"\bIN\s*\(\s*'[^']*'\s*(,\s*'[^']*'\s*){2,}\)"#, options: [.caseInsensitive])
+        // The pattern finds what it must: migration 11's CHECK, as it was.
+        let old = "outcome TEXT NOT NULL CHECK (outcome IN ('sent', 'deferred', 'failed'))"
+        #expect(list.firstMatch(in: old, range: NSRange(old.startIndex..., in: old)) != nil)
+        for sql in schema {
+            #expect(list.firstMatch(in: sql, range: NSRange(sql.startIndex..., in: sql)) == nil, "\(sql)")
+        }
+    }
+
+    @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept, and its CHECK")
+    func deliveryLogRebuildKeepsRows() throws {
+        let old = try TemporaryDatabase()
+        let db = try SQLiteConnection(path: old.path)
+        for sql in Schema.migrations.prefix(16) { try db.execute(sql) }
+        try db.execute("PRAGMA user_version = 16")
+        try db.execute(
+            """
+            INSERT INTO outbox_attempts (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome)
+            VALUES (3, 7, x'0102', 100, 12, 'smtp://mail.example:587', 451, '451 later', 'deferred'),
+                (4, 7, x'0102', 130, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+                (9, 8, x'ff', 140, 0, 'file:', NULL, 'curl error 7', 'failed')
+            """)
+        let columns = "SELECT * FROM outbox_attempts ORDER BY id"
+        var before: [[String]] = []
+        try db.query(columns) { row in before.append((0..<9).map { row.text(Int32($0)) ?? "NULL" }) }
+        let indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox_attempts' ORDER BY name"
+        var indexesBefore: [String] = []
+        try db.query(indexes) { indexesBefore.append($0.text(0) ?? "") }
+
+        let migrated = try SQLiteStore(path: old.path)
+        #expect(try migrated.schemaVersion() == Schema.migrations.count)
+        let reader = try SQLiteConnection(path: old.path)
+        var after: [[String]] = []
+        try reader.query(columns) { row in after.append((0..<9).map { row.text(Int32($0)) ?? "NULL" }) }
+        #expect(after == before)
+        #expect(after.count == 3)
+        var indexesAfter: [String] = []
+        try reader.query(indexes) { indexesAfter.append($0.text(0) ?? "") }
+        #expect(indexesAfter == indexesBefore)
+        #expect(indexesAfter.count == 3)
+        #expect(try migrated.read { try $0.outboxAttempts(messageID: 7) }.map(\.outcome) == [.deferred, .sent])
+        #expect(throws: (any Error).self) {
+            try reader.execute("UPDATE outbox_attempts SET outcome = 'lost' WHERE id = 4")
         }
     }
 
