@@ -23,7 +23,9 @@ for ax, (label, values) in zip(axes, series):
     ax.plot(t, values, linewidth=1)
     ax.set_ylabel(label, fontsize=8)
     ax.axvline(window / 60, color="grey", linestyle="--", linewidth=0.8)
-    ax.set_ylim(bottom=0)
+    # Headroom above the highest sample: a nearly constant series (the paced rate) otherwise
+    # sits on the frame's top edge and cannot be seen.
+    ax.set_ylim(0, max(max(values, default=0) * 1.1, 1))
     ax.grid(True, linewidth=0.3)
 axes[-1].set_xlabel("minutes (dashed: the first retention window has passed)")
 fig.suptitle("postern soak: steady send-links with SMTP delivery and housekeeping on")
