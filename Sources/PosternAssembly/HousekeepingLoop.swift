@@ -30,7 +30,7 @@ public final class HousekeepingLoop: @unchecked Sendable {
         self.housekeeper = housekeeper
         self.interval = interval
         self.logger = logger
-        thread = BackgroundThread(name: "postern-housekeeping", clock: clock)
+        thread = BackgroundThread(name: "housekeeping", clock: clock)
     }
 
     /// Rounds finished so far (for tests).

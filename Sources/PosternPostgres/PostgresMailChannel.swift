@@ -89,9 +89,7 @@ final class PostgresMailChannel: @unchecked Sendable {
     /// Starts the thread and listens to this process's commits.
     func start() {
         doorbell.listenToThisProcess { [weak self] in self?.announce() }
-        let thread = Thread { [self] in run() }
-        thread.name = "postern-pg-notify"
-        thread.start()
+        Thread.start(named: "pg-notify") { [self] in run() }
     }
 
     /// Sends what is still to be announced, then stops the thread and waits for it.

@@ -16,9 +16,7 @@ final class RequestWorkers: Sendable {
     init(count: Int) {
         jobs = BatchQueue(consumers: count)
         for index in 0..<count {
-            let thread = Thread { [self] in work() }
-            thread.name = "postern-http-\(index)"
-            thread.start()
+            Thread.start(named: "http-\(index)") { [self] in work() }
         }
     }
 

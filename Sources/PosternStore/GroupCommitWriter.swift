@@ -47,9 +47,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         self.phoneSeal = phoneSeal
         self.clock = clock
         pending = BatchQueue(consumers: 1, clock: clock)
-        let thread = Thread { [self] in run() }
-        thread.name = "postern-store-writer"
-        thread.start()
+        Thread.start(named: "store-writer") { [self] in run() }
     }
 
     /// Runs `body` in the next batch and waits for the batch to be durable (unless `syncingLater`).

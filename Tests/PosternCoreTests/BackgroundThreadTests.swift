@@ -47,3 +47,45 @@ struct BackgroundThreadTests {
         #expect(!thread.isStopping)
     }
 }
+
+@Suite("thread names reach the operating system")
+struct NamedThreadTests {
+    /// The calling thread's name as `top -H`, `ps -L` and perf show it.
+    static func osName() -> String {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .newlines) ?? "unreadable"
+    }
+
+    /// Runs `start` and returns the OS name its thread had, read on that thread.
+    static func nameSeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> String {
+        let seen = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        start {
+            seen.withLock { $0 = osName() }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        return seen.withLock { $0 } ?? "never ran"
+    }
+
+    @Test("a thread started by name shows it; a name past Linux's 15 bytes is cut, not refused")
+    func names() {
+        #expect(Self.nameSeen { body in Thread.start(named: "store-writer", body) } == "store-writer")
+        #expect(Self.nameSeen { body in Thread.start(named: "a-name-far-past-fifteen", body) } == "a-name-far-past")
+        // Foundation's own name, set before start(), is what left every thread called `postern`.
+        let plain = Self.nameSeen { body in
+            let thread = Thread(block: body)
+            thread.name = "plain-foundation"
+            thread.start()
+        }
+        #expect(plain != "plain-foundation")
+    }
+
+    @Test("a background thread carries its name")
+    func backgroundThread() {
+        let thread = BackgroundThread(name: "housekeeping")
+        let seen = Self.nameSeen { body in thread.start { _ in body() } }
+        thread.stop()
+        #expect(seen == "housekeeping")
+    }
+}

@@ -30,15 +30,13 @@ public final class BackgroundThread: @unchecked Sendable {
         defer { condition.unlock() }
         guard state == .idle else { return }
         state = .running
-        let thread = Thread { [self] in
+        Thread.start(named: name) { [self] in
             body(self)
             condition.lock()
             state = .stopped
             condition.broadcast()
             condition.unlock()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Asks the body to stop and waits until it has returned. Does nothing when never started.

@@ -30,7 +30,7 @@ public final class HeartbeatLoop: Sendable {
         interval = .seconds(policy.interval)
         self.clock = clock
         self.logger = logger
-        thread = BackgroundThread(name: "postern-heartbeat", clock: monotonic)
+        thread = BackgroundThread(name: "heartbeat", clock: monotonic)
     }
 
     /// Beats once now, then every interval on the thread. Does nothing when started already.

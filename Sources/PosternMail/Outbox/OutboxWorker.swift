@@ -271,9 +271,7 @@ final class OutcomeRecorder: Sendable {
         self.store = store
         queued = store as? any QueuedWriteStore
         guard queued == nil else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "postern-outbox-recorder"
-        thread.start()
+        Thread.start(named: "outbox-record") { [self] in run() }
     }
 
     /// Queues `change` for the next commit. After ``stop()`` the record fails at once.

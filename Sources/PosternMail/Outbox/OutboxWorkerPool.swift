@@ -120,9 +120,7 @@ public final class OutboxWorkerPool: Sendable {
             let worker = OutboxWorker(
                 owner: "\(configuration.ownerPrefix):\(index)", index: index, store: store, makeTransport: makeTransport, compose: compose,
                 clock: clock, random: random, configuration: configuration, logger: logger, signal: signal, recorder: recorder)
-            let thread = Thread { worker.run() }
-            thread.name = "postern-outbox-\(index)"
-            thread.start()
+            Thread.start(named: "outbox-\(index)") { worker.run() }
         }
     }
 

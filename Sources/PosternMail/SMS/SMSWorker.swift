@@ -47,7 +47,7 @@ public final class SMSWorker: @unchecked Sendable {
         self.expiresInMinutes = expiresInMinutes
         self.logger = logger
         let worker = QueueWorkerThread(
-            name: "postern-sms", prefix: "sms", store: store, batchSize: Self.batchSize, pollInterval: pollInterval, clock: clock,
+            name: "sms", prefix: "sms", store: store, batchSize: Self.batchSize, pollInterval: pollInterval, clock: clock,
             monotonic: monotonic, liveness: liveness, reclaims: reclaims, logger: logger)
         self.worker = worker
         store.mailDoorbell.listen { worker.wake() }

@@ -45,7 +45,7 @@ public final class WebhookWorker: @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         worker = QueueWorkerThread(
-            name: "postern-webhooks", prefix: "webhooks", store: store, batchSize: Self.batchSize, pollInterval: pollInterval,
+            name: "webhooks", prefix: "webhooks", store: store, batchSize: Self.batchSize, pollInterval: pollInterval,
             clock: clock, monotonic: monotonic, liveness: liveness, reclaims: reclaims, logger: logger)
     }
 

@@ -98,7 +98,7 @@ final class RequestDeadlines: Sendable {
             defer { state.started = true }
             return !state.started && !state.stopping
         }) else { return }
-        let watchdog = Thread { [self] in
+        Thread.start(named: "http-deadlines") { [self] in
             while !thread.withLock({ $0.stopping }) {
                 usleep(250_000)
                 let count = cutOverdue(at: Self.now()) { socket in _ = shutdown(socket, Int32(SHUT_RDWR)) }
@@ -106,8 +106,6 @@ final class RequestDeadlines: Sendable {
             }
             finished.signal()
         }
-        watchdog.name = "postern-deadlines"
-        watchdog.start()
     }
 
     /// Ends the watchdog thread (after libmicrohttpd has stopped, so no socket is left to cut).
