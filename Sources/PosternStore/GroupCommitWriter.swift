@@ -18,6 +18,8 @@ import Synchronization
 final class GroupCommitWriter: @unchecked Sendable {
     /// Longest time a commit made without fsync waits for one.
     static let syncInterval: Duration = .milliseconds(200)
+    /// How soon a flush that found another checkpoint running is tried again.
+    static let busyFlushRetry: Duration = .milliseconds(5)
 
     /// Commits so far: with an fsync, without, and the flushes of the latter.
     struct Counts: Sendable, Equatable {
@@ -42,8 +44,15 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     var counts: Counts { recorded.withLock { $0 } }
 
-    init(connection: SQLiteConnection, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot()) {
+    /// Copies the WAL into the file beside the commits; nil leaves that to the commits.
+    private let checkpointer: WALCheckpointer?
+
+    init(
+        connection: SQLiteConnection, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot(),
+        checkpointer: WALCheckpointer? = nil
+    ) {
         self.connection = connection
+        self.checkpointer = checkpointer
         self.phoneSeal = phoneSeal
         self.clock = clock
         pending = BatchQueue(consumers: 1, clock: clock)
@@ -108,8 +117,9 @@ final class GroupCommitWriter: @unchecked Sendable {
             unsyncedSince = nil
             recorded.withLock { $0.flushes += 1 }
         } catch {
-            // Busy (another process checkpoints): the next full commit or the next turn flushes.
-            unsyncedSince = clock.now()
+            // Busy (another checkpoint runs: the store's ``WALCheckpointer`` or another process):
+            // tried again in a few milliseconds, or the next commit is a full one.
+            unsyncedSince = clock.now() - Self.syncInterval + Self.busyFlushRetry
         }
     }
 
@@ -168,6 +178,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             }
             let relaxed = relaxed
             recorded.withLock { if relaxed { $0.deferred += 1 } else { $0.synced += 1 } }
+            checkpointer?.noteCommit()
             // Needed the fsync but the mode could not be switched: flush now.
             if !later && relaxed { flush() }
             // Committed (and durable, unless every closure allowed later): wake the workers once.

@@ -18,6 +18,8 @@ public final class SQLiteStore: QueuedWriteStore {
 
     private let path: String
     private let writer: GroupCommitWriter
+    /// Copies the WAL into the file beside the writer's commits.
+    private let checkpointer: WALCheckpointer?
     /// Seals the numbers of queued SMS (the master key's), once set; empty: SMS cannot be queued.
     public let phoneSeal: PhoneSealSlot
     private let readers: Mutex<[ReaderConnection]>
@@ -25,7 +27,16 @@ public final class SQLiteStore: QueuedWriteStore {
     /// Opens or creates the database at `path` and runs pending migrations. `clock` times the
     /// writer's deferred fsyncs (``GroupCommitWriter/syncInterval``); tests pass a manual one.
     /// - Throws: `StoreError.unavailable` when the file cannot be opened or migrated.
-    public init(path: String, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot()) throws {
+    public convenience init(path: String, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot()) throws {
+        try self.init(path: path, clock: clock, phoneSeal: phoneSeal, backgroundCheckpoints: true)
+    }
+
+    /// The store, for tests: `backgroundCheckpoints` false starts no ``WALCheckpointer``, and the
+    /// writer's commits checkpoint once the WAL holds `commitCheckpointPages`.
+    init(
+        path: String, clock: any MonotonicClock, phoneSeal: PhoneSealSlot, backgroundCheckpoints: Bool,
+        commitCheckpointPages: Int = WALCheckpointer.commitCheckpointPages
+    ) throws {
         self.path = path
         self.phoneSeal = phoneSeal
         // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database
@@ -37,7 +48,9 @@ public final class SQLiteStore: QueuedWriteStore {
             let connection = try SQLiteConnection(path: path)
             try Self.migrate(connection)
             Self.narrowSideFiles(of: path)
-            writer = GroupCommitWriter(connection: connection, clock: clock, phoneSeal: phoneSeal)
+            try WALCheckpointer.deferCommitCheckpoints(on: connection, pages: commitCheckpointPages)
+            checkpointer = backgroundCheckpoints ? WALCheckpointer(path: path) : nil
+            writer = GroupCommitWriter(connection: connection, clock: clock, phoneSeal: phoneSeal, checkpointer: checkpointer)
         } catch let error as SQLiteError {
             throw StoreError.unavailable("cannot open the database at \(path): \(error.message)")
         }
@@ -144,6 +157,7 @@ public final class SQLiteStore: QueuedWriteStore {
     /// writes from then on (`StoreError.unavailable`). Reads still work. For a graceful stop.
     public func close() {
         writer.close()
+        checkpointer?.close()
     }
 
     /// Rung after each commit that queued mail.
@@ -154,6 +168,12 @@ public final class SQLiteStore: QueuedWriteStore {
 
     /// How the writer's commits went so far (for tests).
     var commitCounts: GroupCommitWriter.Counts { writer.counts }
+
+    /// Checkpoints the ``WALCheckpointer`` ran so far (for tests).
+    var backgroundCheckpoints: Int { checkpointer?.checkpoints.load(ordering: .relaxed) ?? 0 }
+
+    /// Whether the ``WALCheckpointer``'s thread runs now (for tests).
+    var checkpointerRunning: Bool { checkpointer?.isRunning ?? false }
 
     private func borrowReader() throws -> ReaderConnection {
         if let connection = readers.withLock({ $0.popLast() }) { return connection }

@@ -189,7 +189,9 @@ struct SQLiteOutboxTests {
         // The writer's interval runs on a manual clock: the test moves it, and waits for the
         // writer to act on the move (back in its wait, nothing overdue) instead of sleeping.
         let clock = ManualMonotonicClock()
-        let store = try SQLiteStore(path: database.path, clock: clock)
+        // No background checkpointer: its checkpoint, on real time, could make a flush on the
+        // manual clock busy and move it.
+        let store = try SQLiteStore(path: database.path, clock: clock, phoneSeal: PhoneSealSlot(), backgroundCheckpoints: false)
         let recipient = alice
         let ids = try store.write { writer in
             try (0..<3).map { try writer.enqueue(.signIn(requestID: "r\($0)"), recipient: recipient, now: 100, giveUpAt: 10_000) }
@@ -231,7 +233,9 @@ struct SQLiteOutboxTests {
         // writer reads the clock at each commit, so the count of full commits does not depend on
         // how fast this machine is.
         let clock = ManualMonotonicClock()
-        let store = try SQLiteStore(path: database.path, clock: clock)
+        // No background checkpointer: its checkpoint, on real time, could make a flush on the
+        // manual clock busy and move it.
+        let store = try SQLiteStore(path: database.path, clock: clock, phoneSeal: PhoneSealSlot(), backgroundCheckpoints: false)
         let start = store.commitCounts
         let until = clock.now() + GroupCommitWriter.syncInterval * 3
         var writes = 0

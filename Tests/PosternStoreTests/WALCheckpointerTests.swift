@@ -1,0 +1,100 @@
+import Foundation
+import PosternCore
+@testable import PosternStore
+import Testing
+
+@Suite("the WAL is checkpointed beside the writer's commits, and stays bounded")
+struct WALCheckpointerTests {
+    static let recipient = try! EmailAddress.parse("wal@example.com")
+
+    /// `commits` commits of four queued mails each, back to back, as delivery outcomes commit
+    /// under a drain (no fsync each, no pause between them).
+    static func fill(_ store: SQLiteStore, commits: Int) throws {
+        for commit in 0..<commits {
+            _ = try store.writeSyncingLater { writer in
+                for index in 0..<4 {
+                    _ = try writer.enqueue(.signIn(requestID: "w\(commit)-\(index)"), recipient: recipient, now: 100, giveUpAt: 10_000)
+                }
+            }
+        }
+    }
+
+    static func bytes(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    static func eventually(_ seconds: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return try condition()
+    }
+
+    static func store(_ database: TemporaryDatabase, background: Bool, pages: Int = WALCheckpointer.commitCheckpointPages) throws -> SQLiteStore {
+        try SQLiteStore(
+            path: database.path, clock: SystemMonotonicClock(), phoneSeal: PhoneSealSlot(), backgroundCheckpoints: background,
+            commitCheckpointPages: pages)
+    }
+
+    @Test("commits no longer checkpoint at SQLite's 1,000 pages; the checkpointer copies the WAL into the file meanwhile")
+    func copiedBesideTheCommits() throws {
+        // Alone, the writer's commits leave the WAL to grow past SQLite's default of 1,000 pages
+        // (4 MB) and copy nothing into the database file.
+        let control = try TemporaryDatabase()
+        let alone = try Self.store(control, background: false)
+        try Self.fill(alone, commits: 3_000)
+        let grown = Self.bytes(control.path + "-wal")
+        let untouched = Self.bytes(control.path)
+        #expect(grown > 1_000 * 4_096 + 4_096, "the commits checkpointed by themselves: the WAL has only \(grown) bytes")
+
+        // Beside the checkpointer the same commits are copied into the file while they come.
+        let database = try TemporaryDatabase()
+        let store = try Self.store(database, background: true)
+        try Self.fill(store, commits: 3_000)
+        #expect(try Self.eventually { store.backgroundCheckpoints > 0 })
+        #expect(try Self.eventually { Self.bytes(database.path) > 4 * untouched },
+            "the database file has \(Self.bytes(database.path)) bytes, \(untouched) without the checkpointer")
+
+        // Nothing is lost on the way: every queued mail is there for a new connection.
+        store.close()
+        alone.close()
+        for path in [database.path, control.path] {
+            let reopened = try SQLiteStore(path: path)
+            #expect(try reopened.read { try $0.outboxUnfinishedCount() } == 12_000)
+            reopened.close()
+        }
+    }
+
+    @Test("under commits that never pause, the WAL stops at the commits' checkpoint size")
+    func boundedUnderSteadyCommits() throws {
+        // A checkpoint beside commits that never pause never finds the moment the WAL could start
+        // over; the commit's own checkpoint, at a size made small here (300 pages), bounds it.
+        let database = try TemporaryDatabase()
+        let store = try Self.store(database, background: true, pages: 300)
+        try Self.fill(store, commits: 3_000)
+        let wal = Self.bytes(database.path + "-wal")
+        // (SQLite's default of 1,000 pages would leave it at 4 MB; with no commit checkpoint at all
+        // it grew past 30 MB in this test.)
+        #expect(wal < 2 * 300 * 4_120, "the WAL grew to \(wal) bytes")
+        store.close()
+    }
+
+    @Test("the checkpointer runs while commits come, ends when they stop, starts again, and close ends it")
+    func lifecycle() throws {
+        let database = try TemporaryDatabase()
+        let store = try SQLiteStore(path: database.path)
+        #expect(!store.checkpointerRunning, "no thread before the first commit")
+        try Self.fill(store, commits: 1)
+        #expect(store.checkpointerRunning)
+        #expect(try Self.eventually { store.backgroundCheckpoints == 1 })
+        // Idle: the thread ends on its own, and with it its connection.
+        #expect(try Self.eventually { !store.checkpointerRunning })
+        try Self.fill(store, commits: 1)
+        #expect(try Self.eventually { store.backgroundCheckpoints == 2 }, "a later commit starts it again")
+        try Self.fill(store, commits: 1)
+        store.close()
+        #expect(!store.checkpointerRunning, "close returns once the thread has ended")
+    }
+}
