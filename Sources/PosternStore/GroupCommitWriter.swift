@@ -35,6 +35,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     private let connection: SQLiteConnection
     /// Seals the numbers of queued SMS, for each batch's transaction.
     private let phoneSeal: PhoneSealSlot
+    /// Copies the WAL into the file beside the commits; nil leaves that to the commits.
+    private let checkpointer: WALCheckpointer?
     /// Rung after a commit that kept a closure which queued mail.
     let doorbell = MailDoorbell()
     /// Whether the connection is at `synchronous=NORMAL` now.
@@ -43,9 +45,6 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var unsyncedSince: Duration?
 
     var counts: Counts { recorded.withLock { $0 } }
-
-    /// Copies the WAL into the file beside the commits; nil leaves that to the commits.
-    private let checkpointer: WALCheckpointer?
 
     init(
         connection: SQLiteConnection, clock: any MonotonicClock = SystemMonotonicClock(), phoneSeal: PhoneSealSlot = PhoneSealSlot(),

@@ -31,8 +31,8 @@ import Synchronization
 final class WALCheckpointer: @unchecked Sendable {
     /// Seconds a commit's pages wait in the WAL, at most, before a checkpoint looks at them.
     static let interval = 0.05
-    /// How long without commits before the thread ends.
-    static let idleExit: Duration = .seconds(1)
+    /// Seconds without commits before the thread ends.
+    static let idleExit = 1.0
     /// The WAL size, in pages, at which the writer's commit checkpoints (40 MB of 4 KB pages).
     static let commitCheckpointPages = 10_000
 
@@ -89,8 +89,9 @@ final class WALCheckpointer: @unchecked Sendable {
     private func run() {
         guard let connection = try? SQLiteConnection(path: path) else {
             // No connection (out of file handles): the commits' own checkpoints still bound the
-            // WAL. Tried again by a commit after a pause, not by every one.
-            Thread.sleep(forTimeInterval: Double(Self.idleExit.components.seconds))
+            // WAL. Tried again by a commit after a pause, not by every one. `running` goes first:
+            // a commit noted between the two lines starts nothing, the one after it starts anew.
+            Thread.sleep(forTimeInterval: Self.idleExit)
             state.withLock { $0.running = false }
             pending.store(false, ordering: .releasing)
             return
@@ -108,7 +109,7 @@ final class WALCheckpointer: @unchecked Sendable {
                 }
                 quietSince = ContinuousClock.now
             }
-            let quiet = ContinuousClock.now - quietSince >= Self.idleExit
+            let quiet = ContinuousClock.now - quietSince >= .seconds(Self.idleExit)
             let stop = state.withLock { state -> Bool in
                 // Checked under the lock `noteCommit` starts a thread under: a commit noted after
                 // this finds `running` false and starts the next thread.

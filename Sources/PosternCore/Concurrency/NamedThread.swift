@@ -8,15 +8,13 @@ extension Thread {
     /// `ps -L`, `perf`, `strace -f`, gdb. Foundation's `name`, set before `start()`, never reaches
     /// the operating system here (every thread of the daemon showed as `postern`), so the thread
     /// names itself first; a name longer than ``osNameLimit`` bytes is cut, never refused.
-    @discardableResult
-    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
+    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread {
             Thread.nameCurrentThreadForOS(name)
             body()
         }
         thread.name = name
         thread.start()
-        return thread
     }
 
     /// Names the calling thread for the operating system: `name` cut to ``osNameLimit`` bytes.
