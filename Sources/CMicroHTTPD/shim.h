@@ -2,10 +2,21 @@
 #define POSTERN_CMICROHTTPD_SHIM_H
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+
+/* The unescape callback: leaves the request's path and query arguments as they were sent (`+` in
+   an argument is already a space), so the server percent-decodes each once (PercentDecoding):
+   the path segment by segment, where libmicrohttpd decoded the whole path, which split a
+   parameter holding `%2F` and decoded one holding `%25` a second time. */
+static inline size_t postern_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
 
 /* MHD_start_daemon is variadic: this wrapper passes the fixed option set the server uses, ending
    with MHD_OPTION_END. `notify` (may be NULL) hears of every connection opened and closed;
@@ -27,6 +38,7 @@ static inline struct MHD_Daemon *postern_mhd_start(
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_UNESCAPE_CALLBACK, postern_mhd_keep_escapes, NULL,
         MHD_OPTION_END);
 }
 

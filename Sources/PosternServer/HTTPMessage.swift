@@ -5,8 +5,11 @@ import PosternAPI
 public struct HTTPRequest: Sendable {
     /// GET, HEAD, POST, …
     public let method: String
-    /// The path without the query string.
+    /// The path without the query string, percent-decoded.
     public let path: String
+    /// The path as it was sent (not decoded): routes split it at its `/` and decode each segment
+    /// once, so a path parameter may hold an encoded `/` or `%`.
+    public let rawPath: String
     /// The decoded query parameters.
     public let query: [String: String]
     /// The request headers the router reads (see `RequestHeaders.forwarded`), names lower-cased,
@@ -16,6 +19,20 @@ public struct HTTPRequest: Sendable {
     public let body: [UInt8]
     /// The peer's IP address, from the socket.
     public let clientIP: String
+
+    /// A request; `rawPath` nil when `path` is as it was sent (nothing in it is encoded).
+    public init(
+        method: String, path: String, rawPath: String? = nil, query: [String: String], headers: [String: String], body: [UInt8],
+        clientIP: String
+    ) {
+        self.method = method
+        self.path = path
+        self.rawPath = rawPath ?? path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.clientIP = clientIP
+    }
 }
 
 /// An HTTP response.

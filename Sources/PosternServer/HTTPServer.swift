@@ -1,6 +1,7 @@
 internal import CMicroHTTPD
 import Foundation
 import PosternAPI
+import PosternCore
 import Synchronization
 
 /// Why the HTTP server could not start.
@@ -229,6 +230,11 @@ private struct SuspendedConnection: @unchecked Sendable {
     func resume() { MHD_resume_connection(connection) }
 }
 
+/// A query argument as libmicrohttpd hands it over (not decoded), percent-decoded once; bytes that
+/// are not UTF-8 once decoded are replaced (U+FFFD), as `String(cString:)` did with what
+/// libmicrohttpd decoded.
+private func decodedArgument(_ text: UnsafePointer<CChar>) -> String { PercentDecoding.decodeRepairing(String(cString: text)) }
+
 /// Every header line of the request, repeats included (a lookup by name would see only the first).
 private func requestHeaders(_ connection: OpaquePointer?) -> RequestHeaders {
     let box = HeaderBox()
@@ -297,11 +303,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     if state.tooLarge {
         response = .error(413, code: .payloadTooLarge, message: "The request body is larger than 64 KiB.")
     } else {
-        // microhttpd's `url` is the path alone: it cut the query off at the first raw `?` (its
-        // arguments come below) and then percent-decoded what is left. So a `?` here is a decoded
-        // `%3F` inside a segment (a path parameter); cutting at it again answered
+        // microhttpd's `url` is the path alone, as it was sent: it cut the query off at the first
+        // raw `?` (its arguments come below) and decodes nothing (`postern_mhd_keep_escapes`). An
+        // encoded `?` stays in its segment: cutting at a decoded one answered
         // `/v1/phones/claims/ab%3Fcd/delete` 404 "no endpoint /v1/phones/claims/ab".
-        let path = url.map { String(cString: $0) } ?? "/"
+        let rawPath = url.map { String(cString: $0) } ?? "/"
         // The box must outlive the C call: an unretained temporary may be freed before the
         // callback runs (a use-after-free that crashed the daemon on requests with a query).
         let queryBox = QueryBox()
@@ -309,13 +315,13 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
                 guard let cls, let key else { return MHD_Result.YES }
                 let box = Unmanaged<QueryBox>.fromOpaque(cls).takeUnretainedValue()
-                box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+                box.values[decodedArgument(key)] = value.map(decodedArgument) ?? ""
                 return MHD_Result.YES
             }, Unmanaged.passUnretained(queryBox).toOpaque())
         }
         let query = queryBox.values
         let request = HTTPRequest(
-            method: method.map { String(cString: $0) } ?? "GET", path: path, query: query, headers: state.headers.values,
+            method: method.map { String(cString: $0) } ?? "GET", path: PercentDecoding.decodeRepairing(rawPath), rawPath: rawPath, query: query, headers: state.headers.values,
             body: state.body, clientIP: clientAddress(connection))
         if request.method != "GET", request.method != "HEAD", let workers = box.workers {
             let answer = WorkerAnswer()

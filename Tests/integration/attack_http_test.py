@@ -12,6 +12,9 @@ free loopback ports). Run by attack-http.sh, which checks that every test ran an
 - /metrics on the main listener: 404 with no admin token configured, 401 with a wrong one, 200
   with the right one; the metrics listener serves it; a busy metrics port stops the start.
 - A path parameter with an encoded `?` (`%3F`) reaches its route (not 404 "no endpoint").
+- A path parameter is decoded once, after the path is split: an imported uid holding `/` is
+  reached as `%2F`, and `a%2541` names the uid `a%41`, never the user `aA` (decoded twice, an
+  admin's PATCH or DELETE of one user changed another).
 
 Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir; pytest_lib.bash sets both).
 """
@@ -337,3 +340,41 @@ def test_an_encoded_question_mark_in_a_path_parameter_reaches_its_route(proxied)
     status, answer, _ = call(proxied, "POST", "/v1/phones/claims/ab?cd/delete", body=b'{"code":"631473"}',
                              headers={"Content-Type": "application/json"}, source="127.0.0.7")
     assert status == 404 and answer["error"]["code"] == "NOT_FOUND", (status, answer)
+
+
+def test_a_path_parameter_is_decoded_once_after_the_split(guarded, work):
+    # Imported uids may hold any printable ASCII (Firebase allows `/` and `%`). libmicrohttpd
+    # decoded the whole path and the route decoded its parameter again: `slash%2Fuid` split into
+    # two segments (404 "no endpoint"), and `a%2541` became `a%41`, then `aA`, another user.
+    rows = os.path.join(work, "uids.jsonl")
+    with open(rows, "w") as f:
+        for uid, email in [("slash/uid", "slash@example.com"), ("aA", "plain-aa@example.com")]:
+            f.write(json.dumps({"uid": uid, "email": email, "emailVerified": True, "disabled": False, "providers": [],
+                                "createdAt": 1_700_000_000, "sessionVersion": 0}) + "\n")
+    result = subprocess.run([POSTERN, "users", "import", rows, "--from", "postern", "--database", guarded.database],
+                            cwd=guarded.work, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+
+    def admin_call(method, path, body=None):
+        return call(guarded, method, path, body=json.dumps(body).encode() if body is not None else None,
+                    headers=admin if body is not None else {"Authorization": admin["Authorization"]}, source="127.0.0.11")
+
+    # `a%2541` is the uid `a%41`, which nobody has: 404, and `aA` is untouched.
+    status, answer, _ = admin_call("PATCH", "/v1/admin/users/a%2541", {"displayName": "Hijacked"})
+    assert status == 404 and answer["error"]["code"] == "USER_NOT_FOUND", (status, answer)
+    status, answer, _ = admin_call("DELETE", "/v1/admin/users/a%2541")
+    assert status == 404 and answer["error"]["code"] == "USER_NOT_FOUND", (status, answer)
+    status, answer, _ = admin_call("GET", "/v1/admin/users?email=plain-aa%40example.com")
+    assert status == 200 and answer["uid"] == "aA" and answer.get("displayName") != "Hijacked", (status, answer)
+    status, answer, _ = admin_call("PATCH", "/v1/admin/users/slash%2Fuid", {"displayName": "Slash"})
+    assert status == 200 and answer["uid"] == "slash/uid" and answer["displayName"] == "Slash", (status, answer)
+    # `a%41`, decoded once, is `aA`; `slash/uid` unencoded is a path of five segments, no endpoint.
+    status, answer, _ = admin_call("PATCH", "/v1/admin/users/a%41", {"displayName": "Reached"})
+    assert status == 200 and answer["uid"] == "aA" and answer["displayName"] == "Reached", (status, answer)
+    status, answer, _ = admin_call("DELETE", "/v1/admin/users/slash/uid")
+    assert status == 404 and answer["error"]["code"] == "NOT_FOUND", (status, answer)
+    status, _, _ = admin_call("DELETE", "/v1/admin/users/slash%2Fuid")
+    assert status == 204, status
+    status, answer, _ = admin_call("PATCH", "/v1/admin/users/slash%2Fuid", {"displayName": "Gone"})
+    assert status == 404 and answer["error"]["code"] == "USER_NOT_FOUND", (status, answer)

@@ -11,6 +11,14 @@ public enum PercentDecoding {
         return String(validating: decode(bytes, 0..<bytes.count), as: UTF8.self)
     }
 
+    /// `text` percent-decoded, bytes that are not UTF-8 replaced (U+FFFD): for what must become a
+    /// string whatever it holds (a request's path and query arguments).
+    public static func decodeRepairing(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        let bytes = Array(text.utf8)
+        return String(decoding: decode(bytes, 0..<bytes.count), as: UTF8.self)
+    }
+
     /// `bytes[range]` with every `%XX` replaced by its byte.
     ///
     /// A `%` that is not followed by two hex digits is kept as it is (browsers do the same), and

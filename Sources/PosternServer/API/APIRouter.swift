@@ -40,7 +40,7 @@ public final class APIRouter: Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         var label = "unmatched"
         var response: HTTPResponse
-        let candidates = table.candidates(request.path)
+        let candidates = table.candidates(request.path, rawPath: request.rawPath)
         if candidates.isEmpty {
             response = JSONAnswer.error(.noSuchEndpoint(request.path))
         } else if let (route, parameters) = candidates.first(where: { $0.0.method == request.method })
@@ -63,7 +63,7 @@ public final class APIRouter: Sendable {
     /// called once, perhaps from the store's writer thread. False, having done nothing, for every
     /// other request: answer it with ``handle(_:)`` on a thread that may wait.
     public func handleLater(_ request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        guard answersFromCommit, let (route, parameters) = table.candidates(request.path).first(where: { $0.0.method == request.method }),
+        guard answersFromCommit, let (route, parameters) = table.candidates(request.path, rawPath: request.rawPath).first(where: { $0.0.method == request.method }),
             let later = route.later
         else { return false }
         let start = DispatchTime.now().uptimeNanoseconds

@@ -137,17 +137,20 @@ struct Route: Sendable {
         return takesJSONBody ? (["application/json"], "A request body must be JSON sent as Content-Type: application/json.") : nil
     }
 
-    /// The path parameters when `path` matches this route's pattern.
-    func match(_ requestPath: String) -> [String: String]? {
+    /// The path parameters when `rawPath` (the path as sent, not decoded) matches this route's
+    /// pattern. Each segment is decoded once, after the split: a parameter may hold an encoded `/`
+    /// (`%2F`) or `%` (`%25`), as an imported uid may; bytes that are not UTF-8 once decoded are
+    /// replaced (U+FFFD).
+    func match(_ rawPath: String) -> [String: String]? {
         let pattern = path.split(separator: "/", omittingEmptySubsequences: false)
-        let actual = requestPath.split(separator: "/", omittingEmptySubsequences: false)
+        let actual = rawPath.split(separator: "/", omittingEmptySubsequences: false)
         guard pattern.count == actual.count else { return nil }
         var parameters: [String: String] = [:]
         for (p, a) in zip(pattern, actual) {
             if p.hasPrefix("{") && p.hasSuffix("}") {
                 guard !a.isEmpty else { return nil }
-                parameters[String(p.dropFirst().dropLast())] = PercentDecoding.decode(a) ?? String(a)
-            } else if p != a {
+                parameters[String(p.dropFirst().dropLast())] = PercentDecoding.decodeRepairing(String(a))
+            } else if p != a && PercentDecoding.decodeRepairing(String(a)) != p {
                 return nil
             }
         }

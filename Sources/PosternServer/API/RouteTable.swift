@@ -28,9 +28,10 @@ struct RouteTable: Sendable {
         self.patterned = patterned
     }
 
-    /// The routes whose path matches `path`, with their path parameters.
-    func candidates(_ path: String) -> [Candidate] {
+    /// The routes whose path matches the request's, with their path parameters: a fixed path by
+    /// the decoded `path`, a pattern by `rawPath` (as sent), split before it is decoded.
+    func candidates(_ path: String, rawPath: String) -> [Candidate] {
         if let found = fixed[path] { return found }
-        return patterned.compactMap { route in route.match(path).map { (route, $0) } }
+        return patterned.compactMap { route in route.match(rawPath).map { (route, $0) } }
     }
 }
