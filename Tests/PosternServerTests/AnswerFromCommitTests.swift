@@ -77,6 +77,34 @@ struct AnswerFromCommitTests {
         #expect(try fixture.queued() == 3)
     }
 
+    static func reset(_ email: String, ip: String = "192.0.2.1") -> HTTPRequest {
+        RouterTests.request("POST", "/v1/password/reset", body: #"{"email":"\#(email)"}"#, ip: ip)
+    }
+
+    @Test("a password reset over SQLite is taken too, answered 202 once its mail is committed, known or not, as handle answers; the per-address limit holds")
+    func passwordResetFromCommit() throws {
+        let fixture = try Fixture { $0.mailInterval = 60 }
+        let known = try EmailAddress.parse("known@example.com")
+        try fixture.store.write { try $0.insertAccount(Account(uid: "u-known", email: known, emailVerified: true, createdAt: 1)) }
+        let first = Self.later(fixture, Self.reset("known@example.com"))
+        #expect(first.taken && first.response?.status == 202)
+        #expect(first.queuedWhenAnswered == 1)
+        let unknown = Self.later(fixture, Self.reset("nobody@example.com"))
+        #expect(unknown.taken && unknown.queuedWhenAnswered == 2)
+        #expect(unknown.response?.body == first.response?.body)
+        #expect(unknown.response?.headers.map(\.0) == first.response?.headers.map(\.0))
+        let blocking = fixture.router.handle(Self.reset("third@example.com"))
+        #expect(blocking.status == 202 && blocking.body == first.response?.body)
+        // Again at once for the same address, from another client: 429, nothing more queued.
+        let again = Self.later(fixture, Self.reset("known@example.com", ip: "192.0.2.9"))
+        #expect(again.taken && again.response?.status == 429)
+        #expect(again.response.map(RouterTests.errorCode) == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        // Bad input is answered before anything is written.
+        let bad = Self.later(fixture, Self.reset("not an address"))
+        #expect(bad.taken && bad.answeredBeforeReturn && bad.response?.status == 400)
+        #expect(try fixture.queued() == 3)
+    }
+
     @Test("every other request is left to handle: other routes and methods, unknown paths, and send-link over a store without a writer of its own")
     func leavesTheRest() throws {
         let fixture = try Fixture()

@@ -127,6 +127,15 @@ public final class AuthService: Sendable {
         try passwords.requestReset(email: email, continueURL: continueURL, locale: locale)
     }
 
+    /// ``requestPasswordReset(email:continueURL:locale:)`` handing its outcome to `then` once the
+    /// request is committed (as ``sendEmailLink(_:then:)``). Malformed input is thrown at once, and
+    /// `then` is not called.
+    public func requestPasswordReset(
+        email: String, continueURL: String?, locale: String?, then: @escaping @Sendable (Result<Void, AuthError>) -> Void
+    ) throws(AuthError) {
+        try passwords.requestReset(email: email, continueURL: continueURL, locale: locale, then: then)
+    }
+
     /// Sets the password of a recently signed-in account.
     /// - Throws: `AuthError.requiresRecentLogin`, `weakPassword`, `invalidIDToken`.
     public func setPassword(idToken: String, password: String) throws(AuthError) -> Session {

@@ -97,12 +97,15 @@ extension APIRouter {
                     allowMigration: body.allowMigration)
                 return .body(200, LoginBody(login))
             },
-            Route(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202,
+            // Answered from its commit too: the request an attacker floods to enumerate or annoy
+            // parks no thread either.
+            Route.answeringLater(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202,
                   contract: .init(request: .json(PasswordResetBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.invalidEmail, .invalidContinueURI])) { c throws(AuthError) in
+                                  errors: [.invalidEmail, .invalidContinueURI])) { c, reply throws(AuthError) in
                 let body = try c.body(PasswordResetBody.self)
-                try service.requestPasswordReset(email: body.email, continueURL: body.continueUrl, locale: body.locale)
-                return sent
+                try service.requestPasswordReset(email: body.email, continueURL: body.continueUrl, locale: body.locale) { result in
+                    reply(result.map { sent })
+                }
             },
             Route(method: "POST", path: "/v1/actions/inspect", summary: "Say what a link is, consuming nothing", access: .public, status: 200,
                   contract: .init(request: .json(ActionBody.self), answer: .json(ActionInfoBody.self),

@@ -126,6 +126,17 @@ final class PasswordFlow: Sendable {
     /// Asks for a reset link: records the request and queues the mail; 202 for every address.
     /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
     func requestReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
+        try AnswerSlot<Void, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done throws(AuthError) in
+            try requestReset(email: email, continueURL: continueURL, locale: locale, then: done)
+        }
+    }
+
+    /// ``requestReset(email:continueURL:locale:)`` handing its outcome to `then` after the commit
+    /// (see ``FlowContext/write(_:then:)``). What is wrong with the input is thrown before anything
+    /// is written, and `then` is not called.
+    func requestReset(
+        email: String, continueURL: String?, locale: String?, then: @escaping @Sendable (Result<Void, AuthError>) -> Void
+    ) throws(AuthError) {
         let address = try context.parseEmail(email)
         let continueURL = try context.checkContinueURL(continueURL)
         let now = context.clock.unixSeconds()
@@ -133,7 +144,7 @@ final class PasswordFlow: Sendable {
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .resetPassword, email: address,
             continueURL: continueURL, locale: locale.flatMap(FlowContext.cleanLocale), createdAt: now,
             expiresAt: FlowContext.adding(context.config.ttlResetPassword, to: now))
-        try ledger.record(request, intent: .resetPassword(requestID: request.id))
+        ledger.record(request, intent: .resetPassword(requestID: request.id), then: then)
     }
 
     /// Sets or changes the password of a recently signed-in account; revokes its other sessions,
