@@ -180,6 +180,38 @@ struct FlowPhoneTests {
         expectAuthError("PHONE_CLAIM_STATE") { try h.service.releasePhone(idToken: u3.session.idToken, claimID: asked.id) }
     }
 
+    @Test("attacker: past the cool-off, with nobody having looked at the claims, the number signs in to its new account and never again to the old one")
+    func coolOffOverAtPhoneSignIn() throws {
+        let h = try Self.harness {
+            $0.phoneSignIn = true
+            $0.sms.phoneSignIn = true
+        }
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        let u = try h.signIn("u@example.com")
+        let asked = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        func signInByPhone() throws -> LoginDescriptor {
+            try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
+            return try h.service.completePhoneSignIn(phoneNumber: Self.number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+        }
+        // Within the cool-off the number still belongs to V, and signs in there.
+        h.clock.advance(by: 3_000)
+        let before = try signInByPhone()
+        #expect(before.uid == v.uid && !before.isNewUser)
+        // Over, and nobody listed the claims (which settled the move before): U's, at once.
+        h.clock.advance(by: 600)
+        let after = try signInByPhone()
+        #expect(after.uid == u.uid && !after.isNewUser)
+        #expect(Self.events(h).suffix(2) == ["phone.removed", "phone.verified"])
+        // V's phone session ended with the move.
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(before.session.refreshToken) }
+        let again = try signInByPhone()
+        #expect(again.uid == u.uid)
+        #expect(try Self.phones(h, try h.signIn("v@example.com").session.idToken).isEmpty)
+    }
+
     @Test("when the number moves away, the old holder's sessions that signed in with it end; its other sessions go on")
     func movedNumberEndsItsSessions() throws {
         let h = try Self.harness()

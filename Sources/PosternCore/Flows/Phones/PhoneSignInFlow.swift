@@ -75,6 +75,20 @@ final class PhoneSignInFlow: Sendable {
     ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
     ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
     ///   the last 5 minutes (nothing consumed).
+    /// The number's holder once a transfer of it whose cool-off is over has moved it: the move
+    /// is not left to the next look at the claims, so past the cool-off the number signs in to the
+    /// account that claimed it, never again to the one it left.
+    private func settledHolder(numberHash: [UInt8], tx: any StoreWriter, now: Int64) throws -> PhoneNumberHolder? {
+        guard let holding = try tx.phoneNumberHolder(numberHash: numberHash) else { return nil }
+        let waiting = try tx.phoneTransfers(from: holding.uid).filter { $0.numberHash == numberHash }
+        guard !waiting.isEmpty else { return holding }
+        for claim in waiting {
+            var life = phones.life(claim)
+            try phones.settle(&life, released: false, tx: tx, now: now)
+        }
+        return try tx.phoneNumberHolder(numberHash: numberHash)
+    }
+
     func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         try checkEnabled()
         let number = try phones.parseNumber(phoneNumber)
@@ -100,7 +114,7 @@ final class PhoneSignInFlow: Sendable {
             guard ConstantTime.equals(expected, request.codeHash) else { return .refused("phone-sign-in-wrong") }
             // The right code: from here every refusal rolls back (the try is not counted, nothing consumed).
             let session = try presented.flatMap { try tx.account(uid: $0.uid) }
-            let holding = try tx.phoneNumberHolder(numberHash: numberHash)
+            let holding = try self.settledHolder(numberHash: numberHash, tx: tx, now: now)
             let holder = try holding.flatMap { try tx.account(uid: $0.uid) }
             let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
             var migration: LoginDescriptor.Migration?
