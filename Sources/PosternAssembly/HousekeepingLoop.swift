@@ -47,6 +47,9 @@ public final class HousekeepingLoop: @unchecked Sendable {
         while thread.wait(for: interval) {
             do {
                 let round = try housekeeper.runRound(isCancelled: { thread.isStopping })
+                if round.settledTransfers > 0 {
+                    logger.info("housekeeping settled phone transfers whose cool-off was over", ["claims": String(round.settledTransfers)])
+                }
                 if round.total > 0 {
                     var fields = Dictionary(uniqueKeysWithValues: round.removed.map { ($0.key.rawValue, String($0.value)) })
                     fields["unfinished"] = String(round.unfinished)

@@ -84,10 +84,13 @@ public struct PosternStorage: Sendable {
 
     /// The housekeeping round over this store, with the retention the settings give
     /// (`--retention-days`) and the flows' lifetimes: for the daemon's loop and `maintenance run`.
-    public func housekeeper(settings: Settings, metrics: HousekeepingMetrics = HousekeepingMetrics()) -> Housekeeper {
+    /// `settleDue` runs first in each round (the daemon passes the phone transfers its flows settle).
+    public func housekeeper(
+        settings: Settings, metrics: HousekeepingMetrics = HousekeepingMetrics(), settleDue: (@Sendable () throws -> Int)? = nil
+    ) -> Housekeeper {
         Housekeeper(
             store: store, policy: RetentionPolicy(settings: settings, config: AuthConfiguration(settings)), clock: clock,
-            metrics: metrics)
+            metrics: metrics, settleDue: settleDue)
     }
 
     /// Creates missing keys, removes expired ones, and opens the ring.
@@ -219,7 +222,7 @@ public final class PosternRuntime: Sendable {
                 deliveryLog: DeliveryLog(key: deliveryLogKey, transport: transportConfig.logLabel)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
-            housekeeper: flows.storage.housekeeper(settings: settings), interval: .seconds(settings.housekeepingInterval),
+            housekeeper: flows.storage.housekeeper(settings: settings, settleDue: { try service.settleDuePhoneTransfers() }), interval: .seconds(settings.housekeepingInterval),
             logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout

@@ -17,9 +17,10 @@ extension SQLStoreTransaction {
             locale: row.text(13))
     }
 
-    private func claims(where condition: String, _ args: [SQLValue]) throws -> [PhoneClaim] {
+    private func claims(where condition: String, _ args: [SQLValue], limit: Int? = nil) throws -> [PhoneClaim] {
         var claims: [PhoneClaim] = []
-        try db.query("SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY c.created_at, c.id", args) {
+        let limited = limit.map { " LIMIT \(max(0, $0))" } ?? ""
+        try db.query("SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY c.created_at, c.id\(limited)", args) {
             claims.append(try readClaim($0))
         }
         return claims
@@ -35,6 +36,11 @@ extension SQLStoreTransaction {
 
     public func phoneTransfers(from uid: String) throws -> [PhoneClaim] {
         try claims(where: "c.transfer_from = ?", [.text(uid)])
+    }
+
+    public func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim] {
+        // `transfer_from IS NOT NULL` lets the partial index of the waiting transfers find them.
+        try claims(where: "c.transfer_from IS NOT NULL AND c.transfer_due_at <= ?", [.integer(now)], limit: limit)
     }
 
     public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? {

@@ -19,6 +19,10 @@ extension InMemoryStore.Transaction {
         sorted(state.phoneClaims.values.filter { $0.transferFrom == uid })
     }
 
+    public func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim] {
+        Array(sorted(state.phoneClaims.values.filter { $0.transferFrom != nil && ($0.transferDueAt ?? .max) <= now }).prefix(max(0, limit)))
+    }
+
     public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? { state.phoneNumbers[numberHash] }
 
     public func insertPhoneClaim(_ claim: PhoneClaim) throws {

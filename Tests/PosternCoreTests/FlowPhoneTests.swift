@@ -212,6 +212,36 @@ struct FlowPhoneTests {
         #expect(try Self.phones(h, try h.signIn("v@example.com").session.idToken).isEmpty)
     }
 
+    @Test("housekeeping settles a transfer whose cool-off is over: the number moves, V's phone session ends, the events go out, though nobody looks")
+    func coolOffOverAtHousekeeping() throws {
+        let h = try Self.harness()
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        let phoneToken = Array("V's phone session".utf8)
+        try h.store.write { tx in
+            try tx.insertRefreshToken(RefreshTokenRecord(
+                hash: SHA256.hash(phoneToken), family: "phone-family", uid: v.uid, authTime: h.clock.unixSeconds(), method: "phone",
+                createdAt: h.clock.unixSeconds(), expiresAt: h.clock.unixSeconds() + 86_400))
+        }
+        let u = try h.signIn("u@example.com")
+        let asked = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        let service = h.service
+        let housekeeper = Housekeeper(store: h.store, policy: RetentionPolicy(), clock: h.clock, settleDue: { try service.settleDuePhoneTransfers() })
+        h.clock.advance(by: 3_599)
+        #expect(try housekeeper.runRound().settledTransfers == 0)
+        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == false)
+        h.clock.advance(by: 1)
+        #expect(try housekeeper.runRound().settledTransfers == 1)
+        #expect(Self.events(h).suffix(2) == ["phone.removed", "phone.verified"])
+        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == true)
+        #expect(try Self.phones(h, try h.signIn("u@example.com").session.idToken).map(\.status) == [.verified])
+        #expect(try Self.phones(h, try h.signIn("v@example.com").session.idToken).isEmpty)
+        // Settled once: the next round finds nothing due.
+        #expect(try housekeeper.runRound().settledTransfers == 0)
+    }
+
     @Test("when the number moves away, the old holder's sessions that signed in with it end; its other sessions go on")
     func movedNumberEndsItsSessions() throws {
         let h = try Self.harness()

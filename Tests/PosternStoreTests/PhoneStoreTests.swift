@@ -78,6 +78,30 @@ struct PhoneStoreTests {
         #expect(try store.read { try $0.phoneNumberHolder(numberHash: Array(repeating: 3, count: 32)) } == nil)
     }
 
+    @Test("the transfers due: waiting claims whose cool-off ended by then, oldest first, at most the limit; none that waits on, none verified", arguments: StoreKind.available)
+    func transfersDue(kind: StoreKind) throws {
+        let store = try kind.database().open()
+        @Sendable func transfer(_ id: String, dueAt: Int64?, now: Int64) -> PhoneClaim {
+            var claim = Self.claim(id, uid: "U", now: now)
+            claim.holderProvedAt = now
+            claim.transferFrom = "V"
+            claim.transferDueAt = dueAt
+            return claim
+        }
+        try store.write { tx in
+            try tx.insertAccount(Account(uid: "U", createdAt: 1))
+            try tx.insertAccount(Account(uid: "V", createdAt: 1))
+            try tx.insertPhoneClaim(transfer("late", dueAt: 5_000, now: 1_003))
+            try tx.insertPhoneClaim(transfer("second", dueAt: 2_000, now: 1_002))
+            try tx.insertPhoneClaim(transfer("first", dueAt: 1_500, now: 1_001))
+            try tx.insertPhoneClaim(Self.claim("plain", uid: "U", number: 2))
+        }
+        #expect(try store.read { try $0.phoneTransfersDue(by: 1_499, limit: 10) }.isEmpty)
+        #expect(try store.read { try $0.phoneTransfersDue(by: 2_000, limit: 10) }.map(\.id) == ["first", "second"])
+        #expect(try store.read { try $0.phoneTransfersDue(by: 2_000, limit: 1) }.map(\.id) == ["first"])
+        #expect(try store.read { try $0.phoneTransfersDue(by: 9_999, limit: 10) }.map(\.id) == ["first", "second", "late"])
+    }
+
     @Test("20 accounts claim one number at once, each proving its code: at most one holds it, the others wait for it", arguments: StoreKind.available)
     func concurrentClaims(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind) {

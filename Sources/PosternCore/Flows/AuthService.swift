@@ -251,6 +251,11 @@ public final class AuthService: Sendable {
         try phones.holderStart(idToken: idToken, phoneNumber: phoneNumber, email: email, locale: locale, clientIP: clientIP)
     }
 
+    /// Settles up to `limit` phone transfers whose cool-off is over; how many (the daemon's
+    /// housekeeping calls it each round).
+    /// - Throws: `AuthError.unavailable`.
+    public func settleDuePhoneTransfers(limit: Int = 100) throws(AuthError) -> Int { try phones.settleDueTransfers(limit: limit) }
+
     /// The signed-in account's claims, settling transfers that are due.
     public func phoneClaims(idToken: String) throws(AuthError) -> [PhoneClaimView] { try phones.list(idToken: idToken) }
 

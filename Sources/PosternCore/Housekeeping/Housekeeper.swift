@@ -28,12 +28,18 @@ public struct Housekeeper: Sendable {
     public let reclaimPages: Int
     /// Where the removals are counted.
     public let metrics: HousekeepingMetrics
+    /// What is due to change before anything is deleted, run first in each round (the daemon's:
+    /// ``AuthService/settleDuePhoneTransfers(limit:)``, which needs the keys and settings the
+    /// store alone has not); how many it settled. Nil for none (`maintenance run`).
+    let settleDue: (@Sendable () throws -> Int)?
 
     /// Creates the housekeeper.
     public init(
         store: any Store, policy: RetentionPolicy, clock: any WallClock, batchSize: Int = Housekeeper.defaultBatchSize,
-        maximumBatches: Int = 200, reclaimPages: Int = 4096, metrics: HousekeepingMetrics = HousekeepingMetrics()
+        maximumBatches: Int = 200, reclaimPages: Int = 4096, metrics: HousekeepingMetrics = HousekeepingMetrics(),
+        settleDue: (@Sendable () throws -> Int)? = nil
     ) {
+        self.settleDue = settleDue
         self.store = store
         self.policy = policy
         self.clock = clock
@@ -46,12 +52,17 @@ public struct Housekeeper: Sendable {
     /// Runs one round now: every kind of row, batch by batch, then the vacuum. `isCancelled` is
     /// asked before each batch: a daemon that is stopping ends the round there (`unfinished`).
     /// - Throws: `StoreError` when the store fails (what earlier batches removed stays removed
-    ///   and counted).
+    ///   and counted), or what `settleDue` threw, once the deletes have run.
     public func runRound(isCancelled: () -> Bool = { false }) throws -> HousekeepingRound {
         let now = clock.unixSeconds()
         var round = HousekeepingRound()
+        var settleFailure: (any Error)?
         let ran: Void? = try store.exclusively(.housekeeping) {
             defer { metrics.count(round) }
+            // A failure to settle does not keep the deletes from running; it is thrown after them.
+            if let settleDue, !isCancelled() {
+                do { round.settledTransfers = try settleDue() } catch { settleFailure = error }
+            }
             for rows in ExpiringRows.allCases {
                 let horizon = policy.horizon(for: rows, now: now)
                 for batch in 1...maximumBatches {
@@ -73,6 +84,7 @@ public struct Housekeeper: Sendable {
             }
         }
         if ran == nil { round.skipped = true }
+        if let settleFailure { throw settleFailure }
         return round
     }
 

@@ -4,6 +4,8 @@ public struct HousekeepingRound: Sendable, Equatable {
     public var removed: [ExpiringRows: Int]
     /// Another daemon sharing the database held the round (``StoreLock/housekeeping``): nothing ran.
     public var skipped: Bool
+    /// Phone transfers whose cool-off was over, settled (moved) before the deletes.
+    public var settledTransfers = 0
     /// Whether a kind stopped at ``Housekeeper/maximumBatches`` with rows left (the next round goes on).
     public var unfinished: Bool
 

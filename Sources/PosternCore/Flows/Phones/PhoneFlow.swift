@@ -147,6 +147,22 @@ final class PhoneFlow: Sendable {
         return PhoneClaimView(claim, life: life(claim), now: now)
     }
 
+    /// Settles up to `limit` transfers whose cool-off is over (housekeeping): the number moves
+    /// then, not at the next look at the claims, so the account it leaves loses it (and the
+    /// sessions that signed in with it) on time, and `phone.*` events go out on time. One write;
+    /// returns how many claims were settled.
+    func settleDueTransfers(limit: Int) throws(AuthError) -> Int {
+        let now = context.clock.unixSeconds()
+        return try context.write { tx in
+            let due = try tx.phoneTransfersDue(by: now, limit: limit)
+            for claim in due {
+                var life = self.life(claim)
+                try self.settle(&life, released: false, tx: tx, now: now)
+            }
+            return due.count
+        }
+    }
+
     /// Every claim of the signed-in account, settling the transfers that are due.
     func list(idToken: String) throws(AuthError) -> [PhoneClaimView] {
         let (account, _) = try sessions.verifyIDToken(idToken)
