@@ -27,6 +27,29 @@ struct FlowPhoneTests {
         try h.service.phoneClaims(idToken: idToken)
     }
 
+    /// V holds `number` verified; U asked for it and proved it: a transfer waits for V's release
+    /// or the cool-off (3,600 s here).
+    static func transferWaiting(_ h: FlowHarness) throws -> (v: LoginDescriptor, held: String, u: LoginDescriptor, asked: String) {
+        let v = try h.signIn("v@example.com")
+        let held = try Self.add(h, v.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
+        let u = try h.signIn("u@example.com")
+        let asked = try Self.add(h, u.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        return (v, held.id, u, asked.id)
+    }
+
+    /// A session of `uid` that signed in with its number (method "phone"); its refresh token's hash.
+    static func phoneSession(_ h: FlowHarness, uid: String) throws -> [UInt8] {
+        let hash = SHA256.hash(Array("a phone session of \(uid)".utf8))
+        try h.store.write { tx in
+            try tx.insertRefreshToken(RefreshTokenRecord(
+                hash: hash, family: "phone-family-\(uid)", uid: uid, authTime: h.clock.unixSeconds(), method: "phone",
+                createdAt: h.clock.unixSeconds(), expiresAt: h.clock.unixSeconds() + 86_400))
+        }
+        return hash
+    }
+
     static func events(_ h: FlowHarness) -> [String] { h.store.snapshot().webhooks.map(\.eventType).filter { $0.hasPrefix("phone.") } }
 
     @Test("owner first, the holder typing the code into the owner's session: verified, phone.verified")
@@ -153,12 +176,7 @@ struct FlowPhoneTests {
     @Test("the cool-off: without V's objection the number moves when it is over; an objection ends the claim")
     func transferByCoolOff() throws {
         let h = try Self.harness()
-        let v = try h.signIn("v@example.com")
-        let held = try Self.add(h, v.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
-        let u = try h.signIn("u@example.com")
-        let asked = try Self.add(h, u.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        let (_, _, u, asked) = try Self.transferWaiting(h)
         h.clock.advance(by: 3_599)
         #expect(try Self.phones(h, u.session.idToken).map(\.status) == [.awaitingTransfer])
         h.clock.advance(by: 1)
@@ -172,12 +190,12 @@ struct FlowPhoneTests {
         let third = try Self.add(h, w.session.idToken)
         _ = try h.service.provePhoneAsOwner(idToken: w.session.idToken, claimID: third.id, code: third.code)
         let fresh = try h.signIn("u@example.com")
-        try h.service.objectToPhoneTransfer(idToken: fresh.session.idToken, claimID: asked.id)
+        try h.service.objectToPhoneTransfer(idToken: fresh.session.idToken, claimID: asked)
         h.clock.advance(by: 7_200)
         let w2 = try h.signIn("w@example.com"), u3 = try h.signIn("u@example.com")
         #expect(try Self.phones(h, w2.session.idToken).isEmpty)
         #expect(try Self.phones(h, u3.session.idToken).map(\.status) == [.verified])
-        expectAuthError("PHONE_CLAIM_STATE") { try h.service.releasePhone(idToken: u3.session.idToken, claimID: asked.id) }
+        expectAuthError("PHONE_CLAIM_STATE") { try h.service.releasePhone(idToken: u3.session.idToken, claimID: asked) }
     }
 
     @Test("attacker: past the cool-off, with nobody having looked at the claims, the number signs in to its new account and never again to the old one")
@@ -186,12 +204,7 @@ struct FlowPhoneTests {
             $0.phoneSignIn = true
             $0.sms.phoneSignIn = true
         }
-        let v = try h.signIn("v@example.com")
-        let held = try Self.add(h, v.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
-        let u = try h.signIn("u@example.com")
-        let asked = try Self.add(h, u.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        let (v, _, u, _) = try Self.transferWaiting(h)
         func signInByPhone() throws -> LoginDescriptor {
             try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
             return try h.service.completePhoneSignIn(phoneNumber: Self.number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
@@ -215,27 +228,17 @@ struct FlowPhoneTests {
     @Test("housekeeping settles a transfer whose cool-off is over: the number moves, V's phone session ends, the events go out, though nobody looks")
     func coolOffOverAtHousekeeping() throws {
         let h = try Self.harness()
-        let v = try h.signIn("v@example.com")
-        let held = try Self.add(h, v.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
-        let phoneToken = Array("V's phone session".utf8)
-        try h.store.write { tx in
-            try tx.insertRefreshToken(RefreshTokenRecord(
-                hash: SHA256.hash(phoneToken), family: "phone-family", uid: v.uid, authTime: h.clock.unixSeconds(), method: "phone",
-                createdAt: h.clock.unixSeconds(), expiresAt: h.clock.unixSeconds() + 86_400))
-        }
-        let u = try h.signIn("u@example.com")
-        let asked = try Self.add(h, u.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
+        let (v, _, _, _) = try Self.transferWaiting(h)
+        let phoneSession = try Self.phoneSession(h, uid: v.uid)
         let service = h.service
         let housekeeper = Housekeeper(store: h.store, policy: RetentionPolicy(), clock: h.clock, settleDue: { try service.settleDuePhoneTransfers() })
         h.clock.advance(by: 3_599)
         #expect(try housekeeper.runRound().settledTransfers == 0)
-        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == false)
+        #expect(h.store.snapshot().refreshTokens[phoneSession]?.revoked == false)
         h.clock.advance(by: 1)
         #expect(try housekeeper.runRound().settledTransfers == 1)
         #expect(Self.events(h).suffix(2) == ["phone.removed", "phone.verified"])
-        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == true)
+        #expect(h.store.snapshot().refreshTokens[phoneSession]?.revoked == true)
         #expect(try Self.phones(h, try h.signIn("u@example.com").session.idToken).map(\.status) == [.verified])
         #expect(try Self.phones(h, try h.signIn("v@example.com").session.idToken).isEmpty)
         // Settled once: the next round finds nothing due.
@@ -245,21 +248,11 @@ struct FlowPhoneTests {
     @Test("when the number moves away, the old holder's sessions that signed in with it end; its other sessions go on")
     func movedNumberEndsItsSessions() throws {
         let h = try Self.harness()
-        let v = try h.signIn("v@example.com")
-        let held = try Self.add(h, v.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: v.session.idToken, claimID: held.id, code: held.code)
-        // A session of V that signed in with the number (as sign-in by phone will issue them).
-        let phoneToken = Array("a phone session's refresh token".utf8)
-        try h.store.write { tx in
-            try tx.insertRefreshToken(RefreshTokenRecord(
-                hash: SHA256.hash(phoneToken), family: "phone-family", uid: v.uid, authTime: h.clock.unixSeconds(), method: "phone",
-                createdAt: h.clock.unixSeconds(), expiresAt: h.clock.unixSeconds() + 86_400))
-        }
-        let u = try h.signIn("u@example.com")
-        let asked = try Self.add(h, u.session.idToken)
-        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: asked.id, code: asked.code)
-        try h.service.releasePhone(idToken: v.session.idToken, claimID: held.id)
-        #expect(h.store.snapshot().refreshTokens[SHA256.hash(phoneToken)]?.revoked == true)
+        let (v, held, _, _) = try Self.transferWaiting(h)
+        // A session of V that signed in with the number (as sign-in by phone issues them).
+        let phoneSession = try Self.phoneSession(h, uid: v.uid)
+        try h.service.releasePhone(idToken: v.session.idToken, claimID: held)
+        #expect(h.store.snapshot().refreshTokens[phoneSession]?.revoked == true)
         // V's ID tokens end (they do not say which sign-in they came from); its email session refreshes on.
         expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.phoneClaims(idToken: v.session.idToken) }
         let refreshed = try h.service.refresh(v.session.refreshToken)
