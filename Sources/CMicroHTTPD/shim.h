@@ -8,8 +8,9 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 
-/* The unescape callback: leaves the request's path and query arguments as they were sent (`+` in
-   an argument is already a space), so the server percent-decodes each once (PercentDecoding):
+/* The unescape callback: leaves the request's path and query arguments as they were sent (in an
+   argument `+` is already a space: internal.c's MHD_parse_arguments_ calls MHD_unescape_plus on
+   each key and value before this; the path keeps its `+`), so the server percent-decodes each once (PercentDecoding):
    the path segment by segment, where libmicrohttpd decoded the whole path, which split a
    parameter holding `%2F` and decoded one holding `%25` a second time. */
 static inline size_t postern_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *text) {

@@ -48,7 +48,11 @@ public final class HousekeepingLoop: @unchecked Sendable {
             do {
                 let round = try housekeeper.runRound(isCancelled: { thread.isStopping })
                 if round.settledTransfers > 0 {
-                    logger.info("housekeeping settled phone transfers whose cool-off was over", ["claims": String(round.settledTransfers)])
+                    logger.info("housekeeping moved phone numbers whose transfer cool-off was over", ["claims": String(round.settledTransfers)])
+                }
+                if round.unsettledTransfers > 0 {
+                    logger.warning("housekeeping could not settle phone transfers that are due; the next round tries again",
+                                   ["claims": String(round.unsettledTransfers)])
                 }
                 if round.total > 0 {
                     var fields = Dictionary(uniqueKeysWithValues: round.removed.map { ($0.key.rawValue, String($0.value)) })

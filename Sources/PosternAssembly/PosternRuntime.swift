@@ -86,7 +86,8 @@ public struct PosternStorage: Sendable {
     /// (`--retention-days`) and the flows' lifetimes: for the daemon's loop and `maintenance run`.
     /// `settleDue` runs first in each round (the daemon passes the phone transfers its flows settle).
     public func housekeeper(
-        settings: Settings, metrics: HousekeepingMetrics = HousekeepingMetrics(), settleDue: (@Sendable () throws -> Int)? = nil
+        settings: Settings, metrics: HousekeepingMetrics = HousekeepingMetrics(),
+        settleDue: (@Sendable () throws -> (moved: Int, failed: Int))? = nil
     ) -> Housekeeper {
         Housekeeper(
             store: store, policy: RetentionPolicy(settings: settings, config: AuthConfiguration(settings)), clock: clock,

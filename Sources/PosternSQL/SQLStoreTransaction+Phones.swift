@@ -17,10 +17,9 @@ extension SQLStoreTransaction {
             locale: row.text(13))
     }
 
-    private func claims(where condition: String, _ args: [SQLValue], limit: Int? = nil) throws -> [PhoneClaim] {
+    private func claims(where condition: String, _ args: [SQLValue], orderedBy order: String = "c.created_at, c.id") throws -> [PhoneClaim] {
         var claims: [PhoneClaim] = []
-        let limited = limit.map { " LIMIT \(max(0, $0))" } ?? ""
-        try db.query("SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY c.created_at, c.id\(limited)", args) {
+        try db.query("SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY \(order)", args) {
             claims.append(try readClaim($0))
         }
         return claims
@@ -40,7 +39,9 @@ extension SQLStoreTransaction {
 
     public func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim] {
         // `transfer_from IS NOT NULL` lets the partial index of the waiting transfers find them.
-        try claims(where: "c.transfer_from IS NOT NULL AND c.transfer_due_at <= ?", [.integer(now)], limit: limit)
+        try claims(
+            where: "c.transfer_from IS NOT NULL AND c.transfer_due_at <= ?", [.integer(now), .integer(Int64(max(0, limit)))],
+            orderedBy: "c.transfer_due_at, c.id LIMIT ?")
     }
 
     public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? {

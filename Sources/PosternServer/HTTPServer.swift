@@ -320,8 +320,9 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             }, Unmanaged.passUnretained(queryBox).toOpaque())
         }
         let query = queryBox.values
+        let path = PercentDecoding.decodeRepairing(rawPath)
         let request = HTTPRequest(
-            method: method.map { String(cString: $0) } ?? "GET", path: PercentDecoding.decodeRepairing(rawPath), rawPath: rawPath, query: query, headers: state.headers.values,
+            method: method.map { String(cString: $0) } ?? "GET", path: path, rawPath: rawPath, query: query, headers: state.headers.values,
             body: state.body, clientIP: clientAddress(connection))
         if request.method != "GET", request.method != "HEAD", let workers = box.workers {
             let answer = WorkerAnswer()

@@ -20,7 +20,8 @@ extension InMemoryStore.Transaction {
     }
 
     public func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim] {
-        Array(sorted(state.phoneClaims.values.filter { $0.transferFrom != nil && ($0.transferDueAt ?? .max) <= now }).prefix(max(0, limit)))
+        let due = state.phoneClaims.values.filter { $0.transferFrom != nil && ($0.transferDueAt ?? .max) <= now }
+        return Array(due.map(withHolding).sorted { ($0.transferDueAt ?? .max, $0.id) < ($1.transferDueAt ?? .max, $1.id) }.prefix(max(0, limit)))
     }
 
     public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? { state.phoneNumbers[numberHash] }

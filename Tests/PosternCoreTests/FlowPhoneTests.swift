@@ -245,6 +245,26 @@ struct FlowPhoneTests {
         #expect(try housekeeper.runRound().settledTransfers == 0)
     }
 
+    @Test("two claims wait for V's number: housekeeping moves it to the first due; the second's cool-off starts again against the new holder")
+    func twoClaimsDueAtHousekeeping() throws {
+        let h = try Self.harness()
+        _ = try Self.transferWaiting(h)
+        h.clock.advance(by: 60)
+        let w = try h.signIn("w@example.com")
+        let third = try Self.add(h, w.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: w.session.idToken, claimID: third.id, code: third.code)
+        h.clock.advance(by: 3_600)
+        let settled = try h.service.settleDuePhoneTransfers(limit: 1)
+        #expect(settled.moved == 1 && settled.failed == 0)
+        #expect(try Self.phones(h, try h.signIn("u@example.com").session.idToken).map(\.status) == [.verified])
+        // W's claim was due too: now it waits for U, for a whole cool-off from now.
+        let again = try h.service.settleDuePhoneTransfers()
+        #expect(again.moved == 0 && again.failed == 0)
+        let waiting = try Self.phones(h, try h.signIn("w@example.com").session.idToken)
+        #expect(waiting.map(\.status) == [.awaitingTransfer])
+        #expect(waiting.first?.transferDueAt == h.clock.unixSeconds() + 3_600)
+    }
+
     @Test("when the number moves away, the old holder's sessions that signed in with it end; its other sessions go on")
     func movedNumberEndsItsSessions() throws {
         let h = try Self.harness()

@@ -87,6 +87,23 @@ struct HousekeeperTests {
         #expect(metrics.snapshot().first { $0.rows == .refreshTokens }?.count == 3)
     }
 
+    @Test("what is due to settle runs first; when it throws, the deletes still run and the error comes after them")
+    func settleDueFirstAndFailureLast() throws {
+        struct Refused: Error {}
+        let store = InMemoryStore()
+        try HousekeepingFixture.seed(store)
+        let clock = ManualClock(Date(timeIntervalSince1970: TimeInterval(HousekeepingFixture.now)))
+        let settled = try Housekeeper(store: store, policy: HousekeepingFixture.policy, clock: clock, settleDue: { (moved: 2, failed: 1) })
+            .runRound()
+        #expect(settled.settledTransfers == 2 && settled.unsettledTransfers == 1 && settled.total > 0)
+        let failing = InMemoryStore()
+        try HousekeepingFixture.seed(failing)
+        #expect(throws: Refused.self) {
+            _ = try Housekeeper(store: failing, policy: HousekeepingFixture.policy, clock: clock, settleDue: { throw Refused() }).runRound()
+        }
+        #expect(try HousekeepingFixture.survivors(failing) == HousekeepingFixture.kept.subtracting(["rate-recent"]))
+    }
+
     @Test("rows go in batches of batchSize, at most maximumBatches per kind per round")
     func batches() throws {
         let store = InMemoryStore()

@@ -37,5 +37,8 @@ struct RouteTableTests {
         #expect(Self.table.candidates("/v1/email-link/send", rawPath: "/v1/email%2Dlink/send").first?.route.method == "POST")
         #expect(Self.uid("/v1/admin/%75sers/x") == "x")
         #expect(Self.table.candidates("/v1/email-link/sent", rawPath: "/v1/email-link/sent").isEmpty)
+        // An encoded slash is data, never a separator: it reaches no fixed path.
+        #expect(Self.table.candidates("/v1/email-link/send", rawPath: "/v1/email-link%2Fsend").isEmpty)
+        #expect(Self.table.candidates("/v1/email-link/send", rawPath: "/v1%2femail-link%2Fsend").isEmpty)
     }
 }

@@ -14,7 +14,8 @@ free loopback ports). Run by attack-http.sh, which checks that every test ran an
 - A path parameter with an encoded `?` (`%3F`) reaches its route (not 404 "no endpoint").
 - A path parameter is decoded once, after the path is split: an imported uid holding `/` is
   reached as `%2F`, and `a%2541` names the uid `a%41`, never the user `aA` (decoded twice, an
-  admin's PATCH or DELETE of one user changed another).
+  admin's PATCH or DELETE of one user changed another); the query is decoded once (`+` a space,
+  `%2B` a plus); an encoded NUL is refused (400); `%2F` reaches no fixed path.
 
 Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir; pytest_lib.bash sets both).
 """
@@ -378,3 +379,17 @@ def test_a_path_parameter_is_decoded_once_after_the_split(guarded, work):
     assert status == 204, status
     status, answer, _ = admin_call("PATCH", "/v1/admin/users/slash%2Fuid", {"displayName": "Gone"})
     assert status == 404 and answer["error"]["code"] == "USER_NOT_FOUND", (status, answer)
+    # The query is decoded once too: `+` is a space there, `%2B` a plus.
+    status, answer, _ = admin_call("GET", "/v1/admin/users?email=plain+aa%40example.com")
+    assert status == 400 and answer["error"]["code"] == "INVALID_EMAIL", (status, answer)
+    status, answer, _ = admin_call("GET", "/v1/admin/users?email=plain%2Baa%40example.com")
+    assert status == 404 and answer["error"]["code"] == "USER_NOT_FOUND", (status, answer)
+    # An encoded NUL would reach the store, which reads text up to it: refused, in the path and the query.
+    for path in ["/v1/admin/users/aA%00x", "/v1/admin/users?email=plain-aa%40example.com%00x"]:
+        status, answer, _ = admin_call("GET" if "?" in path else "PATCH", path, None if "?" in path else {"displayName": "N"})
+        assert status == 400 and answer["error"]["code"] == "INVALID_ARGUMENT", (path, status, answer)
+    # An encoded slash separates nothing, not even in a fixed path.
+    status, answer, _ = admin_call("GET", "/v1%2Fadmin%2Fusers?email=plain-aa%40example.com")
+    assert status == 404 and answer["error"]["code"] == "NOT_FOUND", (status, answer)
+    status, answer, _ = admin_call("GET", "/v1/admin/users?email=plain-aa%40example.com")
+    assert status == 200 and answer["displayName"] == "Reached", (status, answer)

@@ -251,10 +251,13 @@ public final class AuthService: Sendable {
         try phones.holderStart(idToken: idToken, phoneNumber: phoneNumber, email: email, locale: locale, clientIP: clientIP)
     }
 
-    /// Settles up to `limit` phone transfers whose cool-off is over; how many (the daemon's
-    /// housekeeping calls it each round).
-    /// - Throws: `AuthError.unavailable`.
-    public func settleDuePhoneTransfers(limit: Int = 100) throws(AuthError) -> Int { try phones.settleDueTransfers(limit: limit) }
+    /// Settles up to `limit` phone transfers whose cool-off is over (the daemon's housekeeping
+    /// calls it each round): how many numbers moved, and how many claims could not be settled
+    /// (each in its own write; the others move).
+    /// - Throws: `AuthError.unavailable` when the due claims cannot be read.
+    public func settleDuePhoneTransfers(limit: Int = 100) throws(AuthError) -> (moved: Int, failed: Int) {
+        try phones.settleDueTransfers(limit: limit)
+    }
 
     /// The signed-in account's claims, settling transfers that are due.
     public func phoneClaims(idToken: String) throws(AuthError) -> [PhoneClaimView] { try phones.list(idToken: idToken) }

@@ -30,14 +30,15 @@ public struct Housekeeper: Sendable {
     public let metrics: HousekeepingMetrics
     /// What is due to change before anything is deleted, run first in each round (the daemon's:
     /// ``AuthService/settleDuePhoneTransfers(limit:)``, which needs the keys and settings the
-    /// store alone has not); how many it settled. Nil for none (`maintenance run`).
-    let settleDue: (@Sendable () throws -> Int)?
+    /// store alone has not): how many it settled, how many it could not. Nil for none
+    /// (`maintenance run`).
+    let settleDue: (@Sendable () throws -> (moved: Int, failed: Int))?
 
     /// Creates the housekeeper.
     public init(
         store: any Store, policy: RetentionPolicy, clock: any WallClock, batchSize: Int = Housekeeper.defaultBatchSize,
         maximumBatches: Int = 200, reclaimPages: Int = 4096, metrics: HousekeepingMetrics = HousekeepingMetrics(),
-        settleDue: (@Sendable () throws -> Int)? = nil
+        settleDue: (@Sendable () throws -> (moved: Int, failed: Int))? = nil
     ) {
         self.settleDue = settleDue
         self.store = store
@@ -61,7 +62,7 @@ public struct Housekeeper: Sendable {
             defer { metrics.count(round) }
             // A failure to settle does not keep the deletes from running; it is thrown after them.
             if let settleDue, !isCancelled() {
-                do { round.settledTransfers = try settleDue() } catch { settleFailure = error }
+                do { (round.settledTransfers, round.unsettledTransfers) = try settleDue() } catch { settleFailure = error }
             }
             for rows in ExpiringRows.allCases {
                 let horizon = policy.horizon(for: rows, now: now)

@@ -6,6 +6,8 @@ public struct HousekeepingRound: Sendable, Equatable {
     public var skipped: Bool
     /// Phone transfers whose cool-off was over, settled (moved) before the deletes.
     public var settledTransfers = 0
+    /// Due phone transfers whose settling failed (each on its own; the next round tries again).
+    public var unsettledTransfers = 0
     /// Whether a kind stopped at ``Housekeeper/maximumBatches`` with rows left (the next round goes on).
     public var unfinished: Bool
 

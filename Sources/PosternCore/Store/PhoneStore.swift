@@ -10,7 +10,7 @@ public protocol PhoneReader {
     /// The claims waiting for account `uid` to release a number it holds (`transferFrom`), oldest first.
     func phoneTransfers(from uid: String) throws -> [PhoneClaim]
     /// At most `limit` claims waiting for a number's release whose cool-off ended by `now`
-    /// (`transferDueAt <= now`), oldest first: what housekeeping settles.
+    /// (`transferDueAt <= now`), the longest due first: what housekeeping settles.
     func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim]
     /// Who holds the number with this keyed hash verified, if anyone.
     func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder?

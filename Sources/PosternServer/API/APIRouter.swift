@@ -76,6 +76,7 @@ public final class APIRouter: Sendable {
             return true
         }
         do throws(AuthError) {
+            try Self.refuseNUL(request)
             try admit(route, request: request, clientIP: clientIP)
             try later(RouteContext(request: request, parameters: parameters, clientIP: clientIP)) { [self] result in
                 switch result {
@@ -87,6 +88,15 @@ public final class APIRouter: Sendable {
             finish(failure(error, route: route, request: request))
         }
         return true
+    }
+
+    /// Refuses a path or query with an encoded NUL (`%00`), answered as the route answers errors:
+    /// the store reads text up to its first NUL, so the handler and the SQL would see two different
+    /// values (libmicrohttpd's own decoding cut the C string there).
+    static func refuseNUL(_ request: HTTPRequest) throws(AuthError) {
+        if request.path.utf8.contains(0) || request.query.contains(where: { $0.key.utf8.contains(0) || $0.value.utf8.contains(0) }) {
+            throw .invalidArgument("The request's path or query holds an encoded NUL (%00).")
+        }
     }
 
     /// What every answer gets on its way out: `no-store` unless the route chose its caching (the
@@ -105,6 +115,7 @@ public final class APIRouter: Sendable {
         let clientIP = clientAddress(request)
         if let refusal = Self.mediaTypeRefusal(route, request) { return refusal }
         do throws(AuthError) {
+            try Self.refuseNUL(request)
             try admit(route, request: request, clientIP: clientIP)
             return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
         } catch {

@@ -29,9 +29,14 @@ struct RouteTable: Sendable {
     }
 
     /// The routes whose path matches the request's, with their path parameters: a fixed path by
-    /// the decoded `path`, a pattern by `rawPath` (as sent), split before it is decoded.
+    /// the decoded `path`, a pattern by `rawPath` (as sent), split before it is decoded. A raw
+    /// path with an encoded `/` (`%2F`) matches no fixed path: its segments are not the decoded
+    /// path's (`/v1%2Fadmin%2Fusers` is one segment, not `/v1/admin/users`).
     func candidates(_ path: String, rawPath: String) -> [Candidate] {
-        if let found = fixed[path] { return found }
+        if let found = fixed[path], rawPath == path || !Self.hasEncodedSlash(rawPath) { return found }
         return patterned.compactMap { route in route.match(rawPath).map { (route, $0) } }
     }
+
+    /// Whether `rawPath` holds `%2F` or `%2f` (asked only of a path that was encoded at all).
+    static func hasEncodedSlash(_ rawPath: String) -> Bool { rawPath.lowercased().contains("%2f") }
 }

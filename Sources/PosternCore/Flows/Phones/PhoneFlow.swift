@@ -149,18 +149,28 @@ final class PhoneFlow: Sendable {
 
     /// Settles up to `limit` transfers whose cool-off is over (housekeeping): the number moves
     /// then, not at the next look at the claims, so the account it leaves loses it (and the
-    /// sessions that signed in with it) on time, and `phone.*` events go out on time. One write;
-    /// returns how many claims were settled.
-    func settleDueTransfers(limit: Int) throws(AuthError) -> Int {
+    /// sessions that signed in with it) on time, and `phone.*` events go out on time. Each claim
+    /// in a write of its own: one that fails (logged without values by the caller's count) keeps
+    /// no other from moving. Returns how many numbers moved and how many claims failed.
+    func settleDueTransfers(limit: Int) throws(AuthError) -> (moved: Int, failed: Int) {
         let now = context.clock.unixSeconds()
-        return try context.write { tx in
-            let due = try tx.phoneTransfersDue(by: now, limit: limit)
-            for claim in due {
-                var life = self.life(claim)
-                try self.settle(&life, released: false, tx: tx, now: now)
+        let due = try context.read { tx in try tx.phoneTransfersDue(by: now, limit: limit) }
+        var moved = 0, failed = 0
+        for claim in due {
+            do {
+                let verified = try context.write { tx -> Bool in
+                    // Read again in the write: the claim may have moved or ended since.
+                    guard let current = try tx.phoneClaim(id: claim.id) else { return false }
+                    var life = self.life(current)
+                    try self.settle(&life, released: false, tx: tx, now: now)
+                    return life.claim.verifiedAt != nil
+                }
+                if verified { moved += 1 }
+            } catch {
+                failed += 1
             }
-            return due.count
         }
+        return (moved, failed)
     }
 
     /// Every claim of the signed-in account, settling the transfers that are due.

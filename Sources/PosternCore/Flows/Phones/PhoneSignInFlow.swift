@@ -68,13 +68,6 @@ final class PhoneSignInFlow: Sendable {
         case refused(String)
     }
 
-    /// Signs in with the SMS code: the six cases of the email link, for the account that holds
-    /// the number verified (none: a new account, or the anonymous session's, gets it).
-    /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode` (wrong, expired,
-    ///   used, superseded, or past 5 tries: one answer), `invalidIDToken`, `MIGRATION_REQUIRED`
-    ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
-    ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
-    ///   the last 5 minutes (nothing consumed).
     /// The number's holder once a transfer of it whose cool-off is over has moved it: the move
     /// is not left to the next look at the claims, so past the cool-off the number signs in to the
     /// account that claimed it, never again to the one it left.
@@ -89,6 +82,13 @@ final class PhoneSignInFlow: Sendable {
         return try tx.phoneNumberHolder(numberHash: numberHash)
     }
 
+    /// Signs in with the SMS code: the six cases of the email link, for the account that holds
+    /// the number verified (none: a new account, or the anonymous session's, gets it).
+    /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode` (wrong, expired,
+    ///   used, superseded, or past 5 tries: one answer), `invalidIDToken`, `MIGRATION_REQUIRED`
+    ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
+    ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
+    ///   the last 5 minutes (nothing consumed).
     func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         try checkEnabled()
         let number = try phones.parseNumber(phoneNumber)
