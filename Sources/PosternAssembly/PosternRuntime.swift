@@ -87,7 +87,7 @@ public struct PosternStorage: Sendable {
     /// `settleDue` runs first in each round (the daemon passes the phone transfers its flows settle).
     public func housekeeper(
         settings: Settings, metrics: HousekeepingMetrics = HousekeepingMetrics(),
-        settleDue: (@Sendable () throws -> (moved: Int, failed: Int))? = nil
+        settleDue: Housekeeper.SettleDue? = nil
     ) -> Housekeeper {
         Housekeeper(
             store: store, policy: RetentionPolicy(settings: settings, config: AuthConfiguration(settings)), clock: clock,

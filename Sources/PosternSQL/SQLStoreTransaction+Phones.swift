@@ -17,9 +17,12 @@ extension SQLStoreTransaction {
             locale: row.text(13))
     }
 
-    private func claims(where condition: String, _ args: [SQLValue], orderedBy order: String = "c.created_at, c.id") throws -> [PhoneClaim] {
+    private func claims(
+        where condition: String, _ args: [SQLValue], orderedBy order: String = "c.created_at, c.id", limit: Int? = nil
+    ) throws -> [PhoneClaim] {
         var claims: [PhoneClaim] = []
-        try db.query("SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY \(order)", args) {
+        let sql = "SELECT \(Self.claimColumns) FROM \(Self.claimSource) WHERE \(condition) ORDER BY \(order)" + (limit == nil ? "" : " LIMIT ?")
+        try db.query(sql, args + (limit.map { [.integer(Int64(max(0, $0)))] } ?? [])) {
             claims.append(try readClaim($0))
         }
         return claims
@@ -39,9 +42,7 @@ extension SQLStoreTransaction {
 
     public func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim] {
         // `transfer_from IS NOT NULL` lets the partial index of the waiting transfers find them.
-        try claims(
-            where: "c.transfer_from IS NOT NULL AND c.transfer_due_at <= ?", [.integer(now), .integer(Int64(max(0, limit)))],
-            orderedBy: "c.transfer_due_at, c.id LIMIT ?")
+        try claims(where: "c.transfer_from IS NOT NULL AND c.transfer_due_at <= ?", [.integer(now)], orderedBy: "c.transfer_due_at, c.id", limit: limit)
     }
 
     public func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder? {

@@ -30,15 +30,16 @@ public struct Housekeeper: Sendable {
     public let metrics: HousekeepingMetrics
     /// What is due to change before anything is deleted, run first in each round (the daemon's:
     /// ``AuthService/settleDuePhoneTransfers(limit:)``, which needs the keys and settings the
-    /// store alone has not): how many it settled, how many it could not. Nil for none
-    /// (`maintenance run`).
-    let settleDue: (@Sendable () throws -> (moved: Int, failed: Int))?
+    /// store alone has not): how many it settled, how many it could not.
+    public typealias SettleDue = @Sendable () throws -> (moved: Int, failed: Int)
+    /// The round's ``SettleDue``; nil for none (`maintenance run`).
+    let settleDue: SettleDue?
 
     /// Creates the housekeeper.
     public init(
         store: any Store, policy: RetentionPolicy, clock: any WallClock, batchSize: Int = Housekeeper.defaultBatchSize,
         maximumBatches: Int = 200, reclaimPages: Int = 4096, metrics: HousekeepingMetrics = HousekeepingMetrics(),
-        settleDue: (@Sendable () throws -> (moved: Int, failed: Int))? = nil
+        settleDue: SettleDue? = nil
     ) {
         self.settleDue = settleDue
         self.store = store

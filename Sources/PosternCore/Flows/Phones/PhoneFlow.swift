@@ -161,9 +161,7 @@ final class PhoneFlow: Sendable {
                 let verified = try context.write { tx -> Bool in
                     // Read again in the write: the claim may have moved or ended since.
                     guard let current = try tx.phoneClaim(id: claim.id) else { return false }
-                    var life = self.life(current)
-                    try self.settle(&life, released: false, tx: tx, now: now)
-                    return life.claim.verifiedAt != nil
+                    return try self.settle(current, tx: tx, now: now)
                 }
                 if verified { moved += 1 }
             } catch {
@@ -179,11 +177,21 @@ final class PhoneFlow: Sendable {
         let now = context.clock.unixSeconds()
         return try context.write { tx in
             for claim in try tx.phoneClaims(uid: account.uid) + tx.phoneTransfers(from: account.uid) {
-                var life = self.life(claim)
-                try self.settle(&life, released: false, tx: tx, now: now)
+                try self.settle(claim, tx: tx, now: now)
             }
             return try self.views(uid: account.uid, tx: tx, now: now)
         }
+    }
+
+    /// Who holds the number with this keyed hash, once a transfer of it whose cool-off is over
+    /// has moved it, in the caller's transaction: phone sign-in asks this, so past the cool-off
+    /// the number signs in to the account that claimed it, never again to the one it left.
+    func holderSettlingTransfers(numberHash: [UInt8], tx: any StoreWriter, now: Int64) throws -> PhoneNumberHolder? {
+        guard let holding = try tx.phoneNumberHolder(numberHash: numberHash) else { return nil }
+        let waiting = try tx.phoneTransfers(from: holding.uid).filter { $0.numberHash == numberHash }
+        guard !waiting.isEmpty else { return holding }
+        for claim in waiting { try settle(claim, tx: tx, now: now) }
+        return try tx.phoneNumberHolder(numberHash: numberHash)
     }
 
     private func views(uid: String, tx: any StoreReader, now: Int64) throws -> [PhoneClaimView] {
@@ -420,6 +428,15 @@ final class PhoneFlow: Sendable {
 
     func life(_ claim: PhoneClaim) -> PhoneClaimLife {
         PhoneClaimLife(claim, maximumWrongTries: context.config.maximumWrongCodes)
+    }
+
+    /// ``settle(_:released:tx:now:retried:)`` of `claim` as stored, not released: true when it
+    /// holds its number afterwards.
+    @discardableResult
+    func settle(_ claim: PhoneClaim, tx: any StoreWriter, now: Int64) throws -> Bool {
+        var life = life(claim)
+        try settle(&life, released: false, tx: tx, now: now)
+        return life.claim.verifiedAt != nil
     }
 
     /// Makes the claim's agreement real, in the caller's transaction: verifies a free number,

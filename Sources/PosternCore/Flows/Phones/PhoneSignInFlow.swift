@@ -68,20 +68,6 @@ final class PhoneSignInFlow: Sendable {
         case refused(String)
     }
 
-    /// The number's holder once a transfer of it whose cool-off is over has moved it: the move
-    /// is not left to the next look at the claims, so past the cool-off the number signs in to the
-    /// account that claimed it, never again to the one it left.
-    private func settledHolder(numberHash: [UInt8], tx: any StoreWriter, now: Int64) throws -> PhoneNumberHolder? {
-        guard let holding = try tx.phoneNumberHolder(numberHash: numberHash) else { return nil }
-        let waiting = try tx.phoneTransfers(from: holding.uid).filter { $0.numberHash == numberHash }
-        guard !waiting.isEmpty else { return holding }
-        for claim in waiting {
-            var life = phones.life(claim)
-            try phones.settle(&life, released: false, tx: tx, now: now)
-        }
-        return try tx.phoneNumberHolder(numberHash: numberHash)
-    }
-
     /// Signs in with the SMS code: the six cases of the email link, for the account that holds
     /// the number verified (none: a new account, or the anonymous session's, gets it).
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode` (wrong, expired,
@@ -114,7 +100,7 @@ final class PhoneSignInFlow: Sendable {
             guard ConstantTime.equals(expected, request.codeHash) else { return .refused("phone-sign-in-wrong") }
             // The right code: from here every refusal rolls back (the try is not counted, nothing consumed).
             let session = try presented.flatMap { try tx.account(uid: $0.uid) }
-            let holding = try self.settledHolder(numberHash: numberHash, tx: tx, now: now)
+            let holding = try self.phones.holderSettlingTransfers(numberHash: numberHash, tx: tx, now: now)
             let holder = try holding.flatMap { try tx.account(uid: $0.uid) }
             let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
             var migration: LoginDescriptor.Migration?
