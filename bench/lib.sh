@@ -1,4 +1,7 @@
 # Shared set-up for the benchmarks: Debian packages and a Python venv for the reference runs.
+# Sourced from the checkout's root. A POSTERN_BIN outside the checkout finds no bundled templates
+# beside itself: every daemon a benchmark starts uses this checkout's.
+export POSTERN_TEMPLATES=${POSTERN_TEMPLATES:-$PWD/templates}
 bench_install_swift_deps() {
   local need=()
   for p in libcurl4-openssl-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libidn2-dev libpq-dev libcrypt-dev pkg-config openssl util-linux "$@"; do
