@@ -26,6 +26,10 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// The link (a genuine one) is bound to the browser that asked for it (`bindBrowser`) and was
     /// opened in another: open it there, or type the 6-digit code (400).
     case linkOtherBrowser = "LINK_OTHER_BROWSER"
+    /// The link would give its address to the signed-in account, or the signed-in anonymous
+    /// account's data to the address's account, but this session did not ask for it: ask for the
+    /// link from this session (send-link with its `idToken`), or complete it without one (409).
+    case linkOtherSession = "LINK_OTHER_SESSION"
     /// The address given is not the one the link was sent to (400).
     case emailMismatch = "EMAIL_MISMATCH"
     /// The link was requested with PKCE and the verifier is missing or wrong (400).
@@ -97,7 +101,7 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
         case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled: 404
         case .methodNotAllowed: 405
-        case .migrationRequired, .credentialAlreadyInUse, .emailExists, .notDead, .anonymousAccount, .phoneClaimState: 409
+        case .migrationRequired, .credentialAlreadyInUse, .linkOtherSession, .emailExists, .notDead, .anonymousAccount, .phoneClaimState: 409
         case .payloadTooLarge: 413
         case .unsupportedMediaType: 415
         case .tooManyAttempts: 429

@@ -101,7 +101,9 @@ extension PosternAuth {
     ///   - resetToAnonymousOnFailure: on any failure but `.migrationRequired`, sign out and start
     ///     a new anonymous session, so the app always has a user.
     /// - Throws: `.migrationRequired` (carrying the credentials and the anonymous uid),
-    ///   `.credentialAlreadyInUse`, `.invalidCode`, `.expiredCode`, `.emailMismatch`,
+    ///   `.credentialAlreadyInUse`, `.linkOtherSession` (a link this session did not ask for would
+    ///   change its account), `.requiresRecentLogin` (linking an address to a signed-in account
+    ///   needs a sign-in in the last 5 minutes), `.invalidCode`, `.expiredCode`, `.emailMismatch`,
     ///   `.invalidCodeVerifier` (type the address), `.invalidLoginCredentials`, `.userDisabled`,
     ///   `.tooManyAttempts`, network and server failures.
     @discardableResult

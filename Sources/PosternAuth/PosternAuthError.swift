@@ -63,6 +63,11 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case migrationRequired(MigrationRequired)
     /// The credential's address belongs to another account (`CREDENTIAL_ALREADY_IN_USE`).
     case credentialAlreadyInUse
+    /// The link would change the signed-in account (give it the link's address, or move this
+    /// guest account's data), but it was not asked for from this session: someone else's link,
+    /// perhaps forwarded. Ask for a link from here, or sign out to sign in with it
+    /// (`LINK_OTHER_SESSION`).
+    case linkOtherSession
     /// The new address already belongs to another account (`EMAIL_EXISTS`).
     case emailExists
     /// No such user (`USER_NOT_FOUND`).
@@ -147,6 +152,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
             }
             return .migrationRequired(MigrationRequired(credentials: credentials, anonymousUid: anonymousUid))
         case .credentialAlreadyInUse: return .credentialAlreadyInUse
+        case .linkOtherSession: return .linkOtherSession
         case .emailExists: return .emailExists
         case .userNotFound: return .userNotFound
         case .anonymousAccount: return .anonymousAccount
@@ -190,6 +196,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .anonymousAccount: "A guest account cannot do this: sign in with an email address first."
         case .migrationRequired: "This address already has an account; signing in replaces the guest account on this device."
         case .credentialAlreadyInUse: "This address belongs to another account."
+        case .linkOtherSession: "This link was not asked for from this account, so it cannot change it. Ask for a new link here, or sign out to sign in with this one."
         case .emailExists: "The new address already belongs to another account."
         case .userNotFound: "There is no such user."
         case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."

@@ -312,7 +312,7 @@ struct FlowAttackTests {
         #expect(rings.count == 1)
         // A signed-in account signs in with a new address: the address is linked, and the old
         // one gets a recoverEmail mail (this path used to wait for the next poll).
-        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com"))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com", idToken: first.session.idToken))
         let before = rings.count
         _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: first.session.idToken))
         guard case .recoverEmail = h.store.queuedMail().last?.intent else {

@@ -21,7 +21,7 @@ struct FlowCasesTests {
         let h = try FlowHarness()
         let existing = try h.signIn("a@example.com")
         let anonymous = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", idToken: anonymous.idToken))
         let link = try h.lastLink()
         let refused = expectAuthError("MIGRATION_REQUIRED") {
             _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: anonymous.idToken))

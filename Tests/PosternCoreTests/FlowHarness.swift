@@ -66,7 +66,8 @@ struct FlowHarness {
     /// Signs in `email` by email link, creating the account if needed.
     @discardableResult
     func signIn(_ email: String, idToken: String? = nil, allowMigration: Bool? = nil) throws -> LoginDescriptor {
-        try service.sendEmailLink(EmailLinkRequest(email: email))
+        // Asked for by the session that completes it, as the client library does.
+        try service.sendEmailLink(EmailLinkRequest(email: email, idToken: idToken))
         return try service.completeEmailLink(
             EmailLinkCompletion(link: try lastLink(), idToken: idToken, allowMigration: allowMigration))
     }

@@ -318,3 +318,33 @@ def test_10_a_password_reset_ends_open_sign_in_links(postern):
     check_error(answer, status, "LINK_SUPERSEDED", 400)
     status, answer, _ = postern.post("/v1/email-link/complete", {"code": six_digits(open_msg), "email": owner})
     check_error(answer, status, "INVALID_OOB_CODE", 400)
+
+
+def test_11_a_forwarded_link_changes_no_signed_in_account(postern):
+    """The attacker asks for a link to a fresh address of theirs and forwards it; the victim's app
+    completes it with the victim's session. Before, the victim's account took the attacker's address
+    and the attacker's next link to it signed in to the victim's account."""
+    victim = unique("victim")
+    login = sign_in(postern, victim)
+    evil = unique("evil")
+    forwarded = action_link(send_link(postern, evil), postern.public_url, "signIn")
+    status, answer, _ = postern.post("/v1/email-link/complete", {"link": forwarded, "idToken": login["session"]["idToken"]})
+    check_error(answer, status, "LINK_OTHER_SESSION", 409)
+    status, me, _ = postern.get("/v1/me", token=login["session"]["idToken"])
+    assert status == 200 and me["email"] == victim, me
+    # The same with the session as a bearer token, and for a guest session (its data would go along).
+    status, answer, _ = postern.post("/v1/email-link/complete", {"link": forwarded}, token=login["session"]["idToken"])
+    check_error(answer, status, "LINK_OTHER_SESSION", 409)
+    status, guest, _ = postern.post("/v1/accounts/anonymous", {})
+    assert status == 200, guest
+    status, answer, _ = postern.post("/v1/email-link/complete", {"link": forwarded, "idToken": guest["idToken"]})
+    check_error(answer, status, "LINK_OTHER_SESSION", 409)
+    # Nothing was consumed: the attacker's own sign-in with it is a new account, not the victim's.
+    status, own, _ = postern.post("/v1/email-link/complete", {"link": forwarded})
+    assert status == 200 and own["uid"] != login["uid"] and own["isNewUser"] is True, own
+    # The victim linking an address of their own, asked from the same session: still works.
+    mine = unique("mine")
+    msg = send_link(postern, mine, idToken=login["session"]["idToken"])
+    status, linked, _ = postern.post("/v1/email-link/complete",
+                                     {"link": action_link(msg, postern.public_url, "signIn"), "idToken": login["session"]["idToken"]})
+    assert status == 200 and linked["uid"] == login["uid"], linked

@@ -161,7 +161,7 @@ def test_every_event_verified_and_none_lost_while_the_receiver_is_down(postern, 
     assert status == 200
     status, second, _ = postern.post("/v1/accounts/anonymous")
     assert status == 200
-    status, _, _ = postern.post("/v1/email-link/send", {"email": c})
+    status, _, _ = postern.post("/v1/email-link/send", {"email": c, "idToken": second["idToken"]})
     assert status == 202
     status, migrated, _ = complete_link(postern, c, idToken=second["idToken"], allowMigration=True)
     assert status == 200 and migrated["migration"]["fromUid"] == second["uid"], migrated

@@ -89,6 +89,9 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
             details: ["anonymousUid": anonymousUid])
     }
     public static let credentialAlreadyInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The address belongs to another account.")
+    public static let linkOtherSession = AuthError(
+        .conflict, code: .linkOtherSession,
+        message: "This session did not ask for the link: ask for it from here (with this session's idToken), or complete it without one.")
     /// A phone sign-in in a normal session whose number another account holds verified.
     public static let phoneInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The number belongs to another account.")
     /// The account is anonymous, and what was asked needs an address; `message` says what to do.

@@ -37,6 +37,18 @@ public enum SignInResolution: Sendable, Hashable {
         }
     }
 
+    /// True when the outcome changes the presented session's account or ends it in favour of
+    /// another: the address given to it (`upgradeAnonymous`, `link`), its data moved (`migrate`,
+    /// and `migrationRequired`, which asks for that). Only the session that asked for the
+    /// credential may do these: a link forwarded by a stranger must not give a victim's account
+    /// the stranger's address (the stranger then signs in with it).
+    public var changesPresentedAccount: Bool {
+        switch self {
+        case .upgradeAnonymous, .link, .migrate, .migrationRequired: true
+        case .create, .signIn, .reauthenticate, .credentialInUse: false
+        }
+    }
+
     /// True exactly when the address had no account before.
     public var isNewUser: Bool {
         switch self {

@@ -49,7 +49,8 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200,
                   contract: .init(request: .json(EmailLinkWaitBody.self), answer: .json(LoginBody.self),
-                                  errors: [.invalidOOBCode, .invalidEmail, .userDisabled, .invalidIDToken, .migrationRequired, .credentialAlreadyInUse],
+                                  errors: [.invalidOOBCode, .invalidEmail, .userDisabled, .invalidIDToken, .requiresRecentLogin, .migrationRequired,
+                                           .credentialAlreadyInUse],
                                   links: .signedIn,
                                   otherAnswers: [.init(status: 202, description: "Not approved yet: call again.", body: AcceptedBody.self)])) { c throws(AuthError) in
                 let body = try c.body(EmailLinkWaitBody.self)
@@ -68,7 +69,7 @@ extension APIRouter {
                   contract: .init(request: .json(EmailLinkCompleteBody.self), answer: .json(LoginBody.self),
                                   errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .linkOtherBrowser, .emailMismatch,
                                            .invalidCodeVerifier, .invalidEmail, .userDisabled,
-                                           .invalidIDToken, .migrationRequired, .credentialAlreadyInUse],
+                                           .invalidIDToken, .requiresRecentLogin, .migrationRequired, .credentialAlreadyInUse, .linkOtherSession],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.completeEmailLink(EmailLinkCompletion(

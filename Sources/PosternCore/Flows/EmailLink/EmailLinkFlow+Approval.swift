@@ -98,7 +98,7 @@ extension EmailLinkFlow {
     ///   used, expired, or never asked), and the errors of a sign-in (`MIGRATION_REQUIRED`, …).
     func approvalResult(email text: String, codeVerifier: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor? {
         let email = try context.parseEmail(text)
-        let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
+        let presented = try sessions.presented(idToken)
         let challenge = Array(FlowContext.s256Challenge(of: codeVerifier).utf8)
         let now = context.clock.unixSeconds()
         let open = try context.read { tx in try tx.openActionRequests(purpose: .signIn, address: email, now: now) }

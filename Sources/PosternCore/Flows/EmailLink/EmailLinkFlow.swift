@@ -70,7 +70,7 @@ final class EmailLinkFlow: Sendable {
     ///   `INVALID_CODE_VERIFIER`, `MIGRATION_REQUIRED` (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`,
     ///   `USER_DISABLED`, `TOO_MANY_ATTEMPTS_TRY_LATER`.
     func complete(_ input: EmailLinkCompletion) throws(AuthError) -> LoginDescriptor {
-        let presented = try input.idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
+        let presented = try sessions.presented(input.idToken)
         let typedEmail = try input.email.map { text throws(AuthError) in try context.parseEmail(text) }
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
@@ -105,7 +105,7 @@ final class EmailLinkFlow: Sendable {
         // The session given when the link was asked for binds it only when that device comes
         // back: the same session, or the verifier. Otherwise this is a plain sign-in to the
         // address's own account — never an upgrade of a stranger's anonymous account.
-        let sameSession = request.uid != nil && presented?.uid == request.uid
+        let sameSession = request.uid != nil && presented?.account.uid == request.uid
         return try finish(
             request: request, codeExpiry: codeExpiry, presented: presented, askerReturned: verifierMatches || sameSession,
             allowMigration: input.allowMigration, method: request.purpose == .signUp ? "password" : "emailLink", now: now)
@@ -143,12 +143,16 @@ final class EmailLinkFlow: Sendable {
     ///
     /// `askerReturned`: the device that asked for the link is the one completing it (same session
     /// or PKCE verifier). Only then does the request's own session (a sign-up's anonymous account)
-    /// count, and only then does a password chosen at sign-up apply.
+    /// count, only then may the presented session's account change (``SignInResolution/changesPresentedAccount``:
+    /// else `LINK_OTHER_SESSION`, nothing consumed), and only then does a password chosen at
+    /// sign-up apply. Linking an address to a normal account also asks for a recent sign-in, as
+    /// `POST /v1/me/email` does (else `REQUIRES_RECENT_LOGIN`, nothing consumed): an old stolen
+    /// session must not move the account to its thief's address.
     ///
     /// `approved`: the waiting device of an approval takes the session; the request must still
     /// be approved inside the transaction.
     func finish(
-        request: ActionRequest, codeExpiry: Int64, presented: Account?, askerReturned: Bool, allowMigration: Bool?,
+        request: ActionRequest, codeExpiry: Int64, presented: PresentedSession?, askerReturned: Bool, allowMigration: Bool?,
         method: String, now: Int64, approved: Bool = false
     ) throws(AuthError) -> LoginDescriptor {
         let issue = try sessions.issuer()
@@ -161,7 +165,7 @@ final class EmailLinkFlow: Sendable {
                 throw AuthError.code(.alreadyUsed)
             }
             if approved, !ledger.life(current).isApproved(now: now) { throw AuthError.code(.stateChanged) }
-            var session = try presented.flatMap { try tx.account(uid: $0.uid) }
+            var session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
             if presented == nil, askerReturned, let uid = current.uid {
                 // The session that asked for the link, proved by the verifier (a sign-up upgrading
                 // its anonymous account on the device that signed up).
@@ -169,6 +173,7 @@ final class EmailLinkFlow: Sendable {
             }
             let holder = try tx.account(address: current.email)
             let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
+            if presented != nil, !askerReturned, resolution.changesPresentedAccount { throw AuthError.linkOtherSession }
             var migration: LoginDescriptor.Migration?
             var account: Account
             switch resolution {
@@ -189,6 +194,7 @@ final class EmailLinkFlow: Sendable {
                 account = found
                 try events.record(.userAnonymousUpgraded(uid: uid, email: current.email), tx: tx, now: now)
             case .link(let uid):
+                guard presented?.signedInRecently == true else { throw AuthError.requiresRecentLogin }
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 if let old = found.email, old != current.email {
                     try ActionLedger.queueRecovery(uid: uid, old: old, new: current.email, tx: tx, now: now, ttl: ttlRecoverEmail)

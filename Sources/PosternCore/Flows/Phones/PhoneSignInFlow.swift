@@ -79,12 +79,8 @@ final class PhoneSignInFlow: Sendable {
         try checkEnabled()
         let number = try phones.parseNumber(phoneNumber)
         try PhoneFlow.checkCodeShape(code)
-        let verified = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token) }
-        let presented = verified?.account
+        let presented = try sessions.presented(idToken)
         let now = context.clock.unixSeconds()
-        // Adding a number to a signed-in account asks for a recent sign-in, as `POST /v1/me/phones`
-        // does: an old stolen session must not plant its thief's number on the account.
-        let recentSignIn = verified.map { now - $0.claims.authTime <= context.config.recentSignInWindow } ?? false
         let ring = context.keys.current
         let numberHash = PhoneFlow.numberHash(number, ring: ring)
         let maximumTries = context.config.maximumWrongCodes
@@ -99,7 +95,7 @@ final class PhoneSignInFlow: Sendable {
             let expected = Self.codeHash(requestID: request.requestID, code: code, ring: ring)
             guard ConstantTime.equals(expected, request.codeHash) else { return .refused("phone-sign-in-wrong") }
             // The right code: from here every refusal rolls back (the try is not counted, nothing consumed).
-            let session = try presented.flatMap { try tx.account(uid: $0.uid) }
+            let session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
             let holding = try self.phones.holderSettlingTransfers(numberHash: numberHash, tx: tx, now: now)
             let holder = try holding.flatMap { try tx.account(uid: $0.uid) }
             let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
@@ -125,7 +121,9 @@ final class PhoneSignInFlow: Sendable {
                 try events.record(.userAnonymousUpgraded(uid: uid, email: nil), tx: tx, now: now)
                 gainsNumber = true
             case .link(let uid):
-                guard recentSignIn else { throw AuthError.requiresRecentLogin }
+                // Adding a number to a signed-in account asks for a recent sign-in, as `POST /v1/me/phones`
+                // does: an old stolen session must not plant its thief's number on the account.
+                guard presented?.signedInRecently == true else { throw AuthError.requiresRecentLogin }
                 guard let found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 account = found
                 gainsNumber = true

@@ -107,6 +107,16 @@ final class SessionFlow: Sendable {
         return (account, claims)
     }
 
+    /// The session presented with a credential (a sign-in's `idToken`), nil without one: its
+    /// account, and whether it signed in recently enough to add a credential to the account.
+    /// - Throws: the errors of `verifyIDToken`.
+    func presented(_ token: String?) throws(AuthError) -> PresentedSession? {
+        guard let token else { return nil }
+        let verified = try verifyIDToken(token)
+        let recent = context.clock.unixSeconds() - verified.claims.authTime <= context.config.recentSignInWindow
+        return PresentedSession(account: verified.account, signedInRecently: recent)
+    }
+
     /// Verifies an ID token and that its sign-in is at most 5 minutes old.
     /// - Throws: `AuthError.requiresRecentLogin` and the errors of `verifyIDToken`.
     func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
@@ -188,4 +198,11 @@ final class SessionFlow: Sendable {
         _ = try tx.revokeRefreshTokens(uid: account.uid)
         account.sessionVersion += 1
     }
+}
+
+/// A session presented with a credential: who it is, and whether its sign-in is recent (within
+/// `recentSignInWindow`), which adding an address or a number to a normal account asks for.
+struct PresentedSession: Sendable {
+    let account: Account
+    let signedInRecently: Bool
 }
