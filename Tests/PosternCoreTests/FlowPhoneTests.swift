@@ -131,6 +131,26 @@ struct FlowPhoneTests {
         expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try h.service.addPhone(idToken: u.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil) }
     }
 
+    @Test("attacker: an old session of U's, typing the code of a claim the thief started for the thief's number, proves it but approves nothing")
+    func staleSessionApprovesNothing() throws {
+        let h = try Self.harness()
+        let u = try h.signIn("u@example.com")
+        h.clock.advance(by: 600)
+        let thief = try h.service.signInAnonymously()
+        let started = try h.service.startPhoneClaim(
+            idToken: thief.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
+        _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: started.claimID, code: try h.lastSMSCode())
+        var claims = try Self.phones(h, u.session.idToken)
+        #expect(claims.map(\.status) == [.awaitingApproval])
+        #expect(claims[0].holderProved && !claims[0].ownerApproved)
+        expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try h.service.approvePhoneClaim(idToken: u.session.idToken, claimID: started.claimID) }
+        // The owner, signed in again, decides.
+        let fresh = try h.signIn("u@example.com", idToken: u.session.idToken)
+        _ = try h.service.approvePhoneClaim(idToken: fresh.session.idToken, claimID: started.claimID)
+        claims = try Self.phones(h, fresh.session.idToken)
+        #expect(claims.map(\.status) == [.verified])
+    }
+
     @Test("a number held by V: the same answers as a free one; V's owner is mailed; it moves on release")
     func transferByRelease() throws {
         let h = try Self.harness()

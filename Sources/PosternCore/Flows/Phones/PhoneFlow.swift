@@ -209,14 +209,17 @@ final class PhoneFlow: Sendable {
         return claim
     }
 
-    /// The holder types the code into the owner's session (the usual case: one person).
+    /// The holder types the code into the owner's session (the usual case: one person). The
+    /// owner agrees by it only with a recent sign-in, as ``approve(idToken:claimID:)`` asks: a
+    /// thief with an old session of the owner's, who started the claim for the thief's own number
+    /// (`POST /v1/phones/claims`), proves it but must still get the owner's approval.
     /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim),
     ///   `phoneClaimNotFound` for a claim of another account.
     func ownerProve(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
-        let (account, _) = try sessions.verifyIDToken(idToken)
+        guard let session = try sessions.presented(idToken) else { throw .invalidIDToken }
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
-        return try proveCode(claimID: claimID, code: code, owner: account.uid)
+        return try proveCode(claimID: claimID, code: code, owner: session.account.uid, ownerAgrees: session.signedInRecently)
     }
 
     /// The owner approves a claim the holder proved first (recent sign-in).
@@ -359,8 +362,9 @@ final class PhoneFlow: Sendable {
     }
 
     /// Proves the claim's number with `code`: by the holder on its own (`owner` nil) or typed into
-    /// the session of the claim's account `owner`. Then, if the owner had agreed, settles.
-    private func proveCode(claimID: String, code: String, owner: String?) throws(AuthError) -> PhoneProof {
+    /// the session of the claim's account `owner`, which agrees too when `ownerAgrees` (a recent
+    /// sign-in). Then, if the owner had agreed, settles.
+    private func proveCode(claimID: String, code: String, owner: String?, ownerAgrees: Bool = false) throws(AuthError) -> PhoneProof {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let events = context.events
@@ -374,8 +378,8 @@ final class PhoneFlow: Sendable {
             let check = life.checkCode(matches: matches, proving: true, now: now)
             switch check {
             case .proved:
-                // In the owner's session the owner agrees too (one person at one screen).
-                if owner != nil, life.claim.ownerApprovedAt == nil { _ = life.approve(now: now) }
+                // In the owner's recent session the owner agrees too (one person at one screen).
+                if owner != nil, ownerAgrees, life.claim.ownerApprovedAt == nil { _ = life.approve(now: now) }
                 life.extendForApproval(approvalWindow, now: now)
                 try tx.updatePhoneClaim(life.claim)
                 try self.settle(&life, released: false, tx: tx, now: now)
