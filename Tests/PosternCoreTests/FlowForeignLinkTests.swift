@@ -105,3 +105,44 @@ struct FlowForeignLinkTests {
         #expect(account?.passwordHash == nil)
     }
 }
+
+/// A thief with a recent session files several address changes, applies one, and is thrown out by
+/// the owner's recovery (or password reset): the changes still pending end with it. Before, the
+/// account was back on the old address, the next pending link matched it again, and the thief
+/// applied it (`POST /v1/actions/apply` needs no session) and signed in at the new address.
+@Suite("Recovery and reset end the address changes still pending")
+struct FlowPendingChangeTests {
+    @Test("after the owner recovers the address, another pending change link is refused")
+    func recoveryEndsPendingChanges() throws {
+        let h = try FlowHarness()
+        let owner = try h.signIn("owner@example.com")
+        try h.service.requestEmailChange(idToken: owner.session.idToken, newEmail: "c@attacker.test", continueURL: nil)
+        let first = try h.lastLink()
+        try h.service.requestEmailChange(idToken: owner.session.idToken, newEmail: "d@attacker.test", continueURL: nil)
+        let pending = try h.lastLink()
+        _ = try h.service.applyAction(link: first, oobCode: nil, newPassword: nil)
+        #expect(try h.account(owner.uid)?.email?.address == "c@attacker.test")
+        // The owner's recovery link (mailed to the old address) puts it back and ends every session.
+        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        #expect(try h.account(owner.uid)?.email?.address == "owner@example.com")
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.applyAction(link: pending, oobCode: nil, newPassword: nil) }
+        #expect(try h.account(owner.uid)?.email?.address == "owner@example.com")
+    }
+
+    @Test("after a password reset, a pending change link is refused; without one it still applies")
+    func resetEndsPendingChanges() throws {
+        let h = try FlowHarness()
+        let owner = try h.signIn("owner@example.com")
+        try h.service.requestEmailChange(idToken: owner.session.idToken, newEmail: "d@attacker.test", continueURL: nil)
+        let pending = try h.lastLink()
+        try h.service.requestPasswordReset(email: "owner@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a brand new password")
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.applyAction(link: pending, oobCode: nil, newPassword: nil) }
+        #expect(try h.account(owner.uid)?.email?.address == "owner@example.com")
+        // A change asked after the reset, by the owner's new session, applies.
+        let fresh = try h.signIn("owner@example.com")
+        try h.service.requestEmailChange(idToken: fresh.session.idToken, newEmail: "new@example.com", continueURL: nil)
+        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        #expect(try h.account(owner.uid)?.email?.address == "new@example.com")
+    }
+}

@@ -131,10 +131,14 @@ final class ActionLedger: Sendable {
             return StateBinding(uid, request.email.normalized)
         case .changeEmail:
             // email: the new address; otherEmail: the account's address when the change was asked.
+            // The session version too: a recovery of the address, a password reset or "sign out
+            // everywhere" (each revokes every session) ends the changes still pending. Otherwise a
+            // thief who filed several, applied one and was thrown out by the owner's recovery had
+            // the account back on the old address, which the next pending link matched again.
             guard let uid = request.uid, let old = request.otherEmail, let account = try tx.account(uid: uid),
                 account.email == old
             else { return nil }
-            return StateBinding(uid, old.normalized, request.email.normalized)
+            return StateBinding(uid, old.normalized, request.email.normalized, String(account.sessionVersion))
         case .recoverEmail:
             // email: the old address (the recipient); otherEmail: the address the account moved to.
             guard let uid = request.uid, let moved = request.otherEmail, let account = try tx.account(uid: uid),
