@@ -58,13 +58,27 @@ struct ClientAddressPolicyTests {
     @Test("IPv6 hops, brackets, ports and IPv4-mapped addresses resolve to canonical text")
     func ipv6() throws {
         let p = try policy(["fd00::/8", "127.0.0.1/32"])
-        #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "2001:DB8::1, fd00::7") == "2001:db8::1")
-        #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "[2001:db8::2]:4711") == "2001:db8::2")
+        #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "2001:DB8::1, fd00::7") == "2001:db8::/64")
+        #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "[2001:db8::2]:4711") == "2001:db8::/64")
         #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "198.51.100.7:8080") == "198.51.100.7")
         #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "::ffff:198.51.100.7") == "198.51.100.7")
         // An IPv4-mapped hop inside a trusted IPv4 range is trusted.
         #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "198.51.100.7, ::ffff:127.0.0.1") == "198.51.100.7")
         #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "fe80::1%eth0") == "127.0.0.1")
+    }
+
+    @Test("an IPv6 client counts by its /64, the socket peer's too: rotating source addresses in it is one key")
+    func ipv6ByPrefix() throws {
+        let p = try policy(["127.0.0.1/32"])
+        let keys = Set(["2001:db8:1:2::a", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:DB8:1:2:0:0:0:1"].map {
+            p.clientIP(peer: "127.0.0.1", forwardedFor: $0)
+        })
+        #expect(keys == ["2001:db8:1:2::/64"])
+        #expect(p.clientIP(peer: "127.0.0.1", forwardedFor: "2001:db8:1:3::a") == "2001:db8:1:3::/64")
+        #expect(ClientAddressPolicy.socketPeer.clientIP(peer: "2001:db8:1:2::9", forwardedFor: nil) == "2001:db8:1:2::/64")
+        #expect(ClientAddressPolicy.socketPeer.clientIP(peer: "2001:db8:1:2::9", forwardedFor: "1.2.3.4") == "2001:db8:1:2::/64")
+        // IPv4, IPv4-mapped included, stays one address.
+        #expect(ClientAddressPolicy.socketPeer.clientIP(peer: "::ffff:192.0.2.9", forwardedFor: nil) == "192.0.2.9")
     }
 
     @Test("--trusted-proxies wins over --trust-proxy")

@@ -217,6 +217,13 @@ def test_spoofed_leftmost_forwarded_for_does_not_escape_the_limit_with_trusted_p
     assert_limited(statuses(proxied, lambda i: f"10.79.{i}.1", source="127.0.0.3"), "untrusted peer")
 
 
+def test_an_ipv6_client_cannot_escape_the_limit_by_rotating_addresses_in_its_64(proxied):
+    # One subscriber holds a whole /64: a fresh source address per request was a fresh key.
+    assert_limited(statuses(proxied, lambda i: f"2001:db8:7:7:{i:x}:{i * 7:x}::{i + 1:x}"), "IPv6 rotating in a /64")
+    # Another /64 is another client.
+    assert statuses(proxied, lambda i: "2001:db8:7:8::1", calls=1) == [400]
+
+
 def raw_exchange(port, data, timeout=5):
     """Sends `data` on one connection and reads until the server closes it; (bytes, closed?)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)

@@ -45,34 +45,36 @@ public struct ClientAddressPolicy: Sendable {
         try self.init(trustProxy: settings.trustProxy, trustedProxies: settings.trustedProxies)
     }
 
-    /// The client's address for a request from `peer` carrying `forwardedFor` (every
-    /// X-Forwarded-For line, joined with commas in arrival order).
+    /// The key a request from `peer` carrying `forwardedFor` (every X-Forwarded-For line, joined
+    /// with commas in arrival order) is counted under: the client's address as ``IPAddress/limitKey``
+    /// writes it (an IPv6 client by its /64).
     ///
     /// An entry that is not an address stops the walk at the hop to its right: a proxy the operator
     /// runs always writes an address, so garbage was written by someone else, and the hop that
     /// passed it on is the nearest address we can vouch for. That key is shared by everyone behind
     /// that hop — the limit stays in force rather than trusting text the client wrote.
     public func clientIP(peer: String, forwardedFor: String?) -> String {
-        guard let forwardedFor else { return peer }
+        let peerKey = IPAddress(peer)?.limitKey ?? peer
+        guard let forwardedFor else { return peerKey }
         let entries = forwardedFor.split(separator: ",", omittingEmptySubsequences: false)
         switch trust {
         case .none:
-            return peer
+            return peerKey
         case .peer:
-            guard let last = entries.last, let address = IPAddress(String(last)) else { return peer }
-            return address.description
+            guard let last = entries.last, let address = IPAddress(String(last)) else { return peerKey }
+            return address.limitKey
         case .networks(let networks):
             guard let peerAddress = IPAddress(peer), networks.contains(where: { $0.contains(peerAddress) }) else {
-                return peer
+                return peerKey
             }
             var nearest = peerAddress
             for entry in entries.reversed() {
-                guard let hop = IPAddress(String(entry)) else { return nearest.description }
-                if !networks.contains(where: { $0.contains(hop) }) { return hop.description }
+                guard let hop = IPAddress(String(entry)) else { return nearest.limitKey }
+                if !networks.contains(where: { $0.contains(hop) }) { return hop.limitKey }
                 nearest = hop
             }
             // Every hop is a trusted proxy: the farthest one is as near the client as we can see.
-            return nearest.description
+            return nearest.limitKey
         }
     }
 }

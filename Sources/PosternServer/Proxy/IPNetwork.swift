@@ -36,8 +36,19 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The canonical text (`inet_ntop`): the form used as the client's rate-limit key.
-    public var description: String {
+    /// The canonical text (`inet_ntop`).
+    public var description: String { Self.text(of: bytes) }
+
+    /// The key the per-client limits count this address under: an IPv4 address itself, an IPv6
+    /// address its /64 (`2001:db8:1:2::/64`). One IPv6 subscriber gets a whole /64 to pick source
+    /// addresses from (RFC 6177), so keyed by the full address a single attacker had 2^64 fresh
+    /// keys, and `--ip-per-minute` and the SMS per-IP cap held nobody.
+    public var limitKey: String {
+        guard bytes.count == 16 else { return description }
+        return Self.text(of: Array(bytes[0..<8]) + Array(repeating: 0, count: 8)) + "/64"
+    }
+
+    private static func text(of bytes: [UInt8]) -> String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = bytes.count == 4 ? AF_INET : AF_INET6
         let written = bytes.withUnsafeBytes { raw in
