@@ -4,11 +4,14 @@ internal import CCrypt
 /// accounts imported from Supabase (or anything else on bcrypt). Postern never makes new ones.
 public enum Bcrypt {
     /// True when `encoded` has the shape of a bcrypt hash: `$2a$`/`$2b$`/`$2y$`, a two-digit cost
-    /// from 04 to 31, then 53 characters of bcrypt's base64 (22 of salt, 31 of hash).
+    /// from 04 to 16, then 53 characters of bcrypt's base64 (22 of salt, 31 of hash). bcrypt
+    /// allows up to 31, but a check costs 2^cost rounds (16: seconds; 31: days): an imported hash
+    /// above 16 would stall each sign-in to its address, and through `PasswordCheckPacer`, which
+    /// pads every check to the slowest scheme's time, every password sign-in.
     public static func isHash(_ encoded: String) -> Bool {
         let bytes = Array(encoded.utf8)
         guard bytes.count == 60, bytes[0] == 0x24, bytes[1] == 0x32, [0x61, 0x62, 0x79].contains(bytes[2]), bytes[3] == 0x24,
-            bytes[6] == 0x24, let cost = Int(String(decoding: bytes[4..<6], as: UTF8.self)), (4...31).contains(cost)
+            bytes[6] == 0x24, let cost = Int(String(decoding: bytes[4..<6], as: UTF8.self)), (4...16).contains(cost)
         else { return false }
         return bytes[7...].allSatisfy { byte in
             byte == 0x2E || byte == 0x2F || (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)

@@ -48,6 +48,10 @@ public struct PasswordHasher: Sendable {
     }
 
     /// True when `encoded` was made with weaker parameters than these and should be re-hashed.
+    /// True when `encoded` is a `$scrypt$` string this type would verify: its parameters within
+    /// ``StoredHash``'s bounds. What an import checks before it stores a hash.
+    public static func isHash(_ encoded: String) -> Bool { (try? StoredHash(encoded)) != nil }
+
     public func needsRehash(_ encoded: String) -> Bool {
         guard let stored = try? StoredHash(encoded) else { return true }
         return stored.logN < logN || stored.blockSize < blockSize || stored.parallelism < parallelism
@@ -107,8 +111,11 @@ private struct StoredHash {
             guard kv.count == 2, let value = Int(kv[1]) else { throw .malformed("password hash parameters") }
             values[kv[0]] = value
         }
+        // At most what `--scrypt-log-n` can make (ln 20 with r 8: 1 GiB) in memory, and p ≤ 4. An
+        // imported string asking for more (ln 24 with r 64 was 128 GiB a check) must not stall or
+        // kill the daemon at every sign-in to its address.
         guard let ln = values["ln"], let r = values["r"], let p = values["p"],
-            (1...24).contains(ln), (1...64).contains(r), (1...16).contains(p)
+            (1...20).contains(ln), (1...16).contains(r), (1...4).contains(p), r << ln <= 8 << 20
         else { throw .malformed("password hash parameters") }
         guard let salt = PasswordHasher.phcDecode(fields[3]), let hash = PasswordHasher.phcDecode(fields[4]),
             !salt.isEmpty, hash.count >= 16

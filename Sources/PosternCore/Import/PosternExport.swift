@@ -34,7 +34,14 @@ public enum PosternExport {
             providers.insert(provider)
         }
         let hash = o["passwordHash"] as? String
-        if let hash, PasswordScheme(of: hash) == nil { throw ImportProblem("unsupported password hash") }
+        if let hash {
+            switch PasswordScheme(of: hash) {
+            case nil: throw ImportProblem("unsupported password hash")
+            case .scrypt?: if !PasswordHasher.isHash(hash) { throw ImportProblem("scrypt parameters out of bounds (ln ≤ 20, r ≤ 16, p ≤ 4, 128·r·2^ln ≤ 1 GiB)") }
+            case .firebaseScrypt?: if (try? FirebaseStoredHash(hash)) == nil { throw ImportProblem("invalid Firebase password hash") }
+            case .bcrypt?: break
+            }
+        }
         let locale = o["locale"] as? String
         if let locale, FlowContext.cleanLocale(locale) != locale { throw ImportProblem("invalid locale") }
         let attributes = o["attributes"] as? String
