@@ -20,7 +20,7 @@ struct ClientUnitTests {
         .invalidPhoneCode: .invalidPhoneCode, .phoneClaimNotFound: .phoneClaimNotFound, .phoneClaimState: .phoneClaimState("m"),
         .phoneSignInDisabled: .phoneSignInDisabled, .methodNotAllowed: .protocolMismatch(status: 400, code: "METHOD_NOT_ALLOWED", message: "m"),
         .migrationRequired: .migrationRequired(.init(credentials: .emailCode(email: "a@b.c", code: "123456"), anonymousUid: "anon")),
-        .credentialAlreadyInUse: .credentialAlreadyInUse, .emailExists: .emailExists, .notDead: .operatorOnly(code: "NOT_DEAD", message: "m"),
+        .credentialAlreadyInUse: .credentialAlreadyInUse, .linkOtherSession: .linkOtherSession, .emailExists: .emailExists, .notDead: .operatorOnly(code: "NOT_DEAD", message: "m"),
         .payloadTooLarge: .protocolMismatch(status: 400, code: "PAYLOAD_TOO_LARGE", message: "m"),
         .unsupportedMediaType: .protocolMismatch(status: 400, code: "UNSUPPORTED_MEDIA_TYPE", message: "m"),
         .tooManyAttempts: .tooManyAttempts(retryAfter: 30), .internalFailure: .internalFailure, .unavailable: .unavailable,

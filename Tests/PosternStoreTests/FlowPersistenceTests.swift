@@ -87,7 +87,7 @@ struct FlowPersistenceTests {
         let link = try h.lastLink()
         let existing = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
         let anonymous = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", idToken: anonymous.idToken))
         let second = try h.lastLink()
         // MIGRATION_REQUIRED is thrown after the transaction read the request and both accounts:
         // nothing of it may remain — the code still works afterwards.
