@@ -67,6 +67,10 @@ public struct PosternStorage: Sendable {
                     phoneSeal: seal),
                 seal)
         }
+        if PostgresConnectionString.isMeantAsPostgres(settings.database) {
+            throw StoreError.unavailable(
+                "the PostgreSQL connection string cannot be read (in a URL, percent-encode reserved characters of the password: % as %25, @ as %40)")
+        }
         return (try SQLiteStore(path: settings.database, phoneSeal: seal), seal)
     }
 
@@ -79,7 +83,8 @@ public struct PosternStorage: Sendable {
     /// The database for messages and logs: a SQLite path as given, a PostgreSQL connection string
     /// as host, port, database and user — never its password.
     public static func describe(database: String) -> String {
-        PostgresConnectionString(database)?.description ?? database
+        if let parsed = PostgresConnectionString(database) { return parsed.description }
+        return PostgresConnectionString.isMeantAsPostgres(database) ? "PostgreSQL (a connection string libpq cannot read)" : database
     }
 
     /// The housekeeping round over this store, with the retention the settings give

@@ -27,6 +27,15 @@ public struct PostgresConnectionString: Sendable, CustomStringConvertible {
     /// SQLite file.
     public static func isPostgres(_ database: String) -> Bool { PostgresConnectionString(database) != nil }
 
+    /// Whether `database` was meant as a connection string, parsed or not: a `postgres://` or
+    /// `postgresql://` URL, or `key=value` text naming a libpq keyword. One that libpq cannot read
+    /// (a raw `%` in a URL's password) must be refused as such, not opened as a SQLite file named
+    /// after it, whose error message would show the password.
+    public static func isMeantAsPostgres(_ database: String) -> Bool {
+        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+            || ["host=", "hostaddr=", "dbname=", "user=", "password="].contains { database.contains($0) }
+    }
+
     /// Where it points, without the password: `PostgreSQL host=… port=… dbname=… user=…`.
     public var description: String { target.isEmpty ? "PostgreSQL (libpq defaults)" : "PostgreSQL \(target)" }
 

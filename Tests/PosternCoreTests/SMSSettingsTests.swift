@@ -29,7 +29,8 @@ struct SMSSettingsTests {
     @Test("transports parse; Twilio's SIDs and the sender are checked", arguments: [
         ("twilio:AC0123456789abcdef0123456789abcdef", true), ("twilio:AC123", false), ("twilio:", false),
         ("json:https://sms.example.com/send", true), ("json:ftp://x", false), ("json:", false), ("file:", false),
-        ("file:/var/sms", true), ("smtp://x", false),
+        ("file:/var/sms", true), ("smtp://x", false), ("json:https://user:secret@sms.example.com/send", false),
+        ("json:https://sms.example.com/send?to=user@example.com", true),
     ])
     func transports(value: String, valid: Bool) {
         #expect(((try? resolve(["sms-transport": value])) != nil) == valid, "\(value)")

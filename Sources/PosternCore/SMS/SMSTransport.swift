@@ -92,6 +92,12 @@ public enum SMSTransportConfig: Sendable, Hashable {
             guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8, !url.contains(where: { $0.isWhitespace }) else {
                 throw SettingsError("json: needs the gateway's http(s) URL, such as json:https://sms.example.com/send")
             }
+            // As the HTTP mail provider's: the POSTs are signed, so the URL needs no credentials,
+            // and a user:password in it would reach the start-up log line.
+            let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            guard !authority.contains("@") else {
+                throw SettingsError("json: the gateway URL must not carry credentials: the POSTs are signed with --sms-json-secret-file")
+            }
             return .json(url: url)
         }
         throw SettingsError("must be file:DIR, twilio:ACCOUNT_SID or json:URL")
