@@ -220,7 +220,7 @@ public final class PosternRuntime: Sendable {
                 return try renderer.compose(
                     composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
                     messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
-                    envelopeSender: service.bounceEnvelopeSender(messageID: message.id))
+                    envelopeSender: service.bounceEnvelopeSender(messageID: message.id, recipient: message.recipient))
             },
             clock: clock,
             configuration: OutboxWorkerPool.Configuration(

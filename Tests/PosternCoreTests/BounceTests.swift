@@ -176,7 +176,7 @@ struct BounceIntakeTests {
     static func sent(_ h: FlowHarness, _ email: String) throws -> (Int64, String) {
         try h.service.sendEmailLink(EmailLinkRequest(email: email))
         let id = try #require(try h.service.outboxMessages(state: nil, limit: 1).first?.id)
-        return (id, try #require(h.service.bounceEnvelopeSender(messageID: id)))
+        return (id, try #require(h.service.bounceEnvelopeSender(messageID: id, recipient: try EmailAddress.parse(email))))
     }
 
     func take(_ h: FlowHarness, _ text: String) throws -> BounceResult { try h.service.takeDeliveryReport(Array(text.utf8)) }
@@ -196,7 +196,7 @@ struct BounceIntakeTests {
         let (_, other) = try Self.sent(h, "bob@example.org")
         #expect(path.hasPrefix("bounce+\(first).") && path.hasSuffix("@bounces.example.com") && path != other)
         #expect(path.split(separator: "@")[0].count <= 64)
-        #expect(try Self.harness(bounceAddress: nil).service.bounceEnvelopeSender(messageID: 1) == nil)
+        #expect(try Self.harness(bounceAddress: nil).service.bounceEnvelopeSender(messageID: 1, recipient: try EmailAddress.parse("a@example.org")) == nil)
     }
 
     @Test("Postfix's DSN to a message's reverse path: bounced, the address suppressed, the detail without the address")
@@ -255,6 +255,19 @@ struct BounceIntakeTests {
         // Case folding by a relay does not break the match.
         let (upperID, upperPath) = try Self.sent(h, "dana@example.org")
         #expect(try take(h, ReportSamples.postfixFailure(to: upperPath.uppercased())).messageID == upperID)
+    }
+
+    @Test("attack: an id given out again (SQLite reuses a purged outbox's ids): the tag of the attacker's old mail with that id does not verify for the victim's")
+    func reusedID() throws {
+        let h = try Self.harness()
+        let (id, _) = try Self.sent(h, "victim@example.org")
+        // What the attacker's own mail with this id carried, before the outbox was purged and the id given out again.
+        let held = try #require(h.service.bounceEnvelopeSender(messageID: id, recipient: try EmailAddress.parse("attacker@example.org")))
+        for recipient in ["victim@example.org", "attacker@example.org"] {
+            let result = try take(h, ReportSamples.postfixFailure(to: held, recipient: recipient))
+            #expect(result.outcome == .ignored && result.messageID == nil)
+        }
+        #expect(try !suppressed(h, "victim@example.org") && !suppressed(h, "attacker@example.org"))
     }
 
     @Test("not reports and unmatched reports are ignored with their reason; an empty body is an error; no --bounce-address matches nothing")

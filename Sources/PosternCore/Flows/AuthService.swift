@@ -412,8 +412,11 @@ public final class AuthService: Sendable {
     /// Delivery reports taken in, by outcome.
     public var bounceMetrics: BounceMetrics { bounces.metrics }
 
-    /// The VERP reverse path for outbox message `id` (`--bounce-address`), or nil for `--mail-from`'s.
-    public func bounceEnvelopeSender(messageID id: Int64) -> String? { bounces.envelopeSender(messageID: id) }
+    /// The VERP reverse path for outbox message `id` to `recipient` (`--bounce-address`), or nil
+    /// for `--mail-from`'s.
+    public func bounceEnvelopeSender(messageID id: Int64, recipient: EmailAddress) -> String? {
+        bounces.envelopeSender(messageID: id, recipient: recipient)
+    }
 
     /// Takes in a delivery status notification or abuse report and records it on its message.
     /// - Throws: `AuthError.invalidArgument` when `raw` is not a report.

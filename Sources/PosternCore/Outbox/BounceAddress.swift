@@ -3,9 +3,12 @@ import PosternCrypto
 
 /// The VERP-style envelope sender (`--bounce-address`): every message leaves with its own reverse
 /// path, `LOCAL+<id>.<key>.<tag>@DOMAIN`, so a delivery report sent back to it names the message
-/// it is about. `<tag>` is 16 hex digits of the action-code key's HMAC over the message id: a
-/// stranger cannot write a report that suppresses an address of their choice, and a report is
-/// matched by the outbox id alone, never by the address it mentions.
+/// it is about. `<tag>` is 16 hex digits of the action-code key's HMAC over the message id and its
+/// recipient: a stranger cannot write a report that suppresses an address of their choice, and a
+/// report is matched by the outbox id and that message's own recipient, never by the address it
+/// mentions. The recipient is in the tag because an id alone names a message only until it is
+/// used again: SQLite gives a purged outbox's ids out anew, and a tag kept from a mail to the
+/// attacker's own address would then have verified for a later message to the victim.
 ///
 /// The tag verifies while its key does: a retired key until the longest code's lifetime has
 /// passed (7 days or more), longer than Postfix's 5-day `maximal_queue_lifetime` after which the
@@ -37,15 +40,32 @@ public struct BounceAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(localPart)@\(domain)" }
 
-    /// The reverse path of outbox message `id`, tagged with the ring's active key.
-    public func envelopeSender(messageID id: Int64, ring: ActionCodeAuthority) -> String {
-        let key = ring.activeKeyID
-        return "\(localPart)+\(id).\(key).\(Self.tag(id: id, mac: ring.activeMAC))@\(domain)"
+    /// What a reverse path of ours says: the message id, the key and the tag, not yet verified.
+    public struct Tagged: Sendable, Hashable {
+        /// The outbox id it names.
+        public let messageID: Int64
+        let keyID: UInt32
+        let tag: String
     }
 
-    /// The outbox id a report's address names, if it is one of ours with a tag that verifies.
+    /// The reverse path of outbox message `id` to `recipient`, tagged with the ring's active key.
+    public func envelopeSender(messageID id: Int64, recipient: EmailAddress, ring: ActionCodeAuthority) -> String {
+        let key = ring.activeKeyID
+        return "\(localPart)+\(id).\(key).\(Self.tag(id: id, recipient: recipient, mac: ring.activeMAC))@\(domain)"
+    }
+
+    /// Whether `tagged` was written for outbox message `tagged.messageID` to `recipient` by a key
+    /// of `ring`.
+    public func verifies(_ tagged: Tagged, recipient: EmailAddress, ring: ActionCodeAuthority) -> Bool {
+        guard let key = ring.key(id: tagged.keyID) else { return false }
+        let expected = Self.tag(id: tagged.messageID, recipient: recipient, mac: key.mac)
+        return ConstantTime.equals(Array(expected.utf8), Array(tagged.tag.utf8))
+    }
+
+    /// The id, key and tag a report's address holds, if it has the shape of one of ours with a
+    /// key the ring still has (``verifies(_:recipient:ring:)`` checks the tag against the message).
     /// The local part is compared without regard to case (relays fold it).
-    public func messageID(in address: String, ring: ActionCodeAuthority) -> Int64? {
+    public func tagged(in address: String, ring: ActionCodeAuthority) -> Tagged? {
         let text = address.trimmingCharacters(in: CharacterSet(charactersIn: "<> \t")).lowercased()
         guard let at = text.lastIndex(of: "@"), text[text.index(after: at)...] == domain else { return nil }
         let local = text[..<at]
@@ -54,14 +74,14 @@ public struct BounceAddress: Sendable, Hashable, CustomStringConvertible {
         let fields = local.dropFirst(prefix.count).split(separator: ".", omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0].count <= 19, fields[1].count <= 10, fields[2].count == 16,
             fields[0].allSatisfy(\.isASCIIDigitCharacter), fields[1].allSatisfy(\.isASCIIDigitCharacter),
-            let id = Int64(fields[0]), id > 0, let keyID = UInt32(fields[1]), let key = ring.key(id: keyID)
+            let id = Int64(fields[0]), id > 0, let keyID = UInt32(fields[1]), ring.key(id: keyID) != nil,
+            fields[2].allSatisfy(\.isHexDigit)
         else { return nil }
-        let expected = Self.tag(id: id, mac: key.mac)
-        return ConstantTime.equals(Array(expected.utf8), Array(fields[2].utf8)) ? id : nil
+        return Tagged(messageID: id, keyID: keyID, tag: String(fields[2]))
     }
 
-    private static func tag(id: Int64, mac: HMACKey) -> String {
-        mac.authenticate(Array("postern-bounce|\(id)".utf8)).prefix(8).map { byte in
+    private static func tag(id: Int64, recipient: EmailAddress, mac: HMACKey) -> String {
+        mac.authenticate(Array("postern-bounce-v2|\(id)|\(recipient.normalized)".utf8)).prefix(8).map { byte in
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
         }.joined()

@@ -59,8 +59,8 @@ final class BounceIntake: Sendable {
     init(context: FlowContext) { self.context = context }
 
     /// The reverse path for outbox message `id`, or nil without `--bounce-address`.
-    func envelopeSender(messageID id: Int64) -> String? {
-        context.config.bounceAddress?.envelopeSender(messageID: id, ring: context.keys.current.actionCodes)
+    func envelopeSender(messageID id: Int64, recipient: EmailAddress) -> String? {
+        context.config.bounceAddress?.envelopeSender(messageID: id, recipient: recipient, ring: context.keys.current.actionCodes)
     }
 
     /// Takes in the raw message `raw`. A message that is not a report is ignored with its reason,
@@ -93,8 +93,26 @@ final class BounceIntake: Sendable {
             return ignored("no --bounce-address is set, so no report can be matched to a message")
         }
         let ring = context.keys.current.actionCodes
-        guard let id = report.reversePathCandidates.lazy.compactMap({ address.messageID(in: $0, ring: ring) }).first else {
-            return ignored("the report names no reverse path of ours with a tag that verifies")
+        let candidates = report.reversePathCandidates.compactMap { address.tagged(in: $0, ring: ring) }
+        guard !candidates.isEmpty else { return ignored("the report names no reverse path of ours with a tag that verifies") }
+        // The tag verifies against the message's own recipient, so the message is read first.
+        enum Found: Sendable { case message(Int64), gone, forged }
+        let found = try context.read { tx -> Found in
+            var gone = false
+            for candidate in candidates {
+                guard let message = try tx.outboxMessage(id: candidate.messageID) else {
+                    gone = true
+                    continue
+                }
+                if address.verifies(candidate, recipient: message.recipient, ring: ring) { return .message(candidate.messageID) }
+            }
+            return gone ? .gone : .forged
+        }
+        let id: Int64
+        switch found {
+        case .message(let matched): id = matched
+        case .gone: return ignored("the message is no longer in the outbox (kept --retention-days), or the tag is not ours")
+        case .forged: return ignored("the report names no reverse path of ours with a tag that verifies")
         }
         let kind: OutboxBounce.Kind
         let status: String
@@ -122,7 +140,7 @@ final class BounceIntake: Sendable {
         case .complaint: .complaint
         }
         let events = context.events
-        let found = try context.write { tx -> Bool in
+        let recorded = try context.write { tx -> Bool in
             guard let message = try tx.outboxMessage(id: id) else { return false }
             let bounce = OutboxBounce(kind: kind, status: status, detail: Self.withoutAddress(diagnostic, message.recipient), at: now)
             guard try tx.recordBounce(id: id, bounce) else { return true }
@@ -135,7 +153,7 @@ final class BounceIntake: Sendable {
             }
             return true
         }
-        guard found else { return ignored("the message is no longer in the outbox (kept --retention-days)", id) }
+        guard recorded else { return ignored("the message is no longer in the outbox (kept --retention-days)", id) }
         return BounceResult(outcome: outcome, messageID: id, status: status, reason: nil)
     }
 
