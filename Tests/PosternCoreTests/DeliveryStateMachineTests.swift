@@ -119,6 +119,10 @@ struct DeliveryStateMachineTests {
         #expect(DeliveryOutcome.classify(replyCode: 451, reply: "451 later") == .transient(reply: "451 later", connectionFailed: false))
         #expect(DeliveryOutcome.classify(replyCode: 550, reply: "550 no") == .permanent(reply: "550 no"))
         #expect(DeliveryOutcome.classify(replyCode: 0, reply: "refused") == .transient(reply: "refused", connectionFailed: true))
+        // A server's words are cleaned before the record, the log and a suppression's reason keep them.
+        let quoted = "550 5.7.1 <bob@example.org> blocked: https://auth.example.com/action?mode=signIn&oobCode=AbCdEf0123456789AbCdEf0123"
+        #expect(DeliveryOutcome.classify(replyCode: 550, reply: quoted) == .permanent(reply: "550 5.7.1 <address> blocked: <link>"))
+        #expect(DeliveryOutcome.classify(httpStatus: 400, reply: "HTTP 400 bad to: bob@example.org") == .permanent(reply: "HTTP 400 bad to: <address>"))
     }
 
     @Test("HTTP provider answers: any 2xx sent (202 too), 429/5xx/401/403 retried with the batch, 408 retried, other 4xx dead")

@@ -1,7 +1,11 @@
 /// What one delivery attempt came to, as a transport classifies it.
 ///
 /// `reply` is the server's last reply line (or a short description of a local failure). It is kept
-/// on the message record, so transports never put a secret or a password in it.
+/// on the message record, logged, and made a suppression's reason, so transports never put a
+/// secret or a password in it, and a server's own words come through ``classify(replyCode:reply:)``
+/// or ``classify(httpStatus:reply:)``, which clean them as the delivery log does
+/// (``DeliveryLogKey/clean(_:)``: servers quote recipients, and a filter may quote a line of the
+/// message, its link with a live code).
 public enum DeliveryOutcome: Sendable, Hashable {
     /// A 2xx reply to the end of data: the server took the message.
     case sent(reply: String)
@@ -20,8 +24,9 @@ public enum DeliveryOutcome: Sendable, Hashable {
     }
 
     /// The outcome of an SMTP reply code (`0` when there was none, e.g. the connection failed).
-    public static func classify(replyCode: Int, reply: String) -> DeliveryOutcome {
-        switch replyCode {
+    public static func classify(replyCode: Int, reply text: String) -> DeliveryOutcome {
+        let reply = DeliveryLogKey.clean(text)
+        return switch replyCode {
         case 200..<300: .sent(reply: reply)
         case 500..<600: .permanent(reply: reply)
         case 421: .transient(reply: reply, connectionFailed: true)
@@ -38,8 +43,9 @@ public enum DeliveryOutcome: Sendable, Hashable {
     /// this message. Any other 4xx is the provider refusing this message for good: dead, and the
     /// recipient suppressed as for an SMTP 5xx (so a receiver answers 4xx only about the recipient
     /// or the message, never about its own trouble).
-    public static func classify(httpStatus: Int, reply: String) -> DeliveryOutcome {
-        switch httpStatus {
+    public static func classify(httpStatus: Int, reply text: String) -> DeliveryOutcome {
+        let reply = DeliveryLogKey.clean(text)
+        return switch httpStatus {
         case 200..<300: .sent(reply: reply)
         case 408, 425: .transient(reply: reply, connectionFailed: false)
         case 401, 403, 429: .transient(reply: reply, connectionFailed: true)
