@@ -20,6 +20,14 @@ struct EmailAddressTests {
         .init(input: "\"john doe\"@example.com", address: "\"john doe\"@example.com", normalized: "\"john doe\"@example.com"),
         .init(input: "\"a@b\"@example.com", address: "\"a@b\"@example.com", normalized: "\"a@b\"@example.com"),
         .init(input: "\"quote\\\"inside\"@example.com", address: "\"quote\\\"inside\"@example.com", normalized: "\"quote\\\"inside\"@example.com"),
+        // One form per mailbox: a quoted dot-atom is the dot-atom, a needless backslash is dropped
+        // (each variant was another account and another per-address mail limit).
+        .init(input: "\"victim\"@example.com", address: "victim@example.com", normalized: "victim@example.com"),
+        .init(input: "\"V\\ict\\im\"@example.com", address: "Victim@example.com", normalized: "victim@example.com"),
+        .init(input: "\"first.last\"@example.com", address: "first.last@example.com", normalized: "first.last@example.com"),
+        .init(input: "\"john\\ doe\"@example.com", address: "\"john doe\"@example.com", normalized: "\"john doe\"@example.com"),
+        .init(input: "\"a\\\\b\"@example.com", address: "\"a\\\\b\"@example.com", normalized: "\"a\\\\b\"@example.com"),
+        .init(input: "\"a..b\"@example.com", address: "\"a..b\"@example.com", normalized: "\"a..b\"@example.com"),
         .init(input: "o'brien@example.ie", address: "o'brien@example.ie", normalized: "o'brien@example.ie"),
         .init(input: "no-reply@localhost", address: "no-reply@localhost", normalized: "no-reply@localhost"),
         // UTS #46 mapping (libidn2): full-width letters and stops, non-transitional ß.

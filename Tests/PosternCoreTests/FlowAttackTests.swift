@@ -322,6 +322,20 @@ struct FlowAttackTests {
         #expect(rings.count == before + 1)
     }
 
+    @Test("attack: quoted and escaped spellings of one mailbox share its mail limit, its mail and its account")
+    func quotedSpellingsAreOneAddress() throws {
+        let h = try FlowHarness { $0.mailPerHour = 2 }
+        let owner = try h.signIn("victim@example.com")
+        try h.service.sendEmailLink(EmailLinkRequest(email: #""victim"@example.com"#))
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
+            try h.service.sendEmailLink(EmailLinkRequest(email: #""vic\tim"@example.com"#))
+        }
+        #expect(Set(h.store.queuedMail().map(\.recipient.address)) == ["victim@example.com"])
+        // The quoted spelling signs in to the same account, never a second one.
+        let again = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        #expect(again.uid == owner.uid && again.isNewUser == false)
+    }
+
     @Test("point 10: an address no mail can carry is refused at intake, and nothing is queued")
     func unmailableAddress() throws {
         let h = try FlowHarness()

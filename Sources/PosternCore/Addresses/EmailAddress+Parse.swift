@@ -58,6 +58,7 @@ extension EmailAddress {
             guard index < scalars.count else { throw EmailAddressError(.missingAt) }
             guard scalars[index] == "@" else { throw EmailAddressError(.displayName) }
             guard local.count > 2 else { throw EmailAddressError(.emptyLocalPart) }
+            local = canonicalQuoted(local)
         } else {
             while index < scalars.count, scalars[index] != "@" {
                 local.unicodeScalars.append(scalars[index])
@@ -77,6 +78,33 @@ extension EmailAddress {
         let domain = try encodeDomain(domainText)
         guard local.utf8.count + 1 + domain.utf8.count <= maximumLength else { throw EmailAddressError(.tooLong) }
         return EmailAddress(checkedLocalPart: local, domain: domain)
+    }
+
+    /// A quoted local part in the one form each mailbox has (RFC 5321 4.1.2: a quoted string and its
+    /// content are the same mailbox): its content as a dot-atom when it is one (`"bob"` is `bob`),
+    /// else quoted with only `"` and `\` escaped (`"a\ b"` is `"a b"`). Otherwise each needless
+    /// quote or backslash made another key for one mailbox: another account, and another
+    /// per-address mail limit, without end (`"b\ob"`, `"bo\b"`, …).
+    static func canonicalQuoted(_ quoted: String) -> String {
+        var content = ""
+        var escaped = false
+        for c in quoted.unicodeScalars.dropFirst().dropLast() {
+            if escaped {
+                content.unicodeScalars.append(c)
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else {
+                content.unicodeScalars.append(c)
+            }
+        }
+        if (try? checkDotAtom(ArraySlice(content.utf8))) != nil { return content }
+        var requoted = "\""
+        for c in content.unicodeScalars {
+            if c == "\"" || c == "\\" { requoted.unicodeScalars.append("\\") }
+            requoted.unicodeScalars.append(c)
+        }
+        return requoted + "\""
     }
 
     private static let atomSpecials = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)
