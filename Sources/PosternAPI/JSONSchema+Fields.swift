@@ -49,8 +49,8 @@ extension JSONSchema {
 
     /// One line of text for a person's name.
     public static let displayName = JSONSchema.string(
-        "One line of at most \(WireLimits.displayNameMaximumLength) code points.",
-        pattern: "^[^\\n\\r\\u000B\\u000C\\u0085\\u2028\\u2029]*$", maxLength: WireLimits.displayNameMaximumLength)
+        "One line of at most \(WireLimits.displayNameMaximumLength) code points, without control characters.",
+        pattern: "^[^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029]*$", maxLength: WireLimits.displayNameMaximumLength)
 
     /// The app-owned JSON object of a user.
     public static let attributes = JSONSchema.anyObject(

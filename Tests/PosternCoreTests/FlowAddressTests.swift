@@ -77,6 +77,12 @@ struct FlowAddressTests {
         expectAuthError("INVALID_ARGUMENT") {
             _ = try h.service.updateProfile(idToken: login.session.idToken, displayName: nil, attributes: "[1]")
         }
+        // A NUL (the store's text binding cut the name there), any other control, a line break.
+        for name in ["Ada\u{0}Admin", "Ada\u{1B}[31m", "Ada\u{85}", "Ada\u{2028}", "Ada\n"] {
+            expectAuthError("INVALID_ARGUMENT") { _ = try h.service.updateProfile(idToken: login.session.idToken, displayName: name, attributes: nil) }
+            expectAuthError("INVALID_ARGUMENT") { _ = try h.service.updateUser(uid: login.uid, disabled: nil, emailVerified: nil, displayName: name) }
+        }
+        #expect(try h.service.me(idToken: login.session.idToken).displayName == "Ada")
         try h.service.deleteAccount(idToken: login.session.idToken)
         #expect(try h.account(login.uid) == nil)
     }

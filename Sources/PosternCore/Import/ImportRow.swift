@@ -56,7 +56,7 @@ enum ImportFields {
     /// A display name without control characters, at most 256 bytes; nil for none.
     static func displayName(_ text: String?) throws(ImportProblem) -> String? {
         guard let text, !text.isEmpty else { return nil }
-        guard text.utf8.count <= 256, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard text.utf8.count <= 256, ProfileFlow.isOneLine(text) else {
             throw ImportProblem("invalid displayName")
         }
         return text

@@ -64,8 +64,15 @@ final class ProfileFlow: Sendable {
     /// whoever sets it (the user or an operator).
     /// - Throws: `AuthError.invalidArgument` naming the field.
     static func checkDisplayName(_ name: String) throws(AuthError) {
-        guard name.unicodeScalars.count <= WireLimits.displayNameMaximumLength, !name.contains(where: { $0.isNewline }) else {
-            throw .invalidArgument("displayName must be one line of at most \(WireLimits.displayNameMaximumLength) characters.")
+        guard name.unicodeScalars.count <= WireLimits.displayNameMaximumLength, isOneLine(name) else {
+            throw .invalidArgument("displayName must be one line of at most \(WireLimits.displayNameMaximumLength) characters, without control characters.")
         }
+    }
+
+    /// No control character (C0, DEL, C1: line breaks, and the NUL the store's text binding would
+    /// cut the name at) and no line or paragraph separator: what every display name is, set by a
+    /// user, an operator or an import, and what the contract's pattern says.
+    static func isOneLine(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }
     }
 }
