@@ -35,30 +35,32 @@ extension EmailAddress {
         var index = 0
         var local = ""
         if scalars[0] == "\"" {
-            local.unicodeScalars.append("\"")
+            // The quoted string's content, its escapes undone.
+            var content = ""
             index = 1
             var closed = false
             while index < scalars.count {
                 let c = scalars[index]
                 guard c.isASCII else { throw EmailAddressError(.nonASCIILocalPart) }
-                local.unicodeScalars.append(c)
                 index += 1
                 if c == "\\" {
                     guard index < scalars.count, scalars[index].isASCII, scalars[index].value >= 32 else {
                         throw EmailAddressError(.unterminatedQuote)
                     }
-                    local.unicodeScalars.append(scalars[index])
+                    content.unicodeScalars.append(scalars[index])
                     index += 1
                 } else if c == "\"" {
                     closed = true
                     break
+                } else {
+                    content.unicodeScalars.append(c)
                 }
             }
             guard closed else { throw EmailAddressError(.unterminatedQuote) }
             guard index < scalars.count else { throw EmailAddressError(.missingAt) }
             guard scalars[index] == "@" else { throw EmailAddressError(.displayName) }
-            guard local.count > 2 else { throw EmailAddressError(.emptyLocalPart) }
-            local = canonicalQuoted(local)
+            guard !content.isEmpty else { throw EmailAddressError(.emptyLocalPart) }
+            local = canonicalLocalPart(quotedContent: content)
         } else {
             while index < scalars.count, scalars[index] != "@" {
                 local.unicodeScalars.append(scalars[index])
@@ -80,24 +82,12 @@ extension EmailAddress {
         return EmailAddress(checkedLocalPart: local, domain: domain)
     }
 
-    /// A quoted local part in the one form each mailbox has (RFC 5321 4.1.2: a quoted string and its
-    /// content are the same mailbox): its content as a dot-atom when it is one (`"bob"` is `bob`),
-    /// else quoted with only `"` and `\` escaped (`"a\ b"` is `"a b"`). Otherwise each needless
-    /// quote or backslash made another key for one mailbox: another account, and another
-    /// per-address mail limit, without end (`"b\ob"`, `"bo\b"`, …).
-    static func canonicalQuoted(_ quoted: String) -> String {
-        var content = ""
-        var escaped = false
-        for c in quoted.unicodeScalars.dropFirst().dropLast() {
-            if escaped {
-                content.unicodeScalars.append(c)
-                escaped = false
-            } else if c == "\\" {
-                escaped = true
-            } else {
-                content.unicodeScalars.append(c)
-            }
-        }
+    /// A quoted local part, given by its content (escapes undone), in the one form each mailbox has
+    /// (RFC 5321 4.1.2: a quoted string and its content are the same mailbox): the content as a
+    /// dot-atom when it is one (`"bob"` is `bob`), else quoted with only `"` and `\` escaped
+    /// (`"a\ b"` is `"a b"`). Otherwise each needless quote or backslash made another key for one
+    /// mailbox: another account, and another per-address mail limit, without end (`"b\ob"`, …).
+    static func canonicalLocalPart(quotedContent content: String) -> String {
         if (try? checkDotAtom(ArraySlice(content.utf8))) != nil { return content }
         var requoted = "\""
         for c in content.unicodeScalars {

@@ -185,7 +185,7 @@ public struct HTTPMailEndpoint: Sendable, Hashable, CustomStringConvertible {
     {
         let secure = url.lowercased().hasPrefix("https://")
         let rest = url.dropFirst(secure ? "https://".count : "http://".count)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let authority = ProviderURL.authority(of: url)
         if authority.contains("@") {
             throw .init("the mail provider URL must not carry credentials: the POSTs are signed with --mail-http-secret-file")
         }
@@ -209,8 +209,7 @@ public struct HTTPMailEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// The URL up to its path (no query, which may hold a provider's token), for logs.
     public var description: String {
-        let cut = url.firstIndex(of: "?").map { String(url[..<$0]) + "?…" } ?? url
-        return "\(cut) (signed JSON POST)"
+        "\(ProviderURL.forLog(url)) (signed JSON POST)"
     }
 }
 

@@ -94,8 +94,7 @@ public enum SMSTransportConfig: Sendable, Hashable {
             }
             // As the HTTP mail provider's: the POSTs are signed, so the URL needs no credentials,
             // and a user:password in it would reach the start-up log line.
-            let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            guard !authority.contains("@") else {
+            guard !ProviderURL.carriesCredentials(url) else {
                 throw SettingsError("json: the gateway URL must not carry credentials: the POSTs are signed with --sms-json-secret-file")
             }
             return .json(url: url)

@@ -7,8 +7,7 @@ extension SMSTransportConfig {
         switch self {
         case .file(let directory): "file:\(directory)"
         case .twilio(let sid): "twilio:\(sid)"
-        // Up to its path: a query may hold the gateway's token.
-        case .json(let url): "json:" + (url.firstIndex(of: "?").map { String(url[..<$0]) + "?…" } ?? url)
+        case .json(let url): "json:" + ProviderURL.forLog(url)
         }
     }
 

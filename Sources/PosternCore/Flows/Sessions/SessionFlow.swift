@@ -113,18 +113,21 @@ final class SessionFlow: Sendable {
     func presented(_ token: String?) throws(AuthError) -> PresentedSession? {
         guard let token else { return nil }
         let verified = try verifyIDToken(token)
-        let recent = context.clock.unixSeconds() - verified.claims.authTime <= context.config.recentSignInWindow
-        return PresentedSession(account: verified.account, signedInRecently: recent)
+        return PresentedSession(account: verified.account, signedInRecently: isRecent(verified.claims))
     }
 
     /// Verifies an ID token and that its sign-in is at most 5 minutes old.
     /// - Throws: `AuthError.requiresRecentLogin` and the errors of `verifyIDToken`.
     func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
         let verified = try verifyIDToken(token)
-        guard context.clock.unixSeconds() - verified.claims.authTime <= context.config.recentSignInWindow else {
-            throw .requiresRecentLogin
-        }
+        guard isRecent(verified.claims) else { throw .requiresRecentLogin }
         return verified
+    }
+
+    /// Whether the sign-in behind `claims` is at most `recentSignInWindow` (5 minutes) old: the
+    /// one rule of "a recent sign-in".
+    private func isRecent(_ claims: IDTokenClaims) -> Bool {
+        context.clock.unixSeconds() - claims.authTime <= context.config.recentSignInWindow
     }
 
     /// Exchanges a refresh token for a new session and a new refresh token. Presenting a token
