@@ -20,6 +20,10 @@ final class GroupCommitWriter: @unchecked Sendable {
     static let syncInterval: Duration = .milliseconds(200)
     /// How soon a flush that found another checkpoint running is tried again.
     static let busyFlushRetry: Duration = .milliseconds(5)
+    /// Longest a batch of gathering writes (``queue(syncingLater:gathering:_:done:)``) waits for
+    /// more before it is committed, and how many end the wait at once.
+    static let gatheringWait: Duration = .microseconds(500)
+    static let gatheringBatch = 8
 
     /// Commits so far: with an fsync, without, and the flushes of the latter.
     struct Counts: Sendable, Equatable {
@@ -68,12 +72,17 @@ final class GroupCommitWriter: @unchecked Sendable {
     /// Runs `body` in the next batch without waiting for it: `done` is called on the writer thread
     /// with what `body` returned once the batch is committed (durable, unless `syncingLater`), or
     /// with the error (`body`'s, the commit's, or `unavailable` once the writer is closed).
+    ///
+    /// A `gathering` write may wait up to ``gatheringWait`` for other gathering writes, so that
+    /// they share one commit: for callers that do not wait for it right away (the outbox's outcome
+    /// records). Alone, each was a commit of its own that wrote its pages again (6 pages, 24 KB of
+    /// WAL, per delivered message). Any other write ends the wait.
     func queue<T: Sendable>(
-        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        syncingLater: Bool, gathering: Bool = false, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
         done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let outcome = QueuedOutcome<T>()
-        let work = PendingWrite(syncingLater: syncingLater, run: { writer in
+        let work = PendingWrite(syncingLater: syncingLater, gathering: gathering, run: { writer in
             do {
                 outcome.result = .success(try body(writer))
                 return true
@@ -98,7 +107,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         while true {
             switch pending.take(upTo: SQLiteStore.maximumBatch, until: unsyncedSince.map { $0 + Self.syncInterval }) {
             case .items(let batch):
-                commit(batch)
+                commit(gathered(batch))
             case .timedOut:
                 flush()
             case .closed:
@@ -107,6 +116,19 @@ final class GroupCommitWriter: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// `batch` with the writes that join it while it waits, when it is all gathering writes: until
+    /// ``gatheringBatch`` of them, ``gatheringWait`` after it was taken, or a write that is not one.
+    private func gathered(_ batch: [PendingWrite]) -> [PendingWrite] {
+        guard batch.count < Self.gatheringBatch, batch.allSatisfy(\.gathering) else { return batch }
+        var batch = batch
+        let deadline = clock.now() + Self.gatheringWait
+        while batch.count < Self.gatheringBatch, case .items(let more) = pending.take(upTo: SQLiteStore.maximumBatch - batch.count, until: deadline) {
+            batch += more
+            guard more.allSatisfy(\.gathering) else { break }
+        }
+        return batch
     }
 
     /// Flushes commits made without fsync: a passive checkpoint fsyncs the WAL before it copies it.
@@ -195,6 +217,8 @@ final class GroupCommitWriter: @unchecked Sendable {
 private struct PendingWrite: Sendable {
     /// The caller allows a commit without fsync (``SQLiteStore/writeSyncingLater(_:)``).
     let syncingLater: Bool
+    /// The commit may wait a moment for other writes like it (``GroupCommitWriter/gatheringWait``).
+    let gathering: Bool
     /// Runs the closure; true when it succeeded (its result is stored in its slot).
     let run: @Sendable (SQLStoreTransaction) -> Bool
     /// Replaces the result with a failure (the commit failed).

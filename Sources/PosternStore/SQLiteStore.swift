@@ -147,10 +147,10 @@ public final class SQLiteStore: QueuedWriteStore {
 
     /// Queued to the writer without waiting: `done` is called from its thread after the commit.
     public func queueWrite<T: Sendable>(
-        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        syncingLater: Bool, gathering: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
         done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        writer.queue(syncingLater: syncingLater, body, done: done)
+        writer.queue(syncingLater: syncingLater, gathering: gathering, body, done: done)
     }
 
     /// Commits what is queued, flushes to disk what was committed without fsync, and refuses

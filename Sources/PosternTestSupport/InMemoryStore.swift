@@ -1,3 +1,4 @@
+import Foundation
 import PosternCore
 import Synchronization
 
@@ -50,6 +51,9 @@ public final class InMemoryStore: Store {
     }
     /// Rung after each write that queued mail.
     public let mailDoorbell = MailDoorbell()
+    /// Seconds each write takes before it is committed (0: none): a slow store, for tests of
+    /// what waits for a commit.
+    public let commitDelay = Mutex<Double>(0)
 
     private let confined: Bool
 
@@ -70,6 +74,8 @@ public final class InMemoryStore: Store {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        let delay = commitDelay.withLock { $0 }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let (result, queuedMail) = try state.withLock { current in
             let transaction = Transaction(state: current, lookups: lookups)
             let result = try body(transaction)

@@ -36,6 +36,29 @@ final class ScriptedTransport: MailTransport, @unchecked Sendable {
     func close() {}
 }
 
+/// Sends at once and notes, at each end of data (the gate passed), how many of the messages it
+/// sent before are not yet recorded as sent in the store.
+final class CommitWatchingTransport: MailTransport, @unchecked Sendable {
+    let store: InMemoryStore
+    let uncommittedAtEnd = Mutex<[Int]>([])
+    private let sentBefore = Mutex<[String]>([])
+
+    init(store: InMemoryStore) { self.store = store }
+
+    func deliver(_ mail: OutgoingMail) -> DeliveryOutcome { deliver(mail) { true } }
+
+    func deliver(_ mail: OutgoingMail, completingAfter gate: () -> Bool) -> DeliveryOutcome {
+        guard gate() else { return .transient(reply: "abandoned", connectionFailed: false) }
+        let sent = Set(store.snapshot().outbox.filter { $0.state == .sent }.map(\.recipient.address))
+        let before = sentBefore.withLock { $0 }
+        uncommittedAtEnd.withLock { $0.append(before.filter { !sent.contains($0) }.count) }
+        sentBefore.withLock { $0.append(mail.envelope.recipients.first ?? "") }
+        return .sent(reply: "250 ok")
+    }
+
+    func close() {}
+}
+
 /// The outbox worker pool itself, over the in-memory store with a scripted transport: what it
 /// claims, sends, retries, gives up and gives back. (The SMTP transports have their own tests,
 /// and the integration scripts drive the pool against real servers.)
@@ -51,7 +74,8 @@ struct OutboxWorkerPoolTests {
     }
 
     func pool(
-        workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil, events: EventLedger? = nil, deliveryLog: DeliveryLog? = nil
+        workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil, events: EventLedger? = nil, deliveryLog: DeliveryLog? = nil,
+        transport: @escaping MailTransportFactory = { ScriptedTransport() }
     ) -> OutboxWorkerPool {
         let composeMail: OutboxWorkerPool.Compose = compose ?? { message in
             OutgoingMail(
@@ -59,7 +83,7 @@ struct OutboxWorkerPoolTests {
                 bytes: Array("Subject: \(message.id)\r\n\r\nhello\r\n".utf8))
         }
         return OutboxWorkerPool(
-            store: store, transport: { ScriptedTransport() }, compose: composeMail, clock: clock, random: { 0 },
+            store: store, transport: transport, compose: composeMail, clock: clock, random: { 0 },
             configuration: .init(workers: workers, policy: DeliveryPolicy(baseDelay: 30, maximumDelay: 60, maximumAge: 3_600, lease: 150),
                                  batchSize: 8, pollInterval: 0.02, wakeJitter: 0, events: events, deliveryLog: deliveryLog))
     }
@@ -190,6 +214,23 @@ struct OutboxWorkerPoolTests {
         try eventually("finished") { try states() == [.sent] }
         #expect(workers.stop(timeout: 10))
         #expect(ScriptedTransport.delivered.withLock { $0 }.isEmpty)
+    }
+
+    @Test("a message is completed while the outcome of the one before it is being committed, never of two before it")
+    func recordsInFlight() throws {
+        // Each commit takes 30 ms, each send none: were the final "." not held back, the records
+        // of several messages before it would still be uncommitted at each end of data.
+        store.commitDelay.withLock { $0 = 0.03 }
+        let ids = try (0..<8).map { try queue("f\($0)@example.com") }
+        let watcher = CommitWatchingTransport(store: store)
+        let workers = pool(workers: 1, transport: { watcher })
+        workers.start()
+        try eventually("all sent") { try states().allSatisfy { $0 == .sent } }
+        #expect(workers.stop(timeout: 10))
+        let seen = watcher.uncommittedAtEnd.withLock { $0 }
+        #expect(seen.count == ids.count)
+        #expect(seen.allSatisfy { $0 <= 1 }, "uncommitted records before each end of data: \(seen)")
+        #expect(seen.contains(1), "a record is committed while the next message goes: \(seen)")
     }
 
     @Test("stop lets the send in flight finish and be recorded, and gives back what was not started")

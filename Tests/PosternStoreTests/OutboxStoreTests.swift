@@ -252,6 +252,53 @@ struct SQLiteOutboxTests {
         #expect((counts.synced - start.synced) + (counts.flushes - start.flushes) >= 2, "\(writes) writes: \(counts)")
     }
 
+    @Test("gathering writes share one commit: the writer holds them for more, up to 8 or the gathering wait, and any other write ends the wait")
+    func gatheringWrites() throws {
+        // A manual clock: the gathering wait ends only when the test moves it. Each "not yet"
+        // below is a real 50 ms in which a write that does not gather would have been committed.
+        let clock = ManualMonotonicClock()
+        let store = try SQLiteStore(path: database.path, clock: clock, phoneSeal: PhoneSealSlot(), backgroundCheckpoints: false)
+        let done = Atomic<Int>(0)
+        func gather(_ count: Int) {
+            for _ in 0..<count {
+                store.queueWrite(syncingLater: true, gathering: true, { _ in }, done: { _ in done.add(1, ordering: .sequentiallyConsistent) })
+            }
+        }
+        func committed(_ count: Int) -> Bool {
+            for _ in 0..<1_000 where done.load(ordering: .sequentiallyConsistent) < count { Thread.sleep(forTimeInterval: 0.01) }
+            return done.load(ordering: .sequentiallyConsistent) == count
+        }
+        let start = store.commitCounts
+        gather(1)
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(done.load(ordering: .sequentiallyConsistent) == 0, "a gathering write is held for company")
+        gather(GroupCommitWriter.gatheringBatch - 1)
+        #expect(committed(GroupCommitWriter.gatheringBatch))
+        #expect(store.commitCounts.deferred == start.deferred + 1, "eight in one commit")
+
+        // Alone, it waits out the gathering wait (on the clock), no longer.
+        gather(1)
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(done.load(ordering: .sequentiallyConsistent) == GroupCommitWriter.gatheringBatch)
+        clock.advance(by: GroupCommitWriter.gatheringWait)
+        #expect(committed(GroupCommitWriter.gatheringBatch + 1))
+        #expect(store.commitCounts.deferred == start.deferred + 2)
+
+        // A request's write does not wait behind them: it ends the wait and shares their commit,
+        // a full one.
+        gather(2)
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(done.load(ordering: .sequentiallyConsistent) == GroupCommitWriter.gatheringBatch + 1)
+        let before = store.commitCounts
+        let recipient = alice
+        _ = try store.write { try $0.enqueue(.signIn(requestID: "r"), recipient: recipient, now: 100, giveUpAt: 10_000) }
+        #expect(committed(GroupCommitWriter.gatheringBatch + 3))
+        let after = store.commitCounts
+        #expect(after.synced == before.synced + 1)
+        #expect(after.deferred == before.deferred)
+        store.close()
+    }
+
     @Test("a queued write returns at once and reports after its commit; one that throws is rolled back alone; a closed store refuses")
     func queuedWrites() throws {
         let ids = try enqueue(3)
@@ -261,7 +308,7 @@ struct SQLiteOutboxTests {
         // third claims one: all three in the writer's batches, none waiting for another.
         // The third waits for its fsync (a request's write); each hands back what its closure returned.
         for index in 0..<3 {
-            store.queueWrite(syncingLater: index != 2, { writer in
+            store.queueWrite(syncingLater: index != 2, gathering: false, { writer in
                 let claimed = try writer.claimDue(owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1)
                 if index == 1 { throw RefusedOnPurpose() }
                 return claimed.map(\.message.id)
@@ -288,7 +335,7 @@ struct SQLiteOutboxTests {
 
         store.close()
         let refused = Mutex<String?>(nil)
-        store.queueWrite(syncingLater: true, { _ in Issue.record("ran after close") }, done: { result in
+        store.queueWrite(syncingLater: true, gathering: false, { _ in Issue.record("ran after close") }, done: { result in
             refused.withLock {
                 if case .failure(let error) = result { $0 = "\(error)" } else { $0 = "committed" }
             }

@@ -50,6 +50,8 @@ missing = [f"user{i}@example.com.eml" for i in range(2000) if per[f"user{i}@exam
 duplicates = sum(n - 1 for n in per.values() if n > 1)
 print(f"delivered={len(names)} distinct={len(per)} duplicates={duplicates} missing={len(missing)}")
 assert not missing, missing[:5]
-assert duplicates <= int(sys.argv[2]), f"{duplicates} duplicates with {sys.argv[2]} workers"
+# Each worker may have completed two messages whose outcome records were not yet committed
+# (OutboxWorker.recordsInFlight).
+assert duplicates <= 2 * int(sys.argv[2]), f"{duplicates} duplicates with {sys.argv[2]} workers"
 PY
 echo "outbox kill -9: ok"

@@ -68,7 +68,7 @@ final class FlowContext: Sendable {
             then(Result { () throws(AuthError) in try write(body) })
             return
         }
-        queued.queueWrite(syncingLater: false, body) { result in then(result.mapError(Self.failure)) }
+        queued.queueWrite(syncingLater: false, gathering: false, body) { result in then(result.mapError(Self.failure)) }
     }
 
     /// Whether a write can be handed to the store without waiting on it and nothing else on a

@@ -215,8 +215,10 @@ public protocol QueuedWriteStore: Store {
     /// `syncingLater`) and returns at once; `done` is called on the writer's thread with what
     /// `body` returned once it is committed (and durable unless `syncingLater`), or with its error
     /// (or the commit's, or `StoreError.unavailable` when the store is closed). `done` must not block.
+    /// A `gathering` write may wait a moment for others like it to share its commit (for a caller
+    /// that does not wait for it right away).
     func queueWrite<T: Sendable>(
-        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        syncingLater: Bool, gathering: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
         done: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
