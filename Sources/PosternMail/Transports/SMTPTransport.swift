@@ -127,7 +127,7 @@ public final class SMTPTransport: MailTransport {
     /// False for addresses libcurl would pass to the server unchecked and that could break the
     /// command line: control characters (CR, LF), angle brackets, or no `@`.
     static func isSafeEnvelopeAddress(_ address: String) -> Bool {
-        !address.isEmpty && address.utf8.count <= 320 && address.contains("@")
+        !address.isEmpty && address.utf8.count <= 320 && address.utf8.contains(UInt8(ascii: "@"))
             && !address.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0 == "<" || $0 == ">" }
     }
 }
