@@ -11,7 +11,7 @@ public enum Credentials: Sendable, Hashable {
     case password(email: String, password: String)
     /// The approval this device asked for with `requestApproval(for:)`: signing in with it waits
     /// (long polls of at most 25 s) until the owner picks the right number on the link's page,
-    /// and ends with `.invalidCode` when a wrong pick cancelled it or it expired.
+    /// and ends with `.invalidCode` when a wrong number cancelled it or it expired.
     case approval(email: String)
     /// The 6-digit code from the SMS `sendPhoneSignInCode(to:)` asked for, with the number it went
     /// to (only on a server with `--phone-sign-in`).

@@ -201,7 +201,7 @@ extension PosternAuth {
     // MARK: Approve on your other device
 
     /// "Approve on your other device": mails `email` a sign-in link whose page, on the other
-    /// device, asks the owner to pick the number this device shows. Show `number`, then call
+    /// device, asks the owner to type the number this device shows. Show `number`, then call
     /// `login(with: .approval(email:))` (or `waitForApproval`) to wait. The 6-digit code in the
     /// same mail still works as the fallback (`.emailCode`).
     /// - Parameter deviceName: how the page names this device; default: the app and the system.

@@ -5,7 +5,7 @@ extension SQLStoreTransaction {
     // MARK: action requests
 
     private static let requestColumns =
-        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, browser_bound"
+        "id, purpose, email, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_device, approved_at, browser_bound"
 
     private func readRequest(_ row: any SQLRow) throws -> ActionRequest {
         guard let id = row.text(0), let purpose = row.text(1).flatMap(ActionRequest.Purpose.init(rawValue:)),
@@ -17,15 +17,16 @@ extension SQLStoreTransaction {
             continueURL: row.text(6), locale: row.text(7), codeChallenge: row.text(8), createdAt: row.integer(9),
             expiresAt: row.integer(10), sixDigitKeyID: row.optionalInteger(11).map { UInt32(truncatingIfNeeded: $0) },
             wrongTries: Int(row.integer(12)), consumedAt: row.optionalInteger(13), approval: try readApproval(row, from: 14),
-            browserBound: row.integer(18) != 0)
+            browserBound: row.integer(17) != 0)
     }
 
-    /// The approval columns (number, choices "a,b,c", device, approved_at), nil when unset.
+    /// The approval columns (number, device, approved_at), nil when unset. (`approval_choices`,
+    /// the three numbers the page once offered to pick from, is no longer written or read: the
+    /// owner types the number now.)
     private func readApproval(_ row: any SQLRow, from first: Int32) throws -> ActionRequest.Approval? {
         guard let number = row.optionalInteger(first) else { return nil }
-        let choices = (row.text(first + 1) ?? "").split(separator: ",").compactMap { Int($0) }
-        guard choices.count == 3, let device = row.text(first + 2) else { throw StoreError.corrupt("action request approval") }
-        return ActionRequest.Approval(number: Int(number), choices: choices, device: device, approvedAt: row.optionalInteger(first + 3))
+        guard let device = row.text(first + 1) else { throw StoreError.corrupt("action request approval") }
+        return ActionRequest.Approval(number: Int(number), device: device, approvedAt: row.optionalInteger(first + 2))
     }
 
     public func actionRequest(id: String) throws -> ActionRequest? {
@@ -50,7 +51,6 @@ extension SQLStoreTransaction {
             r.sixDigitKeyID.map { .integer(Int64($0)) } ?? .null,
             .integer(Int64(r.wrongTries)), r.consumedAt.map(SQLValue.integer) ?? .null,
             r.approval.map { .integer(Int64($0.number)) } ?? .null,
-            r.approval.map { .text($0.choices.map(String.init).joined(separator: ",")) } ?? .null,
             r.approval.map { .text($0.device) } ?? .null, r.approval?.approvedAt.map(SQLValue.integer) ?? .null,
             .integer(r.browserBound ? 1 : 0), .text(r.id),
         ]
@@ -58,13 +58,13 @@ extension SQLStoreTransaction {
 
     public func insertActionRequest(_ request: ActionRequest) throws {
         try db.execute(
-            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_choices, approval_device, approved_at, browser_bound, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_device, approved_at, browser_bound, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             requestValues(request))
     }
 
     public func updateActionRequest(_ request: ActionRequest) throws {
         let changed = try db.execute(
-            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ?, approval_number = ?, approval_choices = ?, approval_device = ?, approved_at = ?, browser_bound = ? WHERE id = ?",
+            "UPDATE action_requests SET purpose = ?, email = ?, normalized = ?, uid = ?, other_email = ?, password_hash = ?, continue_url = ?, locale = ?, code_challenge = ?, created_at = ?, expires_at = ?, six_digit_key_id = ?, wrong_tries = ?, consumed_at = ?, approval_number = ?, approval_device = ?, approved_at = ?, browser_bound = ? WHERE id = ?",
             requestValues(request))
         guard changed == 1 else { throw StoreError.notFound("action request") }
     }

@@ -60,22 +60,18 @@ public struct ActionRequest: Sendable, Hashable {
     /// cookie is sent (or by the typed 6-digit code), and the hosted page can tell that browser.
     public var browserBound: Bool
 
-    /// An approval the asking device waits for: the number it shows, the three the page offers,
-    /// the device's name, and when the owner picked the right number.
+    /// An approval the asking device waits for: the number it shows (the owner types it on the
+    /// page), the device's name, and when the owner typed the right number.
     public struct Approval: Sendable, Hashable {
         /// The 2-digit number (10–99) the waiting device shows.
         public var number: Int
-        /// The numbers the page offers, in the order shown: `number` and two others, all distinct.
-        /// Stored, not derived, so every view of the page offers the same three.
-        public var choices: [Int]
         /// The waiting device as the page names it ("Chrome on Linux").
         public var device: String
-        /// When the right number was picked.
+        /// When the right number was typed.
         public var approvedAt: Int64?
 
-        public init(number: Int, choices: [Int], device: String, approvedAt: Int64? = nil) {
+        public init(number: Int, device: String, approvedAt: Int64? = nil) {
             self.number = number
-            self.choices = choices
             self.device = device
             self.approvedAt = approvedAt
         }

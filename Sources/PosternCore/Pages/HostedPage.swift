@@ -17,9 +17,9 @@ public enum HostedPage: Sendable, Hashable {
     case error(PageError)
     /// A sign-in link awaiting approval: the button that reviews it.
     case approveReview(PageForm)
-    /// The question and the numbers (`choices`, in order) for `device`, signing in as `maskedEmail`.
-    case approveChoice(device: String, maskedEmail: String, choices: [Int], form: PageForm)
-    /// The pick approved the sign-in on `device`, or (nil) cancelled the request.
+    /// The question for `device`, signing in as `maskedEmail`, and the field for its number.
+    case approveChoice(device: String, maskedEmail: String, form: PageForm)
+    /// The number approved the sign-in on `device`, or (nil) cancelled the request.
     case approveDone(device: String?)
     /// The page a phone claim's SMS links to: the code field for `claimID`, with the form's token.
     case phoneClaim(claimID: String, csrf: String)

@@ -17,7 +17,7 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     /// A sign-in link awaiting approval, first view: what it is and a button to review it (a
     /// GET shows nothing more: scanners follow links and run scripts).
     case approveReview = "approve-review"
-    /// After the button: "Sign in DEVICE as a•••@example.org?" and the three numbers.
+    /// After the button: "Sign in DEVICE as a•••@example.org?" and the field for its number.
     case approveChoice = "approve-choice"
     /// The pick's outcome: approved for the device, or cancelled.
     case approveDone = "approve-done"
@@ -51,7 +51,7 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .approveReview: Self.formVariables.union([.message])
         case .approveChoice:
             Self.formVariables.union(Self.sentenceVariables)
-                .union([.device, .deviceLabel, .pickLabel, .choice1, .choice2, .choice3, .cancelLabel])
+                .union([.device, .deviceLabel, .pickLabel, .cancelLabel])
         case .approveDone: [.message, .device]
         case .phoneClaim: [.message, .claimID, .csrf, .codeLabel, .submitLabel, .cancelLabel]
         case .phoneDone: [.message]
@@ -68,8 +68,10 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .done: [.sentenceStart]
         case .error: [.message]
         case .approveReview: [.oobCode, .csrf, .lang]
-        // The device and all three numbers, or the owner cannot match what the device shows.
-        case .approveChoice: [.oobCode, .csrf, .lang, .device, .choice1, .choice2, .choice3]
+        // The device, or the owner cannot tell whose number to type. (The page asks for the
+        // number, an input named `pick`; it offers none: a number to tap was a guess that won one
+        // time in three.)
+        case .approveChoice: [.oobCode, .csrf, .lang, .device]
         case .approveDone: [.message]
         case .phoneClaim: [.claimID, .csrf, .lang]
         case .phoneDone: [.message]

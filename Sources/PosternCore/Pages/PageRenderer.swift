@@ -79,15 +79,13 @@ public struct PageRenderer: Sendable {
             context[.heading] = word(.approveHeading)
             context[.message] = word(.approveReview)
             fill(form, mode: .signIn, submit: word(.approveReviewSubmit), into: &context)
-        case .approveChoice(let device, let maskedEmail, let choices, let form):
+        case .approveChoice(let device, let maskedEmail, let form):
             context[.heading] = word(.approveHeading)
-            fill(form, mode: .signIn, submit: word(.approveReviewSubmit), into: &context)
+            fill(form, mode: .signIn, submit: word(.approveSubmit), into: &context)
             context[.deviceLabel] = word(.approveDevice)
             context[.device] = device
             fill(sentence: word(.approveQuestion), email: maskedEmail, into: &context)
             context[.pickLabel] = word(.approvePick)
-            let numbered: [PageVariable] = [.choice1, .choice2, .choice3]
-            for (variable, number) in zip(numbered, choices) { context[variable] = String(number) }
             context[.cancelLabel] = word(.approveCancel)
         case .approveDone(let device):
             context[.heading] = word(.approveHeading)
@@ -170,7 +168,7 @@ extension HostedPage {
         case .done: return .done(.verifyAndChangeEmail, email: "jane.doe@example.com", backLink: "https://app.example.com/finish")
         case .error: return .error(.expired)
         case .approveReview: return .approveReview(form)
-        case .approveChoice: return .approveChoice(device: "Chrome on Linux", maskedEmail: "j•••@example.com", choices: [42, 17, 86], form: form)
+        case .approveChoice: return .approveChoice(device: "Chrome on Linux", maskedEmail: "j•••@example.com", form: form)
         case .approveDone: return .approveDone(device: "Chrome on Linux")
         case .phoneClaim: return .phoneClaim(claimID: "SAMPLE-claim-0123456789", csrf: "SAMPLE-csrf-token")
         case .phoneDone: return .phoneDone(refused: false)

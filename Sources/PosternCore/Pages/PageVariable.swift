@@ -50,13 +50,9 @@ public enum PageVariable: Int, TemplateVariable {
     case device
     /// The words before the device's name.
     case deviceLabel
-    /// "Pick the number shown on that device".
+    /// "Type the number shown on that device".
     case pickLabel
-    /// The three numbers the approval page offers, in order.
-    case choice1
-    case choice2
-    case choice3
-    /// The button that cancels the request ("None of these").
+    /// The button that cancels the request ("I did not ask for this").
     case cancelLabel
     /// The phone claim a phone page's form is for.
     case claimID
@@ -90,9 +86,6 @@ public enum PageVariable: Int, TemplateVariable {
         case .device: "device"
         case .deviceLabel: "deviceLabel"
         case .pickLabel: "pickLabel"
-        case .choice1: "choice1"
-        case .choice2: "choice2"
-        case .choice3: "choice3"
         case .cancelLabel: "cancelLabel"
         }
     }

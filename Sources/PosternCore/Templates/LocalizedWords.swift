@@ -63,6 +63,7 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case approveDevice = "approve.device"
     case approveQuestion = "approve.question"
     case approvePick = "approve.pick"
+    case approveSubmit = "approve.submit"
     case approveCancel = "approve.cancel"
     case approveApproved = "approve.approved"
     case approveCancelled = "approve.cancelled"

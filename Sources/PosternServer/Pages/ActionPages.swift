@@ -43,8 +43,8 @@ struct ActionPages: Sendable {
                           .optional("csrf", .string("The form's token (bound to the browser's cookie and the code).")),
                           .optional("lang", .locale),
                           .optional("newPassword", .newPassword),
-                          .optional("step", .oneOf(["review"], "An approval's review button: show the device and the numbers.")),
-                          .optional("pick", .string("An approval's pick: the number chosen (0: none of these).", pattern: "^[0-9]{1,2}$")),
+                          .optional("step", .oneOf(["review"], "An approval's review button: show the device and ask for its number.")),
+                          .optional("pick", .string("An approval's number, as the owner typed it from the asking device (0: cancel).", pattern: "^[0-9]{1,2}$")),
                       ])),
                       answer: .content(mediaType: "text/html", schema: .string("An HTML page.")),
                       errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .weakPassword, .userDisabled, .emailExists,
@@ -130,8 +130,8 @@ struct ActionPages: Sendable {
         }
     }
 
-    /// The approval's two POSTs: the review button shows the device and the three numbers; a pick
-    /// approves (the right number) or cancels (any other, or "none of these").
+    /// The approval's two POSTs: the review button shows the device and asks for its number; the
+    /// number typed approves (the right one) or cancels (any other, or 0: "I did not ask for this").
     private func approval(oobCode: String, form: [String: String], pageForm: PageForm, lang: String?) throws(AuthError) -> HTTPResponse {
         if let text = form["pick"] {
             guard let number = Int(text) else { throw .invalidArgument("pick must be a number.") }
@@ -143,7 +143,7 @@ struct ActionPages: Sendable {
         guard let prompt = try runtime.service.approvalPrompt(oobCode: oobCode) else {
             throw .invalidCode("This sign-in does not wait for an approval.")
         }
-        return page(200, .approveChoice(device: prompt.device, maskedEmail: prompt.maskedEmail, choices: prompt.choices, form: pageForm), lang: lang)
+        return page(200, .approveChoice(device: prompt.device, maskedEmail: prompt.maskedEmail, form: pageForm), lang: lang)
     }
 
     /// An error the router raised before the page's handler ran (the per-IP limit), as a page in
@@ -214,14 +214,13 @@ struct ActionPages: Sendable {
         main { max-width: 28rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 8px; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
         h1 { font-size: 1.4rem; margin-top: 0; }
         label { display: block; margin: 1rem 0 .3rem; }
-        input[type=password], input#code { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
+        input[type=password], input#code, input#pick { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
         button, .button { display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; background: #2456d6; color: #fff; border: 0; border-radius: 4px; font-size: 1rem; text-decoration: none; cursor: pointer; }
         .code { font-size: 2rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .product { margin: 0 0 .5rem; color: #5b6474; font-weight: 600; }
         footer { max-width: 28rem; margin: 0 auto 3rem; padding: 0 2rem; color: #5b6474; font-size: .85rem; }
         footer a { color: #2456d6; }
-        .choices form { display: inline-block; margin-right: .6rem; }
-        .choice { font-size: 1.6rem; min-width: 4.5rem; font-family: ui-monospace, Menlo, monospace; }
+        input#pick { width: 6rem; font-size: 1.6rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .secondary { background: #5b6474; }
         """
 }

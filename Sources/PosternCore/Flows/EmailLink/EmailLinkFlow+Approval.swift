@@ -8,11 +8,9 @@ public struct ApprovalPrompt: Sendable, Hashable {
     public let device: String
     /// The address, masked as the page shows it ("a•••@example.org").
     public let maskedEmail: String
-    /// The three numbers offered, in order; one is the waiting device's.
-    public let choices: [Int]
 }
 
-/// What a pick on the page did.
+/// What the number typed on the page did.
 public enum ApprovalOutcome: Sendable, Hashable {
     /// The right number: the waiting device gets the session; the owner gets a notice.
     case approved(device: String)
@@ -22,11 +20,15 @@ public enum ApprovalOutcome: Sendable, Hashable {
 
 /// "Approve on your other device": the asking device shows a 2-digit number and waits on its
 /// PKCE verifier; the link opened elsewhere shows, after a button press, the device's name and
-/// three numbers; the right pick approves, a wrong one cancels; the session goes only to the
+/// asks for the number; the right one approves, any other cancels; the session goes only to the
 /// holder of the verifier. A GET never changes anything (scanners follow links and run scripts).
+///
+/// The number is typed, not picked: the page offered three to pick from, so an owner who tapped
+/// one without looking at the asking device (a stranger's, who had only to know the address and
+/// name the device like one of the owner's) approved it one time in three. Typed, a guess is
+/// right one time in 90, and one wrong number ends the request.
 extension EmailLinkFlow {
-    /// A new approval: a number from 10 to 99 and two other distinct ones, shuffled, from the
-    /// CSPRNG.
+    /// A new approval: a number from 10 to 99 from the CSPRNG.
     /// - Throws: `invalidArgument` for an unusable device name; `internalError` when the random
     ///   generator fails.
     static func newApproval(device: String) throws(AuthError) -> ActionRequest.Approval {
@@ -36,17 +38,7 @@ extension EmailLinkFlow {
             throw .invalidArgument("deviceName must be 1 to \(WireLimits.deviceNameMaximumLength) characters.")
         }
         do {
-            var choices: [Int] = []
-            while choices.count < 3 {
-                let candidate = 10 + Int(try SecureRandom.uniform(below: 90))
-                if !choices.contains(candidate) { choices.append(candidate) }
-            }
-            let number = choices[0]
-            // Fisher–Yates with the CSPRNG: the right number's place says nothing.
-            for index in stride(from: choices.count - 1, to: 0, by: -1) {
-                choices.swapAt(index, Int(try SecureRandom.uniform(below: UInt32(index + 1))))
-            }
-            return ActionRequest.Approval(number: number, choices: choices, device: name)
+            return ActionRequest.Approval(number: 10 + Int(try SecureRandom.uniform(below: 90)), device: name)
         } catch {
             throw .internalError("random generator: \(error)")
         }
@@ -61,10 +53,10 @@ extension EmailLinkFlow {
         let request = try signInRequestForPage(oobCode, ring: ring, now: now)
         guard let approval = request.approval else { return nil }
         guard ledger.life(request).awaitsApproval(now: now) else { throw .invalidCode("This sign-in was already approved.") }
-        return ApprovalPrompt(device: approval.device, maskedEmail: request.email.masked, choices: approval.choices)
+        return ApprovalPrompt(device: approval.device, maskedEmail: request.email.masked)
     }
 
-    /// The owner picked `number` on the page of the sign-in link `oobCode`.
+    /// The owner typed `number` on the page of the sign-in link `oobCode` (0: cancel).
     /// - Throws: `INVALID_OOB_CODE` / `EXPIRED_OOB_CODE`, also for a link that awaits no approval.
     func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
         let ring = context.keys.current
