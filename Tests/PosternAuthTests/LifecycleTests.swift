@@ -71,24 +71,28 @@ struct LifecycleTests {
         await #expect(throws: PosternAuthError.linkUsed(signedInHere: false)) { try await device.confirmPasswordReset(mail, newPassword: "yet another password") }
     }
 
-    @Test("a change of address: the new address gets the link, completing it changes the profile")
+    @Test("a change of address: the new address gets the link; completing it moves the account and ends its sessions, this device's too")
     func changeOfAddress() async throws {
         let server = try await LiveServer()
         let device = try await SignInCaseTests.signedIn(server, "old@example.org")
+        let uid = try #require(device.user?.uid)
         let updates = device.userUpdates
         try await device.updateEmail("new-home@example.org")
         let applied = try await device.applyActionLink(try await server.mail(to: "new-home@example.org"))
         #expect(applied.mode == "verifyAndChangeEmail")
-        #expect(device.user?.email == "new-home@example.org")
+        // Every session ended: an ID token said the old address, which is free for others now.
+        #expect(device.user == nil, "this device's session ended with the change")
+        let again = try await SignInCaseTests.signedIn(server, "new-home@example.org")
+        #expect(again.user?.uid == uid && again.user?.email == "new-home@example.org")
         // The old address was told, with a link that undoes it.
         let notice = try await server.mail(to: "old@example.org", number: 2)
         #expect(try await device.inspect(notice).mode == "recoverEmail")
         var seen: [String?] = []
         for await user in updates {
             seen.append(user?.email)
-            if user?.email == "new-home@example.org" { break }
+            if user == nil { break }
         }
-        #expect(seen.first == "old@example.org" && seen.last == "new-home@example.org")
+        #expect(seen.first == "old@example.org" && seen.last == .some(nil))
     }
 
     @Test("20 concurrent idToken() calls around expiry reach the server as one refresh")

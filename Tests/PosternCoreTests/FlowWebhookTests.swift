@@ -79,7 +79,9 @@ struct FlowWebhookTests {
         // An address change; its recovery link (to the old address) is applied later.
         try h.service.requestEmailChange(idToken: other.session.idToken, newEmail: "c@example.com", continueURL: nil)
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
-        #expect(Self.types(h.store).last == "user.email_changed")
+        // It ends every session of the account, as a recovery does.
+        #expect(Self.types(h.store).suffix(2) == ["user.email_changed", "session.revoked"])
+        #expect(h.store.snapshot().webhooks.last?.body.contains(#""reason":"emailChanged""#) == true)
         let recovery = try h.lastLink()
         // An anonymous session signing in to an existing account: migrated.
         let second = try h.service.signInAnonymously()

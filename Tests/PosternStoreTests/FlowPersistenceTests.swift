@@ -51,9 +51,15 @@ struct FlowPersistenceTests {
         let b = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
         try h.service.requestPasswordReset(email: "b@example.com", continueURL: nil, locale: nil)
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "new password")
-        try h.service.requestEmailChange(idToken: login.session.idToken, newEmail: "c@example.com", continueURL: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         let session = try h.service.refresh(login.session.refreshToken)
+        try h.service.requestEmailChange(idToken: session.idToken, newEmail: "c@example.com", continueURL: nil)
+        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        do {
+            _ = try h.service.refresh(session.refreshToken)
+            Issue.record("a session outlived the address change")
+        } catch {
+            #expect("\(error)".contains("TOKEN_REVOKED"), "\(error)")
+        }
 
         let reopened = try h.database.open()
         let a = try #require(try reopened.read { try $0.account(uid: login.uid) })
@@ -63,7 +69,7 @@ struct FlowPersistenceTests {
         #expect(try PasswordHasher.verify("new password", against: #require(bAccount.passwordHash)))
         #expect(bAccount.providers == [.password, .emailLink])
         let token = try #require(try reopened.read { try $0.refreshToken(hash: SHA256.hash(session.refreshToken)) })
-        #expect(token.uid == login.uid && !token.revoked)
+        #expect(token.uid == login.uid && token.revoked, "the address change ended every session")
         #expect(try reopened.read { try $0.refreshToken(hash: SHA256.hash(login.session.refreshToken)) }?.rotatedAt != nil)
         // What the tables hold in the clear: no refresh token, no code.
         if kind == .sqlite {

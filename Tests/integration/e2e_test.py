@@ -599,8 +599,14 @@ def test_5_change_of_address_then_recovery(postern, smtp, browser, work):
     WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "done")))
     browser.save_screenshot(os.path.join(work, "change-done.png"))
 
-    status, me, _ = postern.get("/v1/me", token=token)
-    assert status == 200 and me["uid"] == uid and me["email"] == new and me["emailVerified"] is True, me
+    # The address moved, and every session of the account ended: the ID token said the old
+    # address, which someone else may now sign up with.
+    status, user, _ = postern.get("/v1/admin/users?" + urllib.parse.urlencode({"email": new}), token=ADMIN_TOKEN)
+    assert status == 200 and user["uid"] == uid and user["email"] == new and user["emailVerified"] is True, (status, user)
+    status, answer, _ = postern.get("/v1/me", token=token)
+    check_error(answer, status, "INVALID_ID_TOKEN", 401)
+    status, answer, _ = postern.post("/v1/token", {"refreshToken": old_refresh})
+    check_error(answer, status, "TOKEN_REVOKED", 401)
 
     # The old address is told, with a link that undoes the change.
     recover_link = action_link(smtp.mailbox.next(old), postern.public_url, "recoverEmail")

@@ -222,7 +222,7 @@ def test_every_event_verified_and_none_lost_while_the_receiver_is_down(postern, 
         "user.email_verified": 1,
         "user.email_recovered": 1,
         "user.disabled": 1,
-        "session.revoked": 5,           # password change, reset, sign-out, recovery, disable
+        "session.revoked": 6,           # password change, reset, sign-out, address change, recovery, disable
         # One per mail the file transport wrote (each is "sent").
         "mail.sent": len(postern.mailbox._messages()),
     }
@@ -250,7 +250,7 @@ def test_every_event_verified_and_none_lost_while_the_receiver_is_down(postern, 
     (recovered,) = receiver.of_type("user.email_recovered")
     assert recovered["data"] == {"uid": bob["uid"], "email": b}
     assert sorted(e["data"]["reason"] for e in receiver.of_type("session.revoked")) == sorted(
-        ["passwordChanged", "passwordReset", "signOut", "emailRecovered", "disabled"])
+        ["passwordChanged", "passwordReset", "signOut", "emailChanged", "emailRecovered", "disabled"])
     for sent in receiver.of_type("mail.sent"):
         assert set(sent["data"]) == {"messageId", "kind", "attempts"}, sent  # no address
     SEEN.update(types)

@@ -36,7 +36,7 @@ public enum WebhookEvent: Sendable, Hashable {
     /// An operator disabled the account (its sessions are revoked).
     case userDisabled(uid: String)
     /// Sessions ended: `reason` is `signOut` (one session's refresh family), `passwordChanged`,
-    /// `passwordReset`, `emailRecovered` or `disabled` (every session of the account).
+    /// `passwordReset`, `emailChanged`, `emailRecovered` or `disabled` (every session of the account).
     case sessionRevoked(uid: String, reason: String)
     /// A message was accepted by the mail server (`kind`: the mail's intent, `signIn`, …).
     case mailSent(messageID: Int64, kind: String, attempts: Int)

@@ -81,9 +81,14 @@ final class AddressFlow: Sendable {
                 if let holder = try tx.account(address: request.email), holder.uid != uid { throw AuthError.emailExists }
                 account.email = request.email
                 account.emailVerified = true
+                // Every session ends, as a recovery's does: an ID token still says the old
+                // address for up to an hour, and the old address is free now for someone else
+                // to sign up with: two sessions would claim it. (Firebase ends them too.)
+                try SessionFlow.revokeAll(of: &account, tx: tx)
                 try tx.updateAccount(account)
                 try ActionLedger.queueRecovery(uid: uid, old: old, new: request.email, tx: tx, now: now, ttl: ttlRecoverEmail)
                 try events.record(.userEmailChanged(uid: uid, email: request.email), tx: tx, now: now)
+                try events.record(.sessionRevoked(uid: uid, reason: "emailChanged"), tx: tx, now: now)
             case .recoverEmail:
                 if let holder = try tx.account(address: request.email), holder.uid != uid { throw AuthError.emailExists }
                 account.email = request.email
