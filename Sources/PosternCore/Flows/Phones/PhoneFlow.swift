@@ -227,7 +227,6 @@ final class PhoneFlow: Sendable {
     func approve(idToken: String, claimID: String) throws(AuthError) -> PhoneProof {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let now = context.clock.unixSeconds()
-        let events = context.events
         return try context.write { tx in
             var life = self.life(try self.ownClaim(claimID, uid: account.uid, tx: tx))
             guard life.approve(now: now) else { throw AuthError.phoneClaimState("Only a claim its holder proved, awaiting approval, can be approved.") }
@@ -367,7 +366,6 @@ final class PhoneFlow: Sendable {
     private func proveCode(claimID: String, code: String, owner: String?, ownerAgrees: Bool = false) throws(AuthError) -> PhoneProof {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
-        let events = context.events
         let approvalWindow = context.config.phoneApprovalWindow
         enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn }
         let outcome = try context.write { tx -> Outcome in
