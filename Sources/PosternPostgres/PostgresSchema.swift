@@ -272,6 +272,11 @@ enum PostgresSchema {
         """
         ALTER TABLE action_requests ADD COLUMN browser_bound BIGINT NOT NULL DEFAULT 0;
         """,
+        // 14: SQLite's 18, the delivery log without its index on the recipient's hash: one random
+        // leaf page per attempt on the write path, for an operator's occasional lookup.
+        """
+        DROP INDEX outbox_attempts_recipient;
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

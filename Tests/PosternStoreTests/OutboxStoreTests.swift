@@ -111,7 +111,7 @@ struct SQLiteOutboxTests {
         }
     }
 
-    @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept, and its CHECK")
+    @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept (but the one 18 drops), and its CHECK")
     func deliveryLogRebuildKeepsRows() throws {
         let old = try TemporaryDatabase()
         let db = try SQLiteConnection(path: old.path)
@@ -140,12 +140,53 @@ struct SQLiteOutboxTests {
         #expect(after.count == 3)
         var indexesAfter: [String] = []
         try reader.query(indexes) { indexesAfter.append($0.text(0) ?? "") }
-        #expect(indexesAfter == indexesBefore)
-        #expect(indexesAfter.count == 3)
+        // Migration 18 then drops the index on the recipient's hash.
+        #expect(indexesAfter == indexesBefore.filter { $0 != "outbox_attempts_recipient" })
+        #expect(indexesAfter.count == 2)
         #expect(try migrated.read { try $0.outboxAttempts(messageID: 7) }.map(\.outcome) == [.deferred, .sent])
         #expect(throws: (any Error).self) {
             try reader.execute("UPDATE outbox_attempts SET outcome = 'lost' WHERE id = 4")
         }
+    }
+
+    @Test("migration 18 drops the recipient-hash index, and a recipient's messages are still found: newest first, each once, at most the limit, no other recipient's")
+    func deliveryLogWithoutRecipientIndex() throws {
+        let old = try TemporaryDatabase()
+        let db = try SQLiteConnection(path: old.path)
+        for sql in Schema.migrations.prefix(17) { try db.execute(sql) }
+        try db.execute("PRAGMA user_version = 17")
+        // Message 7 tried twice, 8 and 12 once, all to x'0102'; 9 to another recipient, logged last.
+        try db.execute(
+            """
+            INSERT INTO outbox_attempts (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome)
+            VALUES (3, 7, x'0102', 100, 12, 'smtp://mail.example:587', 451, '451 later', 'deferred'),
+                (4, 8, x'0102', 110, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+                (5, 7, x'0102', 130, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+                (6, 12, x'0102', 140, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+                (7, 9, x'010203', 150, 0, 'file:', NULL, 'curl error 7', 'failed')
+            """)
+        let migrated = try SQLiteStore(path: old.path)
+        #expect(try migrated.schemaVersion() == Schema.migrations.count)
+        let reader = try SQLiteConnection(path: old.path)
+        var indexes: [String] = []
+        try reader.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox_attempts' ORDER BY name") {
+            indexes.append($0.text(0) ?? "")
+        }
+        #expect(indexes == ["outbox_attempts_message", "outbox_attempts_time"])
+        #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2], limit: 10) } == [12, 8, 7])
+        #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2], limit: 2) } == [12, 8])
+        #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2, 3], limit: 10) } == [9])
+        // A prefix of a hash is not the hash.
+        #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1], limit: 10) }.isEmpty)
+        #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2], limit: 0) }.isEmpty)
+        // A new attempt is found as before the migration.
+        try migrated.write {
+            try $0.recordOutboxAttempt(
+                OutboxAttempt(
+                    messageID: 13, recipientHash: [1, 2], attemptedAt: 160, durationMilliseconds: 3, transport: "file:", replyCode: nil,
+                    reply: "written", outcome: .sent))
+        }
+        #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2], limit: 1) } == [13])
     }
 
     @Test("an outbox of schema 2 is rebuilt by migration 3 with every row and column kept")

@@ -12,7 +12,8 @@ public protocol OutboxReader {
     func isSuppressed(_ address: EmailAddress) throws -> Bool
     /// The delivery log of message `id`: every attempt, oldest first.
     func outboxAttempts(messageID: Int64) throws -> [OutboxAttempt]
-    /// The messages whose log holds `recipientHash`, newest first, at most `limit`.
+    /// The messages whose log holds `recipientHash`, newest first, at most `limit`. An operator's
+    /// lookup: the log has no index on the hash (SQLite migration 18), so this reads it.
     func outboxMessageIDs(recipientHash: [UInt8], limit: Int) throws -> [Int64]
 }
 
