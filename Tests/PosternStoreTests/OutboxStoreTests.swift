@@ -111,12 +111,19 @@ struct SQLiteOutboxTests {
         }
     }
 
-    @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept (but the one 18 drops), and its CHECK")
-    func deliveryLogRebuildKeepsRows() throws {
+    /// A new database file with the first `version` migrations run and recorded, as an older
+    /// Postern left it.
+    static func database(atSchema version: Int) throws -> (TemporaryDatabase, SQLiteConnection) {
         let old = try TemporaryDatabase()
         let db = try SQLiteConnection(path: old.path)
-        for sql in Schema.migrations.prefix(16) { try db.execute(sql) }
-        try db.execute("PRAGMA user_version = 16")
+        for sql in Schema.migrations.prefix(version) { try db.execute(sql) }
+        try db.execute("PRAGMA user_version = \(version)")
+        return (old, db)
+    }
+
+    @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept (but the one 18 drops), and its CHECK")
+    func deliveryLogRebuildKeepsRows() throws {
+        let (old, db) = try Self.database(atSchema: 16)
         try db.execute(
             """
             INSERT INTO outbox_attempts (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome)
@@ -151,10 +158,7 @@ struct SQLiteOutboxTests {
 
     @Test("migration 18 drops the recipient-hash index, and a recipient's messages are still found: newest first, each once, at most the limit, no other recipient's")
     func deliveryLogWithoutRecipientIndex() throws {
-        let old = try TemporaryDatabase()
-        let db = try SQLiteConnection(path: old.path)
-        for sql in Schema.migrations.prefix(17) { try db.execute(sql) }
-        try db.execute("PRAGMA user_version = 17")
+        let (old, db) = try Self.database(atSchema: 17)
         // Message 7 tried twice, 8 and 12 once, all to x'0102'; 9 to another recipient, logged last.
         try db.execute(
             """
@@ -191,10 +195,7 @@ struct SQLiteOutboxTests {
 
     @Test("an outbox of schema 2 is rebuilt by migration 3 with every row and column kept")
     func outboxRebuildKeepsRows() throws {
-        let old = try TemporaryDatabase()
-        let db = try SQLiteConnection(path: old.path)
-        for sql in Schema.migrations.prefix(2) { try db.execute(sql) }
-        try db.execute("PRAGMA user_version = 2")
+        let (old, db) = try Self.database(atSchema: 2)
         try db.execute(
             """
             INSERT INTO outbox (id, intent, recipient_local, recipient_domain, recipient_normalized, state, attempts,
