@@ -121,6 +121,15 @@ struct SQLiteOutboxTests {
         return (old, db)
     }
 
+    /// The names of the delivery log's indexes, sorted.
+    static func deliveryLogIndexes(_ db: SQLiteConnection) throws -> [String] {
+        var names: [String] = []
+        try db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox_attempts' ORDER BY name") {
+            names.append($0.text(0) ?? "")
+        }
+        return names
+    }
+
     @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept (but the one 18 drops), and its CHECK")
     func deliveryLogRebuildKeepsRows() throws {
         let (old, db) = try Self.database(atSchema: 16)
@@ -134,9 +143,7 @@ struct SQLiteOutboxTests {
         let columns = "SELECT * FROM outbox_attempts ORDER BY id"
         var before: [[String]] = []
         try db.query(columns) { row in before.append((0..<9).map { row.text(Int32($0)) ?? "NULL" }) }
-        let indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox_attempts' ORDER BY name"
-        var indexesBefore: [String] = []
-        try db.query(indexes) { indexesBefore.append($0.text(0) ?? "") }
+        let indexesBefore = try Self.deliveryLogIndexes(db)
 
         let migrated = try SQLiteStore(path: old.path)
         #expect(try migrated.schemaVersion() == Schema.migrations.count)
@@ -145,8 +152,7 @@ struct SQLiteOutboxTests {
         try reader.query(columns) { row in after.append((0..<9).map { row.text(Int32($0)) ?? "NULL" }) }
         #expect(after == before)
         #expect(after.count == 3)
-        var indexesAfter: [String] = []
-        try reader.query(indexes) { indexesAfter.append($0.text(0) ?? "") }
+        let indexesAfter = try Self.deliveryLogIndexes(reader)
         // Migration 18 then drops the index on the recipient's hash.
         #expect(indexesAfter == indexesBefore.filter { $0 != "outbox_attempts_recipient" })
         #expect(indexesAfter.count == 2)
@@ -172,11 +178,7 @@ struct SQLiteOutboxTests {
         let migrated = try SQLiteStore(path: old.path)
         #expect(try migrated.schemaVersion() == Schema.migrations.count)
         let reader = try SQLiteConnection(path: old.path)
-        var indexes: [String] = []
-        try reader.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox_attempts' ORDER BY name") {
-            indexes.append($0.text(0) ?? "")
-        }
-        #expect(indexes == ["outbox_attempts_message", "outbox_attempts_time"])
+        #expect(try Self.deliveryLogIndexes(reader) == ["outbox_attempts_message", "outbox_attempts_time"])
         #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2], limit: 10) } == [12, 8, 7])
         #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2], limit: 2) } == [12, 8])
         #expect(try migrated.read { try $0.outboxMessageIDs(recipientHash: [1, 2, 3], limit: 10) } == [9])
