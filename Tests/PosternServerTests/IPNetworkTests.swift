@@ -33,7 +33,21 @@ struct IPNetworkTests {
         #expect(try IPNetwork(parsing: "0.0.0.0/0").contains(try #require(IPAddress("::ffff:10.0.0.1"))))
     }
 
-    @Test("addresses that are not IP addresses are nil", arguments: ["", "localhost", "1.2.3", "1.2.3.4.5", "[::1", "[::1]x", "1.2.3.4:", "1.2.3.4:x", "::1::2"])
+    @Test("an address is read bare, bracketed, with a port, and between spaces and tabs", arguments: [
+        ("198.51.100.7", "198.51.100.7"), (" \t198.51.100.7\t ", "198.51.100.7"), ("198.51.100.7:8080", "198.51.100.7"),
+        ("2001:db8::2", "2001:db8::2"), ("[2001:db8::2]", "2001:db8::2"), (" [2001:db8::2]:4711 ", "2001:db8::2"),
+        ("::ffff:198.51.100.7", "198.51.100.7"), ("[::ffff:198.51.100.7]:1", "198.51.100.7"),
+    ])
+    func reads(text: String, canonical: String) throws {
+        #expect(try #require(IPAddress(text)).description == canonical)
+    }
+
+    // Only spaces and tabs are a header list's whitespace: anything else around an entry is not an
+    // address (the walk stops there, ClientAddressPolicy), however Unicode classes it.
+    @Test("addresses that are not IP addresses are nil", arguments: [
+        "", "localhost", "1.2.3", "1.2.3.4.5", "[::1", "[::1]x", "1.2.3.4:", "1.2.3.4:x", "::1::2", " ", "\t",
+        "1.2.3.4\u{A0}", "\u{3000}1.2.3.4", "1.2.3.4\n", "[::1]:", "[::1]:x", "1.2.3.4:80:80", "1.2.3.4 :80",
+    ])
     func notAddresses(text: String) {
         #expect(IPAddress(text) == nil)
     }
