@@ -216,12 +216,14 @@ struct OutboxWorkerPoolTests {
         #expect(ScriptedTransport.delivered.withLock { $0 }.isEmpty)
     }
 
-    @Test("a message is completed while the outcome of the one before it is being committed, never of two before it")
+    @Test("a message is completed while the outcome of the one before it is being committed, never of two before it, across batches too")
     func recordsInFlight() throws {
         // Each commit takes 30 ms, each send none: were the final "." not held back, the records
-        // of several messages before it would still be uncommitted at each end of data.
+        // of several messages before it would still be uncommitted at each end of data. 20
+        // messages are three claims of 8: the last records of a batch are carried over and
+        // committed with the next claim, and the first message after it waits for them.
         store.commitDelay.withLock { $0 = 0.03 }
-        let ids = try (0..<8).map { try queue("f\($0)@example.com") }
+        let ids = try (0..<20).map { try queue("f\($0)@example.com") }
         let watcher = CommitWatchingTransport(store: store)
         let workers = pool(workers: 1, transport: { watcher })
         workers.start()

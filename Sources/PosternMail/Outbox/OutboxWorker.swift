@@ -26,6 +26,10 @@ final class OutboxWorker: @unchecked Sendable {
     private var machine: DeliveryBatchMachine
     /// Where outcome records are committed, so the next send can start meanwhile.
     private let recorder: OutcomeRecorder
+    /// The last records of the batch before, not waited for yet: queued before the next claim,
+    /// they commit with it (a write that ends their gathering wait) or earlier, so the worker
+    /// does not sit out that wait between batches.
+    private var carried: [PendingRecord] = []
 
     init(
         owner: String, index: Int, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
@@ -62,6 +66,7 @@ final class OutboxWorker: @unchecked Sendable {
                 found = false
             }
             if !found {
+                settleCarried()
                 if signal.wait(worker: index, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
                     // Woken by new mail: start after a random moment, so that the work a request
                     // causes (mail or no mail) does not land on the requests that follow it and
@@ -70,6 +75,7 @@ final class OutboxWorker: @unchecked Sendable {
                 }
             }
         }
+        settleCarried()
         let owner = self.owner
         let releases = machine.stopped(now: clock.unixSeconds())
         if !releases.isEmpty { _ = try? store.write { try $0.releaseLeases(owner: owner, releases) } }
@@ -86,6 +92,7 @@ final class OutboxWorker: @unchecked Sendable {
             try $0.claimDue(
                 owner: owner, now: request.now, leaseUntil: request.leaseUntil, limit: request.limit, claimable: request.claimable)
         }
+        settleCarried()
         let unwritten = machine.claimed(claims)
         guard !claims.isEmpty else { return false }
 
@@ -152,8 +159,24 @@ final class OutboxWorker: @unchecked Sendable {
                 break steps
             }
         }
-        try settle(&pending)
+        // Waiting here for the last records sat out the writer's gathering wait (up to
+        // `GroupCommitWriter.gatheringWait`) once a batch; the next claim commits them.
+        carried = pending
+        pending = []
         return true
+    }
+
+    /// Waits for the records carried over from the batch before (committed by now when a claim
+    /// followed them). One that failed is logged: its message stays claimed until its lease ends
+    /// and is then sent again, as when a record fails within a batch.
+    private func settleCarried() {
+        var records = carried
+        carried = []
+        do {
+            try settle(&records)
+        } catch {
+            logger?.error("outbox: the store failed", ["owner": owner, "error": "\(error)"])
+        }
     }
 
     /// How many of a worker's outcome records may be uncommitted when its next message is
