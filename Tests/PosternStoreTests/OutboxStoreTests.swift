@@ -122,6 +122,14 @@ struct SQLiteOutboxTests {
     }
 
     /// The names of the delivery log's indexes, sorted.
+    /// Writes delivery-log rows straight into an old schema's table: `rows` are the VALUES tuples
+    /// (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome).
+    static func insertAttempts(_ db: SQLiteConnection, _ rows: String) throws {
+        try db.execute(
+            "INSERT INTO outbox_attempts (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome) VALUES "
+                + rows)
+    }
+
     static func deliveryLogIndexes(_ db: SQLiteConnection) throws -> [String] {
         var names: [String] = []
         try db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox_attempts' ORDER BY name") {
@@ -133,12 +141,10 @@ struct SQLiteOutboxTests {
     @Test("the delivery log of schema 16 is rebuilt by migration 17 with every row, column and index kept (but the one 18 drops), and its CHECK")
     func deliveryLogRebuildKeepsRows() throws {
         let (old, db) = try Self.database(atSchema: 16)
-        try db.execute(
-            """
-            INSERT INTO outbox_attempts (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome)
-            VALUES (3, 7, x'0102', 100, 12, 'smtp://mail.example:587', 451, '451 later', 'deferred'),
-                (4, 7, x'0102', 130, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
-                (9, 8, x'ff', 140, 0, 'file:', NULL, 'curl error 7', 'failed')
+        try Self.insertAttempts(db, """
+            (3, 7, x'0102', 100, 12, 'smtp://mail.example:587', 451, '451 later', 'deferred'),
+            (4, 7, x'0102', 130, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+            (9, 8, x'ff', 140, 0, 'file:', NULL, 'curl error 7', 'failed')
             """)
         let columns = "SELECT * FROM outbox_attempts ORDER BY id"
         var before: [[String]] = []
@@ -166,14 +172,12 @@ struct SQLiteOutboxTests {
     func deliveryLogWithoutRecipientIndex() throws {
         let (old, db) = try Self.database(atSchema: 17)
         // Message 7 tried twice, 8 and 12 once, all to x'0102'; 9 to another recipient, logged last.
-        try db.execute(
-            """
-            INSERT INTO outbox_attempts (id, message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome)
-            VALUES (3, 7, x'0102', 100, 12, 'smtp://mail.example:587', 451, '451 later', 'deferred'),
-                (4, 8, x'0102', 110, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
-                (5, 7, x'0102', 130, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
-                (6, 12, x'0102', 140, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
-                (7, 9, x'010203', 150, 0, 'file:', NULL, 'curl error 7', 'failed')
+        try Self.insertAttempts(db, """
+            (3, 7, x'0102', 100, 12, 'smtp://mail.example:587', 451, '451 later', 'deferred'),
+            (4, 8, x'0102', 110, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+            (5, 7, x'0102', 130, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+            (6, 12, x'0102', 140, 9, 'smtp://mail.example:587', 250, '250 ok', 'sent'),
+            (7, 9, x'010203', 150, 0, 'file:', NULL, 'curl error 7', 'failed')
             """)
         let migrated = try SQLiteStore(path: old.path)
         #expect(try migrated.schemaVersion() == Schema.migrations.count)
