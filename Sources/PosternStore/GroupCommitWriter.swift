@@ -93,7 +93,9 @@ final class GroupCommitWriter: @unchecked Sendable {
         }, fail: { error in outcome.result = .failure(error) }, signal: {
             done(outcome.result ?? .failure(StoreError.unavailable("the writer produced no result")))
         })
-        if !pending.append(work) { done(.failure(StoreError.unavailable("the store is closed"))) }
+        // A gathering write does not wake a writer that is gathering short of its batch: it is taken
+        // at the gathering deadline with the others.
+        if !pending.append(work, urgent: !gathering) { done(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
     /// Refuses new writes, commits those already queued, flushes what was committed without
@@ -120,11 +122,17 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     /// `batch` with the writes that join it while it waits, when it is all gathering writes: until
     /// ``gatheringBatch`` of them, ``gatheringWait`` after it was taken, or a write that is not one.
+    /// The writer sleeps through the wait: the gathering writes that join it do not wake it one by
+    /// one (``BatchQueue/gather(upTo:until:quorum:)``); each had, a switch of the writer per
+    /// delivered message.
     private func gathered(_ batch: [PendingWrite]) -> [PendingWrite] {
         guard batch.count < Self.gatheringBatch, batch.allSatisfy(\.gathering) else { return batch }
         var batch = batch
         let deadline = clock.now() + Self.gatheringWait
-        while batch.count < Self.gatheringBatch, case .items(let more) = pending.take(upTo: SQLiteStore.maximumBatch - batch.count, until: deadline) {
+        while batch.count < Self.gatheringBatch,
+            case .items(let more) = pending.gather(
+                upTo: SQLiteStore.maximumBatch - batch.count, until: deadline, quorum: Self.gatheringBatch - batch.count)
+        {
             batch += more
             guard more.allSatisfy(\.gathering) else { break }
         }

@@ -21,6 +21,7 @@ public final class ManualMonotonicClock: MonotonicClock, @unchecked Sendable {
     private var current: Duration
     private var waiters: [Waiter] = []
     private var nextToken: UInt64 = 0
+    private var wakeCount = 0
 
     /// Starts at `start` (an arbitrary origin).
     public init(_ start: Duration = .seconds(1_000)) { current = start }
@@ -52,10 +53,19 @@ public final class ManualMonotonicClock: MonotonicClock, @unchecked Sendable {
 
         monitor.lock()
         waiters.removeAll { $0.token == token }
+        wakeCount += 1
         let passed = deadline.map { current >= $0 } ?? false
         monitor.broadcast()
         monitor.unlock()
         return !passed
+    }
+
+    /// How many waits on this clock have ended so far (signalled, moved past, or spuriously): how
+    /// often the threads waiting on it were woken.
+    public var wakeUps: Int {
+        monitor.lock()
+        defer { monitor.unlock() }
+        return wakeCount
     }
 
     /// Moves the clock forward by `interval` and wakes every waiter whose deadline it reached.

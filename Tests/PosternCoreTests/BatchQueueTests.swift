@@ -75,6 +75,96 @@ struct BatchQueueTests {
         #expect(taken.withLock { $0 } == [42])
     }
 
+    /// Starts a consumer that gathers once, `wait` from the clock's now.
+    private func startGathering(_ queue: BatchQueue<Int>, clock: ManualMonotonicClock, quorum: Int, wait: Duration = .milliseconds(500))
+        -> Gathering
+    {
+        let gathering = Gathering()
+        let deadline = clock.now() + wait
+        Thread {
+            let take = queue.gather(upTo: 100, until: deadline, quorum: quorum)
+            gathering.result.withLock { $0 = take }
+            gathering.done.signal()
+        }.start()
+        return gathering
+    }
+
+    @Test("a gathering consumer is not woken item by item: items that are not urgent wait for the deadline, short of the quorum")
+    func gatherWaitsForDeadline() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(clock: clock)
+        let gathering = startGathering(queue, clock: clock, quorum: 3)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        let wakeUps = clock.wakeUps
+        queue.append(1, urgent: false)
+        queue.append(2, urgent: false)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        #expect(gathering.done.wait(timeout: .now() + 0.2) == .timedOut, "two of three do not end the gathering")
+        #expect(clock.wakeUps == wakeUps, "nor wake the gathering thread")
+        #expect(gathering.items == nil)
+        clock.advance(by: .milliseconds(499))
+        #expect(clock.waitUntilSettled(waiters: 1), "still gathering short of the deadline")
+        clock.advance(by: .milliseconds(1))
+        gathering.done.wait()
+        #expect(gathering.items == [1, 2], "both come out together at the deadline")
+    }
+
+    @Test("a gathering consumer returns at its quorum, at an urgent item, or with nothing at its deadline")
+    func gatherEnds() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(clock: clock)
+
+        let quorum = startGathering(queue, clock: clock, quorum: 3)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        for n in 1...3 { queue.append(n, urgent: false) }
+        quorum.done.wait()
+        #expect(quorum.items == [1, 2, 3], "the quorum-th item ends it, the clock never moved")
+
+        let urgent = startGathering(queue, clock: clock, quorum: 3)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        queue.append(4, urgent: false)
+        queue.append(5)
+        urgent.done.wait()
+        #expect(urgent.items == [4, 5], "an urgent item ends it")
+
+        // An urgent item queued before the gathering started ends it at once too.
+        queue.append(6)
+        queue.append(7, urgent: false)
+        let queuedBefore = startGathering(queue, clock: clock, quorum: 5)
+        queuedBefore.done.wait()
+        #expect(queuedBefore.items == [6, 7])
+
+        let empty = startGathering(queue, clock: clock, quorum: 2, wait: .milliseconds(10))
+        #expect(clock.waitUntilSettled(waiters: 1))
+        clock.advance(by: .milliseconds(10))
+        empty.done.wait()
+        #expect(empty.result.withLock { $0 }.map(isTimedOut) == true)
+    }
+
+    @Test("items that are not urgent still wake a consumer that is not gathering, and closing ends a gathering")
+    func notUrgentWakesPlainTake() {
+        let clock = ManualMonotonicClock()
+        let queue = BatchQueue<Int>(clock: clock)
+        let taken = Mutex<[Int]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            if case .items(let batch) = queue.take(upTo: 10) { taken.withLock { $0 = batch } }
+            done.signal()
+        }.start()
+        #expect(clock.waitUntilSettled(waiters: 1))
+        queue.append(42, urgent: false)
+        done.wait()
+        #expect(taken.withLock { $0 } == [42])
+
+        let gathering = startGathering(queue, clock: clock, quorum: 4)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        queue.append(43, urgent: false)
+        queue.close()
+        gathering.done.wait()
+        #expect(gathering.items == [43], "what was queued is still handed out")
+        #expect(isClosed(queue.gather(upTo: 1, until: clock.now() + .seconds(1), quorum: 1)))
+    }
+
     @Test("closing refuses new items but hands out the queued ones before saying closed")
     func closeDrains() {
         let queue = BatchQueue<Int>()
@@ -158,4 +248,18 @@ private func isTimedOut<Item>(_ take: BatchQueue<Item>.Take) -> Bool {
 private func isClosed<Item>(_ take: BatchQueue<Item>.Take) -> Bool {
     if case .closed = take { return true }
     return false
+}
+
+/// One gathering consumer's result, set once by its thread.
+private final class Gathering: Sendable {
+    let result = Mutex<BatchQueue<Int>.Take?>(nil)
+    let done = DispatchSemaphore(value: 0)
+
+    /// The items it got; nil while it waits, or when it got none.
+    var items: [Int]? {
+        result.withLock { take in
+            if case .items(let items) = take { return items }
+            return nil
+        }
+    }
 }

@@ -4,10 +4,14 @@ import Foundation
 /// daemon's background threads share (the store's group commit, the outbox's outcome recorder and
 /// wake-ups, the HTTP request threads), so waiting, batching and closing are written once.
 ///
-/// - ``append(_:)`` queues an item and wakes one consumer; it refuses once the queue is closed.
+/// - ``append(_:urgent:)`` queues an item and wakes one consumer; it refuses once the queue is
+///   closed. An item that is not urgent does not wake a consumer that gathers (below) short of
+///   its quorum.
 /// - ``take(upTo:until:)`` waits for items and returns up to that many, oldest first, or says the
 ///   deadline passed or the queue is closed and empty: items queued before ``close()`` are still
 ///   handed out, so closing never drops work.
+/// - ``gather(upTo:until:quorum:)`` waits the same way for more items to join a batch, but is not
+///   woken by each one: only by the quorum-th queued item, an urgent one, the deadline or closing.
 /// - Consumers say when they end (``consumerEnded()``), so whoever closes can wait for them
 ///   (``waitForConsumers(until:)``).
 ///
@@ -38,6 +42,14 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     @usableFromInline var head = 0
     @usableFromInline var closed = false
     @usableFromInline var consumers: Int
+    /// While a consumer gathers: how many queued items wake it. Non-urgent appends short of it do
+    /// not signal (each signal woke the gathering thread once per item, only to wait again).
+    @usableFromInline var quorum: Int?
+    /// Items appended and taken so far, and the number (in appended order) of the last urgent one
+    /// plus one: an urgent item is queued when that number is past what was taken.
+    @usableFromInline var appendedTotal = 0
+    @usableFromInline var takenTotal = 0
+    @usableFromInline var urgentThrough = 0
 
     /// An open, empty queue taken from by `consumers` threads, timing its waits on `clock`.
     public init(consumers: Int = 1, clock: any MonotonicClock = SystemMonotonicClock()) {
@@ -45,18 +57,22 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// Queues `item` and wakes a consumer. False once closed (the item is not queued).
+    /// Queues `item` and wakes a consumer, unless `item` is not `urgent` and a consumer gathers
+    /// short of its quorum (it takes the item at its deadline). False once closed (the item is not
+    /// queued).
     ///
     /// The one thread `close()` may leave waiting on the condition besides consumers is one in
     /// ``waitForConsumers(until:)``, and only after `close()`, when nothing is appended any more:
     /// so this signal always reaches a consumer.
     @discardableResult @inlinable
-    public func append(_ item: Item) -> Bool {
+    public func append(_ item: Item, urgent: Bool = true) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
         items.append(item)
-        condition.signal()
+        appendedTotal += 1
+        if urgent { urgentThrough = appendedTotal }
+        if urgent || quorum.map({ items.count - head >= $0 }) ?? true { condition.signal() }
         return true
     }
 
@@ -88,6 +104,23 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
         return .items(removeLocked(upTo: limit))
     }
 
+    /// For a consumer that has a batch and waits a moment for more to join it: waits until
+    /// `quorum` items are queued, an urgent one is, the queue is closed, or the clock reaches
+    /// `deadline`; then returns up to `limit` items, `.timedOut` (nothing queued) or `.closed`.
+    /// Items appended as not urgent meanwhile do not wake it one by one. One consumer at a time.
+    @inlinable
+    public func gather(upTo limit: Int, until deadline: Duration, quorum: Int) -> Take {
+        condition.lock()
+        defer { condition.unlock() }
+        self.quorum = max(1, quorum)
+        defer { self.quorum = nil }
+        while !closed && urgentThrough <= takenTotal && items.count - head < max(1, quorum) {
+            if !clock.wait(on: condition, until: deadline) { break }
+        }
+        if head == items.count { return closed ? .closed : .timedOut }
+        return .items(removeLocked(upTo: limit))
+    }
+
     /// Up to `limit` items queued now, without waiting (none when nothing is queued).
     @inlinable
     public func takeWaiting(upTo limit: Int) -> [Item] {
@@ -101,6 +134,7 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
         let available = items.count - head
         guard available > 0 else { return [] }
         let count = min(max(1, limit), available)
+        takenTotal += count
         let batch: [Item]
         if head == 0 && count == items.count {
             batch = items
