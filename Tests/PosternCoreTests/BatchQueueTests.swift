@@ -59,8 +59,8 @@ struct BatchQueueTests {
         #expect(result.withLock { $0 } == "timed out")
     }
 
-    @Test("a waiting consumer is woken by an append")
-    func appendWakes() {
+    @Test("a waiting consumer that is not gathering is woken by an append, urgent or not", arguments: [true, false])
+    func appendWakes(urgent: Bool) {
         let clock = ManualMonotonicClock()
         let queue = BatchQueue<Int>(clock: clock)
         let taken = Mutex<[Int]>([])
@@ -70,7 +70,7 @@ struct BatchQueueTests {
             done.signal()
         }.start()
         #expect(clock.waitUntilSettled(waiters: 1))
-        queue.append(42)
+        queue.append(42, urgent: urgent)
         done.wait()
         #expect(taken.withLock { $0 } == [42])
     }
@@ -141,21 +141,10 @@ struct BatchQueueTests {
         #expect(empty.result.withLock { $0 }.map(isTimedOut) == true)
     }
 
-    @Test("items that are not urgent still wake a consumer that is not gathering, and closing ends a gathering")
-    func notUrgentWakesPlainTake() {
+    @Test("closing ends a gathering: what was queued is still handed out, then the queue says closed")
+    func closeEndsGathering() {
         let clock = ManualMonotonicClock()
         let queue = BatchQueue<Int>(clock: clock)
-        let taken = Mutex<[Int]>([])
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            if case .items(let batch) = queue.take(upTo: 10) { taken.withLock { $0 = batch } }
-            done.signal()
-        }.start()
-        #expect(clock.waitUntilSettled(waiters: 1))
-        queue.append(42, urgent: false)
-        done.wait()
-        #expect(taken.withLock { $0 } == [42])
-
         let gathering = startGathering(queue, clock: clock, quorum: 4)
         #expect(clock.waitUntilSettled(waiters: 1))
         queue.append(43, urgent: false)
