@@ -75,17 +75,24 @@ struct BatchQueueTests {
         #expect(taken.withLock { $0 } == [42])
     }
 
-    /// Starts a consumer that gathers once, `wait` from the clock's now.
-    private func startGathering(_ queue: BatchQueue<Int>, clock: ManualMonotonicClock, quorum: Int, wait: Duration = .milliseconds(500))
-        -> Gathering
-    {
+    /// Starts a consumer that gathers once, for 500 ms of the clock from now.
+    private func startGathering(_ queue: BatchQueue<Int>, clock: ManualMonotonicClock, quorum: Int) -> Gathering {
         let gathering = Gathering()
-        let deadline = clock.now() + wait
+        let deadline = clock.now() + .milliseconds(500)
         Thread {
             let take = queue.gather(upTo: 100, until: deadline, quorum: quorum)
             gathering.result.withLock { $0 = take }
             gathering.done.signal()
         }.start()
+        return gathering
+    }
+
+    /// Starts a consumer that gathers once, lets it wait, runs `act`, and waits until it returns.
+    private func gathered(_ queue: BatchQueue<Int>, clock: ManualMonotonicClock, quorum: Int, after act: () -> Void) -> Gathering {
+        let gathering = startGathering(queue, clock: clock, quorum: quorum)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        act()
+        gathering.done.wait()
         return gathering
     }
 
@@ -114,17 +121,13 @@ struct BatchQueueTests {
         let clock = ManualMonotonicClock()
         let queue = BatchQueue<Int>(clock: clock)
 
-        let quorum = startGathering(queue, clock: clock, quorum: 3)
-        #expect(clock.waitUntilSettled(waiters: 1))
-        for n in 1...3 { queue.append(n, urgent: false) }
-        quorum.done.wait()
+        let quorum = gathered(queue, clock: clock, quorum: 3) { for n in 1...3 { queue.append(n, urgent: false) } }
         #expect(quorum.items == [1, 2, 3], "the quorum-th item ends it, the clock never moved")
 
-        let urgent = startGathering(queue, clock: clock, quorum: 3)
-        #expect(clock.waitUntilSettled(waiters: 1))
-        queue.append(4, urgent: false)
-        queue.append(5)
-        urgent.done.wait()
+        let urgent = gathered(queue, clock: clock, quorum: 3) {
+            queue.append(4, urgent: false)
+            queue.append(5)
+        }
         #expect(urgent.items == [4, 5], "an urgent item ends it")
 
         // An urgent item queued before the gathering started ends it at once too.
@@ -134,10 +137,7 @@ struct BatchQueueTests {
         queuedBefore.done.wait()
         #expect(queuedBefore.items == [6, 7])
 
-        let empty = startGathering(queue, clock: clock, quorum: 2, wait: .milliseconds(10))
-        #expect(clock.waitUntilSettled(waiters: 1))
-        clock.advance(by: .milliseconds(10))
-        empty.done.wait()
+        let empty = gathered(queue, clock: clock, quorum: 2) { clock.advance(by: .milliseconds(500)) }
         #expect(empty.result.withLock { $0 }.map(isTimedOut) == true)
     }
 
@@ -145,11 +145,10 @@ struct BatchQueueTests {
     func closeEndsGathering() {
         let clock = ManualMonotonicClock()
         let queue = BatchQueue<Int>(clock: clock)
-        let gathering = startGathering(queue, clock: clock, quorum: 4)
-        #expect(clock.waitUntilSettled(waiters: 1))
-        queue.append(43, urgent: false)
-        queue.close()
-        gathering.done.wait()
+        let gathering = gathered(queue, clock: clock, quorum: 4) {
+            queue.append(43, urgent: false)
+            queue.close()
+        }
         #expect(gathering.items == [43], "what was queued is still handed out")
         #expect(isClosed(queue.gather(upTo: 1, until: clock.now() + .seconds(1), quorum: 1)))
     }

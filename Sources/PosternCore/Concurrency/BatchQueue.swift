@@ -45,9 +45,8 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     /// While a consumer gathers: how many queued items wake it. Non-urgent appends short of it do
     /// not signal (each signal woke the gathering thread once per item, only to wait again).
     @usableFromInline var quorum: Int?
-    /// Items appended and taken so far, and the number (in appended order) of the last urgent one
-    /// plus one: an urgent item is queued when that number is past what was taken.
-    @usableFromInline var appendedTotal = 0
+    /// Items taken so far, and how many had been appended when the last urgent one was (counting
+    /// it): an urgent item is queued while that count is past what was taken.
     @usableFromInline var takenTotal = 0
     @usableFromInline var urgentThrough = 0
 
@@ -70,8 +69,7 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         guard !closed else { return false }
         items.append(item)
-        appendedTotal += 1
-        if urgent { urgentThrough = appendedTotal }
+        if urgent { urgentThrough = takenTotal + items.count - head }
         if urgent || quorum.map({ items.count - head >= $0 }) ?? true { condition.signal() }
         return true
     }
@@ -112,9 +110,10 @@ public final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     public func gather(upTo limit: Int, until deadline: Duration, quorum: Int) -> Take {
         condition.lock()
         defer { condition.unlock() }
-        self.quorum = max(1, quorum)
+        let quorum = max(1, quorum)
+        self.quorum = quorum
         defer { self.quorum = nil }
-        while !closed && urgentThrough <= takenTotal && items.count - head < max(1, quorum) {
+        while !closed && urgentThrough <= takenTotal && items.count - head < quorum {
             if !clock.wait(on: condition, until: deadline) { break }
         }
         if head == items.count { return closed ? .closed : .timedOut }
