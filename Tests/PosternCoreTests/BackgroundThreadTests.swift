@@ -81,6 +81,26 @@ struct NamedThreadTests {
         #expect(plain != "plain-foundation")
     }
 
+    /// The scheduling policy Linux has for the thread that runs `start`'s body, read on it.
+    static func policySeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> Int32 {
+        let seen = Mutex<Int32>(-2)
+        let done = DispatchSemaphore(value: 0)
+        start {
+            seen.withLock { $0 = sched_getscheduler(0) }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        return seen.withLock { $0 }
+    }
+
+    @Test("a thread started for batch work runs under SCHED_BATCH (3); others keep SCHED_OTHER (0)")
+    func batchScheduling() {
+        #expect(Self.policySeen { body in Thread.start(named: "outbox-0", scheduling: .batch, body) } == 3)
+        #expect(Self.policySeen { body in Thread.start(named: "store-writer", body) } == SCHED_OTHER)
+        // The policy is the thread's own: the test's thread is untouched.
+        #expect(sched_getscheduler(0) == SCHED_OTHER)
+    }
+
     @Test("a background thread carries its name")
     func backgroundThread() {
         let thread = BackgroundThread(name: "housekeeping")

@@ -8,9 +8,12 @@ extension Thread {
     /// `ps -L`, `perf`, `strace -f`, gdb. Foundation's `name`, set before `start()`, never reaches
     /// the operating system here (every thread of the daemon showed as `postern`), so the thread
     /// names itself first; a name longer than ``osNameLimit`` bytes is cut, never refused.
-    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
+    /// With `.batch` scheduling the thread also asks Linux to treat it as bulk work (see
+    /// ``ThreadScheduling``).
+    public static func start(named name: String, scheduling: ThreadScheduling = .normal, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread {
             Thread.nameCurrentThreadForOS(name)
+            scheduling.applyToCurrentThread()
             body()
         }
         thread.name = name
@@ -29,4 +32,33 @@ extension Thread {
             _ = cut.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         #endif
     }
+}
+
+/// How the operating system schedules a thread of the daemon.
+public enum ThreadScheduling: Sendable {
+    /// Linux's default (`SCHED_OTHER`): a thread that wakes may preempt the one running.
+    case normal
+    /// `SCHED_BATCH`: the same share of the CPU, but a wake-up of this thread never preempts the
+    /// thread running on its core; it waits for that one's time slice. For bulk work whose every
+    /// wake-up is cheap to delay and costly to grant: the outbox workers wake 4 times a message
+    /// (one per SMTP reply). Made `.batch`, they preempted the store's writer 0.04 times a message
+    /// instead of 0.14, the whole daemon switched 5.27 times a message instead of 5.75, and a
+    /// drain was 9 % faster (5,628 against 5,149 messages a second, six alternating pairs).
+    case batch
+
+    /// Applies this to the calling thread. A refusal (a kernel without `SCHED_BATCH`, a seccomp
+    /// filter) leaves the thread as it was: scheduling is a performance hint, never a condition.
+    func applyToCurrentThread() {
+        #if os(Linux)
+            guard case .batch = self else { return }
+            // Glibc defines SCHED_BATCH only under _GNU_SOURCE, which Swift's Glibc module does not
+            // import; 3 is the kernel's ABI value (include/uapi/linux/sched.h). Pid 0 is the calling
+            // thread: on Linux a scheduling policy is per thread.
+            var parameters = sched_param(sched_priority: 0)
+            _ = sched_setscheduler(0, Self.linuxBatchPolicy, &parameters)
+        #endif
+    }
+
+    /// `SCHED_BATCH` on Linux.
+    static let linuxBatchPolicy: Int32 = 3
 }

@@ -121,7 +121,9 @@ public final class OutboxWorkerPool: Sendable {
             let worker = OutboxWorker(
                 owner: "\(configuration.ownerPrefix):\(index)", index: index, store: store, makeTransport: makeTransport, compose: compose,
                 clock: clock, random: random, configuration: configuration, logger: logger, signal: signal, recorder: recorder)
-            Thread.start(named: "outbox-\(index)") { worker.run() }
+            // Bulk work that waits on the relay 4 times a message: its wake-ups should not preempt
+            // the store's writer or the request threads (``ThreadScheduling/batch``).
+            Thread.start(named: "outbox-\(index)", scheduling: .batch) { worker.run() }
         }
     }
 
