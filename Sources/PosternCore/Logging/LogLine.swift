@@ -6,9 +6,15 @@ public struct Logger: Sendable {
     /// Severity, lowest first.
     public enum Level: String, Sendable, Comparable {
         case debug, info, warning, error
-        public static func < (a: Level, b: Level) -> Bool {
-            let order: [Level] = [.debug, .info, .warning, .error]
-            return (order.firstIndex(of: a) ?? 0) < (order.firstIndex(of: b) ?? 0)
+        public static func < (a: Level, b: Level) -> Bool { a.rank < b.rank }
+
+        private var rank: Int {
+            switch self {
+            case .debug: 0
+            case .info: 1
+            case .warning: 2
+            case .error: 3
+            }
         }
     }
 
@@ -29,19 +35,31 @@ public struct Logger: Sendable {
         self.sink = sink
     }
 
-    /// Logs `message` with `fields` at `level`.
-    public func log(_ level: Level, _ message: String, _ fields: [String: String] = [:], now: Date = Date()) {
+    /// Logs `message` with `fields` at `level`. The fields and the time are worked out only when
+    /// the line is written (autoclosures, as in swift-log): a debug line the level drops costs a
+    /// comparison, where its fields' dictionary and strings were built and thrown away (one such
+    /// line per message an outbox worker sends).
+    public func log(
+        _ level: Level, _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
+        now: @autoclosure () -> Date = Date()
+    ) {
         guard level >= self.level else { return }
-        var object: [String: String] = metadata.merging(fields) { $1 }
-        object["ts"] = UTCTimestamp.iso8601(Int64(now.timeIntervalSince1970.rounded(.down)))
+        var object: [String: String] = metadata.merging(fields()) { $1 }
+        object["ts"] = UTCTimestamp.iso8601(Int64(now().timeIntervalSince1970.rounded(.down)))
         object["level"] = level.rawValue
         object["logger"] = label
-        object["msg"] = message
+        object["msg"] = message()
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         sink(String(decoding: data, as: UTF8.self))
     }
 
-    public func info(_ message: String, _ fields: [String: String] = [:]) { log(.info, message, fields) }
-    public func warning(_ message: String, _ fields: [String: String] = [:]) { log(.warning, message, fields) }
-    public func error(_ message: String, _ fields: [String: String] = [:]) { log(.error, message, fields) }
+    public func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:]) {
+        log(.info, message(), fields())
+    }
+    public func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:]) {
+        log(.warning, message(), fields())
+    }
+    public func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:]) {
+        log(.error, message(), fields())
+    }
 }
