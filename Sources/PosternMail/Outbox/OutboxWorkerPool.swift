@@ -29,10 +29,14 @@ public final class OutboxWorkerPool: Sendable {
         /// Backoff, deadline and lease.
         public var policy: DeliveryPolicy
         /// The most messages one worker claims at a time: it starts with 4 and doubles while each
-        /// claim comes back full (a backlog). 16, not more: a worker sends its claims one after the
+        /// claim comes back full (a backlog). 32, not more: a worker sends its claims one after the
         /// other, so the mail a dead daemon held (due first once taken back) waits for some worker
         /// to finish its batch and then for that batch's sends — with 64 that was 9 s of one
-        /// worker's sends under a backlog; a claim per 16 mails is still under one statement in 10.
+        /// worker's sends under a backlog on a loaded machine. Not fewer: a worker waits for each
+        /// claim's commit with its connection idle, about 0.5 ms however many it claims. In a drain
+        /// of 118,425 messages, 32 made that wait 17.7–20.5 µs a message instead of 31.6–34.8 with
+        /// 16, and the drain 5.7 % faster (5,828/5,482/5,617 against 5,071/5,496/5,211 a second,
+        /// alternating); 64 waited 14–18 µs and drained no faster than 32.
         public var batchSize: Int
         /// Seconds between polls for mail this process was not told about.
         public var pollInterval: Double
@@ -52,7 +56,7 @@ public final class OutboxWorkerPool: Sendable {
 
         /// The configuration; the defaults are the production values.
         public init(
-            workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 16, pollInterval: Double = 1,
+            workers: Int = 4, policy: DeliveryPolicy = .standard, batchSize: Int = 32, pollInterval: Double = 1,
             wakeJitter: Double = 0.25, liveness: LivenessPolicy = .standard, events: EventLedger? = nil,
             deliveryLog: DeliveryLog? = nil,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
