@@ -56,16 +56,21 @@ struct NamedThreadTests {
             .trimmingCharacters(in: .newlines) ?? "unreadable"
     }
 
-    /// Runs `start` and returns the OS name its thread had, read on that thread.
-    static func nameSeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> String {
-        let seen = Mutex<String?>(nil)
+    /// Runs `start` and returns what `read` gave on the thread it started.
+    static func seen<Value: Sendable>(_ read: @escaping @Sendable () -> Value, _ start: (@escaping @Sendable () -> Void) -> Void) -> Value? {
+        let seen = Mutex<Value?>(nil)
         let done = DispatchSemaphore(value: 0)
         start {
-            seen.withLock { $0 = osName() }
+            seen.withLock { $0 = read() }
             done.signal()
         }
         #expect(done.wait(timeout: .now() + 10) == .success)
-        return seen.withLock { $0 } ?? "never ran"
+        return seen.withLock { $0 }
+    }
+
+    /// Runs `start` and returns the OS name its thread had, read on that thread.
+    static func nameSeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> String {
+        seen(osName, start) ?? "never ran"
     }
 
     @Test("a thread started by name shows it; a name past Linux's 15 bytes is cut, not refused")
@@ -82,15 +87,8 @@ struct NamedThreadTests {
     }
 
     /// The scheduling policy Linux has for the thread that runs `start`'s body, read on it.
-    static func policySeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> Int32 {
-        let seen = Mutex<Int32>(-2)
-        let done = DispatchSemaphore(value: 0)
-        start {
-            seen.withLock { $0 = sched_getscheduler(0) }
-            done.signal()
-        }
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        return seen.withLock { $0 }
+    static func policySeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> Int32? {
+        seen({ sched_getscheduler(0) }, start)
     }
 
     @Test("a thread started for batch work runs under SCHED_BATCH (3); others keep SCHED_OTHER (0)")

@@ -123,8 +123,8 @@ public struct CompiledTemplate<Variable: TemplateVariable>: Sendable, Hashable {
 
     /// ``singleLine(_:)`` for a text that is all ASCII (every subject of the bundled templates),
     /// on its bytes: there the whitespace and control characters are the bytes below `!` and DEL.
-    /// Nil for any other text. The same result as ``scalarSingleLine(_:)``. Walking the scalars and asking each for its Unicode properties was
-    /// 1 % of an outbox drain's time.
+    /// Nil for any other text. The same result as ``scalarSingleLine(_:)``. Walking the scalars and
+    /// asking each for its Unicode properties was 1 % of an outbox drain's time.
     static func asciiSingleLine(_ text: String) -> String? {
         let utf8 = text.utf8
         var out: [UInt8] = []

@@ -10,8 +10,9 @@ public enum ControlCharacters {
 
     /// `value` with each of them replaced by a space.
     public static func replacedBySpaces(_ value: String) -> String {
-        // Printable ASCII, the common case, is answered from the bytes.
-        guard !value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), value.unicodeScalars.contains(where: isControl) else { return value }
+        // Printable ASCII, the common case, has none: answered from its bytes.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return value }
+        guard value.unicodeScalars.contains(where: isControl) else { return value }
         var cleaned = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
             cleaned.append(isControl(scalar) ? " " : scalar)
