@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCrypto
 
 /// Sessions: anonymous accounts, ID tokens (ES256) and rotating refresh tokens, their
@@ -51,14 +52,14 @@ final class SessionFlow: Sendable {
         let config = context.config
         return { account, method, authTime, lineage, tx in
             let now = clock.unixSeconds()
-            var claims: [String: Any] = [
-                "iss": config.publicURL, "aud": config.publicURL, "sub": account.uid, "iat": now,
-                "exp": now + config.idTokenLifetime, "auth_time": authTime, "email_verified": account.emailVerified,
-                "is_anonymous": account.isAnonymous, "sign_in_method": method, "sv": account.sessionVersion,
+            let claims: [String: JSONValue] = [
+                "iss": .string(config.publicURL), "aud": .string(config.publicURL), "sub": .string(account.uid),
+                "iat": .integer(now), "exp": .integer(now + config.idTokenLifetime), "auth_time": .integer(authTime),
+                "email_verified": .bool(account.emailVerified), "is_anonymous": .bool(account.isAnonymous),
+                "sign_in_method": .string(method), "sv": .integer(account.sessionVersion),
+                "email": account.email.map { .string($0.address) } ?? .null,
             ]
-            claims["email"] = account.email?.address ?? NSNull()
-            let json = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
-            let idToken = try JSONWebToken.sign(claims: json, with: signer)
+            let idToken = try JSONWebToken.sign(claims: Data(JSONValue.object(claims).sortedJSONText.utf8), with: signer)
             let refresh: String
             switch lineage {
             case .again(let successor):
