@@ -215,12 +215,17 @@ public final class PosternRuntime: Sendable {
         let sender = self.sender
         workers = OutboxWorkerPool(
             store: flows.store, transport: transportFactory,
-            compose: { message in
-                guard let composed = try service.composeMail(message.intent, recipient: message.recipient) else { return nil }
-                return try renderer.compose(
-                    composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
-                    messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
-                    envelopeSender: service.bounceEnvelopeSender(messageID: message.id, recipient: message.recipient))
+            compose: { messages in
+                let composed = service.composeMails(messages.map { ($0.intent, $0.recipient) })
+                return zip(messages, composed).map { message, result in
+                    Result {
+                        guard let composed = try result.get() else { return nil }
+                        return try renderer.compose(
+                            composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
+                            messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
+                            envelopeSender: service.bounceEnvelopeSender(messageID: message.id, recipient: message.recipient))
+                    }
+                }
             },
             clock: clock,
             configuration: OutboxWorkerPool.Configuration(

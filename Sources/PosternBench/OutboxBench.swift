@@ -68,7 +68,7 @@ enum OutboxBench {
         let kind = options["kind"] ?? "sign-in"
         guard kind == "sign-in" || kind == "password-changed" else { throw UsageError(description: "--kind must be sign-in or password-changed") }
         let tally = Tally()
-        let compose: OutboxWorkerPool.Compose = { message in
+        let compose = OutboxWorkerPool.composingEach { message in
             let now = clock.now()
             let link = "https://auth.example.com/action?mode=signIn&oobCode=bench-\(message.id)"
             let content =

@@ -41,7 +41,7 @@ struct HeartbeatLoopTests {
     func pool(monotonic: any MonotonicClock = SystemMonotonicClock(), reclaims: ReclaimMetrics = ReclaimMetrics()) -> OutboxWorkerPool {
         OutboxWorkerPool(
             store: store, transport: { [sends] in AcceptingTransport(sends) },
-            compose: { message in
+            compose: OutboxWorkerPool.composingEach { message in
                 OutgoingMail(
                     storedMessageID: "<\(message.id)@test>",
                     envelope: MailEnvelope(sender: "s@example.com", recipients: [message.recipient.address]),

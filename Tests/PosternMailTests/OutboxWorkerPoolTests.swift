@@ -77,7 +77,7 @@ struct OutboxWorkerPoolTests {
         workers: Int = 2, compose: OutboxWorkerPool.Compose? = nil, events: EventLedger? = nil, deliveryLog: DeliveryLog? = nil,
         transport: @escaping MailTransportFactory = { ScriptedTransport() }
     ) -> OutboxWorkerPool {
-        let composeMail: OutboxWorkerPool.Compose = compose ?? { message in
+        let composeMail = compose ?? OutboxWorkerPool.composingEach { message in
             OutgoingMail(
                 storedMessageID: "<\(message.id)@test>", envelope: MailEnvelope(sender: "s@example.com", recipients: [message.recipient.address]),
                 bytes: Array("Subject: \(message.id)\r\n\r\nhello\r\n".utf8))
@@ -209,7 +209,7 @@ struct OutboxWorkerPoolTests {
     @Test("nothing to say: a message composed to nil is finished unsent")
     func composedToNothing() throws {
         try queue("nothing@example.com")
-        let workers = pool(compose: { _ in nil })
+        let workers = pool(compose: OutboxWorkerPool.composingEach { _ in nil })
         workers.start()
         try eventually("finished") { try states() == [.sent] }
         #expect(workers.stop(timeout: 10))

@@ -12,9 +12,9 @@ struct StoreFlowHarness {
     let clock = ManualClock()
     let service: AuthService
 
-    init(_ kind: StoreKind, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+    init(_ kind: StoreKind, configure: (inout AuthConfiguration) -> Void = { _ in }, wrap: (any Store) -> any Store = { $0 }) throws {
         database = try kind.database()
-        store = try database.open()
+        store = wrap(try database.open())
         let vault = KeyVault(
             store: store, box: try MasterKeyFile.loadOrCreate(at: database.keyFile), clock: clock, maxCodeLifetime: 7 * 86_400)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
@@ -40,8 +40,85 @@ struct StoreFlowHarness {
     }
 }
 
+/// A real store that counts its transactions.
+private final class CountingStore: Store {
+    let base: any Store
+    let reads = Counter()
+    let writes = Counter()
+    init(_ base: any Store) { self.base = base }
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
+        reads.increment()
+        return try base.read(body)
+    }
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        writes.increment()
+        return try base.write(body)
+    }
+    func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        writes.increment()
+        return try base.writeSyncingLater(body)
+    }
+    func close() { base.close() }
+    var mailDoorbell: MailDoorbell { base.mailDoorbell }
+    func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try base.exclusively(lock, body) }
+    var isConfinedToThisMachine: Bool { base.isConfinedToThisMachine }
+}
+
 @Suite("Flows persisted, on each store")
 struct FlowPersistenceTests {
+    @Test(
+        "a worker's batch composes what each message composes alone, in order, its read-only ones in one read transaction; a message whose row cannot be read fails alone",
+        arguments: StoreKind.available)
+    func batchComposition(kind: StoreKind) throws {
+        var counting: CountingStore?
+        let h = try StoreFlowHarness(kind, wrap: { store in
+            let wrapped = CountingStore(store)
+            counting = wrapped
+            return wrapped
+        })
+        let store = try #require(counting)
+        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try {
+            try h.service.sendEmailLink(EmailLinkRequest(email: "old@example.com"))
+            return try h.lastLink()
+        }()))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "old@example.com"))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com"))
+        try h.service.signUp(email: "old@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
+        try h.service.requestPasswordReset(email: "ghost@example.com", continueURL: nil, locale: nil)
+        try h.service.requestPasswordReset(email: "old@example.com", continueURL: nil, locale: nil)
+        try h.service.sendEmailLink(EmailLinkRequest(email: "poison@example.com"))
+        let queued = Array(try h.store.read { try $0.outboxMessages(state: .queued, limit: 6) }.reversed())
+        #expect(queued.map(\.recipient.address) == [
+            "old@example.com", "new@example.com", "old@example.com", "ghost@example.com", "old@example.com", "poison@example.com",
+        ])
+        // A row the store cannot read back (as a bad migration or a hand edit would leave it).
+        guard case .signIn(let poisoned) = try #require(queued.last).intent else { throw CancellationError() }
+        try h.database.withSQL { db in
+            _ = try db.execute("UPDATE action_requests SET purpose = 'bogus' WHERE id = \(kind == .sqlite ? "?" : "$1")", [.text(poisoned)])
+        }
+
+        let (reads, writes) = (store.reads.value, store.writes.value)
+        let batch = h.service.composeMails(queued.map { ($0.intent, $0.recipient) })
+        // One read for the three sign-ins; the sign-up of a taken address and the two resets each
+        // change their request, in a write of their own.
+        #expect(store.reads.value - reads == 1)
+        #expect(store.writes.value - writes == 3)
+        #expect(batch.count == queued.count)
+        let kinds = batch.map { result in (try? result.get()).map { $0?.message.kind } }
+        #expect(kinds == [.signIn, .signIn, .accountAlreadyExists, .some(nil), .resetPassword, nil])
+        #expect(throws: AuthError.self) { try batch[5].get() }
+
+        // Alone, each composes to the same kind of mail (the reset and the sign-up were saved by
+        // the batch, and compose the same again).
+        for (index, message) in queued.enumerated().dropLast() {
+            #expect(try h.service.composeMail(message.intent, recipient: message.recipient)?.message.kind == kinds[index] ?? nil)
+        }
+        // A link minted inside the shared transaction works.
+        guard case .signIn(let link, _, _) = try #require(try batch[1].get()).message.content else { throw CancellationError() }
+        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        #expect(login.email == "new@example.com" && login.isNewUser)
+    }
+
     @Test("email link, sign-up, reset, change and recovery survive reopening the database", arguments: StoreKind.available)
     func flowsPersist(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind)

@@ -234,6 +234,12 @@ public final class AuthService: Sendable {
         try composer.compose(intent, recipient: recipient)
     }
 
+    /// The content stage for a batch (an outbox worker's claim): ``composeMail(_:recipient:)`` of
+    /// each, in order, those that only read in one read transaction. A failure is that message's alone.
+    public func composeMails(_ items: [(intent: MailIntent, recipient: EmailAddress)]) -> [Result<ComposedMail?, AuthError>] {
+        composer.compose(items)
+    }
+
     // MARK: phone numbers by consent of both parties (PhoneFlow)
 
     /// The owner (recent sign-in) asks to add a number: an SMS code goes to it. The same answer

@@ -90,11 +90,15 @@ final class FlowContext: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T) throws(AuthError) -> T {
         do {
             return try store.read(body)
-        } catch let error as AuthError {
-            throw error
         } catch {
-            throw .unavailable("\(error)")
+            throw Self.readFailure(error)
         }
+    }
+
+    /// What a read's failure is to the caller: an `AuthError` as it is, anything else (the store's)
+    /// `unavailable`.
+    static func readFailure(_ error: any Error) -> AuthError {
+        (error as? AuthError) ?? .unavailable("\(error)")
     }
 
     // MARK: input every request path checks alike

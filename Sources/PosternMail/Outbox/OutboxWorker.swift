@@ -103,10 +103,11 @@ final class OutboxWorker: @unchecked Sendable {
         // between the send and its record (at most one message per worker) the message is
         // composed anew.
         var content: [Int64: DeliveryBatchMachine.Content] = [:]
-        for message in unwritten {
-            do {
-                content[message.id] = try compose(message).map { .mail($0) } ?? .nothing
-            } catch {
+        for (message, result) in zip(unwritten, unwritten.isEmpty ? [] : compose(unwritten)) {
+            switch result {
+            case .success(let mail):
+                content[message.id] = mail.map { .mail($0) } ?? .nothing
+            case .failure:
                 content[message.id] = .failed
                 logger?.warning("outbox: the content stage failed", ["id": "\(message.id)", "intent": message.intent.name])
             }

@@ -17,10 +17,17 @@ import Synchronization
 ///   of its last beat (on SQLite, by the next pool to start, at once), not when their lease runs
 ///   out; and this pool takes back the claims of the dead.
 public final class OutboxWorkerPool: Sendable {
-    /// Decides what a message says: the content stage. Called the first time a message is claimed;
-    /// nil means nothing is to be sent (the message is finished unsent). A throw is a transient
-    /// failure (the message is retried with backoff).
-    public typealias Compose = @Sendable (OutboxMessage) throws -> OutgoingMail?
+    /// Decides what messages say: the content stage, given the messages of a claim that have no
+    /// body yet (the first time each is claimed), all at once so that it can read the store once
+    /// for them. Returns one result per message, in order: nil means nothing is to be sent (the
+    /// message is finished unsent), a failure is a transient one (the message is retried with
+    /// backoff), and a missing result counts as a failure.
+    public typealias Compose = @Sendable ([OutboxMessage]) -> [Result<OutgoingMail?, any Error>]
+
+    /// A content stage that composes each message on its own with `compose`.
+    public static func composingEach(_ compose: @escaping @Sendable (OutboxMessage) throws -> OutgoingMail?) -> Compose {
+        { messages in messages.map { message in Result { try compose(message) } } }
+    }
 
     /// How the pool runs.
     public struct Configuration: Sendable {
