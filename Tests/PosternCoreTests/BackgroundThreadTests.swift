@@ -91,12 +91,21 @@ struct NamedThreadTests {
         seen({ sched_getscheduler(0) }, start)
     }
 
-    @Test("a thread started for batch work runs under SCHED_BATCH (3); others keep SCHED_OTHER (0)")
+    /// The nice value of the thread that runs `start`'s body, read on it.
+    static func niceSeen(_ start: (@escaping @Sendable () -> Void) -> Void) -> Int32? {
+        seen({ getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }, start)
+    }
+
+    @Test("a thread started for batch work runs under SCHED_BATCH (3) at nice 10; others keep SCHED_OTHER (0) and their nice value")
     func batchScheduling() {
+        let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         #expect(Self.policySeen { body in Thread.start(named: "outbox-0", scheduling: .batch, body) } == 3)
+        #expect(Self.niceSeen { body in Thread.start(named: "outbox-0", scheduling: .batch, body) } == max(own, ThreadScheduling.batchNice))
         #expect(Self.policySeen { body in Thread.start(named: "store-writer", body) } == SCHED_OTHER)
-        // The policy is the thread's own: the test's thread is untouched.
+        #expect(Self.niceSeen { body in Thread.start(named: "store-writer", body) } == own)
+        // Policy and nice value are the thread's own: the test's thread is untouched.
         #expect(sched_getscheduler(0) == SCHED_OTHER)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == own)
     }
 
     @Test("a background thread carries its name")
