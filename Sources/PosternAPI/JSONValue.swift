@@ -45,6 +45,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
 }
 
 extension JSONValue {
+    /// An object whose values are all strings: a log line, an error answer, a public key.
+    public static func object(strings: [String: String]) -> JSONValue { .object(strings.mapValues(JSONValue.string)) }
+
+    /// An array of strings.
+    public static func array(strings: [String]) -> JSONValue { .array(strings.map(JSONValue.string)) }
+
     /// The value as compact JSON text with sorted keys and unescaped slashes: the bytes
     /// `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` writes, without its
     /// encoder machinery (a webhook body is written per delivered message, on the store's

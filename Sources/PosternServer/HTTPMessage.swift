@@ -66,7 +66,7 @@ public struct HTTPResponse: Sendable {
     static func error(_ status: Int, rawCode code: String, message: String, details: [String: String] = [:]) -> HTTPResponse {
         var object: [String: String] = ["code": code, "message": message]
         for (key, value) in details where key != "retryAfter" { object[key] = value }
-        let text = JSONValue.object(["error": .object(object.mapValues(JSONValue.string))]).sortedJSONText
+        let text = JSONValue.object(["error": .object(strings: object)]).sortedJSONText
         var response = HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
         if let retry = details["retryAfter"] { response.headers.append(("Retry-After", retry)) }
         return response

@@ -53,7 +53,7 @@ public struct Logger: Sendable {
         // JSONValue's writer, not JSONSerialization: `.sortedKeys` there compares keys under a
         // `Locale`, which loaded ICU's locale data at the daemon's first line (2.2 MB of its idle
         // RSS) and compared every line's keys through it.
-        sink(JSONValue.object(object.mapValues(JSONValue.string)).sortedJSONText)
+        sink(JSONValue.object(strings: object).sortedJSONText)
     }
 
     public func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:]) {

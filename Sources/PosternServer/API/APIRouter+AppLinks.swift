@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 
 /// The files that let the apps open the action links (universal links, App Links) instead of the
@@ -17,20 +18,22 @@ enum AppAssociationFiles {
     static func apple(_ ids: [AppleAppID], publicURL: String) -> String? {
         guard !ids.isEmpty else { return nil }
         let names = ids.map(\.description)
-        let document: [String: Any] = [
-            "applinks": [
-                "details": [
-                    [
-                        "appIDs": names,
-                        "components": [
-                            ["/": actionPath(publicURL: publicURL), "comment": "Postern's action links: sign-in, reset, verify, change and recover"]
-                        ],
-                    ]
-                ]
-            ],
-            "webcredentials": ["apps": names],
-        ]
-        return JSONAnswer.encode(document)
+        let document: JSONValue = .object([
+            "applinks": .object([
+                "details": .array([
+                    .object([
+                        "appIDs": .array(strings: names),
+                        "components": .array([
+                            .object(strings: [
+                                "/": actionPath(publicURL: publicURL), "comment": "Postern's action links: sign-in, reset, verify, change and recover",
+                            ])
+                        ]),
+                    ])
+                ])
+            ]),
+            "webcredentials": .object(["apps": .array(strings: names)]),
+        ])
+        return document.sortedJSONText
     }
 
     /// Google's Digital Asset Links statement list: each package may handle all of the site's
@@ -43,13 +46,16 @@ enum AppAssociationFiles {
             if fingerprints[app.packageName] == nil { packages.append(app.packageName) }
             fingerprints[app.packageName, default: []].append(app.fingerprint)
         }
-        let statements: [[String: Any]] = packages.map { package in
-            [
-                "relation": ["delegate_permission/common.handle_all_urls"],
-                "target": ["namespace": "android_app", "package_name": package, "sha256_cert_fingerprints": fingerprints[package] ?? []],
-            ]
+        let statements: [JSONValue] = packages.map { package in
+            .object([
+                "relation": .array(strings: ["delegate_permission/common.handle_all_urls"]),
+                "target": .object([
+                    "namespace": .string("android_app"), "package_name": .string(package),
+                    "sha256_cert_fingerprints": .array(strings: fingerprints[package] ?? []),
+                ]),
+            ])
         }
-        return JSONAnswer.encode(statements)
+        return JSONValue.array(statements).sortedJSONText
     }
 }
 

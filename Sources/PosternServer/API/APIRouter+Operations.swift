@@ -23,7 +23,8 @@ extension APIRouter {
             },
             Route(method: "GET", path: "/.well-known/jwks.json", summary: "Public keys of ID tokens", access: .operations, status: 200,
                   contract: .init(answer: .content(mediaType: "application/json", schema: Self.jwksSchema))) { _ throws(AuthError) in
-                var response = HTTPResponse.json(200, JSONAnswer.encode(runtime.keys.current.jwks))
+                let jwks = runtime.keys.current.jwks.mapValues { keys in JSONValue.array(keys.map(JSONValue.object(strings:))) }
+                var response = HTTPResponse.json(200, JSONValue.object(jwks).sortedJSONText)
                 response.headers.append(("Access-Control-Allow-Origin", "*"))
                 return response
             },

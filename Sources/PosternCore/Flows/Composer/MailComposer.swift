@@ -36,7 +36,7 @@ final class MailComposer: Sendable {
     /// lookup read its pages again: 3.6 reads and 2.6 lock calls a message in a drain). One that
     /// fails fails alone; a sign-up or a reset, which changes its request, is a write of its own.
     func compose(_ items: [(intent: MailIntent, recipient: EmailAddress)]) -> [Result<ComposedMail?, AuthError>] {
-        var results = [Result<ComposedMail?, AuthError>?](repeating: nil, count: items.count)
+        var read: [Int: Result<ComposedMail?, AuthError>] = [:]
         let reading = items.indices.filter { !Self.changesRequest(items[$0].intent) }
         if !reading.isEmpty {
             let bodies = reading.map { body(items[$0].intent, recipient: items[$0].recipient) }
@@ -46,16 +46,16 @@ final class MailComposer: Sendable {
                         do { return try body(tx, nil) } catch { throw FlowContext.readFailure(error) }
                     } }
                 }
-                for (index, result) in zip(reading, composed) { results[index] = result }
+                for (index, result) in zip(reading, composed) { read[index] = result }
             } catch {
-                for index in reading { results[index] = .failure(error) }
+                for index in reading { read[index] = .failure(error) }
             }
         }
-        for index in items.indices where results[index] == nil {
+        return items.indices.map { index in
+            if let result = read[index] { return result }
             let body = body(items[index].intent, recipient: items[index].recipient)
-            results[index] = Result { () throws(AuthError) in try context.write { tx in try body(tx, tx) } }
+            return Result { () throws(AuthError) in try context.write { tx in try body(tx, tx) } }
         }
-        return results.map { $0 ?? .failure(.internalError("the content stage left a message out")) }
     }
 
     /// Only a sign-up of a taken address and a reset change their request; the other intents
