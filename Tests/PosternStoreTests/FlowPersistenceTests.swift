@@ -119,6 +119,31 @@ struct FlowPersistenceTests {
         #expect(login.email == "new@example.com" && login.isNewUser)
     }
 
+    @Test(
+        "the batch's shared snapshot grants nothing: a request used before its batch composes gets no mail, and of two links composed from one request the second is refused once the first is used",
+        arguments: StoreKind.available)
+    func batchSnapshotGrantsNothing(kind: StoreKind) throws {
+        let h = try StoreFlowHarness(kind)
+        try h.service.sendEmailLink(EmailLinkRequest(email: "used@example.com"))
+        let used = try #require(try h.store.read { try $0.outboxMessages(state: .queued, limit: 1) }.first)
+        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.sendEmailLink(EmailLinkRequest(email: "twice@example.com"))
+        let twice = try #require(try h.store.read { try $0.outboxMessages(state: .queued, limit: 1) }.first)
+
+        // The attacker's hope: a claim composed again (a crash between send and record, a second
+        // daemon) mints a second live link for one request, or mail for a request already used.
+        let batch = h.service.composeMails([(used.intent, used.recipient), (twice.intent, twice.recipient), (twice.intent, twice.recipient)])
+        #expect(try batch[0].get() == nil)
+        var links: [String] = []
+        for result in batch.dropFirst() {
+            guard case .signIn(let link, _, _) = try #require(try result.get()).message.content else { throw CancellationError() }
+            links.append(link)
+        }
+        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[0]))
+        #expect(throws: AuthError.self) { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[1])) }
+        #expect(throws: AuthError.self) { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[0])) }
+    }
+
     @Test("email link, sign-up, reset, change and recovery survive reopening the database", arguments: StoreKind.available)
     func flowsPersist(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind)
