@@ -129,6 +129,26 @@ struct DeliveryBatchMachineTests {
         #expect(machine.next(now: 1_011, stopping: false) == .finished)
     }
 
+    @Test("a random jitter is asked for only when a message is to be retried")
+    func jitterOnlyForRetries() {
+        var machine = DeliveryBatchMachine(owner: "w", policy: policy, maximumClaim: 64)
+        _ = readyBatch(&machine, count: 3)
+        var asked = 0
+        func jitter() -> Double {
+            asked += 1
+            return 0.5
+        }
+        guard case .deliver = machine.next(now: 1_000, stopping: false) else { Issue.record("no send"); return }
+        #expect(machine.delivered(.sent(reply: "250"), now: 1_000, jitter: jitter())?.action == .markSent(reply: "250"))
+        guard case .deliver = machine.next(now: 1_000, stopping: false) else { Issue.record("no send"); return }
+        _ = machine.delivered(.permanent(reply: "550 no such user"), now: 1_000, jitter: jitter())
+        #expect(asked == 0)
+        guard case .deliver = machine.next(now: 1_000, stopping: false) else { Issue.record("no send"); return }
+        guard case .retry = machine.delivered(.transient(reply: "451 later", connectionFailed: false), now: 1_000, jitter: jitter())?.action
+        else { Issue.record("not retried"); return }
+        #expect(asked == 1)
+    }
+
     @Test("a transient reply that is not the connection's keeps the batch going")
     func transientKeepsGoing() {
         var machine = DeliveryBatchMachine(owner: "w", policy: policy, maximumClaim: 64)

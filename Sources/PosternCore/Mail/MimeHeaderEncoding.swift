@@ -33,13 +33,16 @@ enum MimeHeaderEncoding {
     /// ASCII that folds well, else RFC 2047 Q encoded words covering all of it.
     static func unstructuredTokens(_ value: String, headerName: String) -> [String] {
         let firstLineRoom = lineLimit - headerName.utf8.count - 2
+        let utf8 = value.utf8
+        let ascii =
+            !value.isEmpty && utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+            && !startsEncodedWord(utf8) && utf8.first != UInt8(ascii: " ") && utf8.last != UInt8(ascii: " ")
+        guard ascii else { return encodedWords(value, firstLimit: firstLineRoom) }
+        // One line as it is (most subjects): the same header as its words, without splitting them.
+        if utf8.count <= firstLineRoom { return [value] }
         let words = value.split(separator: " ", omittingEmptySubsequences: false)
-        let plain =
-            !value.isEmpty && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-            && !startsEncodedWord(value.utf8) && value.first != " " && value.last != " "
-            && words.allSatisfy { $0.utf8.count <= firstLineRoom }
-        if plain { return words.map(String.init) }
-        return encodedWords(value, firstLimit: firstLineRoom)
+        guard words.allSatisfy({ $0.utf8.count <= firstLineRoom }) else { return encodedWords(value, firstLimit: firstLineRoom) }
+        return words.map(String.init)
     }
 
     /// Tokens of a display name: atoms when it is plain ASCII words, a quoted string when it is

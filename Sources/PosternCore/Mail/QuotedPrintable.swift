@@ -21,6 +21,20 @@ enum QuotedPrintable {
             var index = 0
             let count = bytes.count
             while index < count {
+                // Eight bytes at a time where they all stay literal: printable or space, no `=`, a
+                // space not last (it could end a line), and room on the line for all eight. Most of a
+                // mail's text is such runs; byte by byte, the encoding was 3.5% of the daemon's time
+                // in an outbox drain.
+                if lineLength > 0 && lineLength + 8 <= lineLimit - 1 && index + 8 <= count {
+                    let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                    if Self.allLiteral(word) && bytes[index + 7] != 0x20 {
+                        UnsafeMutableRawPointer(buffer.baseAddress! + at).storeBytes(of: word, as: UInt64.self)
+                        at += 8
+                        lineLength += 8
+                        index += 8
+                        continue
+                    }
+                }
                 let byte = bytes[index]
                 // Most bytes: printable, not `=`, inside a line with room for one more. Tested first,
                 // this made the encoding 4 times faster (5.8 to 1.4 ns a byte): it was 6% of the
@@ -76,6 +90,20 @@ enum QuotedPrintable {
             written = at
         }
         out.append(contentsOf: encoded)
+    }
+
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether each of the eight bytes of `word` is in 0x20...0x7E and none is `=` (bit tricks from
+    /// "Bit Twiddling Hacks": a byte below `n`, above `n`, equal to zero).
+    @inline(__always)
+    private static func allLiteral(_ word: UInt64) -> Bool {
+        let below = (word &- ones &* 0x20) & ~word & highBits
+        let above = ((word &+ ones &* (0x7F - 0x7E)) | word) & highBits
+        let equals = word ^ (ones &* UInt64(UInt8(ascii: "=")))
+        let hasEquals = (equals &- ones) & ~equals & highBits
+        return below | above | hasEquals == 0
     }
 
     @inline(__always)

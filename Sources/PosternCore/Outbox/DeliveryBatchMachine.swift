@@ -216,10 +216,10 @@ public struct DeliveryBatchMachine: Sendable {
 
     /// The message handed out by ``next(now:stopping:)`` came to `outcome` at `now`. Returns its
     /// record (nil when nothing was handed out).
-    public mutating func delivered(_ outcome: DeliveryOutcome, now: Int64, jitter: Double) -> Record? {
+    public mutating func delivered(_ outcome: DeliveryOutcome, now: Int64, jitter: @autoclosure () -> Double) -> Record? {
         guard let position = sending else { return nil }
         sending = nil
-        let action = batch[position].life.attempted(outcome, now: now, jitter: jitter)
+        let action = batch[position].life.attempted(outcome, now: now, jitter: jitter())
         let more = nextReady < ready.count
         // The rest keeps its lease: renewed with this record once half of it is used up (a slow
         // server), not on every message.

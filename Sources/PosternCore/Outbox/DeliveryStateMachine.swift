@@ -108,10 +108,12 @@ public struct DeliveryStateMachine: Sendable, Hashable {
         return .deliver
     }
 
-    /// The transport reported `outcome` at `now`; `jitter` is a random number in 0..<1.
+    /// The transport reported `outcome` at `now`; `jitter` is a random number in 0..<1, asked for
+    /// only when the outcome is a retry (a random number was a `getrandom` call per sent message).
     /// `retryAfter`: the seconds the server asked to wait (HTTP `Retry-After`); a retry is not due
     /// before then, though never more than the policy's `maximumDelay` away.
-    public mutating func attempted(_ outcome: DeliveryOutcome, now: Int64, jitter: Double, retryAfter: Int64? = nil) -> Action {
+    public mutating func attempted(
+        _ outcome: DeliveryOutcome, now: Int64, jitter: @autoclosure () -> Double, retryAfter: Int64? = nil) -> Action {
         guard case .claimed = state else { return .none }
         switch outcome {
         case .sent(let reply):
@@ -122,7 +124,7 @@ public struct DeliveryStateMachine: Sendable, Hashable {
             return .markDead(reply: reply, suppress: true)
         case .transient(let reply, _):
             failedAttempts += 1
-            var at = now + policy.delay(afterFailedAttempts: failedAttempts, jitter: jitter)
+            var at = now + policy.delay(afterFailedAttempts: failedAttempts, jitter: jitter())
             if let retryAfter { at = max(at, now + min(max(retryAfter, 0), policy.maximumDelay)) }
             if at >= deadline {
                 state = .dead(.expired)
