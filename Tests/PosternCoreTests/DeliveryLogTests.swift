@@ -44,6 +44,10 @@ struct DeliveryLogTests {
         #expect(DeliveryLogKey.replyCode("4510 nope") == nil)
         #expect(DeliveryLogKey.replyCode("199 low") == nil)
         #expect(DeliveryLogKey.replyCode("") == nil)
+        #expect(DeliveryLogKey.replyCode("25") == nil)
+        #expect(DeliveryLogKey.replyCode("250x") == nil)
+        #expect(DeliveryLogKey.replyCode("600 above") == nil)
+        #expect(DeliveryLogKey.replyCode("\u{0662}\u{0665}\u{0660} other digits") == nil)
     }
 
     @Test("an attempt's entry names the outcome the state machine chose, never the address")
