@@ -117,7 +117,8 @@ final class OutboxWorker: @unchecked Sendable {
         // Each outcome is recorded while the next messages are already on their way, but none is
         // completed (SMTP's final ".") while more than ``recordsInFlight`` records before it are
         // uncommitted: a crash of the process leaves at most that many sent-but-unrecorded
-        // messages per worker, and each commit overlaps the SMTP round trips of a whole message.
+        // messages per worker, and each commit overlaps the SMTP round trips of the messages
+        // after it.
         // The records are gathering writes: the workers' share commits. Outcomes are committed
         // without waiting for the disk (`writeSyncingLater`: fsynced within 0.2 s): a crash of the
         // machine may also lose the outcomes of its last 0.2 s, and those messages are sent once
@@ -187,8 +188,12 @@ final class OutboxWorker: @unchecked Sendable {
     /// writer's time per message in a drain. With two, a record has a whole message's time to
     /// be committed, long enough to gather with the other workers' (``QueuedWriteStore``):
     /// 16 KB and 75-87 µs, and the drain 11 % faster (3,460-3,700 against 2,800-3,330 a second,
-    /// three alternating runs each).
-    static let recordsInFlight = 2
+    /// three alternating runs each). With three, two messages' time: once a worker sent a message
+    /// in 0.6 ms, the writer's gathering wait and commit often outlasted one, and the cores sat
+    /// idle while every worker waited at its final "." (17 % of the time in a drain behind
+    /// send-link load, against 11-12 % with three; the drain 7,224-7,309 a second against
+    /// 6,394-6,816, alternating runs). Four bought little more (7,294-7,725).
+    static let recordsInFlight = 3
 
     /// Waits for the records in flight but the last `keeping`; throws the first error among them.
     private func settle(_ pending: inout [PendingRecord], keeping: Int = 0) throws {
