@@ -50,6 +50,32 @@ struct MimeMessageTests {
         #expect(text.hasSuffix("\r\n--=_alt_Tok3n_-0123456789--\r\n"))
     }
 
+    @Test("a body written to break out of its part stays inside it: its own boundary, a lone dot, a forged header, long runs")
+    func bodyCannotEndItsPart() throws {
+        // What an attacker controls reaches the bodies (a display name, a device's name): here it
+        // carries the message's own boundary lines, an SMTP end of data, a header and a second
+        // part, in runs long enough for the eight-byte fast path of the encoding.
+        let hostile = "Jane\n--=_alt_Tok3n_-0123456789\nContent-Type: text/html\n\n<script>x</script>\n.\n"
+            + "--=_alt_Tok3n_-0123456789--\nFrom evil\n" + String(repeating: "AAAAAAA ", count: 30) + "\n.\r\nBcc: x@evil.test\n"
+        let bytes = try message(text: hostile, html: "<p>" + hostile + "</p>").bytes()
+        let lines = MailFixtures.lines(of: bytes)
+        #expect(lines.filter { $0 == "--=_alt_Tok3n_-0123456789" }.count == 2, "the message's own two part boundaries only")
+        #expect(lines.filter { $0 == "--=_alt_Tok3n_-0123456789--" }.count == 1)
+        #expect(!lines.contains("."), "no line ends the SMTP data")
+        #expect(!lines.contains { $0.hasPrefix("From ") })
+        // Each boundary is followed by the part's own headers, not the forged one.
+        let starts = lines.indices.filter { lines[$0] == "--=_alt_Tok3n_-0123456789" }
+        #expect(starts.map { lines[$0 + 1] } == ["Content-Type: text/plain; charset=utf-8", "Content-Type: text/html; charset=utf-8"])
+        #expect(lines.allSatisfy { $0.utf8.count <= 76 || $0.hasPrefix("Content-Type") || $0.hasPrefix("Subject") })
+        // The parts decode to the text as given (line ends made CRLF).
+        let text = String(decoding: bytes, as: UTF8.self)
+        let parts = text.components(separatedBy: "--=_alt_Tok3n_-0123456789")
+        #expect(parts.count == 4)
+        let canonical = hostile.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
+        let plain = try #require(parts[1].components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n").data(using: .utf8))
+        #expect(String(decoding: MailFixtures.decodeQuotedPrintable(Array(plain)), as: UTF8.self) == canonical + "\r\n")
+    }
+
     @Test func subjectWithUmlautsBecomesEncodedWords() throws {
         let subject = "Passwort für Jürgen zurücksetzen (angefordert um 14:02 UTC) – äöüß €"
         let bytes = try message(subject: subject).bytes()
