@@ -115,10 +115,10 @@ final class OutboxWorker: @unchecked Sendable {
         let settled = machine.composed(content, jitter: random)
 
         // Each outcome is recorded while the next messages are already on their way, but none is
-        // completed (SMTP's final ".") while more than ``recordsInFlight`` records before it are
-        // uncommitted: a crash of the process leaves at most that many sent-but-unrecorded
-        // messages per worker, and each commit overlaps the SMTP round trips of the messages
-        // after it.
+        // completed (SMTP's final ".") while more than ``recordsInFlight`` - 1 records before it
+        // are uncommitted: a crash of the process leaves at most ``recordsInFlight``
+        // sent-but-unrecorded messages per worker (those and its own), and each commit overlaps
+        // the SMTP round trips of the messages after it.
         // The records are gathering writes: the workers' share commits. Outcomes are committed
         // without waiting for the disk (`writeSyncingLater`: fsynced within 0.2 s): a crash of the
         // machine may also lose the outcomes of its last 0.2 s, and those messages are sent once
