@@ -129,7 +129,7 @@ struct DeliveryBatchMachineTests {
         #expect(machine.next(now: 1_011, stopping: false) == .finished)
     }
 
-    @Test("a random jitter is asked for only when a message is to be retried")
+    @Test("a random jitter is asked for only for a transient outcome, not for a sent or refused message")
     func jitterOnlyForRetries() {
         var machine = DeliveryBatchMachine(owner: "w", policy: policy, maximumClaim: 64)
         _ = readyBatch(&machine, count: 3)

@@ -26,9 +26,9 @@ enum QuotedPrintable {
                 // mail's text is such runs; byte by byte, the encoding was 3.5% of the daemon's time
                 // in an outbox drain.
                 if lineLength > 0 && lineLength + 8 <= lineLimit - 1 && index + 8 <= count {
-                    let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                    let word = UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: index, as: UInt64.self)
                     if Self.allLiteral(word) && bytes[index + 7] != 0x20 {
-                        UnsafeMutableRawPointer(buffer.baseAddress! + at).storeBytes(of: word, as: UInt64.self)
+                        UnsafeMutableRawBufferPointer(buffer).storeBytes(of: word, toByteOffset: at, as: UInt64.self)
                         at += 8
                         lineLength += 8
                         index += 8
@@ -36,8 +36,8 @@ enum QuotedPrintable {
                     }
                 }
                 let byte = bytes[index]
-                // Most bytes: printable, not `=`, inside a line with room for one more. Tested first,
-                // this made the encoding 4 times faster (5.8 to 1.4 ns a byte): it was 6% of the
+                // Most bytes: printable, not `=`, inside a line with room for one more. Tested before
+                // the general case, this made the encoding 4 times faster (5.8 to 1.4 ns a byte): it was 6% of the
                 // daemon's time in an outbox drain.
                 if byte >= 0x21 && byte <= 0x7E && byte != UInt8(ascii: "=") && lineLength > 0 && lineLength < lineLimit - 1 {
                     buffer[at] = byte

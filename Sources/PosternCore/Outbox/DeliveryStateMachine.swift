@@ -109,7 +109,7 @@ public struct DeliveryStateMachine: Sendable, Hashable {
     }
 
     /// The transport reported `outcome` at `now`; `jitter` is a random number in 0..<1, asked for
-    /// only when the outcome is a retry (a random number was a `getrandom` call per sent message).
+    /// only for a transient outcome (a random number was a `getrandom` call per sent message).
     /// `retryAfter`: the seconds the server asked to wait (HTTP `Retry-After`); a retry is not due
     /// before then, though never more than the policy's `maximumDelay` away.
     public mutating func attempted(

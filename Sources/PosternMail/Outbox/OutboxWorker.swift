@@ -100,8 +100,8 @@ final class OutboxWorker: @unchecked Sendable {
         // transaction. A new body is stored only with a transient failure, so that a retry sends
         // the same bytes (the same Message-ID): most mail is sent on its first try, and a 4 KB body
         // written and erased again per message was most of what the writer wrote. After a crash
-        // between the send and its record (at most one message per worker) the message is
-        // composed anew.
+        // between the send and its record (at most ``recordsInFlight`` messages per worker) the
+        // message is composed anew.
         var content: [Int64: DeliveryBatchMachine.Content] = [:]
         for (message, result) in zip(unwritten, unwritten.isEmpty ? [] : compose(unwritten)) {
             switch result {
@@ -181,8 +181,9 @@ final class OutboxWorker: @unchecked Sendable {
         }
     }
 
-    /// How many of a worker's outcome records may be uncommitted when its next message is
-    /// completed: so many messages a crash of the process may send twice, per worker. With one, a
+    /// How many of a worker's messages may be sent with their outcome records uncommitted (the
+    /// `recordsInFlight - 1` before a message's final "." and its own): so many messages a crash
+    /// of the process may send twice, per worker. With one, a
     /// message's final "." waited for the record of the message just before it, so every record
     /// was a commit of its own (the writer took it at once): 24 KB of WAL and 115-130 µs of the
     /// writer's time per message in a drain. With two, a record has a whole message's time to

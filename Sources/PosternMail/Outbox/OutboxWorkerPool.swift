@@ -7,10 +7,11 @@ import Synchronization
 ///
 /// - Wakes at once when ``wake()`` is called (by whoever enqueued mail, after its transaction
 ///   committed) and polls every `pollInterval` for mail queued by another process or due for retry.
-/// - Records each outcome while the next message is sent, and completes no message while more
+/// - Records each outcome while the next messages are sent, and completes no message while more
 ///   than two records before it are uncommitted (fsynced within the store's sync interval:
-///   `Store.writeSyncingLater`), so a crash of the process re-sends at most two messages per
-///   worker, and a crash of the machine the mail of that interval.
+///   `Store.writeSyncingLater`), so a crash of the process re-sends at most three messages per
+///   worker (``OutboxWorker/recordsInFlight``), and a crash of the machine the mail of that
+///   interval.
 /// - ``stop()`` lets in-flight sends finish, records them, and gives back unstarted claims.
 /// - Keeps a heartbeat in the store (``HeartbeatLoop``, under ``Configuration/ownerPrefix``): a
 ///   pool that dies without stopping has its claims taken back by any live pool within seconds
