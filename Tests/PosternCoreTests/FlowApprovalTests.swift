@@ -18,7 +18,7 @@ struct FlowApprovalTests {
         return (verifier, number, oobCode)
     }
 
-    @Test("the request's life: the right number approves once, a wrong one ends it, nothing else does")
+    @Test("the request's life: the right number approves once, a wrong one ends the approval (not the link), nothing else does")
     func life() throws {
         let email = try EmailAddress.parse("l@example.com")
         let request = ActionRequest(
@@ -31,7 +31,8 @@ struct FlowApprovalTests {
         #expect(right.pick(42, at: 2) == .refused, "approved once")
         var wrong = ActionRequestLife(request)
         #expect(wrong.pick(17, at: 1) == .cancelled)
-        #expect(wrong.phase(now: 1) == .used)
+        // The link and its 6-digit code live on: a wrong number (or a scanner) ends only the wait.
+        #expect(wrong.phase(now: 1) == .open && !wrong.awaitsApproval(now: 1) && !wrong.isApproved(now: 1))
         #expect(wrong.pick(42, at: 2) == .refused, "the right number after a wrong one")
         var late = ActionRequestLife(request)
         #expect(late.pick(42, at: 100) == .refused, "expired")
@@ -117,6 +118,17 @@ struct FlowApprovalTests {
         expectAuthError("INVALID_OOB_CODE") {
             _ = try h.service.approvalResult(email: "c@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
         }
+    }
+
+    @Test("after a wrong number the mail's 6-digit code still signs the asking device in (it used to die with the approval)")
+    func wrongPickLeavesTheCode() throws {
+        let h = try FlowHarness()
+        let (_, number, oobCode) = try ask(h, "fallback@example.com")
+        let code = try h.lastCode()
+        #expect(try h.service.pickApproval(oobCode: oobCode, number: number == 10 ? 11 : number - 1) == .cancelled)
+        #expect(try h.service.approvalPrompt(oobCode: oobCode) == nil, "no approval left to review")
+        let login = try h.service.completeEmailLink(EmailLinkCompletion(code: code, email: "fallback@example.com"))
+        #expect(login.email == "fallback@example.com")
     }
 
     @Test("an anonymous waiting device keeps its uid; an existing account asks for migration first, consuming nothing")

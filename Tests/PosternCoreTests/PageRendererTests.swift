@@ -51,12 +51,18 @@ struct PageRendererTests {
     func sentencesAndEscaping() throws {
         let pages = try pages()
         let form = PageForm(oobCode: "code\"><script>", csrf: "t'<")
-        let confirm = pages.render(.confirm(.verifyAndChangeEmail, email: "o'neil@example.com", form: form), lang: "en").html
+        let confirm = pages.render(.confirm(.verifyAndChangeEmail, email: "o'neil@example.com", form: form, number: "472"), lang: "en").html
         #expect(confirm.contains("<p>Use <strong>o&#39;neil@example.com</strong> as the address of your account from now on.</p>"))
         #expect(confirm.contains(#"<input type="hidden" name="oobCode" value="code&quot;&gt;&lt;script&gt;">"#))
         #expect(confirm.contains(#"<input type="hidden" name="csrf" value="t&#39;&lt;">"#))
         #expect(confirm.contains(#"<input type="hidden" name="mode" value="verifyAndChangeEmail">"#))
         #expect(!confirm.contains("<script>"))
+        // The number to type is shown as text, never as a value a form would send by itself.
+        #expect(confirm.contains(#"To confirm, type this number: <strong class="code" id="confirm-number">472</strong>"#))
+        #expect(confirm.contains(#"<input type="text" name="confirm" id="confirm""#) && !confirm.contains(#"value="472""#))
+        #expect(!confirm.contains(#"id="retry""#))
+        let retry = pages.render(.confirm(.recoverEmail, email: "o@example.com", form: form, number: "108", retry: true), lang: "de").html
+        #expect(retry.contains(#"<p id="retry">Das war nicht die angezeigte Zahl."#) && retry.contains(">108</strong>"))
         let done = pages.render(.done(.resetPassword, email: "a@example.com", backLink: nil), lang: "de").html
         #expect(done.contains(#"<p id="done">Ihr Passwort wurde geändert. Sie können sich jetzt damit anmelden.</p>"#))
         #expect(!done.contains("<strong>") && !done.contains("class=\"button\""), "no address in the sentence, no back link")
@@ -101,7 +107,7 @@ struct PageRendererTests {
     func checked() {
         var sources = MailFixtures.minimalSources()
         sources["en/page-error.html"] = "<p>{{message}} {{link}}</p>"
-        sources["en/page-confirm.html"] = "<form>{{oobCode}} {{csrf}}</form>"
+        sources["en/page-confirm.html"] = "<form>{{oobCode}} {{csrf}} {{confirmNumber}}</form>"
         sources["en/page-done.html"] = nil
         sources["en/page-sign-in.txt"] = "x"
         sources["de/page.html"] = "<main>{{heading}}</main>"

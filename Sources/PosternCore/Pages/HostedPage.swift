@@ -6,8 +6,9 @@ public enum HostedPage: Sendable, Hashable {
     case signIn(continueLink: String?, code: String?)
     /// A reset link: the new-password form.
     case resetPassword(PageForm)
-    /// A verify, change or recover link (`action`): the sentence naming `email` and a confirm form.
-    case confirm(EmailAction, email: String, form: PageForm)
+    /// A verify, change or recover link (`action`): the sentence naming `email` and a confirm form
+    /// that goes only with `number` typed into it (`retry`: the last try had another number).
+    case confirm(EmailAction, email: String, form: PageForm, number: String, retry: Bool = false)
     /// `action` was applied to the account at `email`; `backLink` is the link's `continueUrl`.
     case done(EmailAction, email: String, backLink: String?)
     /// A used sign-in link opened again in the browser that completed it: "you are already

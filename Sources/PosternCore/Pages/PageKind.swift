@@ -8,7 +8,8 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     case signIn = "sign-in"
     /// A reset link: the new-password form.
     case resetPassword = "reset-password"
-    /// A verify, change or recover link: the sentence naming the address and a confirm button.
+    /// A verify, change or recover link: the sentence naming the address, the number to type and
+    /// a confirm button.
     case confirm
     /// The form's action was applied.
     case done
@@ -45,7 +46,7 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .signIn: [.message, .continueLink, .continueLabel, .codeLabel, .code]
         case .resetPassword: Self.formVariables.union([.passwordLabel, .passwordMinLength, .passwordMaxLength])
-        case .confirm: Self.formVariables.union(Self.sentenceVariables)
+        case .confirm: Self.formVariables.union(Self.sentenceVariables).union([.confirmNumber, .confirmLabel, .message])
         case .done: Self.sentenceVariables.union([.backLink, .backLabel])
         case .error: [.message]
         case .approveReview: Self.formVariables.union([.message])
@@ -64,7 +65,9 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     public var requiredVariables: Set<PageVariable> {
         switch self {
         case .signIn: [.continueLink, .code]
-        case .resetPassword, .confirm: [.oobCode, .csrf, .lang]
+        case .resetPassword: [.oobCode, .csrf, .lang]
+        // The number to type, or a scanner that submits the form changes the account.
+        case .confirm: [.oobCode, .csrf, .lang, .confirmNumber]
         case .done: [.sentenceStart]
         case .error: [.message]
         case .approveReview: [.oobCode, .csrf, .lang]

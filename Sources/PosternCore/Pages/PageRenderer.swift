@@ -57,11 +57,14 @@ public struct PageRenderer: Sendable {
             context[.passwordLabel] = word(.resetLabel)
             context[.passwordMinLength] = String(PasswordPolicy.minimumLength)
             context[.passwordMaxLength] = String(PasswordPolicy.maximumLength)
-        case .confirm(let action, let email, let form):
+        case .confirm(let action, let email, let form, let number, let retry):
             let actionWords = Self.words(of: action)
             context[.heading] = word(actionWords.heading)
             fill(form, mode: action, submit: word(actionWords.submit), into: &context)
             fill(sentence: word(actionWords.body), email: email, into: &context)
+            context[.confirmLabel] = word(.confirmType)
+            context[.confirmNumber] = number
+            context[.message] = retry ? word(.confirmWrong) : nil
         case .done(let action, let email, let backLink):
             context[.heading] = word(.doneHeading)
             fill(sentence: word(Self.words(of: action).done), email: email, into: &context)
@@ -164,7 +167,7 @@ extension HostedPage {
         switch kind {
         case .signIn: return .signIn(continueLink: "https://app.example.com/finish?mode=signIn&oobCode=SAMPLE", code: "123456")
         case .resetPassword: return .resetPassword(form)
-        case .confirm: return .confirm(.verifyEmail, email: "jane.doe@example.com", form: form)
+        case .confirm: return .confirm(.verifyEmail, email: "jane.doe@example.com", form: form, number: "472")
         case .done: return .done(.verifyAndChangeEmail, email: "jane.doe@example.com", backLink: "https://app.example.com/finish")
         case .error: return .error(.expired)
         case .approveReview: return .approveReview(form)

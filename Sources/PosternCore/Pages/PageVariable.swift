@@ -56,6 +56,11 @@ public enum PageVariable: Int, TemplateVariable {
     case cancelLabel
     /// The phone claim a phone page's form is for.
     case claimID
+    /// The number a confirm page asks the person to type (a scanner submits forms, it does not
+    /// type what a page says).
+    case confirmNumber
+    /// The words before that number ("To confirm, type this number:").
+    case confirmLabel
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -87,6 +92,8 @@ public enum PageVariable: Int, TemplateVariable {
         case .deviceLabel: "deviceLabel"
         case .pickLabel: "pickLabel"
         case .cancelLabel: "cancelLabel"
+        case .confirmNumber: "confirmNumber"
+        case .confirmLabel: "confirmLabel"
         }
     }
 }

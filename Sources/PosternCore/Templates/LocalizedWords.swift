@@ -39,6 +39,8 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case recoverEmailBody = "recoverEmail.body"
     case recoverEmailSubmit = "recoverEmail.submit"
     case recoverEmailDone = "recoverEmail.done"
+    case confirmType = "confirm.type"
+    case confirmWrong = "confirm.wrong"
     case doneHeading = "done.heading"
     case back
     case errorHeading = "error.heading"

@@ -43,8 +43,9 @@ struct ActionPages: Sendable {
                           .optional("csrf", .string("The form's token (bound to the browser's cookie and the code).")),
                           .optional("lang", .locale),
                           .optional("newPassword", .newPassword),
-                          .optional("step", .oneOf(["review"], "An approval's review button: show the device and ask for its number.")),
-                          .optional("pick", .string("An approval's number, as the owner typed it from the asking device (0: cancel).", pattern: "^[0-9]{1,2}$")),
+                          .optional("step", .oneOf(["review", "decline"], "An approval's buttons: review shows the device and asks for its number; decline (\"I did not ask for this\") changes nothing.")),
+                          .optional("pick", .string("An approval's number, as the owner typed it from the asking device (a wrong one ends the approval, not the link's code).", pattern: "^[0-9]{1,2}$")),
+                          .optional("confirm", .string("A verify, change or recover page's number, as the person typed it from the page.", pattern: "^ *[0-9]{3} *$")),
                       ])),
                       answer: .content(mediaType: "text/html", schema: .string("An HTML page.")),
                       errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .weakPassword, .userDisabled, .emailExists,
@@ -102,7 +103,10 @@ struct ActionPages: Sendable {
         case .resetPassword:
             shown = .resetPassword(form)
         case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
-            shown = .confirm(info.mode, email: info.email ?? "", form: form)
+            guard let number = PageToken.confirmNumber(cookie: cookie, oobCode: oobCode, ring: runtime.keys.current) else {
+                return page(503, .error(.unavailable), lang: lang)
+            }
+            shown = .confirm(info.mode, email: info.email ?? "", form: form, number: number)
         }
         var response = page(200, shown, lang: lang)
         response.headers.append(("Set-Cookie", "\(Self.cookieName)=\(cookie); Path=/action; HttpOnly; SameSite=Strict\(runtime.settings.publicURL.hasPrefix("https:") ? "; Secure" : "")"))
@@ -119,10 +123,29 @@ struct ActionPages: Sendable {
             return page(403, .error(.form), lang: lang)
         }
         do {
+            if form["step"] == "decline" {
+                // "I did not ask for this" changes nothing: a scanner presses every button, and
+                // without the number nobody is signed in anyway.
+                return page(200, .approveDone(device: nil), lang: lang)
+            }
             if form["step"] == "review" || form["pick"] != nil {
                 return try approval(oobCode: oobCode, form: form, pageForm: PageForm(oobCode: oobCode, csrf: token), lang: lang)
             }
             let info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
+            switch info.mode {
+            case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
+                // The number the page showed this browser, typed: a scanner that submits the form
+                // as it found it changes nothing, and spends nothing.
+                let ring = runtime.keys.current
+                guard PageToken.checkConfirmNumber(form["confirm"], cookie: cookie, oobCode: oobCode, ring: ring) else {
+                    let number = PageToken.confirmNumber(cookie: cookie, oobCode: oobCode, ring: ring) ?? ""
+                    let again = HostedPage.confirm(
+                        info.mode, email: info.email ?? "", form: PageForm(oobCode: oobCode, csrf: token), number: number, retry: true)
+                    return page(400, again, lang: lang)
+                }
+            case .signIn, .resetPassword:
+                break
+            }
             let applied = try runtime.service.applyAction(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
             return page(200, .done(applied.mode, email: applied.email, backLink: info.continueURL), lang: lang)
         } catch {
@@ -131,7 +154,8 @@ struct ActionPages: Sendable {
     }
 
     /// The approval's two POSTs: the review button shows the device and asks for its number; the
-    /// number typed approves (the right one) or cancels (any other, or 0: "I did not ask for this").
+    /// number typed approves (the right one) or ends the approval (any other; the link's 6-digit
+    /// code still works on the asking device).
     private func approval(oobCode: String, form: [String: String], pageForm: PageForm, lang: String?) throws(AuthError) -> HTTPResponse {
         if let text = form["pick"] {
             guard let number = Int(text) else { throw .invalidArgument("pick must be a number.") }

@@ -63,6 +63,11 @@ extension ActionPages {
             return page(403, .error(.form), lang: lang)
         }
         let code = form["code"] ?? ""
+        // A scanner submits the form as it found it, the code field empty, and presses both
+        // buttons: without six digits typed the page asks again, and no try is counted.
+        guard code.utf8.count == 6, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return page(400, .phoneClaim(claimID: claimID, csrf: token), lang: lang)
+        }
         do {
             switch form["answer"] {
             case "refuse":

@@ -14,19 +14,20 @@ public struct ApprovalPrompt: Sendable, Hashable {
 public enum ApprovalOutcome: Sendable, Hashable {
     /// The right number: the waiting device gets the session; the owner gets a notice.
     case approved(device: String)
-    /// A wrong number: the request is ended.
+    /// A wrong number: the approval is ended (the link's 6-digit code still works).
     case cancelled
 }
 
 /// "Approve on your other device": the asking device shows a 2-digit number and waits on its
 /// PKCE verifier; the link opened elsewhere shows, after a button press, the device's name and
-/// asks for the number; the right one approves, any other cancels; the session goes only to the
-/// holder of the verifier. A GET never changes anything (scanners follow links and run scripts).
+/// asks for the number; the right one approves, any other ends the approval (not the link's
+/// 6-digit code); the session goes only to the holder of the verifier. Nothing a mail scanner does
+/// changes anything: a GET only looks, and no form goes without the number typed into it.
 ///
 /// The number is typed, not picked: the page offered three to pick from, so an owner who tapped
 /// one without looking at the asking device (a stranger's, who had only to know the address and
 /// name the device like one of the owner's) approved it one time in three. Typed, a guess is
-/// right one time in 90, and one wrong number ends the request.
+/// right one time in 90, and one wrong number ends the approval.
 extension EmailLinkFlow {
     /// A new approval: a number from 10 to 99 from the CSPRNG.
     /// - Throws: `invalidArgument` for an unusable device name; `internalError` when the random
@@ -56,7 +57,7 @@ extension EmailLinkFlow {
         return ApprovalPrompt(device: approval.device, maskedEmail: request.email.masked)
     }
 
-    /// The owner typed `number` on the page of the sign-in link `oobCode` (0: cancel).
+    /// The owner typed `number` on the page of the sign-in link `oobCode`.
     /// - Throws: `INVALID_OOB_CODE` / `EXPIRED_OOB_CODE`, also for a link that awaits no approval.
     func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
         let ring = context.keys.current

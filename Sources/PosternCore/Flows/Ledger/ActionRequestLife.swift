@@ -58,7 +58,8 @@ public struct ActionRequestLife: Sendable, Hashable {
     public enum Pick: Sendable, Hashable {
         /// The right number: approved; the waiting device may now take the session.
         case approved
-        /// A wrong number: the request is ended (whoever picked did not see the asking device).
+        /// A wrong number: the wait is ended (whoever typed it did not see the asking device), the
+        /// link and its 6-digit code are not: the code from the mail still signs the asking device in.
         case cancelled
         /// Nothing to approve: not an approval request, not open, or already approved.
         case refused
@@ -78,7 +79,9 @@ public struct ActionRequestLife: Sendable, Hashable {
     public mutating func pick(_ number: Int, at now: Int64) -> Pick {
         guard awaitsApproval(now: now), let approval = request.approval else { return .refused }
         guard number == approval.number else {
-            consume(at: now)
+            // Only the approval ends: the number was a guess, and one wrong guess must not leave
+            // 89 more; the mail's code stays the owner's fallback on the asking device.
+            request.approval = nil
             return .cancelled
         }
         request.approval?.approvedAt = now
