@@ -591,10 +591,18 @@ def test_5_change_of_address_then_recovery(postern, smtp, browser, work):
     status, me, _ = postern.get("/v1/me", token=token)
     assert status == 200 and me["email"] == old, me
 
-    # Confirmed on the hosted page in Chromium.
+    # Confirmed on the hosted page in Chromium: the person types the number the page shows (a
+    # scanner that submits the form as it finds it changes nothing; scanners_test.py).
     browser.get(change_link)
     WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "submit")))
     assert new in browser.find_element(By.TAG_NAME, "main").text, browser.page_source
+    # Empty, the form does not go (the field is required): Chromium keeps the page.
+    browser.find_element(By.ID, "submit").click()
+    assert browser.find_elements(By.ID, "confirm-number"), "the form went without the number"
+    number = browser.find_element(By.ID, "confirm-number").text
+    assert re.fullmatch(r"\d{3}", number), number
+    browser.find_element(By.ID, "confirm").send_keys(number)
+    browser.save_screenshot(os.path.join(work, "change-confirm.png"))
     browser.find_element(By.ID, "submit").click()
     WebDriverWait(browser, 15).until(EC.presence_of_element_located((By.ID, "done")))
     browser.save_screenshot(os.path.join(work, "change-done.png"))
