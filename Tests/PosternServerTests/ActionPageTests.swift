@@ -31,10 +31,16 @@ struct ActionPageTests {
             return try service.issueLink(action: action, email: email, continueURL: continueURL, locale: nil, queue: false)
         }
 
-        func get(_ oobCode: String, lang: String? = nil, method: String = "GET") -> HTTPResponse {
+        func get(_ oobCode: String, lang: String? = nil, method: String = "GET", cookie: String? = nil) -> HTTPResponse {
             var query = ["oobCode": oobCode]
             query["lang"] = lang
-            return router.handle(RouterTests.request(method, "/action", query: query))
+            var request = RouterTests.request(method, "/action", query: query)
+            if let cookie {
+                request = HTTPRequest(
+                    method: request.method, path: request.path, query: request.query,
+                    headers: request.headers.merging(["cookie": "postern_csrf=\(cookie)"]) { $1 }, body: request.body, clientIP: request.clientIP)
+            }
+            return router.handle(request)
         }
 
         func post(_ fields: [String: String], cookie: String?) -> HTTPResponse {
@@ -104,6 +110,32 @@ struct ActionPageTests {
         let html = Self.html(page.get(link.oobCode))
         #expect(html.contains("<p>Confirm that <strong>verify@example.com</strong> is your address.</p>"))
         #expect(html.contains(#"<button type="submit" id="submit">Confirm</button>"#) && !html.contains("newPassword"))
+    }
+
+    @Test("a confirm form goes only with the number its page showed that browser: submitted as found, it changes and spends nothing")
+    func confirmNeedsTheTypedNumber() throws {
+        let page = try Page()
+        let link = try page.link("verify-email", email: "typed@example.com")
+        let shown = page.get(link.oobCode)
+        let html = Self.html(shown)
+        let csrf = try #require(Self.field("csrf", in: html))
+        let cookie = try #require(Self.cookie(shown))
+        let number = try #require(html.range(of: #"id="confirm-number">"#).map { String(html[$0.upperBound...].prefix(3)) })
+        #expect(number.count == 3 && Int(number).map { (100...999).contains($0) } == true)
+        #expect(!html.contains(#"value="\#(number)""#), "the number is never a value the form sends by itself")
+        // The same browser sees the same number again.
+        #expect(Self.html(page.get(link.oobCode, cookie: cookie)).contains(">\(number)</strong>"))
+        let fields = ["mode": "verifyEmail", "oobCode": link.oobCode, "csrf": csrf, "lang": "en"]
+        let wrong = number == "100" ? "101" : "100"
+        for typed in [nil, "", wrong, "\(number)0", "abc"] {
+            var sent = fields
+            sent["confirm"] = typed
+            let answer = page.post(sent, cookie: cookie)
+            #expect(answer.status == 400 && Self.html(answer).contains(#"<p id="retry">"#), "\(typed ?? "nil")")
+        }
+        #expect(try page.service.inspectAction(link: nil, oobCode: link.oobCode).mode == .verifyEmail, "still unused")
+        let done = page.post(fields.merging(["confirm": " \(number) "]) { $1 }, cookie: cookie)
+        #expect(done.status == 200 && Self.html(done).contains(#"<p id="done">"#))
     }
 
     @Test("a sign-in link's page: the continue button carries the code to the app, and the 6-digit code is shown")
