@@ -68,7 +68,7 @@ public struct WebhookConfiguration: Sendable {
         }
     }
 
-    private nonisolated(unsafe) static let urlRegex = try? NSRegularExpression(pattern: WebhookEndpointRequestBody.urlPattern)
+    private static let urlRegex = try? NSRegularExpression(pattern: WebhookEndpointRequestBody.urlPattern)
 
     /// The Standard Webhooks schedule's span: first retry after 5 s, at most 10 hours apart,
     /// given up after 3 days.
