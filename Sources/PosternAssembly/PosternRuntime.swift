@@ -156,7 +156,7 @@ public final class PosternRuntime: Sendable {
     /// Delivers the queued webhook events once started (`postern serve` starts it): to the
     /// `--webhook-urls` and to the endpoints added by `postern webhooks add`, which may come at
     /// any time, so it always runs.
-    public let webhooks: WebhookWorker?
+    public let webhooks: WebhookWorker
     /// The webhook worker's attempts, for `/metrics`.
     public let webhookMetrics = WebhookMetrics()
     /// Delivers queued SMS (started by `postern serve`).

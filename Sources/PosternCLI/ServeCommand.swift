@@ -2,6 +2,7 @@ import Foundation
 import PosternAssembly
 import PosternCore
 import PosternServer
+import Synchronization
 
 /// `postern serve`: the HTTP API, the hosted pages and the outbox workers, until SIGTERM/SIGINT.
 struct ServeCommand: Subcommand {
@@ -47,49 +48,66 @@ struct ServeCommand: Subcommand {
         let connectionLimit = ConnectionBudget.connections(
             fileDescriptors: descriptors.limit, deliveryWorkers: Int(settings.workers), pollingThreads: pollingThreads)
         let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
+        // The listeners once started (their stops are the group's).
+        let mainListener = Mutex<HTTPServer?>(nil)
+        let metricsListener = Mutex<HTTPServer?>(nil)
         let context = ServerContext(
             service: runtime.service, keys: runtime.keys, settings: settings, logger: logger, pages: runtime.pages,
             housekeeping: runtime.housekeeping.housekeeper.metrics, reclaims: runtime.reclaims,
             webhooks: runtime.webhookMetrics)
         let router = APIRouter(runtime: context, clientAddresses: clientAddresses)
-        runtime.workers.start()
-        runtime.housekeeping.start()
-        runtime.webhooks?.start()
-        runtime.sms.start()
+        // Started in this order, stopped in the reverse one, each once: on SIGTERM/SIGINT, or
+        // when a later part cannot start. The listeners stop first (no new requests, waits cut
+        // short), the outbox workers last (they finish their sends and give back the rest).
+        let services = ServiceGroup(logger: logger)
+        services.start("outbox workers", { runtime.workers.start() }, stop: {
+            // Between two batches: what was not started goes back to the queue.
+            let drained = runtime.workers.stop(timeout: 60)
+            logger.info("outbox workers stopped", ["workersDrained": String(drained)])
+        })
+        services.start("housekeeping", { runtime.housekeeping.start() }, stop: { runtime.housekeeping.stop() })
+        services.start("webhook worker", { runtime.webhooks.start() }, stop: { runtime.webhooks.stop() })
+        services.start("SMS worker", { runtime.sms.start() }, stop: { runtime.sms.stop() })
         let onDeadlineCut: @Sendable (Int) -> Void = { count in
             logger.info("request deadline passed: connections closed", ["connections": String(count)])
         }
-        let server: HTTPServer
-        do {
-            // 16 polling threads keep keep-alive connections from queueing behind one another; 64
-            // workers answer the requests that wait for a commit, so up to 64 share one fsync. A
-            // route that answers from its commit (sign-in links on SQLite) waits on no thread.
-            server = try HTTPServer(listen: settings.listen, threads: 16, workers: 64,
-                connectionLimit: connectionLimit, connectionsPerIP: Int(settings.connectionsPerIP),
-                requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut,
-                later: { request, reply in router.handleLater(request, reply: reply) }) { request in router.handle(request) }
-        } catch {
-            runtime.housekeeping.stop()
-            runtime.webhooks?.stop()
-            runtime.sms.stop()
-            runtime.workers.stop()
-            throw CommandFailure(code: .unavailable, message: "\(error)")
-        }
-        // Metrics get their own listener, by default on loopback only: the counters are not for
-        // the public (the main listener serves them only with the admin token).
-        var metricsServer: HTTPServer?
-        if let metricsListen = settings.metricsListen {
-            do {
-                metricsServer = try HTTPServer(listen: metricsListen, threads: 1, connectionLimit: 64,
-                    requestTimeoutSeconds: Int(settings.requestTimeout)) { request in router.serveMetrics(request) }
-            } catch {
-                server.stop()
-                runtime.housekeeping.stop()
-                runtime.webhooks?.stop()
-                runtime.sms.stop()
-                runtime.workers.stop()
-                throw CommandFailure(code: .unavailable, message: "--metrics-listen: \(error) (give another HOST:PORT, or off)")
+        do throws(CommandFailure) {
+            try services.start("HTTP listener", { () throws(CommandFailure) in
+                // The polling threads keep keep-alive connections from queueing behind one
+                // another; 64 workers answer the requests that wait for a commit, so up to 64
+                // share one fsync. A route that answers from its commit (sign-in links on
+                // SQLite) waits on no thread.
+                let server: HTTPServer
+                do {
+                    server = try HTTPServer(listen: settings.listen, threads: pollingThreads, workers: 64,
+                        connectionLimit: connectionLimit, connectionsPerIP: Int(settings.connectionsPerIP),
+                        requestTimeoutSeconds: Int(settings.requestTimeout), onDeadlineCut: onDeadlineCut,
+                        later: { request, reply in router.handleLater(request, reply: reply) }) { request in router.handle(request) }
+                } catch {
+                    throw CommandFailure(code: .unavailable, message: "\(error)")
+                }
+                mainListener.withLock { $0 = server }
+            }, stop: {
+                router.stopWaiting()
+                mainListener.withLock { $0?.stop() }
+            })
+            // Metrics get their own listener, by default on loopback only: the counters are not
+            // for the public (the main listener serves them only with the admin token).
+            if let metricsListen = settings.metricsListen {
+                try services.start("metrics listener", { () throws(CommandFailure) in
+                    do {
+                        let server = try HTTPServer(listen: metricsListen, threads: 1, connectionLimit: 64,
+                            requestTimeoutSeconds: Int(settings.requestTimeout)) { request in router.serveMetrics(request) }
+                        metricsListener.withLock { $0 = server }
+                    } catch {
+                        throw CommandFailure(code: .unavailable, message: "--metrics-listen: \(error) (give another HOST:PORT, or off)")
+                    }
+                }, stop: { metricsListener.withLock { $0?.stop() } })
             }
+        } catch {
+            // The parts started before the failed one are stopped already, in reverse.
+            runtime.store.close()
+            throw error
         }
         logger.info(
             "listening",
@@ -111,18 +129,11 @@ struct ServeCommand: Subcommand {
         }
         stop.wait()
         logger.info("stopping")
-        metricsServer?.stop()
-        router.stopWaiting()
-        server.stop()
-        // Between two batches: a round in progress does not hold up the stop.
-        runtime.housekeeping.stop()
-        runtime.webhooks?.stop()
-        runtime.sms.stop()
-        let drained = runtime.workers.stop(timeout: 60)
+        services.stop()
         // The workers' last outcomes reach the disk before the process ends.
         runtime.store.close()
-        withExtendedLifetime((sources, metricsServer)) {}
-        logger.info("stopped", ["workersDrained": String(drained)])
+        withExtendedLifetime(sources) {}
+        logger.info("stopped")
         return ExitCode.success.rawValue
     }
 }
