@@ -35,7 +35,7 @@ public struct PhoneNumber: Sendable, Hashable, Codable, CustomStringConvertible 
         /// A valid number of any kind (`--sms-from`).
         case valid
         /// The library's reading only (a number the store wrote after checking it).
-        case none
+        case unchecked
     }
 
     /// Made only by the parser, which has checked all three.
@@ -139,7 +139,7 @@ public struct PhoneNumber: Sendable, Hashable, Codable, CustomStringConvertible 
         let number = try canonical(dialled, region: region)
         guard number.e164.utf8.count - 1 <= maximumDigits else { throw PhoneNumberError(.tooLong) }
         switch check {
-        case .none:
+        case .unchecked:
             break
         case .valid, .smsRecipient:
             guard number.isValid else {
@@ -189,7 +189,7 @@ public struct PhoneNumber: Sendable, Hashable, Codable, CustomStringConvertible 
     /// - Throws: `PhoneNumberError` when the text is not E.164 (a corrupt row).
     public static func restored(e164: String) throws(PhoneNumberError) -> PhoneNumber {
         guard e164.hasPrefix("+") else { throw PhoneNumberError(.nationalWithoutRegion) }
-        return try read(e164, defaultRegion: nil, check: .none)
+        return try read(e164, defaultRegion: nil, check: .unchecked)
     }
 
     public init(from decoder: any Decoder) throws {
