@@ -181,6 +181,26 @@ struct PhoneNumberTests {
         #expect(PhoneRegion.knownCodes.count > 200 && PhoneRegion.knownCodes.contains("TC"))
     }
 
+    @Test("the library is read from eight threads at once: every answer is the one answer")
+    func concurrentParses() async throws {
+        let rows = Self.valid
+        let wrong = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for index in 0..<400 {
+                        let row = rows[(index + task) % rows.count]
+                        let number = try? PhoneNumber.parse(row.input, defaultRegion: row.region)
+                        if number?.e164 != row.e164 || number?.region != row.plan { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(wrong == 0)
+    }
+
     @Test("a stored number is read back as written, not checked again; the sender may be any valid kind")
     func restoredAndSender() throws {
         // A fixed line (no SMS to it now) that a row may hold: still the number it was.
