@@ -51,8 +51,19 @@ let package = Package(
             name: "CIDN2", pkgConfig: "libidn2",
             providers: [.apt(["libidn2-dev"])]),
         .target(name: "PosternIDNA", dependencies: ["CIDN2"], swiftSettings: strict),
+        // libphonenumber (Debian's libphonenumber-dev: apt-get install libphonenumber-dev; scripts/setup
+        // installs it) is C++, so this bridge is a C++ target, not a system library: PhoneNumbers.cpp gives
+        // its PhoneNumberUtil a plain C face (include/CPhoneNumbers.h), and SwiftPM links the C++ standard
+        // library into every product that holds it (postern, postern-bench, the tests; not the demo).
+        // `providers: [.apt(...)]` exists only on system-library targets and is shown only when their
+        // pkg-config lookup fails; the Debian package ships no .pc file, so such a target would warn on
+        // every build, installed or not: the package is named here instead.
+        .target(name: "CPhoneNumbers", linkerSettings: [.linkedLibrary("phonenumber")]),
+        .target(name: "PosternPhoneNumbers", dependencies: ["CPhoneNumbers"], swiftSettings: strict),
         .target(name: "PosternCrypto", dependencies: ["COpenSSL", "CCrypt"], swiftSettings: strict),
-        .target(name: "PosternCore", dependencies: ["PosternAPI", "PosternCrypto", "PosternIDNA"], swiftSettings: strict),
+        .target(
+            name: "PosternCore", dependencies: ["PosternAPI", "PosternCrypto", "PosternIDNA", "PosternPhoneNumbers"],
+            swiftSettings: strict),
         // The stores' SQL, written once over a session seam; SQLite and PostgreSQL each own their handle.
         .target(name: "PosternSQL", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
         .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "PosternSQL", "CSQLite"], swiftSettings: strict),
@@ -93,5 +104,7 @@ let package = Package(
             name: "PosternStoreTests",
             dependencies: ["PosternStore", "PosternPostgres", "PosternSQL", "PosternCore", "PosternCrypto", "PosternTestSupport"],
             swiftSettings: strict),
-    ]
+    ],
+    // libphonenumber's headers need C++17 (Abseil's containers).
+    cxxLanguageStandard: .cxx17
 )

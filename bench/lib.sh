@@ -4,7 +4,7 @@
 export POSTERN_TEMPLATES=${POSTERN_TEMPLATES:-$PWD/templates}
 bench_install_swift_deps() {
   local need=()
-  for p in libcurl4-openssl-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libidn2-dev libpq-dev libcrypt-dev pkg-config openssl util-linux "$@"; do
+  for p in libcurl4-openssl-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libidn2-dev libphonenumber-dev libpq-dev libcrypt-dev pkg-config openssl util-linux "$@"; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then

@@ -9,9 +9,12 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case badRequest = "BAD_REQUEST"
     /// The address is not one Postern accepts (400).
     case invalidEmail = "INVALID_EMAIL"
-    /// The phone number is not one Postern accepts (E.164, or national with a default region) (400).
+    /// The phone number is not one Postern accepts: not E.164 (or national with a default region),
+    /// not a number its country's numbering plan assigns, or not a mobile's (premium rate, shared
+    /// cost, toll free, a fixed line…) (400).
     case invalidPhoneNumber = "INVALID_PHONE_NUMBER"
-    /// SMS is not sent to this number's country (`--sms-countries`) (400).
+    /// SMS is not sent to this number's country: the region whose numbering plan holds it, not its
+    /// calling code (`--sms-countries`; +1 876 is Jamaica, not the United States) (400).
     case smsCountryNotAllowed = "SMS_COUNTRY_NOT_ALLOWED"
     /// The link or code is wrong, used, or for another action (400).
     case invalidOOBCode = "INVALID_OOB_CODE"

@@ -250,7 +250,7 @@ public final class PosternRuntime: Sendable {
             "configured",
             ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count),
                 "sms_transport": settings.sms.transport.description,
-                "sms_countries": settings.smsConfiguration.countries.sorted().map { "+\($0)" }.joined(separator: ",")])
+                "sms_countries": settings.smsConfiguration.countries.sorted().joined(separator: ",")])
     }
 
     /// The signing secrets of `--webhook-secret-file`: required, and at least one, when

@@ -71,7 +71,7 @@ struct SMSCommand: Subcommand {
             if arguments.switches.contains("now") {
                 let logger = standardErrorLogger("sms", level: .warning)
                 let runtime = try startup { () throws(StartupError) in try PosternRuntime(settings: settings, logger: logger) }
-                guard settings.smsConfiguration.countries.contains(number.countryCallingCode) else {
+                guard settings.smsConfiguration.countries.contains(number.region) else {
                     throw CommandFailure(code: .badInput, message: AuthError.smsCountryNotAllowed.message)
                 }
                 let transport: any SMSTransport

@@ -16,7 +16,7 @@ struct FlowHarness {
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0
-        config.sms = SMSConfiguration(countries: ["49", "44", "1"])
+        config.sms = SMSConfiguration(countries: ["DE", "GB", "US"])
         // The caps have their own tests (SMSAdmission); the flows' tests send as many as they need.
         config.sms.numberInterval = 0
         config.sms.numberPerHour = 0

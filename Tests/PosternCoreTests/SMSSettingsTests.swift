@@ -18,12 +18,25 @@ struct SMSSettingsTests {
         #expect(config.defaultCountryPerHour == 100 && config.globalPerDay == 1000 && !config.phoneSignIn)
     }
 
-    @Test("the region sets the default allowlist; --sms-countries takes regions and calling codes")
+    @Test("the region sets the default allowlist; --sms-countries takes regions and the calling codes of one country")
     func countries() throws {
-        #expect(try resolve(["default-region": "de"]).smsConfiguration.countries == ["49"])
-        #expect(try resolve(["default-region": "DE", "sms-countries": "AT, +41,1"]).smsConfiguration.countries == ["43", "41", "1"])
-        let budgets = try resolve(["sms-country-budgets": "49=500, +1=20, GB=0"]).smsConfiguration.countryPerHour
-        #expect(budgets == ["49": 500, "1": 20, "44": 0])
+        #expect(try resolve(["default-region": "de"]).smsConfiguration.countries == ["DE"])
+        #expect(try resolve(["default-region": "US"]).smsConfiguration.countries == ["US"])
+        #expect(try resolve(["default-region": "DE", "sms-countries": "AT, +41,us"]).smsConfiguration.countries == ["AT", "CH", "US"])
+        let budgets = try resolve(["sms-country-budgets": "49=500, US=20, GB=0"]).smsConfiguration.countryPerHour
+        #expect(budgets == ["DE": 500, "US": 20, "GB": 0])
+    }
+
+    @Test("a calling code several countries share is refused, naming them", arguments: [
+        ["sms-countries": "+1"], ["sms-countries": "DE,44"], ["sms-countries": "+7"], ["sms-country-budgets": "1=200"],
+    ])
+    func sharedCallingCode(flags: [String: String]) {
+        do {
+            _ = try resolve(flags)
+            Issue.record("accepted \(flags)")
+        } catch {
+            #expect(error.message.contains("is the calling code of") && error.message.contains("name the regions"), "\(error.message)")
+        }
     }
 
     @Test("transports parse; Twilio's SIDs and the sender are checked", arguments: [
@@ -37,7 +50,7 @@ struct SMSSettingsTests {
     }
 
     @Test("bad SMS settings name the setting and never echo a number", arguments: [
-        ["default-region": "XX"], ["sms-countries": "+0"], ["sms-countries": "Narnia"], ["sms-countries": "+28"],
+        ["default-region": "XX"], ["default-region": "001"], ["sms-countries": "+0"], ["sms-countries": "001"], ["sms-from": "+491234"], ["sms-countries": "Narnia"], ["sms-countries": "+28"],
         ["sms-from": "+49 151 1234 5678 9012 34"], ["sms-from": "TWELVECHARSX"], ["sms-from": "12345"],
         ["sms-twilio-messaging-service-sid": "MG1"], ["sms-twilio-base-url": "api.twilio.com"], ["sms-country-budgets": "49=lots"],
         ["sms-per-day": "-1"], ["sms-timeout": "0"], ["sms-retry-base": "0"],

@@ -85,7 +85,7 @@ struct PhoneSignInStoreTests {
     func concurrentCompletes(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind) {
             $0.phoneSignIn = true
-            $0.sms = SMSConfiguration(countries: ["49"])
+            $0.sms = SMSConfiguration(countries: ["DE"])
             $0.sms.phoneSignIn = true
             // The second code a second later: past the per-number caps, which have their own tests.
             $0.sms.numberInterval = 0
@@ -126,7 +126,7 @@ struct PhoneSignInStoreTests {
     func concurrentSeparateCodes(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind) {
             $0.phoneSignIn = true
-            $0.sms = SMSConfiguration(countries: ["49"])
+            $0.sms = SMSConfiguration(countries: ["DE"])
             $0.sms.phoneSignIn = true
             $0.sms.numberInterval = 0
             $0.sms.numberPerHour = 0

@@ -105,7 +105,7 @@ struct PhoneStoreTests {
     @Test("20 accounts claim one number at once, each proving its code: at most one holds it, the others wait for it", arguments: StoreKind.available)
     func concurrentClaims(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind) {
-            $0.sms = SMSConfiguration(countries: ["49"])
+            $0.sms = SMSConfiguration(countries: ["DE"])
             // 20 SMS to one number in a minute: past the per-number caps, which have their own tests.
             $0.sms.numberInterval = 0
             $0.sms.numberPerHour = 0

@@ -26,7 +26,7 @@ struct SMSAdmissionStoreTests {
             self.store = store
             let vault = KeyVault(store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 86_400)
             keys = try KeyRingCache(vault: vault, clock: clock)
-            var config = SMSConfiguration(defaultRegion: "DE", countries: ["49", "1"])
+            var config = SMSConfiguration(defaultRegion: "DE", countries: ["DE", "US"])
             configure(&config)
             let lines = self.lines
             admission = SMSAdmission(
@@ -35,7 +35,7 @@ struct SMSAdmissionStoreTests {
 
         /// Another daemon on the same database: its own admission, the same caps.
         func secondDaemon(configure: (inout SMSConfiguration) -> Void = { _ in }) -> SMSAdmission {
-            var config = SMSConfiguration(defaultRegion: "DE", countries: ["49", "1"])
+            var config = SMSConfiguration(defaultRegion: "DE", countries: ["DE", "US"])
             configure(&config)
             return SMSAdmission(configuration: config, keys: keys)
         }
@@ -117,11 +117,11 @@ struct SMSAdmissionStoreTests {
         }
     }
 
-    @Test("a country outside the allowlist is refused for every number, and counts against nothing")
+    @Test("a country outside the allowlist (DE, US) is refused for every number, +1 876 and +1 809 too, and counts against nothing")
     func countryOutsideList() throws {
         for (name, store) in try Self.stores() {
             let harness = try Harness(store) { $0.ipPerHour = 2 }
-            let refusals = ["+447911123456", "+447911123457", "+882123456789", "+3361234567"].map { harness.request($0, ip: "10.9.9.9") }
+            let refusals = ["+447400123456", "+447911123456", "+33612345678", "+18762101234", "+18092345678"].map { harness.request($0, ip: "10.9.9.9") }
             #expect(refusals.allSatisfy { $0 == .smsCountryNotAllowed }, "\(name)")
             #expect(harness.request(Self.number(1), ip: "10.9.9.9") == nil, "\(name): the refusals used none of the IP's budget")
             #expect(harness.queued == 1)
@@ -132,16 +132,16 @@ struct SMSAdmissionStoreTests {
     func countryBudget() throws {
         for (name, store) in try Self.stores() {
             let harness = try Harness(store) {
-                $0.countryPerHour = ["49": 3]
+                $0.countryPerHour = ["DE": 3]
                 $0.ipPerHour = 0
             }
             for index in 0..<3 { #expect(harness.request(Self.number(index), ip: "10.0.0.\(index)") == nil, "\(name)") }
             let refused = harness.request(Self.number(9), ip: "10.0.0.9")
             #expect(refused?.kind == .rateLimited, "\(name)")
-            #expect(harness.request("+14155552671", ip: "10.0.0.10") == nil, "\(name): +1 has its own budget")
+            #expect(harness.request("+14155552671", ip: "10.0.0.10") == nil, "\(name): US has its own budget")
             harness.clock.advance(by: 3600)
             #expect(harness.request(Self.number(9), ip: "10.0.0.9") == nil, "\(name): a new hour")
-            #expect(harness.lines.all.contains { $0.contains("sms country budget reached") && $0.contains("+49") })
+            #expect(harness.lines.all.contains { $0.contains("sms country budget reached") && $0.contains("DE") })
         }
     }
 

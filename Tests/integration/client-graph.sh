@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `swift build --product PosternAuth` on a clean tree builds the client and the wire module and
-# nothing else: no C bridge (CCurl, COpenSSL, CSQLite, CMicroHTTPD, CIDN2), no server module.
+# nothing else: no C bridge (CCurl, COpenSSL, CSQLite, CMicroHTTPD, CIDN2, CPhoneNumbers), no server module.
 # Checked two ways: the package's own description (the target's transitive dependencies), and
 # the verbose build log of a clean build in a copy of the tree (the modules actually compiled,
 # and no C library linked or its headers searched).
@@ -43,10 +43,10 @@ for module in $modules; do
   esac
 done
 case " $modules " in *" PosternAuth "*) ;; *) echo "FAIL: PosternAuth was not compiled (log format changed?)"; exit 1 ;; esac
-for bridge in CCurl COpenSSL CSQLite CMicroHTTPD CIDN2; do
+for bridge in CCurl COpenSSL CSQLite CMicroHTTPD CIDN2 CPhoneNumbers; do
   if grep -q -- "Sources/$bridge" build.log; then echo "FAIL: the client build touched $bridge"; exit 1; fi
 done
-for library in -lcurl -lcrypto -lssl -lsqlite3 -lmicrohttpd -lidn2; do
+for library in -lcurl -lcrypto -lssl -lsqlite3 -lmicrohttpd -lidn2 -lphonenumber -lstdc++; do
   if grep -qw -- "$library" build.log; then echo "FAIL: the client build links $library"; exit 1; fi
 done
 [ -d .build/debug/CCurl.build ] && { echo "FAIL: a C bridge was built"; exit 1; }

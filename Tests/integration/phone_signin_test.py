@@ -244,6 +244,31 @@ def test_the_per_number_cap_answers_429_alike():
         assert d.stop() == 0
 
 
+def test_one_number_however_written_and_no_sms_to_the_caribbean_or_to_premium_numbers():
+    # What an SMS pumper and a cap dodger send: +1 numbers of other countries with the US allowed,
+    # numbers that do not exist or cost the operator, and one number written four ways to pass
+    # its per-number cap four times (libphonenumber's one E.164 form makes them one).
+    d = SignIn(
+        os.environ["E2E_WORK"], "signin-forms", "--phone-sign-in", "--sms-number-interval", "60", "--sms-countries", "DE,US",
+        "--default-region", "DE")
+    try:
+        d.sign_up("+4915120000030")
+        for variant in ["+49 0151 20000030", "+49 00151 20000030", "0049 151 20000030", "0151 20000030"]:
+            status, answer, _ = d.post("/v1/phone/send", {"phoneNumber": variant})
+            check(status, answer, 429, "TOO_MANY_ATTEMPTS_TRY_LATER")
+        for pumped in ["+1 876 210 1234", "+1 809 234 5678", "+1 242 359 1234", "+1 649 231 1234"]:
+            status, answer, _ = d.post("/v1/phone/send", {"phoneNumber": pumped})
+            check(status, answer, 400, "SMS_COUNTRY_NOT_ALLOWED")
+        for costly in ["+491234", "+4990012345678", "+49 900 1234567", "+1 900 234 5678"]:
+            status, answer, _ = d.post("/v1/phone/send", {"phoneNumber": costly})
+            check(status, answer, 400, "INVALID_PHONE_NUMBER")
+            assert costly.replace(" ", "")[-4:] not in answer["error"]["message"], answer
+        assert raw_post(d, "/v1/phone/send", {"phoneNumber": "+1 201 555 0123"})[0] == 202
+        d.sms.next("+12015550123")
+    finally:
+        assert d.stop() == 0
+
+
 def test_no_number_in_the_clear_in_the_log_or_the_database(daemon):
     # Runs after the others on the module's daemon: every number it signed in with, in no byte
     # of its log, its database or the database's WAL (the SMS outbox holds them sealed).

@@ -131,7 +131,7 @@ def token_file(work):
 def twilio_args(twilio, token_file, ca=True):
     args = [
         "--sms-transport", f"twilio:{SID}", "--sms-twilio-base-url", twilio.base_url, "--sms-twilio-auth-token-file", token_file,
-        "--sms-from", FROM, "--default-region", "DE", "--sms-countries", "DE,+1", "--sms-retry-base", "1",
+        "--sms-from", FROM, "--default-region", "DE", "--sms-countries", "DE,US", "--sms-retry-base", "1",
     ]
     return args + (["--sms-ca-file", twilio.ca] if ca else [])
 

@@ -15,6 +15,10 @@ public struct PhoneNumberError: Error, Sendable, Hashable, CustomStringConvertib
         case unknownCountryCode
         case tooLong
         case tooShort
+        /// Not in a range its country's numbering plan assigns (libphonenumber): `+491234`.
+        case invalidNumber
+        /// Valid, but not a mobile's: premium rate, shared cost, toll free, a fixed line…
+        case notMobile
     }
 
     /// Why the number was refused.
@@ -38,6 +42,9 @@ public struct PhoneNumberError: Error, Sendable, Hashable, CustomStringConvertib
         case .unknownCountryCode: "The number does not start with an assigned country code."
         case .tooLong: "The phone number has more than 15 digits."
         case .tooShort: "The phone number has too few digits after its country code."
+        case .invalidNumber: "The phone number is not one its country's numbering plan assigns; check the country code and the digits."
+        case .notMobile:
+            "The phone number is not a mobile's (it is a landline, toll-free, premium-rate, shared-cost, VoIP, personal or company number); give a mobile number that can receive SMS."
         }
     }
 }

@@ -5,7 +5,8 @@ import Synchronization
 /// same write as ``SMSOutboxWriter/enqueueSMS(_:recipient:now:giveUpAt:)``.
 ///
 /// SMS pumping — an attacker making a sign-up form send SMS to premium numbers it is paid for —
-/// costs the operator per message, so the gate checks, in order: the country allowlist; that the
+/// costs the operator per message, so the gate checks, in order: the country allowlist (by the
+/// region whose numbering plan holds the number, not its calling code); that the
 /// caller is signed in (unless `--phone-sign-in`); the client IP's hourly cap; the number's
 /// cooldown (60 s) and hourly cap (5); the country's hourly budget; the global daily cap. All of it
 /// is counted in the database (`rate_events`, `rate_windows`), so it holds across daemons, under
@@ -47,7 +48,8 @@ public final class SMSAdmission: Sendable {
     ///   answer whatever the number; a store failure as it comes (the caller's write maps it).
     public func admit(_ number: PhoneNumber, clientIP: String?, signedIn: Bool, now: Int64, tx: any StoreWriter) throws(AuthError) {
         let config = configuration
-        guard config.countries.contains(number.countryCallingCode) else {
+        // By region, not calling code: +1 876 is Jamaica, not the United States.
+        guard config.countries.contains(number.region) else {
             metrics.capHit(.country)
             throw .smsCountryNotAllowed
         }
@@ -71,14 +73,14 @@ public final class SMSAdmission: Sendable {
                 metrics.capHit(wait <= config.numberInterval ? .numberCooldown : .numberHourly)
                 throw AuthError.tooManyAttempts(retryAfter: wait)
             }
-            let budget = config.hourlyBudget(callingCode: number.countryCallingCode)
+            let budget = config.hourlyBudget(region: number.region)
             if budget > 0,
                 let wait = try tx.countInWindow(
-                    bucket: bucket("country", number.countryCallingCode), now: now, window: RateLimitPolicy.window, limit: budget)
+                    bucket: bucket("country", number.region), now: now, window: RateLimitPolicy.window, limit: budget)
             {
                 metrics.capHit(.countryHourly)
-                logOnce("country-\(number.countryCallingCode)", until: now + wait) {
-                    $0.warning("sms country budget reached", ["country": "+\(number.countryCallingCode)", "per_hour": String(budget)])
+                logOnce("country-\(number.region)", until: now + wait) {
+                    $0.warning("sms country budget reached", ["country": number.region, "per_hour": String(budget)])
                 }
                 throw AuthError.tooManyAttempts(retryAfter: wait)
             }

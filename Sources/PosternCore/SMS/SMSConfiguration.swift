@@ -3,7 +3,8 @@
 public struct SMSConfiguration: Sendable, Hashable {
     /// The region national input is read in (`--default-region`), or nil: international form only.
     public var defaultRegion: String?
-    /// Country calling codes SMS may go to (`--sms-countries`; default: the default region's).
+    /// ISO 3166 regions SMS may go to (`--sms-countries`; default: the default region), matched
+    /// against ``PhoneNumber/region`` — a region, not a calling code: `US` is not Jamaica (+1 876).
     /// Empty: SMS to no country.
     public var countries: Set<String>
     /// Least seconds between two SMS to one number (60).
@@ -12,7 +13,7 @@ public struct SMSConfiguration: Sendable, Hashable {
     public var numberPerHour: Int64 = 5
     /// Most SMS asked for from one client IP in a rolling hour (10; 0: no cap).
     public var ipPerHour: Int64 = 10
-    /// Most SMS to one country in an hour, by calling code (`--sms-country-budgets 49=500,1=200`);
+    /// Most SMS to one country in an hour, by ISO 3166 region (`--sms-country-budgets DE=500,US=200`);
     /// a country not listed has ``defaultCountryPerHour``.
     public var countryPerHour: [String: Int64] = [:]
     /// The hourly budget of a country without its own (100; 0: no cap).
@@ -26,12 +27,12 @@ public struct SMSConfiguration: Sendable, Hashable {
     /// each message's own `giveUpAt` usually comes first).
     public var policy = DeliveryPolicy(baseDelay: 10, maximumDelay: 300, maximumAge: 900, lease: 120)
 
-    /// The defaults: `countries` from `defaultRegion` (none without one).
+    /// The defaults: `countries` the default region alone (none without one).
     public init(defaultRegion: String? = nil, countries: Set<String>? = nil) {
         self.defaultRegion = defaultRegion
-        self.countries = countries ?? Set([defaultRegion.flatMap(PhoneRegion.named)?.callingCode].compactMap { $0 })
+        self.countries = countries ?? Set([defaultRegion.flatMap(PhoneRegion.named)?.code].compactMap { $0 })
     }
 
-    /// The hourly budget of the country with `callingCode`.
-    public func hourlyBudget(callingCode: String) -> Int64 { countryPerHour[callingCode] ?? defaultCountryPerHour }
+    /// The hourly budget of `region`'s numbers.
+    public func hourlyBudget(region: String) -> Int64 { countryPerHour[region] ?? defaultCountryPerHour }
 }

@@ -4,7 +4,7 @@ import Foundation
 public struct SMSSettings: Sendable, Equatable {
     /// ISO 3166 region national phone input is read in; nil: international form only.
     public var defaultRegion: String?
-    /// Allowed country calling codes; nil: the default region's country.
+    /// Allowed ISO 3166 regions; nil: the default region.
     public var countries: Set<String>?
     public var transport: SMSTransportConfig = .embeddedDefault
     /// `From`: a number in E.164, or an alphanumeric sender ID (1–11 letters and digits).
@@ -51,33 +51,40 @@ extension Settings {
         return config
     }
 
-    /// A list of countries: ISO regions (`DE`) or calling codes (`+49`, `49`).
+    /// A list of countries: ISO regions (`DE`), or calling codes (`+49`, `49`) of one region only.
+    /// A calling code several regions share (+1, +7, +44…) is refused, naming them: read as all of
+    /// them it would let SMS go to every Caribbean country of the North American plan.
     static func parseCountries(_ text: String) throws(SettingsError) -> Set<String> {
-        var codes: Set<String> = []
+        var regions: Set<String> = []
         for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
             let digits = item.hasPrefix("+") ? String(item.dropFirst()) : item
             if !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) {
-                guard PhoneRegion.countryCodeLength(Array(digits.utf8)) == digits.count else {
-                    throw SettingsError("\(item) is not an assigned country calling code")
+                let sharing = PhoneRegion.sharing(callingCode: digits)
+                guard let only = sharing.first else { throw SettingsError("\(item) is not a calling code of any country") }
+                guard sharing.count == 1 else {
+                    let names = sharing.map(\.code)
+                    let shown = names.prefix(8).joined(separator: ", ") + (names.count > 8 ? ", …" : "")
+                    throw SettingsError(
+                        "+\(digits) is the calling code of \(names.count) countries (\(shown)): name the regions SMS may go to, such as \(only.code)")
                 }
-                codes.insert(digits)
+                regions.insert(only.code)
             } else if let region = PhoneRegion.named(item) {
-                codes.insert(region.callingCode)
+                regions.insert(region.code)
             } else {
-                throw SettingsError("\(item) is neither a country calling code (+49) nor a known ISO region (DE)")
+                throw SettingsError("\(item) is neither an ISO 3166 region (DE) nor a calling code of one country (+49)")
             }
         }
-        return codes
+        return regions
     }
 
     static let smsDescriptors: [Descriptor] = [
-        text("default-region", "POSTERN_DEFAULT_REGION", "ISO 3166 region (DE, US, …) that phone numbers typed without + and a country code are read in; also the default --sms-countries (default: none, numbers must be international)") { s, v throws(SettingsError) in
+        text("default-region", "POSTERN_DEFAULT_REGION", "ISO 3166 region (DE, US, …) that phone numbers typed without + and a country code are read in; also the default --sms-countries, that region alone (default: none, numbers must be international)") { s, v throws(SettingsError) in
             guard let region = PhoneRegion.named(v.trimmingCharacters(in: .whitespaces)) else {
-                throw SettingsError("must be an ISO 3166 region this server knows: \(PhoneRegion.knownCodes.joined(separator: " "))")
+                throw SettingsError("must be an ISO 3166 region with a numbering plan, such as DE or US (\(PhoneRegion.knownCodes.count) are known)")
             }
             s.sms.defaultRegion = region.code
         },
-        text("sms-countries", "POSTERN_SMS_COUNTRIES", "comma-separated countries SMS may go to, as regions (DE) or calling codes (+49); every other is refused with SMS_COUNTRY_NOT_ALLOWED (default: the --default-region's country; none without it)") { s, v throws(SettingsError) in
+        text("sms-countries", "POSTERN_SMS_COUNTRIES", "comma-separated countries SMS may go to, as ISO 3166 regions (DE, US) or the calling code of one country (+49; a code several countries share, such as +1, +7 or +44, is refused: name the regions); a number's country is the region whose numbering plan holds it (+1 876 is JM, not US); every other is refused with SMS_COUNTRY_NOT_ALLOWED (default: the --default-region; none without it)") { s, v throws(SettingsError) in
             s.sms.countries = try parseCountries(v)
         },
         text("sms-transport", "POSTERN_SMS_TRANSPORT", "where SMS go: file:DIR (one file per SMS), twilio:ACCOUNT_SID (Twilio's Messages API; needs --sms-twilio-auth-token-file and --sms-from or --sms-twilio-messaging-service-sid), or json:URL (a JSON POST signed like a webhook; needs --sms-json-secret-file) (default file:./sms-out)") { s, v throws(SettingsError) in
@@ -87,7 +94,7 @@ extension Settings {
             let value = v.trimmingCharacters(in: .whitespaces)
             if value.hasPrefix("+") {
                 let number: PhoneNumber
-                do throws(PhoneNumberError) { number = try PhoneNumber.parse(value, defaultRegion: nil) } catch {
+                do throws(PhoneNumberError) { number = try PhoneNumber.parseSender(value) } catch {
                     throw SettingsError(error.description)
                 }
                 s.sms.from = number.e164
@@ -118,12 +125,12 @@ extension Settings {
         number("sms-number-per-hour", "POSTERN_SMS_NUMBER_PER_HOUR", "most SMS to one number in an hour (default 5)", minimum: 0, maximum: 1000) { s, v in s.sms.numberPerHour = v },
         number("sms-ip-per-hour", "POSTERN_SMS_IP_PER_HOUR", "most SMS one client IP may cause in an hour (default 10; 0: no cap)", minimum: 0, maximum: 1_000_000) { s, v in s.sms.ipPerHour = v },
         number("sms-country-per-hour", "POSTERN_SMS_COUNTRY_PER_HOUR", "most SMS to one country in an hour, unless --sms-country-budgets says otherwise (default 100; 0: no cap)", minimum: 0, maximum: 10_000_000) { s, v in s.sms.countryPerHour = v },
-        text("sms-country-budgets", "POSTERN_SMS_COUNTRY_BUDGETS", "hourly SMS budgets of single countries, CODE=N comma-separated (49=500,1=200)") { s, v throws(SettingsError) in
+        text("sms-country-budgets", "POSTERN_SMS_COUNTRY_BUDGETS", "hourly SMS budgets of single countries, REGION=N comma-separated (DE=500,US=200; a calling code of one country, 49=500, also does)") { s, v throws(SettingsError) in
             var budgets: [String: Int64] = [:]
             for item in v.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
                 let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let budget = Int64(parts[1]), budget >= 0, budget <= 10_000_000 else {
-                    throw SettingsError("\(item) must be CODE=N, such as 49=500")
+                    throw SettingsError("\(item) must be REGION=N, such as DE=500")
                 }
                 guard let code = try parseCountries(parts[0]).first else { throw SettingsError("\(item) names no country") }
                 budgets[code] = budget

@@ -20,7 +20,7 @@ extension AuthService: SMSComposing {
     /// toll-fraud cap applies but the country allowlist, which says where SMS may go at all.
     /// - Throws: `AuthError.smsCountryNotAllowed`, or `unavailable` when the store fails.
     public func queueTestSMS(to number: PhoneNumber, reference: String) throws(AuthError) -> Int64 {
-        guard context.config.sms.countries.contains(number.countryCallingCode) else { throw .smsCountryNotAllowed }
+        guard context.config.sms.countries.contains(number.region) else { throw .smsCountryNotAllowed }
         let now = context.clock.unixSeconds()
         let giveUp = now + context.config.sms.policy.maximumAge
         let id = try context.write { tx in try tx.enqueueSMS(.test(reference: reference), recipient: number, now: now, giveUpAt: giveUp) }
