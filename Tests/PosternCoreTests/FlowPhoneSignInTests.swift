@@ -141,11 +141,15 @@ struct FlowPhoneSignInTests {
         #expect(try Self.complete(h, code).uid == login.uid)
     }
 
-    @Test("5 wrong codes, then the right one is refused; a new SMS gives 5 new tries")
+    @Test("5 wrong codes, then the right one is refused (the number's lock, then the code's 5 tries); a new SMS past the lock signs in")
     func fiveTries() throws {
         let h = try Self.harness()
         let code = try Self.send(h)
         for _ in 0..<5 { expectAuthError("INVALID_PHONE_CODE") { _ = try Self.complete(h, Self.wrong(code)) } }
+        // The number's guessing budget is spent: locked for 30 s, the right code included.
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { _ = try Self.complete(h, code) }
+        h.clock.advance(by: 30)
+        // The code itself died with its 5 tries (a try at a dead code guesses nothing: not counted).
         expectAuthError("INVALID_PHONE_CODE") { _ = try Self.complete(h, code) }
         #expect(h.store.snapshot().phoneSignIns.values.first?.tries == 5)
         // A dead code's SMS says nothing any more.

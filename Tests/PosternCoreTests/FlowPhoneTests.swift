@@ -339,9 +339,13 @@ struct FlowPhoneTests {
         let fresh = try h.signIn("u@example.com")
         let c = try Self.add(h, fresh.session.idToken, "+4915100000003")
         let wrongC = c.code == "000000" ? "000001" : "000000"
-        for _ in 0..<6 {
+        for _ in 0..<5 {
             expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
         }
+        // The sixth meets the number's guessing budget (locked for 30 s); past it, the claim's 5 tries.
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
+        h.clock.advance(by: 30)
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
         expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: c.code) }
         expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: c.id, code: c.code) }
         #expect(h.store.snapshot().phoneClaims[c.id]?.wrongTries == 5)
@@ -365,10 +369,15 @@ struct FlowPhoneTests {
         }
         // The owner's session cannot prove another account's claim, even with its code.
         expectAuthError("PHONE_CLAIM_NOT_FOUND") { _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: b.id, code: b.code) }
-        // A stolen claim id: every guess counts, and five spend the claim's tries.
+        // A stolen claim id: every guess counts against the claim and its number's budget, which
+        // the guesses above with A's code began: past 5 the number is locked.
+        var refusals: [String] = []
         for guess in ["111111", "222222", "333333", "444444", "555555"] where guess != b.code {
-            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: b.id, code: guess) }
+            refusals.append(FlowPhoneGuessBudgetTests.answer { _ = try h.service.readPhoneClaimAsHolder(claimID: b.id, code: guess) })
         }
+        let counted = refusals.prefix { $0 == "INVALID_PHONE_CODE" }.count
+        #expect(refusals.dropFirst(counted).allSatisfy { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" })
+        #expect(h.store.snapshot().phoneClaims[b.id]?.wrongTries ?? 0 <= 5)
         #expect(try Self.phones(h, victim.session.idToken).map(\.status) == [.awaitingCode] || b.code.count == 6)
         // An unknown claim id answers exactly as a wrong code does.
         let unknown = expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: "AAAAAAAAAAAAAAAAAAAAAA", code: "123456") }

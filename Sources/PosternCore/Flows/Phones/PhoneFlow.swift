@@ -58,6 +58,26 @@ final class PhoneFlow: Sendable {
         ring.phoneNumbers.authenticate(Array("postern-phone-number|\(number.e164)".utf8))
     }
 
+    /// The bucket of the number's guessing budget (``GuessBudget``, the address's shape): a keyed
+    /// hash of the number's keyed hash, so neither the number nor the hash the claims carry is
+    /// stored with it. One budget per number for every code sent to it — phone sign-in codes and
+    /// claim codes, typed by the owner or the holder — under the phone key, which never rotates.
+    static func guessBucket(numberHash: [UInt8], ring: KeyRing) -> [UInt8] {
+        Array(ring.phoneNumbers.authenticate(Array("postern-phone-guess-budget|".utf8) + numberHash).prefix(16))
+    }
+
+    /// The number's guessing budget as it stands in `tx`: the seconds its lock has to run, or nil
+    /// when a code may be checked now.
+    func guessLock(bucket: [UInt8], tx: any StoreReader, now: Int64) throws -> Int64? {
+        context.config.guessBudget.retryAfter(try tx.guessRecord(bucket: bucket), now: now)
+    }
+
+    /// One wrong code against the number's budget, in the caller's write (only while unlocked:
+    /// guesses into a lock are refused before they are checked, and not counted).
+    func countWrongGuess(bucket: [UInt8], tx: any StoreWriter, now: Int64) throws {
+        try tx.setGuessRecord(bucket: bucket, context.config.guessBudget.failing(try tx.guessRecord(bucket: bucket), now: now))
+    }
+
     /// The claim's 6-digit code: derived from its id under the phone key, so the store keeps
     /// only its keyed hash and the SMS composer derives it again.
     static func code(claimID: String, ring: KeyRing) -> String {
@@ -213,7 +233,8 @@ final class PhoneFlow: Sendable {
     /// owner agrees by it only with a recent sign-in, as ``approve(idToken:claimID:)`` asks: a
     /// thief with an old session of the owner's, who started the claim for the thief's own number
     /// (`POST /v1/phones/claims`), proves it but must still get the owner's approval.
-    /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim),
+    /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim), `tooManyAttempts`
+    ///   while the number's guessing budget is locked,
     ///   `phoneClaimNotFound` for a claim of another account.
     func ownerProve(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
         guard let session = try sessions.presented(idToken) else { throw .invalidIDToken }
@@ -303,7 +324,8 @@ final class PhoneFlow: Sendable {
     // MARK: the holder's side (the code is the key)
 
     /// The holder proves the number with the code (the hosted page the SMS links to, or an app).
-    /// - Throws: `invalidPhoneCode` for every failure, a missing claim included.
+    /// - Throws: `invalidPhoneCode` for every failure, a missing claim included; `tooManyAttempts`
+    ///   while the number's guessing budget is locked.
     func holderProve(claimID: String, code: String) throws(AuthError) -> PhoneProof {
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
@@ -311,7 +333,7 @@ final class PhoneFlow: Sendable {
     }
 
     /// The holder reads the claim its code proves.
-    /// - Throws: `invalidPhoneCode` for every failure.
+    /// - Throws: `invalidPhoneCode` for every failure; `tooManyAttempts` while the number's budget is locked.
     func holderRead(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
@@ -326,7 +348,7 @@ final class PhoneFlow: Sendable {
 
     /// The holder deletes the claim its code proves (before or after the proof; a verified
     /// number is then free again).
-    /// - Throws: `invalidPhoneCode` for every failure.
+    /// - Throws: `invalidPhoneCode` for every failure; `tooManyAttempts` while the number's budget is locked.
     func holderDelete(claimID: String, code: String) throws(AuthError) {
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
@@ -345,18 +367,26 @@ final class PhoneFlow: Sendable {
         let ring = context.keys.current
         let outcome = try context.write { tx -> HolderOutcome<T> in
             guard let claim = try tx.phoneClaim(id: claimID) else { return .refused(.wrong) }
+            let bucket = Self.guessBucket(numberHash: claim.numberHash, ring: ring)
+            if let wait = try self.guessLock(bucket: bucket, tx: tx, now: now) { return .limited(wait) }
             var life = self.life(claim)
             let matches = ConstantTime.equals(Self.codeHash(claimID: claimID, code: code, ring: ring), claim.codeHash)
             let check = life.checkCode(matches: matches, proving: false, now: now)
             guard check == .holder else {
-                if check == .wrong { try tx.updatePhoneClaim(life.claim) }
+                if check == .wrong {
+                    try tx.updatePhoneClaim(life.claim)
+                    try self.countWrongGuess(bucket: bucket, tx: tx, now: now)
+                }
                 return .refused(check)
             }
+            // The code proved the number: its budget starts afresh.
+            try tx.setGuessRecord(bucket: bucket, nil)
             return .done(try body(life, tx))
         }
         switch outcome {
         case .done(let value): return value
         case .refused(let check): throw refusal(check)
+        case .limited(let wait): throw locked(wait)
         }
     }
 
@@ -367,10 +397,14 @@ final class PhoneFlow: Sendable {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let approvalWindow = context.config.phoneApprovalWindow
-        enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn }
+        enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn, limited(Int64) }
         let outcome = try context.write { tx -> Outcome in
             guard let claim = try tx.phoneClaim(id: claimID) else { return owner == nil ? .refused(.wrong) : .notOwn }
             if let owner, claim.uid != owner { return .notOwn }
+            // The number's budget, across its claims and its sign-in codes: while it is locked
+            // every code is refused unchecked, the right one included, and nothing is counted.
+            let bucket = Self.guessBucket(numberHash: claim.numberHash, ring: ring)
+            if let wait = try self.guessLock(bucket: bucket, tx: tx, now: now) { return .limited(wait) }
             var life = self.life(claim)
             let matches = ConstantTime.equals(Self.codeHash(claimID: claimID, code: code, ring: ring), claim.codeHash)
             let check = life.checkCode(matches: matches, proving: true, now: now)
@@ -380,10 +414,12 @@ final class PhoneFlow: Sendable {
                 if owner != nil, ownerAgrees, life.claim.ownerApprovedAt == nil { _ = life.approve(now: now) }
                 life.extendForApproval(approvalWindow, now: now)
                 try tx.updatePhoneClaim(life.claim)
+                try tx.setGuessRecord(bucket: bucket, nil)
                 try self.settle(&life, released: false, tx: tx, now: now)
                 return .proved
             case .wrong:
                 try tx.updatePhoneClaim(life.claim)
+                try self.countWrongGuess(bucket: bucket, tx: tx, now: now)
                 return .refused(check)
             case .replayed, .holder, .locked, .expired:
                 return .refused(check)
@@ -394,12 +430,19 @@ final class PhoneFlow: Sendable {
             return PhoneProof(claimID: claimID)
         case .notOwn: throw AuthError.phoneClaimNotFound
         case .refused(let check): throw refusal(check)
+        case .limited(let wait): throw locked(wait)
         }
     }
 
     private func refusal(_ check: PhoneClaimLife.CodeCheck) -> AuthError {
         context.metrics.refused("phone-\(check)")
         return .invalidPhoneCode
+    }
+
+    /// The answer while the number's guessing budget is locked.
+    private func locked(_ wait: Int64) -> AuthError {
+        context.metrics.refused("phone-locked")
+        return .tooManyAttempts(retryAfter: wait)
     }
 
     // MARK: the SMS content stage
@@ -493,6 +536,7 @@ final class PhoneFlow: Sendable {
 private enum HolderOutcome<T: Sendable>: Sendable {
     case done(T)
     case refused(PhoneClaimLife.CodeCheck)
+    case limited(Int64)
 }
 
 /// The answer to a proof: the same whether the number was free or held by another account.
