@@ -16,10 +16,14 @@ public struct PhoneClaimView: Sendable, Hashable {
     /// When the number moves to this claim's account unless its holder objects (awaiting_transfer).
     public var transferDueAt: Int64?
     /// For a verified number: when it moves to another account that claimed it, unless released
-    /// sooner or objected to (nil: nobody asked).
+    /// sooner or objected to (nil: nobody asked, or it moves only on release: `awaitingRelease`).
     public var releaseRequestedUntil: Int64?
+    /// The number moves only when its holder releases it, never by cool-off (it is the holding
+    /// account's only way in): on the claim that waits (awaiting_transfer, `transferDueAt` nil) and
+    /// on the holder's verified number another account asks for.
+    public var awaitingRelease: Bool
 
-    init(_ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil) {
+    init(_ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil, awaitingRelease: Bool = false) {
         let phase = life.phase(now: now)
         claimID = claim.id
         phoneNumber = claim.redactedNumber
@@ -29,8 +33,9 @@ public struct PhoneClaimView: Sendable, Hashable {
         createdAt = claim.createdAt
         expiresAt = phase == .awaitingCode || phase == .awaitingApproval || phase == .expired ? claim.expiresAt : nil
         verifiedAt = claim.verifiedAt
-        transferDueAt = phase == .awaitingTransfer ? claim.transferDueAt : nil
+        transferDueAt = phase == .awaitingTransfer && !life.waitsForReleaseOnly ? claim.transferDueAt : nil
         self.releaseRequestedUntil = releaseRequestedUntil
+        self.awaitingRelease = awaitingRelease || (phase == .awaitingTransfer && life.waitsForReleaseOnly)
     }
 }
 
@@ -162,6 +167,9 @@ final class PhoneFlow: Sendable {
         try context.write { tx in
             try admission.admit(number, clientIP: clientIP, signedIn: true, now: now, tx: tx)
             try tx.insertPhoneClaim(claim)
+            // Sealed until the claim is settled: the holder's notice, if the number turns out to
+            // be its account's only way in, goes to it (the claim itself has only the keyed hash).
+            _ = try tx.keepNumber(number, ofClaim: id)
             _ = try tx.enqueueSMS(.phoneClaim(claimID: id), recipient: number, now: now, giveUpAt: claim.codeExpiresAt)
         }
         return PhoneClaimView(claim, life: life(claim), now: now)
@@ -217,9 +225,10 @@ final class PhoneFlow: Sendable {
     private func views(uid: String, tx: any StoreReader, now: Int64) throws -> [PhoneClaimView] {
         let incoming = try tx.phoneTransfers(from: uid)
         return try tx.phoneClaims(uid: uid).map { claim in
-            let asked = claim.verifiedAt == nil
-                ? nil : incoming.filter { $0.numberHash == claim.numberHash }.compactMap(\.transferDueAt).min()
-            return PhoneClaimView(claim, life: life(claim), now: now, releaseRequestedUntil: asked)
+            let asking = claim.verifiedAt == nil ? [] : incoming.filter { $0.numberHash == claim.numberHash }
+            let until = asking.compactMap(\.transferDueAt).filter { $0 != PhoneClaimLife.onReleaseOnly }.min()
+            let onRelease = asking.contains { $0.transferDueAt == PhoneClaimLife.onReleaseOnly }
+            return PhoneClaimView(claim, life: life(claim), now: now, releaseRequestedUntil: until, awaitingRelease: onRelease)
         }
     }
 
@@ -460,16 +469,43 @@ final class PhoneFlow: Sendable {
                     now < claim.codeExpiresAt, ConstantTime.equals(Self.numberHash(recipient, ring: ring), claim.numberHash)
                 else { return nil }
                 let owner = try claim.uid.flatMap { try tx.account(uid: $0) }
+                // The owner asked (it agreed first): the holder is told which account, before
+                // typing a code that may take the number from its own account. A holder's own
+                // claim names none: that would say whether the address it gave has an account.
+                let named = claim.ownerApprovedAt == nil ? nil : owner
                 return SMSContent(
                     kind: .claimCode, code: Self.code(claimID: claimID, ring: ring), localePreferences: [claim.locale, owner?.locale],
-                    link: "\(publicURL)/phone?claim=\(claimID)")
+                    link: "\(publicURL)/phone?claim=\(claimID)", account: named.flatMap(Self.maskedAddress),
+                    accountWithoutAddress: named.map { $0.email == nil } ?? false)
+            }
+        case .phoneTransferNotice(let claimID):
+            return try context.read { tx in
+                guard let claim = try tx.phoneClaim(id: claimID), self.life(claim).waitsForReleaseOnly,
+                    ConstantTime.equals(Self.numberHash(recipient, ring: ring), claim.numberHash),
+                    let asking = try claim.uid.flatMap({ try tx.account(uid: $0) })
+                else { return nil }
+                let holder = try claim.transferFrom.flatMap { try tx.account(uid: $0) }
+                return SMSContent(
+                    kind: .transferAwaitingRelease, code: "", localePreferences: [holder?.locale],
+                    account: Self.maskedAddress(asking))
             }
         case .phoneSignIn, .test:
             return nil
         }
     }
 
+    /// The account's address as an SMS names it: masked as mail masks it, in GSM-7.
+    static func maskedAddress(_ account: Account) -> String? { account.email?.masked(hiding: "***") }
+
     // MARK: settling
+
+    /// Whether the number with `numberHash` is account `uid`'s only way in: no address, no
+    /// password, no other number it holds. Such an account never loses it by cool-off.
+    func isOnlyWayIn(numberHash: [UInt8], of uid: String, tx: any StoreReader) throws -> Bool {
+        guard let account = try tx.account(uid: uid) else { return false }
+        guard account.email == nil, account.passwordHash == nil else { return false }
+        return try !tx.phoneClaims(uid: uid).contains { $0.verifiedAt != nil && $0.numberHash != numberHash }
+    }
 
     func life(_ claim: PhoneClaim) -> PhoneClaimLife {
         PhoneClaimLife(claim, maximumWrongTries: context.config.maximumWrongCodes)
@@ -498,7 +534,10 @@ final class PhoneFlow: Sendable {
         }
         let events = context.events
         let before = life
-        switch life.settle(holder: holder?.uid, released: released, coolOff: context.config.phoneTransferSeconds, now: now) {
+        let needsRelease = try holder.map { try self.isOnlyWayIn(numberHash: $0.numberHash, of: $0.uid, tx: tx) } ?? false
+        switch life.settle(
+            holder: holder?.uid, released: released, holderNeedsRelease: needsRelease, coolOff: context.config.phoneTransferSeconds, now: now)
+        {
         case .nothing, .waiting:
             return
         case .verify:
@@ -511,10 +550,20 @@ final class PhoneFlow: Sendable {
                 return
             }
             try tx.updatePhoneClaim(life.claim)
+            try tx.forgetNumber(ofClaim: life.claim.id)
             try events.record(.phoneVerified(uid: uid, claimID: life.claim.id), tx: tx, now: now)
-        case .startTransfer(let from, _):
+        case .startTransfer(let from, let dueAt):
             try tx.updatePhoneClaim(life.claim)
             try tx.enqueue(.phoneTransferRequested(claimID: life.claim.id), recipientOf: from, now: now)
+            if dueAt == PhoneClaimLife.onReleaseOnly {
+                // No address to mail: the holder hears it where it signs in. Past the toll-fraud
+                // gate (this goes only to a number verified on an account, once per transfer
+                // its own code started), but counted as every SMS is.
+                let giveUp = FlowContext.adding(context.config.sms.policy.maximumAge, to: now)
+                if try tx.enqueueSMS(.phoneTransferNotice(claimID: life.claim.id), toNumberOfClaim: life.claim.id, now: now, giveUpAt: giveUp) {
+                    context.smsMetrics.count(.queued, callingCode: life.claim.countryCode)
+                }
+            }
         case .move(let from):
             guard let holder else { return }
             _ = try tx.deletePhoneClaim(id: holder.claimID)
@@ -522,6 +571,7 @@ final class PhoneFlow: Sendable {
             else { throw AuthError.unavailable("the number's holding changed during its move") }
             life.moved(now: now)
             try tx.updatePhoneClaim(life.claim)
+            try tx.forgetNumber(ofClaim: life.claim.id)
             try SessionFlow.revokeSessions(of: from, method: PhoneFlow.signInMethod, tx: tx)
             try events.record(.phoneRemoved(uid: from, claimID: holder.claimID), tx: tx, now: now)
             try events.record(.phoneVerified(uid: uid, claimID: life.claim.id), tx: tx, now: now)
