@@ -48,11 +48,12 @@ struct SMSAdmissionStoreTests {
             let now = self.now
             do {
                 let parsed = try PhoneNumber.parse(number, defaultRegion: nil)
-                _ = try store.write { tx in
-                    try admission.admit(parsed, clientIP: ip, signedIn: signedIn, now: now, tx: tx)
-                    return try tx.enqueueSMS(.test(reference: "t"), recipient: parsed, now: now, giveUpAt: now + 600)
+                let decision = try store.write { tx in
+                    let decision = try admission.admit(parsed, clientIP: ip, signedIn: signedIn, now: now, tx: tx)
+                    if decision == .send { _ = try tx.enqueueSMS(.test(reference: "t"), recipient: parsed, now: now, giveUpAt: now + 600) }
+                    return decision
                 }
-                return nil
+                return decision == .send ? nil : Self.silenced
             } catch let error as AuthError {
                 return error
             } catch {
@@ -60,6 +61,9 @@ struct SMSAdmissionStoreTests {
                 return nil
             }
         }
+
+        /// What `request` answers for a silenced SMS (the flows answer it as a send).
+        static let silenced = AuthError(.rateLimited, code: .tooManyAttempts, message: "silenced", details: ["silenced": "yes"])
 
         var queued: Int { (try? store.read { try $0.smsMessages(state: nil, limit: 10_000) }.count) ?? -1 }
     }
@@ -97,9 +101,9 @@ struct SMSAdmissionStoreTests {
             let harness = try Harness(store)
             let target = Self.number(1)
             #expect(harness.request(target, ip: "10.0.0.1") == nil)
+            // The number's own caps refuse nothing: they silence (the flows answer as a send).
             let cooldown = harness.request(target, ip: "10.0.0.2")
-            #expect(cooldown?.kind == .rateLimited, "\(name)")
-            #expect(cooldown?.details["retryAfter"] == "60", "\(name)")
+            #expect(cooldown == Harness.silenced, "\(name)")
             #expect(harness.request(target, ip: "10.0.0.3", via: harness.secondDaemon()) == cooldown, "\(name): the other daemon refuses too")
             for index in 2...5 {
                 harness.clock.advance(by: 60)
@@ -107,8 +111,9 @@ struct SMSAdmissionStoreTests {
             }
             harness.clock.advance(by: 60)
             let hourly = harness.request(target, ip: "10.0.1.1")
-            #expect(hourly?.kind == .rateLimited, "\(name): the 6th in an hour")
-            #expect(Int(hourly?.details["retryAfter"] ?? "") ?? 0 > 60)
+            #expect(hourly == Harness.silenced, "\(name): the 6th in an hour")
+            #expect(harness.queued == 5, "\(name): nothing queued for the silenced ones")
+            #expect(harness.lines.all.contains { $0.contains("sms not sent again") && $0.contains("+49") && !$0.contains("15100") })
             #expect(harness.request(Self.number(2), ip: "10.0.1.1") == nil, "\(name): another number is not held back")
             harness.clock.advance(by: 3600)
             #expect(harness.request(target, ip: "10.0.1.2") == nil, "\(name): the hour passed")

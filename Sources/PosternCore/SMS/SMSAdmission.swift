@@ -7,7 +7,9 @@ import Synchronization
 /// SMS pumping — an attacker making a sign-up form send SMS to premium numbers it is paid for —
 /// costs the operator per message, so the gate checks, in order: the country allowlist; that the
 /// caller is signed in (unless `--phone-sign-in`); the client IP's hourly cap; the number's
-/// cooldown (60 s) and hourly cap (5); the country's hourly budget; the global daily cap. All of it
+/// cooldown (60 s) and hourly cap (5); the country's hourly budget; the global daily cap. The
+/// number's own caps refuse nothing: they answer ``Decision/silenced`` and the caller answers as
+/// if it had sent (a 429 would tell a stranger that the number was just texted). All of it
 /// is counted in the database (`rate_events`, `rate_windows`), so it holds across daemons, under
 /// keyed hashes (the key ring's rate-bucket key): never a number or an IP in the clear. A refusal
 /// rolls the caller's write back, so a refused SMS counts against nothing.
@@ -33,6 +35,16 @@ public final class SMSAdmission: Sendable {
     /// The rolling day of the global cap, in seconds.
     public static let day: Int64 = 86_400
 
+    /// What the gate decided for an SMS it did not refuse.
+    public enum Decision: Sendable, Hashable {
+        /// Queue it.
+        case send
+        /// The number was texted within its cool-off, or is past its hourly cap: queue nothing,
+        /// record nothing that would change what was sent before, and answer exactly as `send`
+        /// does. Counted (`postern_sms_caps_hit_total{cap}`) and logged without the number.
+        case silenced
+    }
+
     /// A keyed hash of `text` under `kind`: 16 bytes, no number or IP in the clear.
     func bucket(_ kind: String, _ text: String) -> [UInt8] {
         // Inside the caller's transaction: the ring as loaded, not reloaded (a reload reads the store).
@@ -40,12 +52,14 @@ public final class SMSAdmission: Sendable {
     }
 
     /// Admits one SMS to `number`, asked for from `clientIP` by a caller who is `signedIn` or not,
-    /// counting it against every cap in `tx` (the caller's write, which then queues it).
+    /// counting it against every cap in `tx` (the caller's write, which then queues it unless
+    /// the answer is ``Decision/silenced``; the client IP's cap counts a silenced one too, as it
+    /// counts any other).
     /// - Throws: `AuthError.smsCountryNotAllowed` for a country outside the allowlist;
     ///   `AuthError.invalidIDToken` when SMS needs a signed-in caller (no `--phone-sign-in`) and
     ///   this one is not; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
     ///   answer whatever the number; a store failure as it comes (the caller's write maps it).
-    public func admit(_ number: PhoneNumber, clientIP: String?, signedIn: Bool, now: Int64, tx: any StoreWriter) throws(AuthError) {
+    public func admit(_ number: PhoneNumber, clientIP: String?, signedIn: Bool, now: Int64, tx: any StoreWriter) throws(AuthError) -> Decision {
         let config = configuration
         guard config.countries.contains(number.countryCallingCode) else {
             metrics.capHit(.country)
@@ -68,8 +82,13 @@ public final class SMSAdmission: Sendable {
                 let wait = try tx.rateLimit(
                     bucket: bucket("number", number.e164), now: now, interval: config.numberInterval, perHour: config.numberPerHour)
             {
-                metrics.capHit(wait <= config.numberInterval ? .numberCooldown : .numberHourly)
-                throw AuthError.tooManyAttempts(retryAfter: wait)
+                let cap: SMSMetrics.Cap = wait <= config.numberInterval ? .numberCooldown : .numberHourly
+                metrics.capHit(cap)
+                // One line a minute per cap: an attack on many numbers must not flood the log.
+                logOnce(cap.rawValue, until: now + 60) {
+                    $0.info("sms not sent again: the number's cap", ["cap": cap.rawValue, "country": "+\(number.countryCallingCode)"])
+                }
+                return .silenced
             }
             let budget = config.hourlyBudget(callingCode: number.countryCallingCode)
             if budget > 0,
@@ -96,6 +115,7 @@ public final class SMSAdmission: Sendable {
             // Counted as queued here, where every SMS but the operator's test passes (a store that
             // runs a write twice may count it twice: a counter in memory, see `Store`).
             metrics.count(.queued, callingCode: number.countryCallingCode)
+            return .send
         } catch let error as AuthError {
             throw error
         } catch let error as StoreError {

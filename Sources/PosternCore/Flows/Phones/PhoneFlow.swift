@@ -150,7 +150,8 @@ final class PhoneFlow: Sendable {
         return view
     }
 
-    /// Records a claim and queues its SMS in one write, after the SMS caps.
+    /// Records a claim and queues its SMS in one write, after the SMS caps (the number's own cool-off
+    /// and hourly cap answer alike and send nothing: ``SMSAdmission/Decision/silenced``).
     private func open(uid: String?, number: PhoneNumber, ownerApproved: Bool, locale: String?, clientIP: String?) throws(AuthError)
         -> PhoneClaimView
     {
@@ -165,8 +166,12 @@ final class PhoneFlow: Sendable {
             ownerApprovedAt: ownerApproved ? now : nil, locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         try context.write { tx in
-            try admission.admit(number, clientIP: clientIP, signedIn: true, now: now, tx: tx)
+            let decision = try admission.admit(number, clientIP: clientIP, signedIn: true, now: now, tx: tx)
+            // Silenced by the number's own caps, the claim is still recorded, with the answer of
+            // any other (a missing claim would tell the caller); only its SMS is not sent, so its
+            // code is never known and it expires.
             try tx.insertPhoneClaim(claim)
+            guard decision == .send else { return }
             // Sealed until the claim is settled: the holder's notice, if the number turns out to
             // be its account's only way in, goes to it (the claim itself has only the keyed hash).
             _ = try tx.keepNumber(number, ofClaim: id)

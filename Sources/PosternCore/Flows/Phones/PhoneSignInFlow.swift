@@ -40,7 +40,8 @@ final class PhoneSignInFlow: Sendable {
     }
 
     /// Queues a sign-in code to `phoneNumber`. The same answer for every number (nothing is looked
-    /// up): past the SMS caps, 429 with Retry-After alike for all.
+    /// up): past the SMS caps, 429 with Retry-After alike for all; within the number's own
+    /// cool-off or past its hourly cap, the answer of a send, and nothing sent.
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidIDToken` for a bad token,
     ///   `smsCountryNotAllowed`, `tooManyAttempts`.
     func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
@@ -56,7 +57,9 @@ final class PhoneSignInFlow: Sendable {
             expiresAt: FlowContext.adding(context.config.phoneCodeLifetime, to: now), locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         try context.write { tx in
-            try admission.admit(number, clientIP: clientIP, signedIn: signedIn, now: now, tx: tx)
+            // Silenced (the number's cool-off or hourly cap): the same answer, and nothing
+            // recorded — a new request would supersede the code the number's owner has.
+            guard try admission.admit(number, clientIP: clientIP, signedIn: signedIn, now: now, tx: tx) == .send else { return }
             try tx.putPhoneSignIn(request)
             _ = try tx.enqueueSMS(.phoneSignIn(requestID: id), recipient: number, now: now, giveUpAt: request.expiresAt)
         }
