@@ -106,7 +106,7 @@ extension PhoneClaimBody: DocumentedBody {
             .optional("verifiedAt", .timestamp),
             .optional("transferDueAt", .timestamp.described("awaiting_transfer: when the number moves here unless its holder objects (null when it moves only on the holder's release: awaitingRelease).")),
             .optional("releaseRequestedUntil", .timestamp.described("verified: another account asked for this number; it moves then unless released sooner or objected to.")),
-            .required("awaitingRelease", .boolean("The number is the holding account's only way in (no address, no password, no other number): it moves only when that account releases it, never by cool-off. awaiting_transfer: this claim waits for that release; verified: another account asks this one to release it.")),
+            .optional("awaitingRelease", .boolean("The number is the holding account's only way in (no address, no password, no other number): it moves only when that account releases it, never by cool-off. awaiting_transfer: this claim waits for that release; verified: another account asks this one to release it.")),
         ])
     }
     public static var example: Self {

@@ -84,7 +84,7 @@ struct FlowPhoneTests {
     func holderFirst() throws {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         let started = try h.service.startPhoneClaim(
             idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: "de", clientIP: nil)
         let code = try h.lastSMSCode()
@@ -106,7 +106,7 @@ struct FlowPhoneTests {
     func holderFirstNoAccount() throws {
         let h = try Self.harness()
         _ = try h.signIn("u@example.com")
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         let known = try h.service.startPhoneClaim(
             idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         let unknown = try h.service.startPhoneClaim(
@@ -121,7 +121,7 @@ struct FlowPhoneTests {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
         let other = try h.signIn("o@example.com")
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         let started = try h.service.startPhoneClaim(
             idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         _ = try h.service.provePhoneAsHolder(claimID: started.claimID, code: try h.lastSMSCode())
@@ -136,7 +136,7 @@ struct FlowPhoneTests {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
         h.clock.advance(by: 600)
-        let thief = try h.service.signInAnonymously()
+        let thief = try h.signIn("thief@example.com").session
         let started = try h.service.startPhoneClaim(
             idToken: thief.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: started.claimID, code: try h.lastSMSCode())
@@ -293,7 +293,7 @@ struct FlowPhoneTests {
     @Test("a holder with an address is mailed and loses the number by cool-off as before; the claim SMS of a holder-first claim names no account")
     func holderWithAddressMovesByCoolOff() throws {
         let h = try Self.harness()
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         _ = try h.signIn("u@example.com")
         _ = try h.service.startPhoneClaim(idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         let holderFirst = try #require(try h.lastSMS())

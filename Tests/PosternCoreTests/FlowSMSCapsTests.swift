@@ -49,4 +49,23 @@ struct FlowSMSCapsTests {
         #expect(h.store.snapshot().sms.count == 6, "only the free number's SMS")
         #expect(h.service.smsMetrics.capSnapshot().first { $0.cap == "number_hourly" }?.count == 2)
     }
+
+    @Test("attacker: with phone sign-in off, an anonymous session (one POST /v1/accounts/anonymous) buys no SMS: a holder's claim and an owner's add are refused, nothing is queued; a proved address or a phone still may")
+    func anonymousSessionSendsNoSMS() throws {
+        let h = try FlowHarness()
+        _ = try h.signIn("u@example.com")
+        let anonymous = try h.service.signInAnonymously()
+        expectAuthError("ANONYMOUS_ACCOUNT") {
+            _ = try h.service.startPhoneClaim(idToken: anonymous.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
+        }
+        expectAuthError("ANONYMOUS_ACCOUNT") {
+            _ = try h.service.addPhone(idToken: anonymous.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        }
+        #expect(h.store.snapshot().sms.isEmpty && h.store.snapshot().phoneClaims.isEmpty)
+        #expect(h.service.smsMetrics.capSnapshot().first { $0.cap == "unproved_account" }?.count == 2)
+        // A signed-in account with a proved address may write a holder's claim.
+        let holder = try h.signIn("holder@example.com")
+        _ = try h.service.startPhoneClaim(idToken: holder.session.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
+        #expect(h.store.snapshot().sms.count == 1)
+    }
 }

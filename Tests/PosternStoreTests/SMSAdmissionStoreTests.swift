@@ -44,12 +44,13 @@ struct SMSAdmissionStoreTests {
 
         /// One request: admitted and queued in one write, or the refusal.
         func request(_ number: String, ip: String?, signedIn: Bool = true, via other: SMSAdmission? = nil) -> AuthError? {
+            let caller: SMSAdmission.Caller = signedIn ? .identified : .signedOut
             let admission = other ?? self.admission
             let now = self.now
             do {
                 let parsed = try PhoneNumber.parse(number, defaultRegion: nil)
                 let decision = try store.write { tx in
-                    let decision = try admission.admit(parsed, clientIP: ip, signedIn: signedIn, now: now, tx: tx)
+                    let decision = try admission.admit(parsed, clientIP: ip, caller: caller, now: now, tx: tx)
                     if decision == .send { _ = try tx.enqueueSMS(.test(reference: "t"), recipient: parsed, now: now, giveUpAt: now + 600) }
                     return decision
                 }

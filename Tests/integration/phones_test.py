@@ -156,7 +156,11 @@ def test_both_orders_of_consent(daemon):
     # Holder first (the seed's order): the holder's own session writes the claim, unapproved, for
     # the account of an address (one without an account gets the same answer, and no claim).
     w = daemon.sign_in("w@example.com")
-    h = daemon.post("/v1/accounts/anonymous", {})[1]["idToken"]
+    # An anonymous session buys no SMS (phone sign-in is off here): one with a proved address does.
+    anonymous = daemon.post("/v1/accounts/anonymous", {})[1]["idToken"]
+    check(*daemon.post("/v1/phones/claims", {"phoneNumber": "+4915100000002", "email": "w@example.com"}, token=anonymous)[:2],
+          409, "ANONYMOUS_ACCOUNT")
+    h = daemon.sign_in("holder@example.com")
     status, answer, _ = daemon.post("/v1/phones/claims", {"phoneNumber": "+4915100000002", "email": "w@example.com"}, token=h)
     assert status == 202, answer
     sms = daemon.sms.next("+4915100000002")

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// SMS pumping — an attacker making a sign-up form send SMS to premium numbers it is paid for —
 /// costs the operator per message, so the gate checks, in order: the country allowlist; that the
-/// caller is signed in (unless `--phone-sign-in`); the client IP's hourly cap; the number's
+/// caller is signed in to an account with a proved address or a phone (unless `--phone-sign-in`:
+/// an anonymous session costs one request, so it buys no SMS); the client IP's hourly cap; the number's
 /// cooldown (60 s) and hourly cap (5); the country's hourly budget and the global daily cap, each
 /// first through the client network's share of it (``SMSConfiguration/networkSharePercent``: an
 /// IPv4 /24 or IPv6 /48 takes at most 10 %, so a few addresses cannot close a country for
@@ -38,6 +39,24 @@ public final class SMSAdmission: Sendable {
     /// The rolling day of the global cap, in seconds.
     public static let day: Int64 = 86_400
 
+    /// Who asks for an SMS, as the signed-in-only gate sees it.
+    public enum Caller: Sendable, Hashable {
+        /// No session.
+        case signedOut
+        /// A session of an account with neither a proved address nor a phone (an anonymous one,
+        /// one `POST /v1/accounts/anonymous` away, or an imported address never confirmed).
+        case unproved
+        /// A session of an account with a proved address or a phone.
+        case identified
+
+        /// The caller signed in to `account` (nil: nobody).
+        public static func of(_ account: Account?) -> Caller {
+            guard let account else { return .signedOut }
+            let provedAddress = account.email != nil && account.emailVerified
+            return provedAddress || account.providers.contains(.phone) ? .identified : .unproved
+        }
+    }
+
     /// What the gate decided for an SMS it did not refuse.
     public enum Decision: Sendable, Hashable {
         /// Queue it.
@@ -54,23 +73,32 @@ public final class SMSAdmission: Sendable {
         Array(keys.lastLoaded.actionCodes.activeMAC.authenticate(Array("postern-sms|\(kind)|\(text)".utf8)).prefix(16))
     }
 
-    /// Admits one SMS to `number`, asked for from `clientIP` by a caller who is `signedIn` or not,
+    /// Admits one SMS to `number`, asked for from `clientIP` by `caller`,
     /// counting it against every cap in `tx` (the caller's write, which then queues it unless
     /// the answer is ``Decision/silenced``; the client IP's cap counts a silenced one too, as it
     /// counts any other).
     /// - Throws: `AuthError.smsCountryNotAllowed` for a country outside the allowlist;
     ///   `AuthError.invalidIDToken` when SMS needs a signed-in caller (no `--phone-sign-in`) and
-    ///   this one is not; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
+    ///   this one is not, `AuthError.anonymousAccount` when its account has no proved address and
+    ///   no phone; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
     ///   answer whatever the number; a store failure as it comes (the caller's write maps it).
-    public func admit(_ number: PhoneNumber, clientIP: String?, signedIn: Bool, now: Int64, tx: any StoreWriter) throws(AuthError) -> Decision {
+    public func admit(_ number: PhoneNumber, clientIP: String?, caller: Caller, now: Int64, tx: any StoreWriter) throws(AuthError) -> Decision {
         let config = configuration
         guard config.countries.contains(number.countryCallingCode) else {
             metrics.capHit(.country)
             throw .smsCountryNotAllowed
         }
-        guard signedIn || config.phoneSignIn else {
+        switch caller {
+        case .identified:
+            break
+        case _ where config.phoneSignIn:
+            break
+        case .signedOut:
             metrics.capHit(.signedOut)
             throw .invalidIDToken
+        case .unproved:
+            metrics.capHit(.unprovedAccount)
+            throw .anonymousAccount("An SMS is sent only for an account with a proved address or a phone number.")
         }
         do {
             // The IP first: past its cap, every number gets the one answer (a number's own cooldown

@@ -13,7 +13,9 @@ public final class SMSMetrics: Sendable {
         case country, signedOut = "signed_out", numberCooldown = "number_cooldown", numberHourly = "number_hourly",
             ip, countryHourly = "country_hourly", globalDaily = "global_daily",
             /// A client network's share of the country's hour or of the day.
-            networkShare = "network_share"
+            networkShare = "network_share",
+            /// A session of an account with no proved address and no phone, without `--phone-sign-in`.
+            unprovedAccount = "unproved_account"
     }
 
     private let counts = Mutex<[Event: [String: Int]]>([:])

@@ -125,26 +125,29 @@ final class PhoneFlow: Sendable {
 
     /// The signed-in owner (recent sign-in) asks to add `phoneNumber`: an SMS code goes to it,
     /// the claim is pending with the owner's consent. The answer is the same for every number.
-    /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals.
+    /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals
+    ///   (`anonymousAccount` without `--phone-sign-in` for an account with no proved address).
     func add(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let number = try parseNumber(phoneNumber)
-        return try open(uid: account.uid, number: number, ownerApproved: true, locale: locale, clientIP: clientIP)
+        return try open(uid: account.uid, number: number, ownerApproved: true, caller: .of(account), locale: locale, clientIP: clientIP)
     }
 
     /// The number's holder writes the claim first (the seed's order): for the account of `email`,
-    /// unapproved until its owner approves. The caller must be signed in (any session, an
-    /// anonymous one too: SMS go only to signed-in callers). Answers alike whether or not the
-    /// address has an account, and whether or not the number is held.
-    /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals.
+    /// unapproved until its owner approves. The caller must be signed in to an account with a
+    /// proved address or a phone (without `--phone-sign-in`: an anonymous session costs one
+    /// request, so it buys no SMS; with it, anyone may be sent a code anyway). Answers alike
+    /// whether or not the address has an account, and whether or not the number is held.
+    /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals
+    ///   (`anonymousAccount` for an anonymous caller without `--phone-sign-in`).
     func holderStart(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
         -> PhoneClaimView
     {
-        _ = try sessions.verifyIDToken(idToken)
+        let (caller, _) = try sessions.verifyIDToken(idToken)
         let number = try parseNumber(phoneNumber)
         let address = try context.parseEmail(email)
         let uid = try context.read { tx in try tx.account(address: address)?.uid }
-        var view = try open(uid: uid, number: number, ownerApproved: false, locale: locale, clientIP: clientIP)
+        var view = try open(uid: uid, number: number, ownerApproved: false, caller: .of(caller), locale: locale, clientIP: clientIP)
         // The answer must not say whether the address has an account.
         view.ownerApproved = false
         return view
@@ -152,7 +155,9 @@ final class PhoneFlow: Sendable {
 
     /// Records a claim and queues its SMS in one write, after the SMS caps (the number's own cool-off
     /// and hourly cap answer alike and send nothing: ``SMSAdmission/Decision/silenced``).
-    private func open(uid: String?, number: PhoneNumber, ownerApproved: Bool, locale: String?, clientIP: String?) throws(AuthError)
+    private func open(
+        uid: String?, number: PhoneNumber, ownerApproved: Bool, caller: SMSAdmission.Caller, locale: String?, clientIP: String?
+    ) throws(AuthError)
         -> PhoneClaimView
     {
         let ring = context.keys.current
@@ -166,7 +171,7 @@ final class PhoneFlow: Sendable {
             ownerApprovedAt: ownerApproved ? now : nil, locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         try context.write { tx in
-            let decision = try admission.admit(number, clientIP: clientIP, signedIn: true, now: now, tx: tx)
+            let decision = try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx)
             // Silenced by the number's own caps, the claim is still recorded, with the answer of
             // any other (a missing claim would tell the caller); only its SMS is not sent, so its
             // code is never known and it expires.

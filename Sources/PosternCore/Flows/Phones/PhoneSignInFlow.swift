@@ -47,7 +47,7 @@ final class PhoneSignInFlow: Sendable {
     func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
         try checkEnabled()
         let number = try phones.parseNumber(phoneNumber)
-        let signedIn = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token) } != nil
+        let caller = SMSAdmission.Caller.of(try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account })
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let id = try FlowContext.newRequestID(at: context.clock.now())
@@ -59,7 +59,7 @@ final class PhoneSignInFlow: Sendable {
         try context.write { tx in
             // Silenced (the number's cool-off or hourly cap): the same answer, and nothing
             // recorded — a new request would supersede the code the number's owner has.
-            guard try admission.admit(number, clientIP: clientIP, signedIn: signedIn, now: now, tx: tx) == .send else { return }
+            guard try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx) == .send else { return }
             try tx.putPhoneSignIn(request)
             _ = try tx.enqueueSMS(.phoneSignIn(requestID: id), recipient: number, now: now, giveUpAt: request.expiresAt)
         }
