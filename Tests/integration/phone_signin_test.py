@@ -241,7 +241,7 @@ def test_the_per_number_cool_off_answers_as_a_send():
         assert held_answer == free_answer == fresh, (held_answer, free_answer, fresh)
         assert held_answer[2] is None
         # Nothing was sent again: the next SMS the worker sends is a third number's.
-        third = "+4915120000014"
+        third = "+4915120000015"
         assert raw_post(d, "/v1/phone/send", {"phoneNumber": third})[0] == 202
         d.sms.next(third)
         with d.sms.twilio.lock:
