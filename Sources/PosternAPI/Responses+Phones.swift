@@ -12,10 +12,13 @@ public struct PhoneClaimBody: Sendable, Hashable, Codable {
     public var verifiedAt: String?
     public var transferDueAt: String?
     public var releaseRequestedUntil: String?
+    /// The number moves only on its holder's release, never by cool-off (it is the holding
+    /// account's only way in).
+    public var awaitingRelease: Bool
 
     public init(
         claimId: String, phoneNumber: String, status: String, ownerApproved: Bool, holderProved: Bool, createdAt: String,
-        expiresAt: String?, verifiedAt: String?, transferDueAt: String?, releaseRequestedUntil: String?
+        expiresAt: String?, verifiedAt: String?, transferDueAt: String?, releaseRequestedUntil: String?, awaitingRelease: Bool = false
     ) {
         self.claimId = claimId
         self.phoneNumber = phoneNumber
@@ -27,11 +30,26 @@ public struct PhoneClaimBody: Sendable, Hashable, Codable {
         self.verifiedAt = verifiedAt
         self.transferDueAt = transferDueAt
         self.releaseRequestedUntil = releaseRequestedUntil
+        self.awaitingRelease = awaitingRelease
     }
 
     private enum CodingKeys: String, CodingKey {
         case claimId, phoneNumber, status, ownerApproved, holderProved, createdAt, expiresAt, verifiedAt, transferDueAt,
-            releaseRequestedUntil
+            releaseRequestedUntil, awaitingRelease
+    }
+
+    /// Decodes a claim; `awaitingRelease` is false when a server from before it left it out.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            claimId: try c.decode(String.self, forKey: .claimId), phoneNumber: try c.decode(String.self, forKey: .phoneNumber),
+            status: try c.decode(String.self, forKey: .status), ownerApproved: try c.decode(Bool.self, forKey: .ownerApproved),
+            holderProved: try c.decode(Bool.self, forKey: .holderProved), createdAt: try c.decode(String.self, forKey: .createdAt),
+            expiresAt: try c.decodeIfPresent(String.self, forKey: .expiresAt),
+            verifiedAt: try c.decodeIfPresent(String.self, forKey: .verifiedAt),
+            transferDueAt: try c.decodeIfPresent(String.self, forKey: .transferDueAt),
+            releaseRequestedUntil: try c.decodeIfPresent(String.self, forKey: .releaseRequestedUntil),
+            awaitingRelease: try c.decodeIfPresent(Bool.self, forKey: .awaitingRelease) ?? false)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -46,6 +64,7 @@ public struct PhoneClaimBody: Sendable, Hashable, Codable {
         try c.encode(verifiedAt, forKey: .verifiedAt)
         try c.encode(transferDueAt, forKey: .transferDueAt)
         try c.encode(releaseRequestedUntil, forKey: .releaseRequestedUntil)
+        try c.encode(awaitingRelease, forKey: .awaitingRelease)
     }
 
     /// Every status, as `status` names them.
@@ -85,8 +104,9 @@ extension PhoneClaimBody: DocumentedBody {
             .required("createdAt", .timestamp),
             .optional("expiresAt", .timestamp.described("Until when the unfinished claim lives.")),
             .optional("verifiedAt", .timestamp),
-            .optional("transferDueAt", .timestamp.described("awaiting_transfer: when the number moves here unless its holder objects.")),
+            .optional("transferDueAt", .timestamp.described("awaiting_transfer: when the number moves here unless its holder objects (null when it moves only on the holder's release: awaitingRelease).")),
             .optional("releaseRequestedUntil", .timestamp.described("verified: another account asked for this number; it moves then unless released sooner or objected to.")),
+            .optional("awaitingRelease", .boolean("The number is the holding account's only way in (no address, no password, no other number): it moves only when that account releases it, never by cool-off. awaiting_transfer: this claim waits for that release; verified: another account asks this one to release it.")),
         ])
     }
     public static var example: Self {

@@ -15,6 +15,7 @@ struct MaintenanceCommand: Subcommand {
           refresh_tokens   at their expiry (rotated and revoked ones too)
           outbox           sent and dead mail, --retention-days after it finished (default 30)
           rate_events      rate-limit events older than their hour
+          rate_windows     SMS cap counters whose window started a day ago
           guess_budgets    wrong-guess counts quiet for 7 days
         It deletes in transactions of 500 rows, so a running daemon keeps answering; on SQLite it
         then gives freed pages back to the file system (incremental vacuum). On PostgreSQL, when

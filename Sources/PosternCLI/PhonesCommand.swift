@@ -68,6 +68,7 @@ struct PhonesCommand: Subcommand {
                 if let verified = claim.verifiedAt { line += "  verified \(isoDate(verified))" }
                 if let due = claim.transferDueAt { line += "  moves \(isoDate(due))" }
                 if let asked = claim.releaseRequestedUntil { line += "  asked for by another account until \(isoDate(asked))" }
+                if claim.awaitingRelease { line += "  moves only on the holding account's release" }
                 print(line)
             }
         }

@@ -277,6 +277,10 @@ enum PostgresSchema {
         """
         DROP INDEX outbox_attempts_recipient;
         """,
+        // 15: SQLite's 19, a claim's number sealed until it is settled (the transfer notice by SMS).
+        """
+        ALTER TABLE phone_claims ADD COLUMN recipient BYTEA;
+        """,
     ]
 
     /// The key of the session-level advisory lock every migrating daemon takes: ASCII "postern1".

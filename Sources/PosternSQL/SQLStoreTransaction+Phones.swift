@@ -91,6 +91,30 @@ extension SQLStoreTransaction {
             [.blob(holder.numberHash), .text(holder.uid), .text(holder.claimID), .integer(holder.verifiedAt)]) == 1
     }
 
+    public func keepNumber(_ number: PhoneNumber, ofClaim id: String) throws -> Bool {
+        guard let phoneSeal else { throw StoreError.unavailable("this store was opened without the master key: it cannot keep a number") }
+        return try db.execute("UPDATE phone_claims SET recipient = ? WHERE id = ?", [.blob(try phoneSeal.seal(number)), .text(id)]) == 1
+    }
+
+    public func forgetNumber(ofClaim id: String) throws {
+        try db.execute("UPDATE phone_claims SET recipient = NULL WHERE id = ? AND recipient IS NOT NULL", [.text(id)])
+    }
+
+    public func enqueueSMS(_ intent: SMSIntent, toNumberOfClaim id: String, now: Int64, giveUpAt: Int64) throws -> Bool {
+        // Copied sealed: the seal is the outbox's own (same key, same purpose), so the number is
+        // never opened here.
+        let queued = try db.execute(
+            """
+            INSERT INTO sms_outbox (intent, recipient, country_code, state, next_attempt_at, created_at, give_up_at)
+            SELECT ?, recipient, country_code, 'queued', ?, ?, ? FROM phone_claims WHERE id = ? AND recipient IS NOT NULL
+            """,
+            [.text(intent.storageText), .integer(now), .integer(now), .integer(giveUpAt), .text(id)])
+        guard queued == 1 else { return false }
+        // The SMS worker listens to the mail doorbell too: one post-commit hook for every queue.
+        queuedMail = true
+        return true
+    }
+
     public func prunePhoneClaims(expiredBy horizon: Int64, limit: Int) throws -> Int {
         try pruneBatch(
             table: "phone_claims", key: "id",

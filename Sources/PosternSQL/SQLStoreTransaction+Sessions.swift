@@ -126,6 +126,10 @@ extension SQLStoreTransaction {
         return try pruneBatch(table: "rate_events", key: key, condition: "at <= ?", [.integer(horizon)], limit: limit)
     }
 
+    public func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "rate_windows", key: "bucket", condition: "window_start <= ?", [.integer(horizon)], limit: limit)
+    }
+
     public func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64? {
         let window = max(1, window)
         let start = now - ((now % window) + window) % window

@@ -310,6 +310,13 @@ enum Schema {
         """
         DROP INDEX outbox_attempts_recipient;
         """,
+        // 19: a claim's number, sealed as the SMS outbox seals it (AES-256-GCM under the master key),
+        // kept until the claim is settled: the only way to tell a number's holder by SMS, when the
+        // number is its account's only way in, that another account waits for its release — the
+        // claim has only the number's keyed hash, and the code's SMS erased its copy once sent.
+        """
+        ALTER TABLE phone_claims ADD COLUMN recipient BLOB;
+        """,
     ]
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until

@@ -34,6 +34,9 @@ public enum HousekeepingFixture {
             }
             _ = try tx.rateLimit(bucket: Array("rate-old".utf8), now: horizon(.rateEvents), interval: 0, perHour: 0)
             _ = try tx.rateLimit(bucket: Array("rate-recent".utf8), now: horizon(.rateEvents) + 1, interval: 0, perHour: 0)
+            // A fixed-window counter whose window started at the horizon (goes), one a second after (stays).
+            _ = try tx.countInWindow(bucket: Array("window-old".utf8), now: horizon(.rateWindows), window: 1, limit: 10)
+            _ = try tx.countInWindow(bucket: Array("window-recent".utf8), now: horizon(.rateWindows) + 1, window: 1, limit: 10)
             // A client bucket full again at the horizon (goes) and one a second later (stays): a
             // request at 60 s before with a limit of 1 a minute moves its time to that moment.
             let minute = ClientRatePolicy.window

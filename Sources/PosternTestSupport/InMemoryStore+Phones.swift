@@ -45,7 +45,22 @@ extension InMemoryStore.Transaction {
         state.phoneClaims[claim.id] = stored
     }
 
+    public func keepNumber(_ number: PhoneNumber, ofClaim id: String) throws -> Bool {
+        guard state.phoneClaims[id] != nil else { return false }
+        state.claimNumbers[id] = number
+        return true
+    }
+
+    public func forgetNumber(ofClaim id: String) throws { state.claimNumbers[id] = nil }
+
+    public func enqueueSMS(_ intent: SMSIntent, toNumberOfClaim id: String, now: Int64, giveUpAt: Int64) throws -> Bool {
+        guard state.phoneClaims[id] != nil, let number = state.claimNumbers[id] else { return false }
+        _ = try enqueueSMS(intent, recipient: number, now: now, giveUpAt: giveUpAt)
+        return true
+    }
+
     public func deletePhoneClaim(id: String) throws -> Bool {
+        state.claimNumbers[id] = nil
         state.phoneNumbers = state.phoneNumbers.filter { $0.value.claimID != id }
         return state.phoneClaims.removeValue(forKey: id) != nil
     }

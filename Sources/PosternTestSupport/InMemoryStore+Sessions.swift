@@ -43,6 +43,12 @@ extension InMemoryStore.Transaction {
         return max(0, limit) - left
     }
 
+    public func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int {
+        let doomed = state.rateWindows.filter { $0.value.start <= horizon }.keys.prefix(max(0, limit))
+        for bucket in doomed { state.rateWindows[bucket] = nil }
+        return doomed.count
+    }
+
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? { state.refreshTokens[hash] }
     public func insertRefreshToken(_ token: RefreshTokenRecord) throws { state.refreshTokens[token.hash] = token }
     public func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws { state.refreshTokens[hash]?.rotatedAt = at }

@@ -31,6 +31,8 @@ public final class InMemoryStore: Store {
         public var heartbeats: [String: DaemonHeartbeat] = [:]
         /// Phone claims by id (`verifiedAt` is read from `phoneNumbers`).
         public var phoneClaims: [String: PhoneClaim] = [:]
+        /// The numbers claims keep until settled (sealed in a real store; here as they are).
+        public var claimNumbers: [String: PhoneNumber] = [:]
         /// The verified holder of each number, by its keyed hash.
         public var phoneNumbers: [[UInt8]: PhoneNumberHolder] = [:]
         /// Phone sign-in requests by their number's keyed hash (one per number).

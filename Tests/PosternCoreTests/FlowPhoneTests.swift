@@ -84,7 +84,7 @@ struct FlowPhoneTests {
     func holderFirst() throws {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         let started = try h.service.startPhoneClaim(
             idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: "de", clientIP: nil)
         let code = try h.lastSMSCode()
@@ -106,7 +106,7 @@ struct FlowPhoneTests {
     func holderFirstNoAccount() throws {
         let h = try Self.harness()
         _ = try h.signIn("u@example.com")
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         let known = try h.service.startPhoneClaim(
             idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         let unknown = try h.service.startPhoneClaim(
@@ -121,7 +121,7 @@ struct FlowPhoneTests {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
         let other = try h.signIn("o@example.com")
-        let holderSession = try h.service.signInAnonymously()
+        let holderSession = try h.signIn("holder@example.com").session
         let started = try h.service.startPhoneClaim(
             idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         _ = try h.service.provePhoneAsHolder(claimID: started.claimID, code: try h.lastSMSCode())
@@ -136,7 +136,7 @@ struct FlowPhoneTests {
         let h = try Self.harness()
         let u = try h.signIn("u@example.com")
         h.clock.advance(by: 600)
-        let thief = try h.service.signInAnonymously()
+        let thief = try h.signIn("thief@example.com").session
         let started = try h.service.startPhoneClaim(
             idToken: thief.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
         _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: started.claimID, code: try h.lastSMSCode())
@@ -245,6 +245,67 @@ struct FlowPhoneTests {
         #expect(try Self.phones(h, try h.signIn("v@example.com").session.idToken).isEmpty)
     }
 
+    @Test("attacker: a fresh account claims the number of a phone-only account; the SMS names the asking account, the number never moves by cool-off, its holder is told by SMS, and only its release moves it")
+    func phoneOnlyAccountKeepsItsNumber() throws {
+        let h = try Self.harness {
+            $0.phoneSignIn = true
+            $0.sms.phoneSignIn = true
+        }
+        func signInByPhone() throws -> LoginDescriptor {
+            try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+            return try h.service.completePhoneSignIn(phoneNumber: Self.number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+        }
+        // V signs in by phone: no address, no password; the number is its only way in.
+        let v = try signInByPhone()
+        #expect(v.isNewUser && v.email == nil)
+        let vSession = try Self.phoneSession(h, uid: v.uid)
+        // A, freshly signed in, asks for V's number: the SMS says which account asks, masked.
+        let a = try h.signIn("attacker@example.com")
+        let claim = try h.service.addPhone(idToken: a.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        let sms = try #require(try h.lastSMS())
+        #expect(sms.kind == .claimCode && sms.account == "a***@example.com")
+        // V types the code (on the page the SMS links to): the claim waits, for V's release only.
+        _ = try h.service.provePhoneAsHolder(claimID: claim.claimID, code: sms.code)
+        var asked = try Self.phones(h, a.session.idToken)
+        #expect(asked.map(\.status) == [.awaitingTransfer])
+        #expect(asked[0].transferDueAt == nil && asked[0].awaitingRelease)
+        // V is told by SMS (it has no address to mail), naming the account that asks.
+        let notice = try #require(try h.lastSMS())
+        #expect(notice.kind == .transferAwaitingRelease && notice.account == "a***@example.com")
+        #expect(h.store.queuedMail().allSatisfy { $0.recipient.address != "v@example.com" })
+        let vView = try Self.phones(h, v.session.idToken)
+        #expect(vView.map(\.status) == [.verified] && vView[0].awaitingRelease && vView[0].releaseRequestedUntil == nil)
+        // Long past the cool-off, housekeeping and phone sign-in move nothing: V signs in to V.
+        h.clock.advance(by: 30 * 86_400)
+        #expect(try h.service.settleDuePhoneTransfers().moved == 0)
+        let again = try signInByPhone()
+        #expect(again.uid == v.uid && !again.isNewUser)
+        #expect(h.store.snapshot().refreshTokens[vSession]?.revoked == false)
+        let a2 = try h.signIn("attacker@example.com")
+        asked = try Self.phones(h, a2.session.idToken)
+        #expect(asked.map(\.status) == [.awaitingTransfer])
+        // V's explicit release (a recent sign-in, by phone) is what moves it.
+        try h.service.releasePhone(idToken: again.session.idToken, claimID: try #require(vView.first?.claimID))
+        #expect(try Self.phones(h, a2.session.idToken).map(\.status) == [.verified])
+        #expect(h.store.snapshot().refreshTokens[vSession]?.revoked == true)
+    }
+
+    @Test("a holder with an address is mailed and loses the number by cool-off as before; the claim SMS of a holder-first claim names no account")
+    func holderWithAddressMovesByCoolOff() throws {
+        let h = try Self.harness()
+        let holderSession = try h.signIn("holder@example.com").session
+        _ = try h.signIn("u@example.com")
+        _ = try h.service.startPhoneClaim(idToken: holderSession.idToken, phoneNumber: Self.number, email: "u@example.com", locale: nil, clientIP: nil)
+        let holderFirst = try #require(try h.lastSMS())
+        #expect(holderFirst.account == nil && holderFirst.accountWithoutAddress == false)
+        let (_, _, u, _) = try Self.transferWaiting(h)
+        let waiting = try Self.phones(h, u.session.idToken).filter { $0.status == .awaitingTransfer }
+        #expect(waiting.count == 1 && !waiting[0].awaitingRelease && waiting[0].transferDueAt != nil)
+        #expect(h.store.snapshot().sms.allSatisfy { if case .phoneTransferNotice = $0.intent { false } else { true } })
+        h.clock.advance(by: 3_600)
+        #expect(try h.service.settleDuePhoneTransfers().moved == 1)
+    }
+
     @Test("housekeeping settles a transfer whose cool-off is over: the number moves, V's phone session ends, the events go out, though nobody looks")
     func coolOffOverAtHousekeeping() throws {
         let h = try Self.harness()
@@ -339,9 +400,13 @@ struct FlowPhoneTests {
         let fresh = try h.signIn("u@example.com")
         let c = try Self.add(h, fresh.session.idToken, "+4915100000003")
         let wrongC = c.code == "000000" ? "000001" : "000000"
-        for _ in 0..<6 {
+        for _ in 0..<5 {
             expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
         }
+        // The sixth meets the number's guessing budget (locked for 30 s); past it, the claim's 5 tries.
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
+        h.clock.advance(by: 30)
+        expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: wrongC) }
         expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.provePhoneAsOwner(idToken: fresh.session.idToken, claimID: c.id, code: c.code) }
         expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: c.id, code: c.code) }
         #expect(h.store.snapshot().phoneClaims[c.id]?.wrongTries == 5)
@@ -365,10 +430,15 @@ struct FlowPhoneTests {
         }
         // The owner's session cannot prove another account's claim, even with its code.
         expectAuthError("PHONE_CLAIM_NOT_FOUND") { _ = try h.service.provePhoneAsOwner(idToken: u.session.idToken, claimID: b.id, code: b.code) }
-        // A stolen claim id: every guess counts, and five spend the claim's tries.
+        // A stolen claim id: every guess counts against the claim and its number's budget, which
+        // the guesses above with A's code began: past 5 the number is locked.
+        var refusals: [String] = []
         for guess in ["111111", "222222", "333333", "444444", "555555"] where guess != b.code {
-            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: b.id, code: guess) }
+            refusals.append(FlowPhoneGuessBudgetTests.answer { _ = try h.service.readPhoneClaimAsHolder(claimID: b.id, code: guess) })
         }
+        let counted = refusals.prefix { $0 == "INVALID_PHONE_CODE" }.count
+        #expect(refusals.dropFirst(counted).allSatisfy { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" })
+        #expect(h.store.snapshot().phoneClaims[b.id]?.wrongTries ?? 0 <= 5)
         #expect(try Self.phones(h, victim.session.idToken).map(\.status) == [.awaitingCode] || b.code.count == 6)
         // An unknown claim id answers exactly as a wrong code does.
         let unknown = expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: "AAAAAAAAAAAAAAAAAAAAAA", code: "123456") }

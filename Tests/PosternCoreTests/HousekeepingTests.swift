@@ -73,6 +73,7 @@ struct HousekeeperTests {
         #expect(try HousekeepingFixture.survivors(store) == HousekeepingFixture.kept.subtracting(["rate-recent"]))
         #expect(store.snapshot().rateEvents.keys.map { String(decoding: $0, as: UTF8.self) } == ["rate-recent"])
         #expect(store.snapshot().clientRate.keys.map { String(decoding: $0, as: UTF8.self) } == ["client-recent"])
+        #expect(store.snapshot().rateWindows.keys.map { String(decoding: $0, as: UTF8.self) } == ["window-recent"])
         #expect(try store.read { try $0.outboxCounts() }[.queued] == 1, "an unfinished message is never purged, however old")
         for rows in ExpiringRows.allCases { #expect(round.removed[rows] == 1, "\(rows)") }
         #expect(!round.skipped && !round.unfinished && round.total == ExpiringRows.allCases.count)
@@ -82,7 +83,7 @@ struct HousekeeperTests {
         let next = try Housekeeper(store: store, policy: HousekeepingFixture.policy, clock: clock, metrics: metrics).runRound()
         // Each kind's row that stayed, and the second refresh token.
         #expect(next.removed[.refreshTokens] == 2 && next.total == ExpiringRows.allCases.count + 1)
-        #expect(store.snapshot().clientRate.isEmpty)
+        #expect(store.snapshot().clientRate.isEmpty && store.snapshot().rateWindows.isEmpty)
         #expect(try HousekeepingFixture.survivors(store).isEmpty)
         #expect(metrics.snapshot().first { $0.rows == .refreshTokens }?.count == 3)
     }

@@ -31,7 +31,7 @@ struct SMSTemplateTests {
     @Test("every bundled SMS ends with the origin-bound line @host #code, in its locale")
     func originBoundLine() throws {
         let renderer = try Self.renderer(appName: "Postern")
-        for kind in SMSMessageKind.allCases {
+        for kind in SMSMessageKind.allCases where kind.carriesCode {
             for locale in ["en", "de"] {
                 let rendered = renderer.render(SMSContent(kind: kind, code: "123456", localePreferences: [locale]))
                 #expect(rendered.locale == locale)
@@ -41,6 +41,19 @@ struct SMSTemplateTests {
                 #expect(rendered.body.components(separatedBy: "123456").count == 3, "the code in the text and in the last line")
             }
         }
+        // A notice has no code, so no origin line: it names the account that asks.
+        for locale in ["en", "de"] {
+            let notice = renderer.render(SMSContent(kind: .transferAwaitingRelease, code: "", localePreferences: [locale], account: "a***@example.com"))
+            #expect(notice.body.contains("a***@example.com") && !notice.body.contains("@auth.example.com") && !notice.body.contains("#"))
+            #expect(notice.segments.encoding == .gsm7 && notice.segments.parts == 1, "\(locale): \(notice.segments.units) septets")
+        }
+        // An owner's claim code names the asking account (GSM-7 still); a holder's names none.
+        let named = renderer.render(SMSContent(kind: .claimCode, code: "123456", localePreferences: ["en"], account: "a***@example.com"))
+        #expect(named.body.hasPrefix("123456 is your Postern code to confirm this phone number for the account a***@example.com."))
+        #expect(named.segments.encoding == .gsm7)
+        let unnamed = renderer.render(SMSContent(kind: .claimCode, code: "123456", localePreferences: ["de"], accountWithoutAddress: true))
+        #expect(unnamed.body.contains("für ein Konto ohne E-Mail-Adresse"))
+        #expect(!renderer.render(SMSContent(kind: .claimCode, code: "123456", localePreferences: ["en"])).body.contains("account"))
         // A locale without SMS templates falls back to en.
         #expect(renderer.render(SMSContent(kind: .test, code: "000000", localePreferences: ["fr-ca"])).locale == "en")
     }
@@ -54,7 +67,7 @@ struct SMSTemplateTests {
     func oneSegment() throws {
         let host = "login.accounts.example-co.com"
         let longest = try Self.renderer(appName: String(repeating: "W", count: Settings.longestAppName), host: host)
-        for kind in SMSMessageKind.allCases {
+        for kind in SMSMessageKind.allCases where kind.carriesCode {
             for locale in ["en", "de"] {
                 let segments = longest.render(SMSContent(kind: kind, code: "123456", localePreferences: [locale])).segments
                 #expect(segments.encoding == .gsm7)
@@ -63,7 +76,7 @@ struct SMSTemplateTests {
         }
         for appName in ["Postern", String(repeating: "W", count: 60)] {
             let renderer = try Self.renderer(appName: appName, host: host)
-            for kind in SMSMessageKind.allCases {
+            for kind in SMSMessageKind.allCases where kind.carriesCode {
                 for locale in ["en", "de"] {
                     let rendered = renderer.render(SMSContent(kind: kind, code: "123456", localePreferences: [locale]))
                     let segments = rendered.segments

@@ -17,6 +17,15 @@ struct HousekeepingStoreTests {
         }
     }
 
+    /// The fixed-window counters left, by name.
+    func rateWindows(_ database: TestDatabase) throws -> [String] {
+        var names: [String] = []
+        try database.withSQL { db in
+            try db.query("SELECT bucket FROM rate_windows ORDER BY bucket", []) { names.append(String(decoding: $0.blob(0) ?? [], as: UTF8.self)) }
+        }
+        return names
+    }
+
     /// The client buckets left, by name.
     func clientBuckets(_ database: TestDatabase) throws -> [String] {
         var names: [String] = []
@@ -38,11 +47,13 @@ struct HousekeepingStoreTests {
         #expect(try HousekeepingFixture.survivors(store) == HousekeepingFixture.kept.subtracting(["rate-recent"]))
         #expect(try rateEvents(database, "rate-old") == 0 && rateEvents(database, "rate-recent") == 1)
         #expect(try clientBuckets(database) == ["client-recent"])
+        #expect(try rateWindows(database) == ["window-recent"])
         #expect(try store.read { try $0.outboxCounts() }[.queued] == 1, "an unfinished message is never purged, however old")
         clock.advance(by: 1)
         let next = try housekeeper.runRound()
         #expect(next.total == ExpiringRows.allCases.count + 1 && next.removed[.refreshTokens] == 2)
         #expect(try clientBuckets(database).isEmpty)
+        #expect(try rateWindows(database).isEmpty)
         #expect(try HousekeepingFixture.survivors(store).isEmpty && rateEvents(database, "rate-recent") == 0)
         #expect(try store.read { try $0.outboxCounts() }[.queued] == 1)
         #expect(try store.read { try $0.webhookDeliveries(state: .queued, limit: 10) }.map(\.webhookID) == ["webhook-queued"])

@@ -114,6 +114,47 @@ struct SMSOutboxStoreTests {
         try Self.lifecycle(InMemoryStore(), rawRecipient: nil)
     }
 
+    /// A claim keeps its number sealed until settled; an SMS to it is queued from the sealed copy.
+    static func claimNumber(_ store: any Store, rawKept: ((String) throws -> [UInt8]?)?) throws {
+        let de = try PhoneNumber.parse("+49 151 12345678", defaultRegion: nil)
+        let claim = PhoneClaim(
+            id: "k1", uid: nil, numberHash: Array(repeating: 1, count: 32), countryCode: "49", codeHash: Array(repeating: 7, count: 32),
+            createdAt: 100, codeExpiresAt: 700, expiresAt: 700)
+        let kept = try store.write { tx -> Bool in
+            try tx.insertPhoneClaim(claim)
+            return try tx.keepNumber(de, ofClaim: "k1")
+        }
+        #expect(kept)
+        #expect(try !store.write { try $0.keepNumber(de, ofClaim: "nope") })
+        if let rawKept {
+            let raw = try #require(try rawKept("k1"))
+            #expect(!String(decoding: raw, as: UTF8.self).contains("15112345678"))
+        }
+        #expect(try store.write { try $0.enqueueSMS(.phoneTransferNotice(claimID: "k1"), toNumberOfClaim: "k1", now: 200, giveUpAt: 900) })
+        let queued = try #require(try store.read { try $0.smsMessages(state: nil, limit: 10) }.first)
+        #expect(queued.intent == .phoneTransferNotice(claimID: "k1") && queued.recipient == de && queued.countryCallingCode == "49")
+        #expect(queued.giveUpAt == 900 && queued.state == .queued)
+        // Settled: the number is erased, and nothing more can be sent to it.
+        try store.write { try $0.forgetNumber(ofClaim: "k1") }
+        if let rawKept { #expect(try rawKept("k1") == nil) }
+        #expect(try !store.write { try $0.enqueueSMS(.phoneTransferNotice(claimID: "k1"), toNumberOfClaim: "k1", now: 201, giveUpAt: 900) })
+        #expect(try !store.write { try $0.enqueueSMS(.phoneTransferNotice(claimID: "none"), toNumberOfClaim: "none", now: 201, giveUpAt: 900) })
+        #expect(try store.read { try $0.smsMessages(state: nil, limit: 10) }.count == 1)
+    }
+
+    @Test("a claim keeps its number sealed until settled; a notice is queued from it", arguments: StoreKind.available)
+    func claimNumberOnStore(kind: StoreKind) throws {
+        let fixture = try OutboxFixture(kind)
+        try Self.claimNumber(fixture.store) { id in
+            try fixture.database.withSQL { db in try db.first("SELECT recipient FROM phone_claims WHERE id = ?", [.text(id)]) { $0.blob(0) } ?? nil }
+        }
+    }
+
+    @Test("the in-memory twin keeps a claim's number alike")
+    func claimNumberInMemory() throws {
+        try Self.claimNumber(InMemoryStore(), rawKept: nil)
+    }
+
     @Test("a store opened without the master key's seal refuses to queue an SMS", arguments: StoreKind.available)
     func withoutSeal(kind: StoreKind) throws {
         let database = try kind.database()

@@ -156,7 +156,11 @@ def test_both_orders_of_consent(daemon):
     # Holder first (the seed's order): the holder's own session writes the claim, unapproved, for
     # the account of an address (one without an account gets the same answer, and no claim).
     w = daemon.sign_in("w@example.com")
-    h = daemon.post("/v1/accounts/anonymous", {})[1]["idToken"]
+    # An anonymous session buys no SMS (phone sign-in is off here): one with a proved address does.
+    anonymous = daemon.post("/v1/accounts/anonymous", {})[1]["idToken"]
+    check(*daemon.post("/v1/phones/claims", {"phoneNumber": "+4915100000002", "email": "w@example.com"}, token=anonymous)[:2],
+          409, "ANONYMOUS_ACCOUNT")
+    h = daemon.sign_in("holder@example.com")
     status, answer, _ = daemon.post("/v1/phones/claims", {"phoneNumber": "+4915100000002", "email": "w@example.com"}, token=h)
     assert status == 202, answer
     sms = daemon.sms.next("+4915100000002")
@@ -297,9 +301,13 @@ def test_wrong_replayed_expired_and_six_wrong_tries(daemon):
     fresh = daemon.sign_in("u@example.com")
     locked, locked_code, _ = daemon.add(fresh, "+4915100000004")
     wrong = "000000" if locked_code != "000000" else "000001"
-    for _ in range(6):
+    for _ in range(5):
         check(*daemon.post(f"/v1/phones/claims/{locked}/prove", {"code": wrong})[:2], 400, "INVALID_PHONE_CODE")
-    check(*daemon.post(f"/v1/phones/claims/{locked}/prove", {"code": locked_code})[:2], 400, "INVALID_PHONE_CODE")
+    # The sixth, and the right code after it, meet the number's guessing budget: locked, 429.
+    status, answer, headers = daemon.post(f"/v1/phones/claims/{locked}/prove", {"code": wrong})
+    check(status, answer, 429, "TOO_MANY_ATTEMPTS_TRY_LATER")
+    assert headers.get("Retry-After") == "30", headers
+    check(*daemon.post(f"/v1/phones/claims/{locked}/prove", {"code": locked_code})[:2], 429, "TOO_MANY_ATTEMPTS_TRY_LATER")
     claims = {c["claimId"]: c for c in daemon.phones(fresh)}
     assert claims[locked]["status"] == "expired" and not claims[locked]["holderProved"], claims
 
@@ -338,11 +346,14 @@ def test_attacker_sequences(daemon):
     # Another account's session cannot verify B, not even with B's own code.
     check(*daemon.post(f"/v1/me/phones/{b}/verify", {"code": b_code}, token=u)[:2], 404, "PHONE_CLAIM_NOT_FOUND")
     check(*daemon.request("DELETE", f"/v1/me/phones/{b}", token=u)[:2], 404, "PHONE_CLAIM_NOT_FOUND")
-    # A stolen claim id without the code: guesses spend the claim's tries, then even the right code fails.
+    # A stolen claim id without the code: guesses spend the claim's tries and its number's budget
+    # (the three above began it); past 5 the number is locked, and even the right code fails.
     guesses = [g for g in ("111111", "222222", "333333", "444444", "555555", "666666") if g != b_code][:5]
-    for guess in guesses:
-        check(*daemon.post(f"/v1/phones/claims/{b}/read", {"code": guess})[:2], 400, "INVALID_PHONE_CODE")
-    check(*daemon.post(f"/v1/phones/claims/{b}/prove", {"code": b_code})[:2], 400, "INVALID_PHONE_CODE")
+    counted = 3 if a_code != b_code else 0
+    for i, guess in enumerate(guesses):
+        expected = (400, "INVALID_PHONE_CODE") if counted + i < 5 else (429, "TOO_MANY_ATTEMPTS_TRY_LATER")
+        check(*daemon.post(f"/v1/phones/claims/{b}/read", {"code": guess})[:2], *expected)
+    check(*daemon.post(f"/v1/phones/claims/{b}/prove", {"code": b_code})[:2], 429, "TOO_MANY_ATTEMPTS_TRY_LATER")
     assert daemon.statuses(victim) == ["expired"]
     # Malformed codes and claim ids are argument errors, before any lookup.
     check(*daemon.post(f"/v1/phones/claims/{b}/read", {"code": "12345"})[:2], 400, "INVALID_ARGUMENT")

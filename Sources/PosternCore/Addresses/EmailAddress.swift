@@ -19,7 +19,11 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The address as a page shows it to whoever holds a link: the first character of the local
     /// part, then "•••" ("a•••@example.org").
-    public var masked: String { "\(localPart.prefix(1))•••@\(domain)" }
+    public var masked: String { masked(hiding: "•••") }
+
+    /// The address masked as ``masked`` does, with `hiding` for the rest of the local part (an SMS
+    /// says "***": "•" is outside GSM-7 and would make the whole message UCS-2, 70 characters a part).
+    public func masked(hiding: String) -> String { "\(localPart.prefix(1))\(hiding)@\(domain)" }
 
     /// Made only by the parser (`EmailAddress.parse`), which has checked both parts.
     init(checkedLocalPart: String, domain: String) {

@@ -99,6 +99,7 @@ public struct Housekeeper: Sendable {
         // The outbox's delete takes "finished before": one past the horizon keeps "at or before".
         case .outbox: try tx.purgeFinished(before: horizon + 1, limit: limit)
         case .rateEvents: try tx.pruneRateEvents(atOrBefore: horizon, limit: limit)
+        case .rateWindows: try tx.pruneRateWindows(startedBy: horizon, limit: limit)
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
         case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
         // The bucket's time is in milliseconds: full at or before the horizon's second.

@@ -11,6 +11,10 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case outbox = "outbox"
     /// Rate-limit events that have left the rolling hour.
     case rateEvents = "rate_events"
+    /// Fixed-window counters (the SMS caps of a country's hour and of the day, and each client
+    /// network's share of them) whose window started a day or more ago: no window is longer than
+    /// a day, so it has ended, and a counter of a new window starts afresh anyway.
+    case rateWindows = "rate_windows"
     /// Guess budgets quiet for their forget time.
     case guessBudgets = "guess_budgets"
     /// Delivered and abandoned webhook deliveries, after the outbox's retention.
@@ -73,6 +77,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         case .actionRequests, .phoneClaims: now - actionRequestGrace
         case .outbox, .webhookDeliveries, .outboxAttempts, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow
+        case .rateWindows: now - SMSAdmission.day
         case .guessBudgets: now - guessForgetAfter
         }
     }

@@ -6,6 +6,9 @@ public enum SMSIntent: Sendable, Hashable, Codable {
     case phoneClaim(claimID: String)
     /// A sign-in code by SMS for the sign-in request `requestID`.
     case phoneSignIn(requestID: String)
+    /// The notice to a number's holder that the phone claim `claimID` waits for its release (the
+    /// number is its account's only way in, so no cool-off moves it).
+    case phoneTransferNotice(claimID: String)
     /// An operator's test message (`postern sms test`); `reference` names it in the log.
     case test(reference: String)
 
@@ -14,6 +17,7 @@ public enum SMSIntent: Sendable, Hashable, Codable {
         switch self {
         case .phoneClaim: "phone-claim"
         case .phoneSignIn: "phone-sign-in"
+        case .phoneTransferNotice: "phone-transfer-notice"
         case .test: "test"
         }
     }
@@ -21,7 +25,7 @@ public enum SMSIntent: Sendable, Hashable, Codable {
     /// The intent as one line for a database column: `name:id`.
     public var storageText: String {
         switch self {
-        case .phoneClaim(let id), .phoneSignIn(let id), .test(let id): "\(name):\(id)"
+        case .phoneClaim(let id), .phoneSignIn(let id), .phoneTransferNotice(let id), .test(let id): "\(name):\(id)"
         }
     }
 
@@ -32,6 +36,7 @@ public enum SMSIntent: Sendable, Hashable, Codable {
         switch storageText[..<colon] {
         case "phone-claim": self = .phoneClaim(claimID: id)
         case "phone-sign-in": self = .phoneSignIn(requestID: id)
+        case "phone-transfer-notice": self = .phoneTransferNotice(claimID: id)
         case "test": self = .test(reference: id)
         default: return nil
         }

@@ -34,7 +34,8 @@ public struct PhoneClaim: Sendable, Hashable {
     public var verifiedAt: Int64?
     /// The account that held the number verified when both had agreed: it moves from there.
     public var transferFrom: String?
-    /// When it moves without V's release, unless V objects first.
+    /// When it moves without V's release, unless V objects first; ``PhoneClaimLife/onReleaseOnly``
+    /// when it moves only on V's release (V has no other way in).
     public var transferDueAt: Int64?
     /// The language the SMS was asked in.
     public var locale: String?
@@ -181,7 +182,8 @@ public struct PhoneClaimLife: Sendable, Hashable {
         case nothing
         /// Free (or ours already): verify it on the claim's account.
         case verify
-        /// Another account holds it: wait for its release until `dueAt` (mail its owner).
+        /// Another account holds it: wait for its release until `dueAt` (tell its owner), or
+        /// until its release alone when `dueAt` is ``PhoneClaimLife/onReleaseOnly``.
         case startTransfer(from: String, dueAt: Int64)
         /// Waiting for the release; the cool-off is not over.
         case waiting
@@ -189,9 +191,18 @@ public struct PhoneClaimLife: Sendable, Hashable {
         case move(from: String)
     }
 
+    /// The `transferDueAt` of a transfer that only the holder's release completes: no cool-off
+    /// ever ends it (and housekeeping, which looks for due transfers, never finds it).
+    public static let onReleaseOnly = Int64.max
+
+    /// Whether the transfer waits for the holder's release alone.
+    public var waitsForReleaseOnly: Bool { claim.transferDueAt == Self.onReleaseOnly }
+
     /// What to do now: `holder` holds the number verified (nil: nobody), `released` says the
-    /// holder released it.
-    public mutating func settle(holder: String?, released: Bool, coolOff: Int64, now: Int64) -> Settlement {
+    /// holder released it; `holderNeedsRelease` says the number is the holder account's only way
+    /// in (no address, no password, no other number): then no cool-off moves it, only a release —
+    /// an account must never lose its last way in without its own consent.
+    public mutating func settle(holder: String?, released: Bool, holderNeedsRelease: Bool = false, coolOff: Int64, now: Int64) -> Settlement {
         guard bothAgreed, claim.verifiedAt == nil, let uid = claim.uid else { return .nothing }
         guard let holder, holder != uid else {
             claim.verifiedAt = now
@@ -201,14 +212,21 @@ public struct PhoneClaimLife: Sendable, Hashable {
         }
         if claim.transferFrom != holder || claim.transferDueAt == nil {
             // A new transfer (or the number moved again meanwhile): the cool-off starts now.
-            let dueAt = FlowMath.adding(coolOff, to: now)
+            let dueAt = holderNeedsRelease ? Self.onReleaseOnly : FlowMath.adding(coolOff, to: now)
             claim.transferFrom = holder
             claim.transferDueAt = dueAt
             if released { return .move(from: holder) }
             return .startTransfer(from: holder, dueAt: dueAt)
         }
-        if released || now >= (claim.transferDueAt ?? .max) { return .move(from: holder) }
-        return .waiting
+        if released { return .move(from: holder) }
+        guard now >= (claim.transferDueAt ?? .max) else { return .waiting }
+        guard !holderNeedsRelease else {
+            // The holder lost its other ways in during the cool-off: from now on only its release
+            // moves the number, and it is told so.
+            claim.transferDueAt = Self.onReleaseOnly
+            return .startTransfer(from: holder, dueAt: Self.onReleaseOnly)
+        }
+        return .move(from: holder)
     }
 
     /// The move happened: the claim's account holds the number from `now`.

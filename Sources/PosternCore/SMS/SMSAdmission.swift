@@ -7,8 +7,14 @@ import Synchronization
 /// SMS pumping — an attacker making a sign-up form send SMS to premium numbers it is paid for —
 /// costs the operator per message, so the gate checks, in order: the country allowlist (by the
 /// region whose numbering plan holds the number, not its calling code); that the
-/// caller is signed in (unless `--phone-sign-in`); the client IP's hourly cap; the number's
-/// cooldown (60 s) and hourly cap (5); the country's hourly budget; the global daily cap. All of it
+/// caller is signed in to an account with a proved address or a phone (unless `--phone-sign-in`:
+/// an anonymous session costs one request, so it buys no SMS); the client IP's hourly cap; the number's
+/// cooldown (60 s) and hourly cap (5); the country's hourly budget and the global daily cap, each
+/// first through the client network's share of it (``SMSConfiguration/networkSharePercent``: an
+/// IPv4 /24 or IPv6 /48 takes at most 10 %, so a few addresses cannot close a country for
+/// everyone — they did, filling DE's hour in 0.2 s from 10 addresses). The
+/// number's own caps refuse nothing: they answer ``Decision/silenced`` and the caller answers as
+/// if it had sent (a 429 would tell a stranger that the number was just texted). All of it
 /// is counted in the database (`rate_events`, `rate_windows`), so it holds across daemons, under
 /// keyed hashes (the key ring's rate-bucket key): never a number or an IP in the clear. A refusal
 /// rolls the caller's write back, so a refused SMS counts against nothing.
@@ -34,28 +40,67 @@ public final class SMSAdmission: Sendable {
     /// The rolling day of the global cap, in seconds.
     public static let day: Int64 = 86_400
 
+    /// Who asks for an SMS, as the signed-in-only gate sees it.
+    public enum Caller: Sendable, Hashable {
+        /// No session.
+        case signedOut
+        /// A session of an account with neither a proved address nor a phone (an anonymous one,
+        /// one `POST /v1/accounts/anonymous` away, or an imported address never confirmed).
+        case unproved
+        /// A session of an account with a proved address or a phone.
+        case identified
+
+        /// The caller signed in to `account` (nil: nobody).
+        public static func of(_ account: Account?) -> Caller {
+            guard let account else { return .signedOut }
+            let provedAddress = account.email != nil && account.emailVerified
+            return provedAddress || account.providers.contains(.phone) ? .identified : .unproved
+        }
+    }
+
+    /// What the gate decided for an SMS it did not refuse.
+    public enum Decision: Sendable, Hashable {
+        /// Queue it.
+        case send
+        /// The number was texted within its cool-off, or is past its hourly cap: queue nothing,
+        /// record nothing that would change what was sent before, and answer exactly as `send`
+        /// does. Counted (`postern_sms_caps_hit_total{cap}`) and logged without the number.
+        case silenced
+    }
+
     /// A keyed hash of `text` under `kind`: 16 bytes, no number or IP in the clear.
     func bucket(_ kind: String, _ text: String) -> [UInt8] {
         // Inside the caller's transaction: the ring as loaded, not reloaded (a reload reads the store).
         Array(keys.lastLoaded.actionCodes.activeMAC.authenticate(Array("postern-sms|\(kind)|\(text)".utf8)).prefix(16))
     }
 
-    /// Admits one SMS to `number`, asked for from `clientIP` by a caller who is `signedIn` or not,
-    /// counting it against every cap in `tx` (the caller's write, which then queues it).
+    /// Admits one SMS to `number`, asked for from `clientIP` by `caller`,
+    /// counting it against every cap in `tx` (the caller's write, which then queues it unless
+    /// the answer is ``Decision/silenced``; the client IP's cap counts a silenced one too, as it
+    /// counts any other).
     /// - Throws: `AuthError.smsCountryNotAllowed` for a country outside the allowlist;
     ///   `AuthError.invalidIDToken` when SMS needs a signed-in caller (no `--phone-sign-in`) and
-    ///   this one is not; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
+    ///   this one is not, `AuthError.anonymousAccount` when its account has no proved address and
+    ///   no phone; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
     ///   answer whatever the number; a store failure as it comes (the caller's write maps it).
-    public func admit(_ number: PhoneNumber, clientIP: String?, signedIn: Bool, now: Int64, tx: any StoreWriter) throws(AuthError) {
+    public func admit(_ number: PhoneNumber, clientIP: String?, caller: Caller, now: Int64, tx: any StoreWriter) throws(AuthError) -> Decision {
         let config = configuration
         // By region, not calling code: +1 876 is Jamaica, not the United States.
         guard config.countries.contains(number.region) else {
             metrics.capHit(.country)
             throw .smsCountryNotAllowed
         }
-        guard signedIn || config.phoneSignIn else {
+        switch caller {
+        case .identified:
+            break
+        case _ where config.phoneSignIn:
+            break
+        case .signedOut:
             metrics.capHit(.signedOut)
             throw .invalidIDToken
+        case .unproved:
+            metrics.capHit(.unprovedAccount)
+            throw .anonymousAccount("An SMS is sent only for an account with a proved address or a phone number.")
         }
         do {
             // The IP first: past its cap, every number gets the one answer (a number's own cooldown
@@ -70,10 +115,24 @@ public final class SMSAdmission: Sendable {
                 let wait = try tx.rateLimit(
                     bucket: bucket("number", number.e164), now: now, interval: config.numberInterval, perHour: config.numberPerHour)
             {
-                metrics.capHit(wait <= config.numberInterval ? .numberCooldown : .numberHourly)
+                let cap: SMSMetrics.Cap = wait <= config.numberInterval ? .numberCooldown : .numberHourly
+                metrics.capHit(cap)
+                // One line a minute per cap: an attack on many numbers must not flood the log.
+                logOnce(cap.rawValue, until: now + 60) {
+                    $0.info("sms not sent again: the number's cap", ["cap": cap.rawValue, "country": "+\(number.countryCallingCode)"])
+                }
+                return .silenced
+            }
+            let network = clientIP.map(Self.network(ofClientKey:))
+            let budget = config.hourlyBudget(region: number.region)
+            if let network, let share = config.networkShare(of: budget),
+                let wait = try tx.countInWindow(
+                    bucket: bucket("country-network", "\(number.region)|\(network)"), now: now, window: RateLimitPolicy.window,
+                    limit: share)
+            {
+                metrics.capHit(.networkShare)
                 throw AuthError.tooManyAttempts(retryAfter: wait)
             }
-            let budget = config.hourlyBudget(region: number.region)
             if budget > 0,
                 let wait = try tx.countInWindow(
                     bucket: bucket("country", number.region), now: now, window: RateLimitPolicy.window, limit: budget)
@@ -82,6 +141,12 @@ public final class SMSAdmission: Sendable {
                 logOnce("country-\(number.region)", until: now + wait) {
                     $0.warning("sms country budget reached", ["country": number.region, "per_hour": String(budget)])
                 }
+                throw AuthError.tooManyAttempts(retryAfter: wait)
+            }
+            if let network, let share = config.networkShare(of: config.globalPerDay),
+                let wait = try tx.countInWindow(bucket: bucket("day-network", network), now: now, window: Self.day, limit: share)
+            {
+                metrics.capHit(.networkShare)
                 throw AuthError.tooManyAttempts(retryAfter: wait)
             }
             if config.globalPerDay > 0,
@@ -98,6 +163,7 @@ public final class SMSAdmission: Sendable {
             // Counted as queued here, where every SMS but the operator's test passes (a store that
             // runs a write twice may count it twice: a counter in memory, see `Store`).
             metrics.count(.queued, callingCode: number.countryCallingCode)
+            return .send
         } catch let error as AuthError {
             throw error
         } catch let error as StoreError {
@@ -105,6 +171,30 @@ public final class SMSAdmission: Sendable {
         } catch {
             throw .internalError("\(error)")
         }
+    }
+
+    /// The client network a client key (``clientIP`` as the HTTP layer writes it: an IPv4 address,
+    /// or an IPv6 address's /64 in canonical form, `2001:db8:1:2::/64`) belongs to, for the
+    /// shares: an IPv4 /24 (`192.0.2.0/24`), an IPv6 /48 (`2001:db8:1::/48`); anything else, itself.
+    static func network(ofClientKey key: String) -> String {
+        if key.contains(":") {
+            let address = key.split(separator: "/", maxSplits: 1).first.map(String.init) ?? key
+            // Canonical text compresses one run of zero groups to "::": expand the head only as
+            // far as the first three groups need.
+            let halves = address.components(separatedBy: "::")
+            let head = halves[0].isEmpty ? [] : halves[0].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            var groups = head
+            if halves.count > 1 {
+                let tail = halves[1].isEmpty ? [] : halves[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+                groups += Array(repeating: "0", count: max(0, 8 - head.count - tail.count)) + tail
+            }
+            guard groups.count == 8, groups.allSatisfy({ (1...4).contains($0.count) && $0.allSatisfy(\.isHexDigit) }) else { return key }
+            let prefix = groups.prefix(3).map { String(UInt16($0, radix: 16) ?? 0, radix: 16) }
+            return prefix.joined(separator: ":") + "::/48"
+        }
+        let octets = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isNumber) }) else { return key }
+        return octets.prefix(3).joined(separator: ".") + ".0/24"
     }
 
     /// Runs `write` with the logger unless `key`'s line was written for a window that has not ended.

@@ -20,6 +20,10 @@ public struct SMSConfiguration: Sendable, Hashable {
     public var defaultCountryPerHour: Int64 = 100
     /// Most SMS in a day, all countries together (1000; 0: no cap).
     public var globalPerDay: Int64 = 1000
+    /// The share, in percent, of a country's hourly budget and of the daily cap that one client
+    /// network — an IPv4 /24, an IPv6 /48 — may take (`--sms-network-share`, 10; 0: no share, one
+    /// network may take it all). A few addresses cannot close a country, or the day, for everyone.
+    public var networkSharePercent: Int64 = 10
     /// Whether sign-in by phone is on (`--phone-sign-in`): only then may a caller who is not
     /// signed in cause an SMS.
     public var phoneSignIn = false
@@ -35,4 +39,11 @@ public struct SMSConfiguration: Sendable, Hashable {
 
     /// The hourly budget of `region`'s numbers.
     public func hourlyBudget(region: String) -> Int64 { countryPerHour[region] ?? defaultCountryPerHour }
+
+    /// What one client network may take of `budget` (at least 1); nil when shares are off.
+    public func networkShare(of budget: Int64) -> Int64? {
+        guard networkSharePercent > 0, budget > 0 else { return nil }
+        let (product, overflow) = budget.multipliedReportingOverflow(by: networkSharePercent)
+        return max(1, overflow ? budget : product / 100)
+    }
 }

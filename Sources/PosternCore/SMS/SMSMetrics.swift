@@ -11,7 +11,11 @@ public final class SMSMetrics: Sendable {
     /// Which cap refused an SMS (the `cap` label).
     public enum Cap: String, Sendable, Hashable, CaseIterable {
         case country, signedOut = "signed_out", numberCooldown = "number_cooldown", numberHourly = "number_hourly",
-            ip, countryHourly = "country_hourly", globalDaily = "global_daily"
+            ip, countryHourly = "country_hourly", globalDaily = "global_daily",
+            /// A client network's share of the country's hour or of the day.
+            networkShare = "network_share",
+            /// A session of an account with no proved address and no phone, without `--phone-sign-in`.
+            unprovedAccount = "unproved_account"
     }
 
     private let counts = Mutex<[Event: [String: Int]]>([:])

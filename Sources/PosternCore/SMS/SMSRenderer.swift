@@ -2,7 +2,8 @@ import Foundation
 
 /// Renders SMS from the checked templates: the locale picked as mail's is, the text trimmed, then
 /// the origin-bound line `@host #123456` that browsers' and phones' one-time-code autofill
-/// (WebOTP, iOS) binds to the site, always last and never left to a template.
+/// (WebOTP, iOS) binds to the site, always last and never left to a template (a notice without a
+/// code has none).
 public struct SMSRenderer: Sendable {
     let branding: Branding
     /// The public URL's host (`auth.example.com`).
@@ -26,8 +27,11 @@ public struct SMSRenderer: Sendable {
         context[.code] = content.code
         context[.expiresInMinutes] = String(expiresInMinutes)
         context[.link] = content.link
+        context[.account] = content.account
+        context[.accountWithoutAddress] = content.accountWithoutAddress ? "yes" : nil
         let text = templatesByLocale[locale]?[content.kind]?.render(context) ?? content.code
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard content.kind.carriesCode else { return Rendered(body: trimmed, locale: locale) }
         return Rendered(body: "\(trimmed)\n\n@\(host) #\(content.code)", locale: locale)
     }
 }
@@ -53,7 +57,7 @@ struct SMSSources {
         do {
             let template = try CompiledTemplate.compile(
                 source, name: name, part: .text, declared: SMSMessageKind.variables, scope: kind.templateName)
-            for variable in SMSMessageKind.requiredVariables.subtracting(template.variables).sorted() {
+            for variable in kind.requiredVariables.subtracting(template.variables).sorted() {
                 problems.append(TemplateProblem(.missingVariable, templateName: name, detail: "\(kind.templateName) must use {{\(variable.name)}}"))
             }
             templates[locale, default: [:]][kind] = template

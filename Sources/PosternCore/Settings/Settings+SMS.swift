@@ -27,6 +27,8 @@ public struct SMSSettings: Sendable, Equatable {
     public var countryPerHour: Int64 = 100
     public var countryBudgets: [String: Int64] = [:]
     public var perDay: Int64 = 1000
+    /// Percent of a country's hourly budget and of the daily cap one client network may take.
+    public var networkShare: Int64 = 10
     /// Seconds before a failed SMS is tried again the first time; doubled after each failure.
     public var retryBase: Int64 = 10
 
@@ -44,6 +46,7 @@ extension Settings {
         config.defaultCountryPerHour = sms.countryPerHour
         config.countryPerHour = sms.countryBudgets
         config.globalPerDay = sms.perDay
+        config.networkSharePercent = sms.networkShare
         let policy = config.policy
         config.policy = DeliveryPolicy(
             baseDelay: sms.retryBase, maximumDelay: policy.maximumDelay, maximumAge: policy.maximumAge,
@@ -138,6 +141,7 @@ extension Settings {
             s.sms.countryBudgets = budgets
         },
         number("sms-retry-base", "POSTERN_SMS_RETRY_BASE", "seconds before a failed SMS is retried the first time, doubled after each failure up to 5 minutes; given up at the code's expiry or after 15 minutes (default 10)", minimum: 1, maximum: 300) { s, v in s.sms.retryBase = v },
+        number("sms-network-share", "POSTERN_SMS_NETWORK_SHARE", "percent of a country's hourly SMS budget, and of the daily cap, that one client network (an IPv4 /24, an IPv6 /48) may take, so a few addresses cannot close a country for everyone (default 10; 0: no share)", minimum: 0, maximum: 100) { s, v in s.sms.networkShare = v },
         number("sms-per-day", "POSTERN_SMS_PER_DAY", "most SMS a day, all countries together; past it every request gets 429 and the log says so (default 1000; 0: no cap)", minimum: 0, maximum: 100_000_000) { s, v in s.sms.perDay = v },
     ]
 }

@@ -29,6 +29,15 @@ public protocol PhoneWriter: PhoneReader {
     /// Makes `holder` the verified holder of its number; false when another claim holds it (the
     /// unique key decides between concurrent writers: exactly one gets true).
     func holdPhoneNumber(_ holder: PhoneNumberHolder) throws -> Bool
+    /// Keeps `number`, sealed (as the SMS outbox seals a recipient), with the claim `id` until
+    /// ``forgetNumber(ofClaim:)``; false when there is no such claim.
+    /// Throws `StoreError.unavailable` for a store opened without the master key.
+    func keepNumber(_ number: PhoneNumber, ofClaim id: String) throws -> Bool
+    /// Erases the sealed number of the claim `id` (it is settled: nothing more goes to it).
+    func forgetNumber(ofClaim id: String) throws
+    /// Queues an SMS to the number the claim `id` keeps (`keepNumber`), copied sealed as it is;
+    /// false when the claim keeps none (nothing queued).
+    func enqueueSMS(_ intent: SMSIntent, toNumberOfClaim id: String, now: Int64, giveUpAt: Int64) throws -> Bool
     /// Forgets at most `limit` unfinished claims (neither verified nor awaiting a transfer) whose
     /// life ended at or before `horizon`; returns how many.
     func prunePhoneClaims(expiredBy horizon: Int64, limit: Int) throws -> Int

@@ -136,6 +136,9 @@ public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutbox
     /// forgets its own old events whenever it counts one, but most buckets never count again);
     /// returns how many.
     func pruneRateEvents(atOrBefore horizon: Int64, limit: Int) throws -> Int
+    /// Forgets at most `limit` fixed-window counters (``countInWindow(bucket:now:window:limit:)``)
+    /// whose window started at or before `horizon`; returns how many.
+    func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int
 
     /// Counts one request of a client (an opaque `bucket`, never an IP address in the clear)
     /// against `perMinute` (``ClientRatePolicy``) at `nowMillis`: nil when allowed, else the

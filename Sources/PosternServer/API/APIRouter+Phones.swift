@@ -21,14 +21,14 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/me/phones", summary: "Ask to add a phone number (recent sign-in): an SMS code goes to it; the same answer for every number", access: .user, status: 202,
                   contract: .init(request: .json(AddPhoneBody.self), answer: .json(PhoneClaimAcceptedBody.self),
-                                  errors: [.requiresRecentLogin] + numberRefusals)) { c throws(AuthError) in
+                                  errors: [.requiresRecentLogin, .anonymousAccount] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(AddPhoneBody.self)
                 let claim = try service.addPhone(idToken: try c.idToken(), phoneNumber: body.phoneNumber, locale: body.locale, clientIP: c.clientIP)
                 return accepted(202, claim.claimID, "sms_sent")
             },
             Route(method: "POST", path: "/v1/me/phones/{claimId}/verify", summary: "Prove the number with the SMS code typed into the owner's session (one person: both agree)", access: .user, status: 200,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .json(PhoneClaimAcceptedBody.self),
-                                  errors: [.invalidPhoneCode, .phoneClaimNotFound], pathParameters: claimPath)) { c throws(AuthError) in
+                                  errors: [.invalidPhoneCode, .phoneClaimNotFound, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
                 let body = try c.body(PhoneCodeBody.self)
                 let proof = try service.provePhoneAsOwner(idToken: try c.idToken(), claimID: claimID(c), code: body.code)
                 return accepted(200, proof.claimID, "proved")
@@ -70,16 +70,16 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/phone/complete", summary: "Sign in with the SMS code (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the email link's six cases, for the account that holds the number", access: .public, status: 200,
                   contract: .init(request: .json(PhoneSignInCompleteBody.self), answer: .json(LoginBody.self),
                                   errors: [.phoneSignInDisabled, .invalidPhoneCode, .invalidPhoneNumber, .invalidIDToken, .requiresRecentLogin,
-                                           .userDisabled, .migrationRequired, .credentialAlreadyInUse],
+                                           .userDisabled, .migrationRequired, .credentialAlreadyInUse, .tooManyAttempts],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PhoneSignInCompleteBody.self)
                 let login = try service.completePhoneSignIn(
                     phoneNumber: body.phoneNumber, code: body.code, idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration)
                 return .body(200, LoginBody(login))
             },
-            Route(method: "POST", path: "/v1/phones/claims", summary: "The number's holder asks for it to join an account, whose owner approves later (any session; the same answer for every number and address)", access: .user, status: 202,
+            Route(method: "POST", path: "/v1/phones/claims", summary: "The number's holder asks for it to join an account, whose owner approves later (a session of an account with a proved address or a phone, any session with --phone-sign-in; the same answer for every number and address)", access: .user, status: 202,
                   contract: .init(request: .json(StartPhoneClaimBody.self), answer: .json(PhoneClaimAcceptedBody.self),
-                                  errors: [.invalidEmail] + numberRefusals)) { c throws(AuthError) in
+                                  errors: [.invalidEmail, .anonymousAccount] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(StartPhoneClaimBody.self)
                 let claim = try service.startPhoneClaim(
                     idToken: try c.idToken(), phoneNumber: body.phoneNumber, email: body.email, locale: body.locale, clientIP: c.clientIP)
@@ -87,19 +87,19 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/prove", summary: "The number's holder proves it with the SMS code (5 tries, 10 minutes)", access: .public, status: 200,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .json(PhoneClaimAcceptedBody.self),
-                                  errors: [.invalidPhoneCode], pathParameters: claimPath)) { c throws(AuthError) in
+                                  errors: [.invalidPhoneCode, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
                 let proof = try service.provePhoneAsHolder(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
                 return accepted(200, proof.claimID, "proved")
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/read", summary: "The number's holder reads the claim its SMS code proves", access: .public, status: 200,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .json(PhoneClaimBody.self),
-                                  errors: [.invalidPhoneCode], pathParameters: claimPath)) { c throws(AuthError) in
+                                  errors: [.invalidPhoneCode, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
                 let claim = try service.readPhoneClaimAsHolder(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
                 return .body(200, PhoneClaimBody(claim))
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/delete", summary: "The number's holder deletes the claim its SMS code proves (a verified number is free again)", access: .public, status: 204,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .noContent,
-                                  errors: [.invalidPhoneCode], pathParameters: claimPath)) { c throws(AuthError) in
+                                  errors: [.invalidPhoneCode, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
                 try service.deletePhoneClaimAsHolder(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
                 return HTTPResponse(status: 204)
             },

@@ -108,6 +108,6 @@ extension PhoneClaimBody {
             holderProved: claim.holderProved, createdAt: UTCTimestamp.iso8601(claim.createdAt),
             expiresAt: claim.expiresAt.map(UTCTimestamp.iso8601), verifiedAt: claim.verifiedAt.map(UTCTimestamp.iso8601),
             transferDueAt: claim.transferDueAt.map(UTCTimestamp.iso8601),
-            releaseRequestedUntil: claim.releaseRequestedUntil.map(UTCTimestamp.iso8601))
+            releaseRequestedUntil: claim.releaseRequestedUntil.map(UTCTimestamp.iso8601), awaitingRelease: claim.awaitingRelease)
     }
 }

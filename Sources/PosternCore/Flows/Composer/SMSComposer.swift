@@ -9,7 +9,7 @@ extension AuthService: SMSComposing {
         switch intent {
         case .test:
             return SMSContent(kind: .test, code: Self.testSMSCode)
-        case .phoneClaim:
+        case .phoneClaim, .phoneTransferNotice:
             return try phones.composeSMS(intent, recipient: recipient)
         case .phoneSignIn(let requestID):
             return try phoneSignIn.composeSMS(requestID: requestID, recipient: recipient)

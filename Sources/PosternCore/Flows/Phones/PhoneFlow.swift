@@ -16,10 +16,14 @@ public struct PhoneClaimView: Sendable, Hashable {
     /// When the number moves to this claim's account unless its holder objects (awaiting_transfer).
     public var transferDueAt: Int64?
     /// For a verified number: when it moves to another account that claimed it, unless released
-    /// sooner or objected to (nil: nobody asked).
+    /// sooner or objected to (nil: nobody asked, or it moves only on release: `awaitingRelease`).
     public var releaseRequestedUntil: Int64?
+    /// The number moves only when its holder releases it, never by cool-off (it is the holding
+    /// account's only way in): on the claim that waits (awaiting_transfer, `transferDueAt` nil) and
+    /// on the holder's verified number another account asks for.
+    public var awaitingRelease: Bool
 
-    init(_ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil) {
+    init(_ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil, awaitingRelease: Bool = false) {
         let phase = life.phase(now: now)
         claimID = claim.id
         phoneNumber = claim.redactedNumber
@@ -29,8 +33,9 @@ public struct PhoneClaimView: Sendable, Hashable {
         createdAt = claim.createdAt
         expiresAt = phase == .awaitingCode || phase == .awaitingApproval || phase == .expired ? claim.expiresAt : nil
         verifiedAt = claim.verifiedAt
-        transferDueAt = phase == .awaitingTransfer ? claim.transferDueAt : nil
+        transferDueAt = phase == .awaitingTransfer && !life.waitsForReleaseOnly ? claim.transferDueAt : nil
         self.releaseRequestedUntil = releaseRequestedUntil
+        self.awaitingRelease = awaitingRelease || (phase == .awaitingTransfer && life.waitsForReleaseOnly)
     }
 }
 
@@ -56,6 +61,26 @@ final class PhoneFlow: Sendable {
     /// be searched with a list of numbers.
     static func numberHash(_ number: PhoneNumber, ring: KeyRing) -> [UInt8] {
         ring.phoneNumbers.authenticate(Array("postern-phone-number|\(number.e164)".utf8))
+    }
+
+    /// The bucket of the number's guessing budget (``GuessBudget``, the address's shape): a keyed
+    /// hash of the number's keyed hash, so neither the number nor the hash the claims carry is
+    /// stored with it. One budget per number for every code sent to it — phone sign-in codes and
+    /// claim codes, typed by the owner or the holder — under the phone key, which never rotates.
+    static func guessBucket(numberHash: [UInt8], ring: KeyRing) -> [UInt8] {
+        Array(ring.phoneNumbers.authenticate(Array("postern-phone-guess-budget|".utf8) + numberHash).prefix(16))
+    }
+
+    /// The number's guessing budget as it stands in `tx`: the seconds its lock has to run, or nil
+    /// when a code may be checked now.
+    func guessLock(bucket: [UInt8], tx: any StoreReader, now: Int64) throws -> Int64? {
+        context.config.guessBudget.retryAfter(try tx.guessRecord(bucket: bucket), now: now)
+    }
+
+    /// One wrong code against the number's budget, in the caller's write (only while unlocked:
+    /// guesses into a lock are refused before they are checked, and not counted).
+    func countWrongGuess(bucket: [UInt8], tx: any StoreWriter, now: Int64) throws {
+        try tx.setGuessRecord(bucket: bucket, context.config.guessBudget.failing(try tx.guessRecord(bucket: bucket), now: now))
     }
 
     /// The claim's 6-digit code: derived from its id under the phone key, so the store keeps
@@ -100,33 +125,39 @@ final class PhoneFlow: Sendable {
 
     /// The signed-in owner (recent sign-in) asks to add `phoneNumber`: an SMS code goes to it,
     /// the claim is pending with the owner's consent. The answer is the same for every number.
-    /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals.
+    /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals
+    ///   (`anonymousAccount` without `--phone-sign-in` for an account with no proved address).
     func add(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let number = try parseNumber(phoneNumber)
-        return try open(uid: account.uid, number: number, ownerApproved: true, locale: locale, clientIP: clientIP)
+        return try open(uid: account.uid, number: number, ownerApproved: true, caller: .of(account), locale: locale, clientIP: clientIP)
     }
 
     /// The number's holder writes the claim first (the seed's order): for the account of `email`,
-    /// unapproved until its owner approves. The caller must be signed in (any session, an
-    /// anonymous one too: SMS go only to signed-in callers). Answers alike whether or not the
-    /// address has an account, and whether or not the number is held.
-    /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals.
+    /// unapproved until its owner approves. The caller must be signed in to an account with a
+    /// proved address or a phone (without `--phone-sign-in`: an anonymous session costs one
+    /// request, so it buys no SMS; with it, anyone may be sent a code anyway). Answers alike
+    /// whether or not the address has an account, and whether or not the number is held.
+    /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals
+    ///   (`anonymousAccount` for an anonymous caller without `--phone-sign-in`).
     func holderStart(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
         -> PhoneClaimView
     {
-        _ = try sessions.verifyIDToken(idToken)
+        let (caller, _) = try sessions.verifyIDToken(idToken)
         let number = try parseNumber(phoneNumber)
         let address = try context.parseEmail(email)
         let uid = try context.read { tx in try tx.account(address: address)?.uid }
-        var view = try open(uid: uid, number: number, ownerApproved: false, locale: locale, clientIP: clientIP)
+        var view = try open(uid: uid, number: number, ownerApproved: false, caller: .of(caller), locale: locale, clientIP: clientIP)
         // The answer must not say whether the address has an account.
         view.ownerApproved = false
         return view
     }
 
-    /// Records a claim and queues its SMS in one write, after the SMS caps.
-    private func open(uid: String?, number: PhoneNumber, ownerApproved: Bool, locale: String?, clientIP: String?) throws(AuthError)
+    /// Records a claim and queues its SMS in one write, after the SMS caps (the number's own cool-off
+    /// and hourly cap answer alike and send nothing: ``SMSAdmission/Decision/silenced``).
+    private func open(
+        uid: String?, number: PhoneNumber, ownerApproved: Bool, caller: SMSAdmission.Caller, locale: String?, clientIP: String?
+    ) throws(AuthError)
         -> PhoneClaimView
     {
         let ring = context.keys.current
@@ -140,8 +171,15 @@ final class PhoneFlow: Sendable {
             ownerApprovedAt: ownerApproved ? now : nil, locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         try context.write { tx in
-            try admission.admit(number, clientIP: clientIP, signedIn: true, now: now, tx: tx)
+            let decision = try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx)
+            // Silenced by the number's own caps, the claim is still recorded, with the answer of
+            // any other (a missing claim would tell the caller); only its SMS is not sent, so its
+            // code is never known and it expires.
             try tx.insertPhoneClaim(claim)
+            guard decision == .send else { return }
+            // Sealed until the claim is settled: the holder's notice, if the number turns out to
+            // be its account's only way in, goes to it (the claim itself has only the keyed hash).
+            _ = try tx.keepNumber(number, ofClaim: id)
             _ = try tx.enqueueSMS(.phoneClaim(claimID: id), recipient: number, now: now, giveUpAt: claim.codeExpiresAt)
         }
         return PhoneClaimView(claim, life: life(claim), now: now)
@@ -197,9 +235,10 @@ final class PhoneFlow: Sendable {
     private func views(uid: String, tx: any StoreReader, now: Int64) throws -> [PhoneClaimView] {
         let incoming = try tx.phoneTransfers(from: uid)
         return try tx.phoneClaims(uid: uid).map { claim in
-            let asked = claim.verifiedAt == nil
-                ? nil : incoming.filter { $0.numberHash == claim.numberHash }.compactMap(\.transferDueAt).min()
-            return PhoneClaimView(claim, life: life(claim), now: now, releaseRequestedUntil: asked)
+            let asking = claim.verifiedAt == nil ? [] : incoming.filter { $0.numberHash == claim.numberHash }
+            let until = asking.compactMap(\.transferDueAt).filter { $0 != PhoneClaimLife.onReleaseOnly }.min()
+            let onRelease = asking.contains { $0.transferDueAt == PhoneClaimLife.onReleaseOnly }
+            return PhoneClaimView(claim, life: life(claim), now: now, releaseRequestedUntil: until, awaitingRelease: onRelease)
         }
     }
 
@@ -213,7 +252,8 @@ final class PhoneFlow: Sendable {
     /// owner agrees by it only with a recent sign-in, as ``approve(idToken:claimID:)`` asks: a
     /// thief with an old session of the owner's, who started the claim for the thief's own number
     /// (`POST /v1/phones/claims`), proves it but must still get the owner's approval.
-    /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim),
+    /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim), `tooManyAttempts`
+    ///   while the number's guessing budget is locked,
     ///   `phoneClaimNotFound` for a claim of another account.
     func ownerProve(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
         guard let session = try sessions.presented(idToken) else { throw .invalidIDToken }
@@ -303,7 +343,8 @@ final class PhoneFlow: Sendable {
     // MARK: the holder's side (the code is the key)
 
     /// The holder proves the number with the code (the hosted page the SMS links to, or an app).
-    /// - Throws: `invalidPhoneCode` for every failure, a missing claim included.
+    /// - Throws: `invalidPhoneCode` for every failure, a missing claim included; `tooManyAttempts`
+    ///   while the number's guessing budget is locked.
     func holderProve(claimID: String, code: String) throws(AuthError) -> PhoneProof {
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
@@ -311,7 +352,7 @@ final class PhoneFlow: Sendable {
     }
 
     /// The holder reads the claim its code proves.
-    /// - Throws: `invalidPhoneCode` for every failure.
+    /// - Throws: `invalidPhoneCode` for every failure; `tooManyAttempts` while the number's budget is locked.
     func holderRead(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
@@ -326,7 +367,7 @@ final class PhoneFlow: Sendable {
 
     /// The holder deletes the claim its code proves (before or after the proof; a verified
     /// number is then free again).
-    /// - Throws: `invalidPhoneCode` for every failure.
+    /// - Throws: `invalidPhoneCode` for every failure; `tooManyAttempts` while the number's budget is locked.
     func holderDelete(claimID: String, code: String) throws(AuthError) {
         try Self.checkCodeShape(code)
         try Self.checkClaimID(claimID)
@@ -345,18 +386,26 @@ final class PhoneFlow: Sendable {
         let ring = context.keys.current
         let outcome = try context.write { tx -> HolderOutcome<T> in
             guard let claim = try tx.phoneClaim(id: claimID) else { return .refused(.wrong) }
+            let bucket = Self.guessBucket(numberHash: claim.numberHash, ring: ring)
+            if let wait = try self.guessLock(bucket: bucket, tx: tx, now: now) { return .limited(wait) }
             var life = self.life(claim)
             let matches = ConstantTime.equals(Self.codeHash(claimID: claimID, code: code, ring: ring), claim.codeHash)
             let check = life.checkCode(matches: matches, proving: false, now: now)
             guard check == .holder else {
-                if check == .wrong { try tx.updatePhoneClaim(life.claim) }
+                if check == .wrong {
+                    try tx.updatePhoneClaim(life.claim)
+                    try self.countWrongGuess(bucket: bucket, tx: tx, now: now)
+                }
                 return .refused(check)
             }
+            // The code proved the number: its budget starts afresh.
+            try tx.setGuessRecord(bucket: bucket, nil)
             return .done(try body(life, tx))
         }
         switch outcome {
         case .done(let value): return value
         case .refused(let check): throw refusal(check)
+        case .limited(let wait): throw locked(wait)
         }
     }
 
@@ -367,10 +416,14 @@ final class PhoneFlow: Sendable {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let approvalWindow = context.config.phoneApprovalWindow
-        enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn }
+        enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn, limited(Int64) }
         let outcome = try context.write { tx -> Outcome in
             guard let claim = try tx.phoneClaim(id: claimID) else { return owner == nil ? .refused(.wrong) : .notOwn }
             if let owner, claim.uid != owner { return .notOwn }
+            // The number's budget, across its claims and its sign-in codes: while it is locked
+            // every code is refused unchecked, the right one included, and nothing is counted.
+            let bucket = Self.guessBucket(numberHash: claim.numberHash, ring: ring)
+            if let wait = try self.guessLock(bucket: bucket, tx: tx, now: now) { return .limited(wait) }
             var life = self.life(claim)
             let matches = ConstantTime.equals(Self.codeHash(claimID: claimID, code: code, ring: ring), claim.codeHash)
             let check = life.checkCode(matches: matches, proving: true, now: now)
@@ -380,10 +433,12 @@ final class PhoneFlow: Sendable {
                 if owner != nil, ownerAgrees, life.claim.ownerApprovedAt == nil { _ = life.approve(now: now) }
                 life.extendForApproval(approvalWindow, now: now)
                 try tx.updatePhoneClaim(life.claim)
+                try tx.setGuessRecord(bucket: bucket, nil)
                 try self.settle(&life, released: false, tx: tx, now: now)
                 return .proved
             case .wrong:
                 try tx.updatePhoneClaim(life.claim)
+                try self.countWrongGuess(bucket: bucket, tx: tx, now: now)
                 return .refused(check)
             case .replayed, .holder, .locked, .expired:
                 return .refused(check)
@@ -394,12 +449,19 @@ final class PhoneFlow: Sendable {
             return PhoneProof(claimID: claimID)
         case .notOwn: throw AuthError.phoneClaimNotFound
         case .refused(let check): throw refusal(check)
+        case .limited(let wait): throw locked(wait)
         }
     }
 
     private func refusal(_ check: PhoneClaimLife.CodeCheck) -> AuthError {
         context.metrics.refused("phone-\(check)")
         return .invalidPhoneCode
+    }
+
+    /// The answer while the number's guessing budget is locked.
+    private func locked(_ wait: Int64) -> AuthError {
+        context.metrics.refused("phone-locked")
+        return .tooManyAttempts(retryAfter: wait)
     }
 
     // MARK: the SMS content stage
@@ -417,16 +479,43 @@ final class PhoneFlow: Sendable {
                     now < claim.codeExpiresAt, ConstantTime.equals(Self.numberHash(recipient, ring: ring), claim.numberHash)
                 else { return nil }
                 let owner = try claim.uid.flatMap { try tx.account(uid: $0) }
+                // The owner asked (it agreed first): the holder is told which account, before
+                // typing a code that may take the number from its own account. A holder's own
+                // claim names none: that would say whether the address it gave has an account.
+                let named = claim.ownerApprovedAt == nil ? nil : owner
                 return SMSContent(
                     kind: .claimCode, code: Self.code(claimID: claimID, ring: ring), localePreferences: [claim.locale, owner?.locale],
-                    link: "\(publicURL)/phone?claim=\(claimID)")
+                    link: "\(publicURL)/phone?claim=\(claimID)", account: named.flatMap(Self.maskedAddress),
+                    accountWithoutAddress: named.map { $0.email == nil } ?? false)
+            }
+        case .phoneTransferNotice(let claimID):
+            return try context.read { tx in
+                guard let claim = try tx.phoneClaim(id: claimID), self.life(claim).waitsForReleaseOnly,
+                    ConstantTime.equals(Self.numberHash(recipient, ring: ring), claim.numberHash),
+                    let asking = try claim.uid.flatMap({ try tx.account(uid: $0) })
+                else { return nil }
+                let holder = try claim.transferFrom.flatMap { try tx.account(uid: $0) }
+                return SMSContent(
+                    kind: .transferAwaitingRelease, code: "", localePreferences: [holder?.locale],
+                    account: Self.maskedAddress(asking))
             }
         case .phoneSignIn, .test:
             return nil
         }
     }
 
+    /// The account's address as an SMS names it: masked as mail masks it, in GSM-7.
+    static func maskedAddress(_ account: Account) -> String? { account.email?.masked(hiding: "***") }
+
     // MARK: settling
+
+    /// Whether the number with `numberHash` is account `uid`'s only way in: no address, no
+    /// password, no other number it holds. Such an account never loses it by cool-off.
+    func isOnlyWayIn(numberHash: [UInt8], of uid: String, tx: any StoreReader) throws -> Bool {
+        guard let account = try tx.account(uid: uid) else { return false }
+        guard account.email == nil, account.passwordHash == nil else { return false }
+        return try !tx.phoneClaims(uid: uid).contains { $0.verifiedAt != nil && $0.numberHash != numberHash }
+    }
 
     func life(_ claim: PhoneClaim) -> PhoneClaimLife {
         PhoneClaimLife(claim, maximumWrongTries: context.config.maximumWrongCodes)
@@ -455,7 +544,10 @@ final class PhoneFlow: Sendable {
         }
         let events = context.events
         let before = life
-        switch life.settle(holder: holder?.uid, released: released, coolOff: context.config.phoneTransferSeconds, now: now) {
+        let needsRelease = try holder.map { try self.isOnlyWayIn(numberHash: $0.numberHash, of: $0.uid, tx: tx) } ?? false
+        switch life.settle(
+            holder: holder?.uid, released: released, holderNeedsRelease: needsRelease, coolOff: context.config.phoneTransferSeconds, now: now)
+        {
         case .nothing, .waiting:
             return
         case .verify:
@@ -468,10 +560,20 @@ final class PhoneFlow: Sendable {
                 return
             }
             try tx.updatePhoneClaim(life.claim)
+            try tx.forgetNumber(ofClaim: life.claim.id)
             try events.record(.phoneVerified(uid: uid, claimID: life.claim.id), tx: tx, now: now)
-        case .startTransfer(let from, _):
+        case .startTransfer(let from, let dueAt):
             try tx.updatePhoneClaim(life.claim)
             try tx.enqueue(.phoneTransferRequested(claimID: life.claim.id), recipientOf: from, now: now)
+            if dueAt == PhoneClaimLife.onReleaseOnly {
+                // No address to mail: the holder hears it where it signs in. Past the toll-fraud
+                // gate (this goes only to a number verified on an account, once per transfer
+                // its own code started), but counted as every SMS is.
+                let giveUp = FlowContext.adding(context.config.sms.policy.maximumAge, to: now)
+                if try tx.enqueueSMS(.phoneTransferNotice(claimID: life.claim.id), toNumberOfClaim: life.claim.id, now: now, giveUpAt: giveUp) {
+                    context.smsMetrics.count(.queued, callingCode: life.claim.countryCode)
+                }
+            }
         case .move(let from):
             guard let holder else { return }
             _ = try tx.deletePhoneClaim(id: holder.claimID)
@@ -479,6 +581,7 @@ final class PhoneFlow: Sendable {
             else { throw AuthError.unavailable("the number's holding changed during its move") }
             life.moved(now: now)
             try tx.updatePhoneClaim(life.claim)
+            try tx.forgetNumber(ofClaim: life.claim.id)
             try SessionFlow.revokeSessions(of: from, method: PhoneFlow.signInMethod, tx: tx)
             try events.record(.phoneRemoved(uid: from, claimID: holder.claimID), tx: tx, now: now)
             try events.record(.phoneVerified(uid: uid, claimID: life.claim.id), tx: tx, now: now)
@@ -493,6 +596,7 @@ final class PhoneFlow: Sendable {
 private enum HolderOutcome<T: Sendable>: Sendable {
     case done(T)
     case refused(PhoneClaimLife.CodeCheck)
+    case limited(Int64)
 }
 
 /// The answer to a proof: the same whether the number was free or held by another account.

@@ -40,13 +40,14 @@ final class PhoneSignInFlow: Sendable {
     }
 
     /// Queues a sign-in code to `phoneNumber`. The same answer for every number (nothing is looked
-    /// up): past the SMS caps, 429 with Retry-After alike for all.
+    /// up): past the SMS caps, 429 with Retry-After alike for all; within the number's own
+    /// cool-off or past its hourly cap, the answer of a send, and nothing sent.
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidIDToken` for a bad token,
     ///   `smsCountryNotAllowed`, `tooManyAttempts`.
     func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
         try checkEnabled()
         let number = try phones.parseNumber(phoneNumber)
-        let signedIn = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token) } != nil
+        let caller = SMSAdmission.Caller.of(try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account })
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let id = try FlowContext.newRequestID(at: context.clock.now())
@@ -56,7 +57,9 @@ final class PhoneSignInFlow: Sendable {
             expiresAt: FlowContext.adding(context.config.phoneCodeLifetime, to: now), locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         try context.write { tx in
-            try admission.admit(number, clientIP: clientIP, signedIn: signedIn, now: now, tx: tx)
+            // Silenced (the number's cool-off or hourly cap): the same answer, and nothing
+            // recorded — a new request would supersede the code the number's owner has.
+            guard try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx) == .send else { return }
             try tx.putPhoneSignIn(request)
             _ = try tx.enqueueSMS(.phoneSignIn(requestID: id), recipient: number, now: now, giveUpAt: request.expiresAt)
         }
@@ -66,12 +69,15 @@ final class PhoneSignInFlow: Sendable {
     private enum Outcome: Sendable {
         case signedIn(LoginDescriptor)
         case refused(String)
+        case limited(Int64)
     }
 
     /// Signs in with the SMS code: the six cases of the email link, for the account that holds
     /// the number verified (none: a new account, or the anonymous session's, gets it).
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode` (wrong, expired,
-    ///   used, superseded, or past 5 tries: one answer), `invalidIDToken`, `MIGRATION_REQUIRED`
+    ///   used, superseded, or past 5 tries: one answer), `tooManyAttempts` while the number's
+    ///   guessing budget is locked (every code refused, the right one included, none counted:
+    ///   ``PhoneFlow/guessBucket(numberHash:ring:)``), `invalidIDToken`, `MIGRATION_REQUIRED`
     ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
     ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
     ///   the last 5 minutes (nothing consumed).
@@ -86,14 +92,25 @@ final class PhoneSignInFlow: Sendable {
         let maximumTries = context.config.maximumWrongCodes
         let issue = try sessions.issuer()
         let events = context.events
+        let phones = self.phones
+        let guessBucket = PhoneFlow.guessBucket(numberHash: numberHash, ring: ring)
         let outcome = try context.write { tx -> Outcome in
+            // The number's budget first, which no new code resets: while it is locked every code
+            // is refused unchecked, the right one included, and nothing is counted.
+            if let wait = try phones.guessLock(bucket: guessBucket, tx: tx, now: now) { return .limited(wait) }
             // The try is counted first, in one statement: concurrent guesses never pass the limit.
             guard let request = try tx.takePhoneSignInTry(numberHash: numberHash, maximumTries: maximumTries) else {
                 return .refused("phone-sign-in-none")
             }
             guard now < request.expiresAt else { return .refused("phone-sign-in-expired") }
             let expected = Self.codeHash(requestID: request.requestID, code: code, ring: ring)
-            guard ConstantTime.equals(expected, request.codeHash) else { return .refused("phone-sign-in-wrong") }
+            guard ConstantTime.equals(expected, request.codeHash) else {
+                // A wrong guess at a live code counts against the number, whichever code it was
+                // (no code open, or a used one: nothing to guess, and a double submit of the
+                // right code must not lock its owner out).
+                try phones.countWrongGuess(bucket: guessBucket, tx: tx, now: now)
+                return .refused("phone-sign-in-wrong")
+            }
             // The right code: from here every refusal rolls back (the try is not counted, nothing consumed).
             let session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
             let holding = try self.phones.holderSettlingTransfers(numberHash: numberHash, tx: tx, now: now)
@@ -132,6 +149,8 @@ final class PhoneSignInFlow: Sendable {
             }
             if account.disabled { throw AuthError.userDisabled }
             guard try tx.deletePhoneSignIn(requestID: request.requestID) else { return .refused("phone-sign-in-used") }
+            // The code proved the number: its budget starts afresh.
+            try tx.setGuessRecord(bucket: guessBucket, nil)
             if gainsNumber {
                 // The code proved the number and the session (or the new account) is its owner:
                 // both parties at once, written under the number's unique key.
@@ -161,6 +180,9 @@ final class PhoneSignInFlow: Sendable {
         case .refused(let reason):
             context.metrics.refused(reason)
             throw AuthError.invalidPhoneCode
+        case .limited(let wait):
+            context.metrics.refused("phone-locked")
+            throw AuthError.tooManyAttempts(retryAfter: wait)
         }
     }
 
