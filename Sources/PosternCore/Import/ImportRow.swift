@@ -92,6 +92,20 @@ enum ImportFields {
         return ms / 1000
     }
 
+    /// The largest integer every JSON reader keeps exactly (2^53 - 1).
+    static let counterMaximum: Int64 = (1 << 53) - 1
+
+    /// A counter or version (an account's `sessionVersion`): a JSON integer from 0 to 2^53 - 1;
+    /// nil for none. A legitimate export is far below (one step per revocation of every
+    /// session); the bound keeps a planted value near `Int64.max` out of the database.
+    static func counter(_ value: Any?, field: String) throws(ImportProblem) -> Int64? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, let integer = Int64(exactly: number.doubleValue),
+            (0...counterMaximum).contains(integer), number.int64Value == integer
+        else { throw ImportProblem("invalid \(field) (an integer from 0 to 2^53 - 1)") }
+        return integer
+    }
+
     /// A boolean (JSON true/false, or the text true/false/1/0 of a CSV cell).
     static func bool(_ value: Any?, field: String) throws(ImportProblem) -> Bool {
         guard let value, !(value is NSNull) else { return false }

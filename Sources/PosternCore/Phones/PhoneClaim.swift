@@ -218,11 +218,3 @@ public struct PhoneClaimLife: Sendable, Hashable {
         claim.transferDueAt = nil
     }
 }
-
-/// Overflow-safe time arithmetic for pure values.
-enum FlowMath {
-    static func adding(_ seconds: Int64, to now: Int64) -> Int64 {
-        let (sum, overflow) = now.addingReportingOverflow(seconds)
-        return overflow ? Int64.max : sum
-    }
-}
