@@ -121,6 +121,27 @@ struct ImportPreHijackTests {
         }
     }
 
+    @Test("attack: a phone number the attacker verified on the account with the planted password is gone when the owner proves the address")
+    func trojanNumberEnds() throws {
+        let h = try FlowHarness {
+            $0.phoneSignIn = true
+            $0.sms.phoneSignIn = true
+        }
+        try plantedAccount(h)
+        let attacker = try signIn(h, "victim@example.com", Self.attackerPassword)
+        let number = "+4915112345678"
+        let claim = try h.service.addPhone(idToken: attacker.session.idToken, phoneNumber: number, locale: nil, clientIP: nil)
+        _ = try h.service.provePhoneAsOwner(idToken: attacker.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
+        #expect(try h.service.phoneClaims(uid: "imported-victim").count == 1)
+
+        _ = try h.signIn("victim@example.com")
+        #expect(try h.service.phoneClaims(uid: "imported-victim").isEmpty)
+        // The attacker's number signs in to no account of the victim: a new one, if any.
+        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
+        let byPhone = try h.service.completePhoneSignIn(phoneNumber: number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+        #expect(byPhone.uid != "imported-victim")
+    }
+
     @Test("a verified account's password and sessions are untouched by a sign-in by link")
     func verifiedAccountKeepsItsPassword() throws {
         let h = try FlowHarness()
