@@ -121,8 +121,8 @@ struct ImportPreHijackTests {
         }
     }
 
-    @Test("attack: a phone number the attacker verified on the account with the planted password is gone when the owner proves the address")
-    func trojanNumberEnds() throws {
+    @Test("attack: a phone number the attacker verified on the account with the planted password is gone when the owner proves the address", arguments: [false, true])
+    func trojanNumberEnds(byReset: Bool) throws {
         let h = try FlowHarness {
             $0.phoneSignIn = true
             $0.sms.phoneSignIn = true
@@ -134,8 +134,14 @@ struct ImportPreHijackTests {
         _ = try h.service.provePhoneAsOwner(idToken: attacker.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
         #expect(try h.service.phoneClaims(uid: "imported-victim").count == 1)
 
-        _ = try h.signIn("victim@example.com")
+        if byReset {
+            try h.service.requestPasswordReset(email: "victim@example.com", continueURL: nil, locale: nil)
+            _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "the owner's new password")
+        } else {
+            _ = try h.signIn("victim@example.com")
+        }
         #expect(try h.service.phoneClaims(uid: "imported-victim").isEmpty)
+        expectAuthError("INVALID_LOGIN_CREDENTIALS") { _ = try signIn(h, "victim@example.com", Self.attackerPassword) }
         // The attacker's number signs in to no account of the victim: a new one, if any.
         try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
         let byPhone = try h.service.completePhoneSignIn(phoneNumber: number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)

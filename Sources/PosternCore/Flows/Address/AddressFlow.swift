@@ -59,6 +59,8 @@ final class AddressFlow: Sendable {
             }
             switch request.purpose {
             case .resetPassword:
+                // The numbers added under a password from before the address was proved go too.
+                _ = try SessionFlow.endUnprovedPassword(of: &account, tx: tx, events: events, now: now)
                 account.passwordHash = hash
                 account.providers.insert(.password)
                 account.emailVerified = true

@@ -204,7 +204,7 @@ final class SessionFlow: Sendable {
     }
 
     /// The address of `account` is being proved (a sign-in link or its 6-digit code, a
-    /// verification link): a password it held before anyone proved the address is dropped and
+    /// verification link, a reset before it sets the new password): a password it held before anyone proved the address is dropped and
     /// every session ends, as a reset ends them, before the prover's session is issued. Whoever
     /// chose that password (an unverified import) and signed in with it is out -- and so are the
     /// phone numbers the account holds or claims: an import brings none, so each was added
