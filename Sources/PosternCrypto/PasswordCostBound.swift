@@ -8,10 +8,11 @@
 /// - scrypt (`$scrypt$`): N·r·p at most the service's own (2^18 at the default ln 15, r 8, p 1;
 ///   its memory, 128·N·r, is then at most the service's own 32 MiB).
 /// - bcrypt: cost at most 10 up to `--scrypt-log-n` 15, one more per step above (each step
-///   doubles both checks). Measured on the build machine (best of 3, idle): bcrypt 10 59 ms,
-///   11 117 ms, 12 236 ms; scrypt ln 15, r 8 122 ms. bcrypt 10, Supabase's cost, is half the
-///   service's own check; 11 is already level with it, so 10 keeps a factor of two for machines
-///   where bcrypt runs relatively slower (under load 10 measured 0.73 s against scrypt's 1.0 s).
+///   doubles both checks). Measured on the build machine (Python's bcrypt, OpenSSL's scrypt, best
+///   of 3): bcrypt 10 59 ms, 11 117 ms, 12 236 ms; scrypt ln 15, r 8 122 ms. bcrypt 10,
+///   Supabase's cost, is half the service's own check; 11 is already level with it, so 10 keeps
+///   a factor of two for machines where bcrypt runs relatively slower (under load, 10 measured
+///   0.73 s against scrypt's 1.0 s).
 /// - Firebase's scrypt: Firebase's own range, rounds (r) at most 8 and mem cost (log2 N) at most
 ///   14 (16 MiB, 2^17: half the service's default check), which `FirebaseStoredHash` and
 ///   `FirebaseHashParameters` hold to already; a project's parameters are the same for all its

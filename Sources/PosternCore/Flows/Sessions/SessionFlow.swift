@@ -204,13 +204,14 @@ final class SessionFlow: Sendable {
     }
 
     /// The address of `account` is being proved (a sign-in link or its 6-digit code, a
-    /// verification link, a reset before it sets the new password): a password it held before anyone proved the address is dropped and
-    /// every session ends, as a reset ends them, before the prover's session is issued. Whoever
-    /// chose that password (an unverified import) and signed in with it is out -- and so are the
-    /// phone numbers the account holds or claims: an import brings none, so each was added
-    /// through a session of that password, and a number verified by its holder would be the
-    /// attacker's way back in by phone sign-in (a trojan identifier). True when there was one
-    /// (the answer then says `needsPassword`). The caller stores the account.
+    /// verification link, a reset before it sets the new password): a password it held before
+    /// anyone proved the address is dropped and every session ends, as a reset ends them, before
+    /// the prover's session is issued. Whoever chose that password (an unverified import) and
+    /// signed in with it is out — and so are the phone numbers the account holds or claims: an
+    /// import brings none, so each was added through a session of that password, and a number
+    /// verified by its holder would be the attacker's way back in by phone sign-in (a trojan
+    /// identifier). True when there was one (a sign-in's answer then says `needsPassword`). The
+    /// caller stores the account.
     static func endUnprovedPassword(of account: inout Account, tx: any StoreWriter, events: EventLedger, now: Int64) throws -> Bool {
         guard account.dropUnprovedPassword() else { return false }
         try revokeAll(of: &account, tx: tx)
