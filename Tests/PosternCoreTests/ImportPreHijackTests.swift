@@ -208,4 +208,35 @@ struct ImportCounterBoundsTests {
         expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: fresh.idToken) }
         #expect(try h.service.me(idToken: changed.idToken).uid == login.uid)
     }
+
+    @Test("a createdAt or lastSignInAt before 1970 or past 9999 is refused, naming the field", arguments: [
+        #""createdAt":-9223372036854775808"#, #""createdAt":9223372036854775807"#, #""createdAt":-1"#,
+        #""createdAt":253402300800"#, #""createdAt":1,"lastSignInAt":-9223372036854775808"#,
+        #""createdAt":1,"lastSignInAt":253402300800"#,
+    ])
+    func timesBounded(_ fields: String) throws {
+        let line = #"{"uid":"u1","email":"a@example.com","emailVerified":true,"disabled":false,"# + fields + "}"
+        let rows = ExportReader(source: .postern, now: 1).rows(Data(line.utf8))
+        guard case .failure(let problem) = try #require(rows.first).content else {
+            Issue.record("\(fields) was accepted")
+            return
+        }
+        #expect(problem.reason.contains(fields.contains("lastSignInAt") ? "lastSignInAt" : "createdAt"), "\(problem.reason)")
+        // Firebase's milliseconds likewise.
+        let firebase = #"{"users":[{"localId":"u1","email":"a@example.com","createdAt":"99999999999999999"}]}"#
+        guard case .failure(let late) = try #require(ExportReader(source: .firebase, now: 1).rows(Data(firebase.utf8)).first).content else {
+            Issue.record("a Firebase createdAt past 9999 was accepted")
+            return
+        }
+        #expect(late.reason.contains("createdAt"))
+    }
+
+    @Test("attack: a time a database holds at either end of Int64 is written out, not trapped on")
+    func extremeTimesDoNotTrap() {
+        #expect(UTCTimestamp.iso8601(253_402_300_799) == "9999-12-31T23:59:59Z")
+        #expect(!UTCTimestamp.iso8601(.max).isEmpty)
+        #expect(!UTCTimestamp.iso8601(.min).isEmpty)
+        #expect(!UTCDateTime(seconds: .min).rfc5322Text.isEmpty)
+    }
 }
+

@@ -25,8 +25,8 @@ public enum PosternExport {
     /// The account a line describes; a password hash costing more than `costBound` is refused.
     /// - Throws: `ImportProblem` naming the field that is missing or invalid.
     static func account(_ o: [String: Any], costBound: PasswordCostBound) throws(ImportProblem) -> Account {
-        guard let created = (o["createdAt"] as? NSNumber).flatMap({ Int64(exactly: $0.doubleValue) }) else {
-            throw ImportProblem("invalid createdAt")
+        guard let created = try ImportFields.seconds(o["createdAt"], field: "createdAt") else {
+            throw ImportProblem("invalid createdAt (from 1970 to 9999)")
         }
         var providers: Set<Provider> = []
         for name in o["providers"] as? [String] ?? [] {
@@ -59,7 +59,7 @@ public enum PosternExport {
             emailVerified: try ImportFields.bool(o["emailVerified"], field: "emailVerified"), passwordHash: hash,
             displayName: try ImportFields.displayName(o["displayName"] as? String), attributes: attributes, locale: locale,
             disabled: try ImportFields.bool(o["disabled"], field: "disabled"), createdAt: created,
-            lastSignInAt: (o["lastSignInAt"] as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }, providers: providers,
+            lastSignInAt: try ImportFields.seconds(o["lastSignInAt"], field: "lastSignInAt"), providers: providers,
             sessionVersion: try ImportFields.counter(o["sessionVersion"], field: "sessionVersion") ?? 0)
     }
 }
