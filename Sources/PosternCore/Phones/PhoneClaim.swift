@@ -150,7 +150,7 @@ public struct PhoneClaimLife: Sendable, Hashable {
     public mutating func checkCode(matches: Bool, proving: Bool, now: Int64) -> CodeCheck {
         guard acceptsCode else { return .locked }
         guard matches else {
-            claim.wrongTries += 1
+            claim.wrongTries = FlowMath.counting(claim.wrongTries)
             return .wrong
         }
         if claim.holderProvedAt != nil { return proving ? .replayed : .holder }
