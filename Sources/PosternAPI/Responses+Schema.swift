@@ -41,7 +41,7 @@ extension LoginBody: DocumentedBody {
             .required("isNewUser", .boolean("True exactly when the address had no account before: show the onboarding.")),
             .required("session", .body(SessionBody.self)),
             .optional("migration", .body(Migration.self)),
-            .optional("needsPassword", .boolean("A password sign-up confirmed away from its device: ask for a password (absent: false).")),
+            .optional("needsPassword", .boolean("A password sign-up confirmed away from its device, or a password from before the address was proved dropped: ask for a password (absent: false).")),
         ])
     }
     public static var example: Self {

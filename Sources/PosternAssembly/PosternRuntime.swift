@@ -127,7 +127,7 @@ public struct PosternFlows: Sendable {
         self.clock = clock
         storage = try PosternStorage(settings: settings, clock: clock)
         keys = try storage.openKeys()
-        let hasher = PasswordHasher(logN: Int(settings.scryptLogN), blockSize: 8, parallelism: 1)
+        let hasher = settings.passwordHasher
         do {
             service = try AuthService(
                 store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher, logger: logger)

@@ -17,8 +17,12 @@ struct UsersTransfer {
                 another account holds is a conflict and is never overwritten; a malformed row is
                 reported by line and the rest imports (with --strict nothing does). Imported
                 hashes verify as they are and are replaced by Postern's scrypt at the first
-                password sign-in; accounts without one sign in by link. The Firebase hash key is
-                stored sealed under the master key, like the signing keys.
+                password sign-in; accounts without one sign in by link. An account whose address
+                is not verified comes without its password (nobody proved the address: whoever
+                set it may not own it). A hash costing more than Postern's own check (scrypt
+                N·r·p above --scrypt-log-n's, bcrypt above 10 + (--scrypt-log-n - 15)) is refused
+                by row. The Firebase hash key is stored sealed under the master key, like the
+                signing keys.
         export  every account with its hash as a PHC string; `import --from postern` restores it.
 
         """
@@ -73,7 +77,7 @@ struct UsersTransfer {
         let settings = try arguments.settings()
         let storage = try startup { () throws(StartupError) in try PosternStorage(settings: settings) }
         _ = try startup { () throws(StartupError) in try storage.openKeys() }
-        return arguments.words[1] == "export" ? try export(storage) : try importFile(storage)
+        return arguments.words[1] == "export" ? try export(storage) : try importFile(storage, hasher: settings.passwordHasher)
     }
 
     private func export(_ storage: PosternStorage) throws -> Int32 {
@@ -103,7 +107,8 @@ struct UsersTransfer {
         return ExitCode.success.rawValue
     }
 
-    private func importFile(_ storage: PosternStorage) throws -> Int32 {
+    /// `hasher`: the service's own, which bounds the cost of an imported hash.
+    private func importFile(_ storage: PosternStorage, hasher: PasswordHasher) throws -> Int32 {
         let path = arguments.words[2]
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CommandFailure(code: .badInput, message: "\(path): cannot read it")
@@ -116,7 +121,10 @@ struct UsersTransfer {
             project = .init(keyID: keyID, rounds: parameters.rounds, memCost: parameters.memCost, saltSeparator: parameters.saltSeparator)
         }
         let started = Date()
-        let rows = ExportReader(source: source, firebase: project, now: Int64(started.timeIntervalSince1970)).rows(data)
+        let rows = ExportReader(
+            source: source, firebase: project, now: Int64(started.timeIntervalSince1970),
+            costBound: PasswordCostBound(own: hasher)
+        ).rows(data)
         let progress = ImportProgress(total: rows.count, started: started)
         let summary = try AccountImporter(store: storage.store, batchSize: Int(arguments.options["batch-size"] ?? "500") ?? 500)
             .run(rows, strict: arguments.switches.contains("strict"), dryRun: dryRun, progress: progress.update)
@@ -127,6 +135,7 @@ struct UsersTransfer {
             let refusal = { (r: ImportSummary.Refusal) -> [String: Any] in ["line": r.line, "reason": r.reason] }
             printJSON([
                 "rows": summary.rows, "imported": summary.imported, "skipped": summary.skipped,
+                "passwordsDropped": summary.passwordsDropped,
                 "conflicts": summary.conflicts.map(refusal), "malformed": summary.malformed.map(refusal),
                 "dryRun": summary.dryRun, "abandoned": summary.abandoned, "seconds": (seconds * 1000).rounded() / 1000,
                 "usersPerSecond": rate,
@@ -136,6 +145,9 @@ struct UsersTransfer {
             print("\(verb) \(summary.imported), skipped \(summary.skipped) already there, \(summary.conflicts.count) conflict(s), \(summary.malformed.count) malformed — \(summary.rows) rows in \(String(format: "%.2f", seconds)) s (\(rate) users/s)")
             var reasons: [String: Int] = [:]
             for r in summary.malformed { reasons[r.reason, default: 0] += 1 }
+            if summary.passwordsDropped > 0 {
+                print("  \(summary.passwordsDropped) password(s) dropped: address not verified (those accounts sign in by link)")
+            }
             for (reason, count) in reasons.sorted(by: { $0.key < $1.key }) { print("  malformed, \(reason): \(count)") }
             for r in summary.conflicts { print("  line \(r.line): conflict, \(r.reason)") }
             for r in summary.malformed { print("  line \(r.line): malformed, \(r.reason)") }

@@ -95,7 +95,7 @@ public struct PasswordHasher: Sendable {
 }
 
 /// The parsed form of a PHC scrypt string.
-private struct StoredHash {
+struct StoredHash {
     let logN: Int
     let blockSize: Int
     let parallelism: Int

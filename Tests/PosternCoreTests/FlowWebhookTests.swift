@@ -57,12 +57,15 @@ struct FlowWebhookTests {
         try h.service.requestPasswordReset(email: "a@example.com", continueURL: nil, locale: nil)
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a third horse")
         #expect(Self.types(h.store).suffix(2) == ["user.password_reset", "session.revoked"])
-        // A verification: only an unverified address is verified (an operator unverified it).
+        // A verification: only an unverified address is verified (an operator unverified it). The
+        // password it held unverified is dropped, and every session ends, before it is verified.
         _ = try h.service.updateUser(uid: anonymous.uid, disabled: nil, emailVerified: false, displayName: nil)
-        let again = try h.service.signInWithPassword(email: "a@example.com", password: "a third horse", idToken: nil, allowMigration: nil)
-        try h.service.requestEmailVerification(idToken: again.session.idToken, continueURL: nil)
+        let unverified = try h.service.signInWithPassword(email: "a@example.com", password: "a third horse", idToken: nil, allowMigration: nil)
+        try h.service.requestEmailVerification(idToken: unverified.session.idToken, continueURL: nil)
         _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
-        #expect(Self.types(h.store).suffix(2) == ["user.signed_in", "user.email_verified"])
+        #expect(Self.types(h.store).suffix(3) == ["user.signed_in", "session.revoked", "user.email_verified"])
+        #expect(h.store.snapshot().webhooks.last { $0.eventType == "session.revoked" }?.body.contains(#""reason":"addressProved""#) == true)
+        let again = try h.signIn("a@example.com")
         // The profile: the fields that changed are named, never their values; no change, no event.
         _ = try h.service.updateProfile(idToken: again.session.idToken, displayName: .some("Ann Lovelace"), attributes: #"{"plan":"gold"}"#)
         #expect(Self.types(h.store).last == "user.profile_updated")

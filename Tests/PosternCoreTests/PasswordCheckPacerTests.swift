@@ -19,9 +19,10 @@ struct PasswordCheckPacerTests {
         }
 
         /// A check of `scheme` that takes `milliseconds`; returns how long the paced call took.
-        func check(_ scheme: PasswordScheme?, taking milliseconds: Int64) -> Duration {
+        /// `withinBound` false: a stored hash costing more than the service's own.
+        func check(_ scheme: PasswordScheme?, taking milliseconds: Int64, withinBound: Bool = true) -> Duration {
             let started = clock.now()
-            _ = pacer.paced(scheme: scheme) {
+            _ = pacer.paced(scheme: scheme, withinBound: withinBound) {
                 clock.advance(by: .milliseconds(milliseconds))
                 return false
             }
@@ -63,14 +64,19 @@ struct PasswordCheckPacerTests {
         #expect(abs((rig.check(nil, taking: 10) - .milliseconds(110)) / .milliseconds(1)) < 1)
     }
 
+    /// A store holding one account whose hash is bcrypt at `cost`.
+    static func store(bcryptCost cost: String) throws -> (InMemoryStore, hash: String) {
+        let store = InMemoryStore()
+        let hash = "$2b$\(cost)$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234"
+        let account = Account(uid: "imported", email: try EmailAddress.parse("i@example.com"), passwordHash: hash, createdAt: 0)
+        try store.write { try $0.insertAccount(account) }
+        return (store, hash)
+    }
+
     @Test("calibration times each imported scheme the store holds, once, so even the first check is padded")
     func calibration() throws {
         let rig = Rig()
-        let store = InMemoryStore()
-        var imported = Account(uid: "imported", email: try EmailAddress.parse("i@example.com"), createdAt: 0)
-        imported.passwordHash = "$2b$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234"
-        let account = imported
-        try store.write { try $0.insertAccount(account) }
+        let (store, hash) = try Self.store(bcryptCost: "10")
         let clock = rig.clock
         let checked = Mutex<[String]>([])
         let calibrate = {
@@ -81,7 +87,7 @@ struct PasswordCheckPacerTests {
         }
         calibrate()
         calibrate()
-        #expect(checked.withLock { $0 } == [imported.passwordHash ?? ""], "one sample, timed once")
+        #expect(checked.withLock { $0 } == [hash], "one sample, timed once")
         // The first unknown address's check already lasts as long as a bcrypt one.
         #expect(abs((rig.check(nil, taking: 10) - .milliseconds(60)) / .milliseconds(1)) < 1)
     }
@@ -90,6 +96,26 @@ struct PasswordCheckPacerTests {
     func nothingToCalibrate() {
         let rig = Rig()
         rig.pacer.calibrate(store: InMemoryStore()) { _ in Issue.record("nothing to time") }
+        #expect(rig.check(nil, taking: 10) == .milliseconds(10))
+    }
+
+    @Test("attack: a stored hash above the cost bound (bcrypt 16: 2.8 s) drags no other check; its own is not padded either")
+    func aboveTheBoundDragsNobody() {
+        let rig = Rig()
+        #expect(rig.check(.scrypt, taking: 10) == .milliseconds(10))
+        #expect(rig.check(.bcrypt, taking: 2_800, withinBound: false) == .milliseconds(2_800))
+        #expect(rig.check(nil, taking: 10) == .milliseconds(10))
+        #expect(rig.check(.scrypt, taking: 10) == .milliseconds(10))
+        #expect(rig.pacer.averages["bcrypt"] == nil)
+        // A check above the bound that happens to be quick still lasts the usual time.
+        #expect(abs((rig.check(.bcrypt, taking: 1, withinBound: false) - .milliseconds(10)) / .milliseconds(1)) < 1)
+    }
+
+    @Test("calibration skips a sample above the cost bound")
+    func calibrationSkipsCostlyHashes() throws {
+        let rig = Rig()
+        let (store, _) = try Self.store(bcryptCost: "16")
+        rig.pacer.calibrate(store: store) { _ in Issue.record("a hash above the bound was timed") }
         #expect(rig.check(nil, taking: 10) == .milliseconds(10))
     }
 }

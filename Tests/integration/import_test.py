@@ -2,12 +2,16 @@
 Firebase export of 10,000 users imported in one run (users/s printed), imported users signing in
 over HTTP with their old Firebase and Supabase (bcrypt) passwords and then holding Postern's
 scrypt hash; a second import changing nothing; a broken row named by its line (nothing imported
-with --strict); a conflict never overwritten; export + import into an empty database identical."""
-import base64, json, os, subprocess, sys, time
+with --strict); a conflict never overwritten; export + import into an empty database identical;
+the attacks of the second review: an unverified row's password never usable (and one an earlier
+import left gone, with the attacker's sessions, once the owner proves the address), a planted
+sessionVersion or a hash costlier than Postern's own refused by row, and a session version at the
+top of Int64 surviving disable/enable rounds and a password change."""
+import base64, hashlib, json, os, sqlite3, subprocess, sys, time
 import bcrypt
 import firebase_scrypt as fs
 sys.path.insert(0, os.path.dirname(__file__))
-from postern_daemon import POSTERN, Daemon
+from postern_daemon import POSTERN, Daemon, six_digits
 
 WORK = os.environ["E2E_WORK"]
 os.makedirs(WORK, exist_ok=True)
@@ -39,7 +43,8 @@ def export(database):
 
 def firebase_user(i):
     uid = f"fb-{i:05d}"
-    user = {"localId": uid, "email": f"User{i}@Example.com", "emailVerified": i % 2 == 0, "displayName": f"User {i}",
+    # Odd rows are unverified: their passwords are dropped (the users who sign in are verified).
+    user = {"localId": uid, "email": f"User{i}@Example.com", "emailVerified": i % 2 == 0 or uid in REAL, "displayName": f"User {i}",
             "createdAt": str(1_600_000_000_000 + i * 1000), "lastSignedInAt": str(1_700_000_000_000 + i),
             "disabled": i == 17, "providerUserInfo": []}
     if i % 10 == 3:
@@ -69,6 +74,8 @@ def test_firebase_and_supabase_users_sign_in_with_old_passwords():
     status, summary = import_json(database, path)
     elapsed = time.monotonic() - started
     assert status == 0 and summary["imported"] == 10_000 and summary["malformed"] == [] and summary["conflicts"] == [], summary
+    # 5,000 odd rows, 1,000 of them (i % 10 == 3) without a password, two of them in REAL (verified).
+    assert summary["passwordsDropped"] == 3_998, summary
     print(f"\nimported 10000 Firebase users in {elapsed:.2f} s wall ({10_000 / elapsed:.0f} users/s; the command reports {summary['usersPerSecond']} users/s)")
 
     csv_path = os.path.join(WORK, "supabase.csv")
@@ -103,7 +110,8 @@ def test_firebase_and_supabase_users_sign_in_with_old_passwords():
         rows = {json.loads(l)["uid"]: json.loads(l) for l in export(database)}
         for uid in list(REAL) + list(SUPABASE):
             assert rows[uid]["passwordHash"].startswith("$scrypt$"), rows[uid]["passwordHash"][:20]
-        assert rows["fb-00001"]["passwordHash"].startswith("$firebase-scrypt$k=")
+        assert rows["fb-00002"]["passwordHash"].startswith("$firebase-scrypt$k=")
+        assert "passwordHash" not in rows["fb-00001"] and "password" not in rows["fb-00001"]["providers"], rows["fb-00001"]
         assert "passwordHash" not in rows["fb-00003"]
         assert rows["fb-00017"]["disabled"] is True and rows["fb-00002"]["createdAt"] == 1_600_000_002
         # Signing in again works against the new hash.
@@ -180,3 +188,91 @@ def test_export_and_import_into_an_empty_database_is_identical():
     status, summary = import_json(target, path, source="postern")
     assert status == 0 and summary["imported"] == 10_002 and summary["malformed"] == [], summary
     assert export(target) == lines
+
+
+def scrypt_phc(password, ln=10, r=8, p=1):
+    """A `$scrypt$` PHC string as Postern writes it (standard base64, no padding)."""
+    salt = os.urandom(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=1 << ln, r=r, p=p, dklen=32, maxmem=1 << 30)
+    b64 = lambda b: base64.b64encode(b).decode().rstrip("=")
+    return f"$scrypt$ln={ln},r={r},p={p}${b64(salt)}${b64(digest)}"
+
+
+def test_unproved_passwords_planted_counters_and_costly_hashes():
+    attacker, owner = "the attacker's password", "the owner's password"
+    line = lambda uid, email, verified, **more: json.dumps(
+        {"uid": uid, "email": email, "emailVerified": verified, "disabled": False, "createdAt": 1_700_000_000,
+         "providers": ["password"], **more})
+    bcrypt_body = "$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy"
+    lines = [
+        line("planted", "victim@example.com", False, passwordHash=scrypt_phc(attacker)),             # line 1
+        line("earlier", "earlier@example.com", True, passwordHash=scrypt_phc(attacker)),            # line 2
+        line("owner", "owner@example.com", True, passwordHash=scrypt_phc(owner)),                   # line 3
+        line("huge", "huge@example.com", True, sessionVersion=9223372036854775807),                 # line 4
+        line("bcrypt16", "b16@example.com", True, passwordHash="$2b$16" + bcrypt_body),              # line 5
+        line("scrypt20", "s20@example.com", True,                                                   # line 6
+             passwordHash="$scrypt$ln=20,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"),
+    ]
+    path = os.path.join(WORK, "planted.jsonl")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    name = "planted"
+    database = os.path.join(WORK, name, "postern.db")
+    os.makedirs(os.path.dirname(database), exist_ok=True)
+    status, summary = import_json(database, path, source="postern")
+    assert status == 0 and summary["imported"] == 3 and summary["passwordsDropped"] == 1, summary
+    reasons = {m["line"]: m["reason"] for m in summary["malformed"]}
+    assert reasons[4] == "invalid sessionVersion (an integer from 0 to 2^53 - 1)", reasons
+    assert reasons[5].startswith("passwordHash: bcrypt cost above 10"), reasons
+    assert reasons[6].startswith("passwordHash: scrypt N·r·p above 2^18"), reasons
+    text = postern("users", "import", path, "--from", "postern", "--database", os.path.join(WORK, "planted-text.db")).stdout
+    assert "1 password(s) dropped: address not verified" in text, text
+
+    # What an earlier import (before this fix) could leave: an unverified account holding the
+    # attacker's password, and a session version near Int64.max.
+    with sqlite3.connect(database) as db:
+        db.execute("UPDATE accounts SET email_verified = 0 WHERE uid = 'earlier'")
+        db.execute("UPDATE accounts SET session_version = 9223372036854775806 WHERE uid = 'owner'")
+    db.close()
+
+    token = "import-admin-" + base64.b16encode(os.urandom(16)).decode()
+    daemon = Daemon(WORK, name, "--admin-token", token)
+    try:
+        sign_in = lambda email, password: daemon.post("/v1/password/sign-in", {"email": email, "password": password})
+        code, answer, _ = sign_in("victim@example.com", attacker)
+        assert code == 400 and answer["error"]["code"] == "INVALID_LOGIN_CREDENTIALS", answer
+
+        # The attacker is in with the password an earlier import kept; the owner proves the
+        # address with the 6-digit code of a sign-in mail.
+        code, held, _ = sign_in("earlier@example.com", attacker)
+        assert code == 200 and held["uid"] == "earlier", held
+        code, _, _ = daemon.post("/v1/email-link/send", {"email": "earlier@example.com"})
+        assert code == 202
+        digits = six_digits(daemon.mailbox.next("earlier@example.com"))
+        code, proved, _ = daemon.post("/v1/email-link/complete", {"code": digits, "email": "earlier@example.com"})
+        assert code == 200 and proved["uid"] == "earlier" and proved["needsPassword"] is True, proved
+        code, answer, _ = sign_in("earlier@example.com", attacker)
+        assert code == 400 and answer["error"]["code"] == "INVALID_LOGIN_CREDENTIALS", answer
+        code, _, _ = daemon.get("/v1/me", token=held["session"]["idToken"])
+        assert code == 401, code
+        code, answer, _ = daemon.post("/v1/token", {"refreshToken": held["session"]["refreshToken"]})
+        assert code in (400, 401), (code, answer)
+        code, me, _ = daemon.get("/v1/me", token=proved["session"]["idToken"])
+        assert code == 200 and me["emailVerified"] is True and "password" not in me["providers"], me
+
+        # The session version at the top: disabled and enabled three times, then a password change.
+        admin = {"Authorization": f"Bearer {token}"}
+        for disabled in (True, False) * 3:
+            code, answer, _ = daemon.request("PATCH", "/v1/admin/users/owner", {"disabled": disabled}, headers=admin)
+            assert code == 200 and answer["disabled"] is disabled, (code, answer)
+        code, signed, _ = sign_in("owner@example.com", owner)
+        assert code == 200, signed
+        code, changed, _ = daemon.post("/v1/me/password", {"password": "a brand new password"}, token=signed["session"]["idToken"])
+        assert code == 200, changed
+        code, _, _ = daemon.get("/v1/me", token=signed["session"]["idToken"])
+        assert code == 401, code
+        code, me, _ = daemon.get("/v1/me", token=changed["idToken"])
+        assert code == 200 and me["uid"] == "owner", me
+        assert daemon.process.poll() is None, "the daemon died"
+    finally:
+        assert daemon.stop() == 0

@@ -158,10 +158,7 @@ final class FlowContext: Sendable {
 
     /// `now + seconds`, or the latest representable time when that overflows (a lifetime is
     /// bounded by the settings; this keeps a bad one from trapping the daemon).
-    static func adding(_ seconds: Int64, to now: Int64) -> Int64 {
-        let (sum, overflow) = now.addingReportingOverflow(seconds)
-        return overflow ? Int64.max : sum
-    }
+    static func adding(_ seconds: Int64, to now: Int64) -> Int64 { FlowMath.adding(seconds, to: now) }
 
     // MARK: ids
 

@@ -65,13 +65,13 @@ public struct GuessBudget: Sendable, Hashable {
     /// Seconds until a guess is allowed, or nil when one is allowed now.
     public func retryAfter(_ record: GuessRecord?, now: Int64) -> Int64? {
         guard let record = current(record, now: now) else { return nil }
-        let until = record.lastFailureAt + lockSeconds(failures: record.failures)
+        let until = FlowMath.adding(lockSeconds(failures: record.failures), to: record.lastFailureAt)
         return until > now ? until - now : nil
     }
 
     /// The record after one more failure at `now` (only counted while unlocked: see `retryAfter`).
     public func failing(_ record: GuessRecord?, now: Int64) -> GuessRecord {
-        let failures = (current(record, now: now)?.failures ?? 0) + 1
+        let failures = FlowMath.counting(current(record, now: now)?.failures ?? 0)
         return GuessRecord(failures: failures, lastFailureAt: now)
     }
 }

@@ -21,6 +21,10 @@ public struct ImportSummary: Sendable, Hashable {
     public var skipped = 0
     /// Rows whose address belongs to another account: never overwritten.
     public var conflicts: [Refusal] = []
+    /// Accounts created without the password hash their row gave, because the row's address was
+    /// not verified: whoever set that password never proved the address (an attacker may have
+    /// signed up with it first), so it is never usable. They sign in by link and choose one.
+    public var passwordsDropped = 0
     /// Rows that could not be read.
     public var malformed: [Refusal] = []
     /// True when `--strict` found malformed rows and so imported nothing.
@@ -34,7 +38,8 @@ public struct ImportSummary: Sendable, Hashable {
 
 /// Imports accounts from export rows into a live store: a row whose uid exists is skipped (so a
 /// re-run, or a run after a crash, changes nothing that an earlier one did), a row whose address
-/// another account holds is a conflict and is left out, and rows are committed in batches.
+/// another account holds is a conflict and is left out, and rows are committed in batches. An
+/// account whose address is not verified comes in without its password (``Account/hasUnprovedPassword``).
 public struct AccountImporter: Sendable {
     let store: any Store
     let batchSize: Int
@@ -101,12 +106,14 @@ public struct AccountImporter: Sendable {
 
     private static func apply(_ batch: [(line: Int, account: Account)], tx: any StoreWriter) throws -> BatchOutcome {
         var outcome = BatchOutcome()
-        for (line, account) in batch {
+        for (line, row) in batch {
+            var account = row
             if try tx.account(uid: account.uid) != nil {
                 outcome.skipped += 1
             } else if let email = account.email, try tx.account(address: email) != nil {
                 outcome.conflicts.append(.init(line: line, reason: "address held by another account"))
             } else {
+                if account.dropUnprovedPassword() { outcome.passwordsDropped += 1 }
                 try tx.insertAccount(account)
                 outcome.imported += 1
             }
@@ -119,6 +126,7 @@ public struct AccountImporter: Sendable {
 struct BatchOutcome: Sendable {
     var imported = 0
     var skipped = 0
+    var passwordsDropped = 0
     var conflicts: [ImportSummary.Refusal] = []
 }
 
@@ -131,6 +139,7 @@ extension ImportSummary {
     mutating func add(_ outcome: BatchOutcome) {
         imported += outcome.imported
         skipped += outcome.skipped
+        passwordsDropped += outcome.passwordsDropped
         conflicts += outcome.conflicts
     }
 }

@@ -29,12 +29,15 @@ public struct ExportReader: Sendable {
     let firebase: FirebaseProject?
     /// The creation time of a row that gives none.
     let now: Int64
+    /// The most an imported password hash may cost (the service's own; see `PasswordCostBound`).
+    let costBound: PasswordCostBound
 
-    /// A reader for `source`.
-    public init(source: ImportSource, firebase: FirebaseProject? = nil, now: Int64) {
+    /// A reader for `source`; hashes costing more than `costBound` are refused by row.
+    public init(source: ImportSource, firebase: FirebaseProject? = nil, now: Int64, costBound: PasswordCostBound = .standard) {
         self.source = source
         self.firebase = firebase
         self.now = now
+        self.costBound = costBound
     }
 
     /// The rows of `data`: JSON (an array, `{"users": [...]}` or JSON Lines) when it starts with
@@ -67,7 +70,7 @@ public struct ExportReader: Sendable {
         switch source {
         case .firebase: return try firebaseJSON(object)
         case .supabase: return try supabase(object)
-        case .postern: return try PosternExport.account(object)
+        case .postern: return try PosternExport.account(object, costBound: costBound)
         }
     }
 
@@ -134,6 +137,7 @@ public struct ExportReader: Sendable {
             lastSignInAt: try ImportFields.timestamp(o["last_sign_in_at"], field: "last_sign_in_at"))
         if let hash = o["encrypted_password"] as? String, !hash.isEmpty {
             guard Bcrypt.isHash(hash) else { throw ImportProblem("unsupported password hash") }
+            if let excess = costBound.excess(hash) { throw ImportProblem("encrypted_password: \(excess)") }
             account.passwordHash = hash
             account.providers = [.password]
         }

@@ -78,18 +78,54 @@ enum ImportFields {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Milliseconds since 1970 (a number or a decimal string) as seconds; nil for none.
+    /// The last second an imported time may name: 9999-12-31T23:59:59Z. Times are kept from
+    /// 1970 to then, so that no arithmetic or calendar on them can overflow.
+    static let latestSeconds: Int64 = 253_402_300_799
+
+    /// `seconds` when it lies from 1970 to the year 9999.
+    /// - Throws: `ImportProblem` naming `field` and the range.
+    static func inRange(_ seconds: Int64, field: String) throws(ImportProblem) -> Int64 {
+        guard (0...latestSeconds).contains(seconds) else { throw ImportProblem("invalid \(field) (from 1970 to 9999)") }
+        return seconds
+    }
+
+    /// Milliseconds since 1970 (a number or a decimal string) as seconds, up to the year 9999;
+    /// nil for none.
     static func milliseconds(_ value: Any?, field: String) throws(ImportProblem) -> Int64? {
         guard let value, !(value is NSNull) else { return nil }
         if let text = value as? String {
             guard !text.isEmpty else { return nil }
             guard let ms = Int64(text), ms >= 0 else { throw ImportProblem("invalid \(field)") }
-            return ms / 1000
+            return try inRange(ms / 1000, field: field)
         }
         guard let number = value as? NSNumber, let ms = Int64(exactly: number.doubleValue), ms >= 0 else {
             throw ImportProblem("invalid \(field)")
         }
-        return ms / 1000
+        return try inRange(ms / 1000, field: field)
+    }
+
+    /// Seconds since 1970 (a JSON integer, as `postern users export` writes them), up to the
+    /// year 9999; nil for none.
+    static func seconds(_ value: Any?, field: String) throws(ImportProblem) -> Int64? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, let seconds = Int64(exactly: number.doubleValue), number.int64Value == seconds else {
+            throw ImportProblem("invalid \(field) (from 1970 to 9999)")
+        }
+        return try inRange(seconds, field: field)
+    }
+
+    /// The largest integer every JSON reader keeps exactly (2^53 - 1).
+    static let counterMaximum: Int64 = (1 << 53) - 1
+
+    /// A counter or version (an account's `sessionVersion`): a JSON integer from 0 to 2^53 - 1;
+    /// nil for none. A legitimate export is far below (one step per revocation of every
+    /// session); the bound keeps a planted value near `Int64.max` out of the database.
+    static func counter(_ value: Any?, field: String) throws(ImportProblem) -> Int64? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, let integer = Int64(exactly: number.doubleValue),
+            (0...counterMaximum).contains(integer), number.int64Value == integer
+        else { throw ImportProblem("invalid \(field) (an integer from 0 to 2^53 - 1)") }
+        return integer
     }
 
     /// A boolean (JSON true/false, or the text true/false/1/0 of a CSV cell).
@@ -124,6 +160,6 @@ enum ImportFields {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         guard let date = formatter.date(from: normalized) else { throw ImportProblem("invalid \(field)") }
-        return Int64(date.timeIntervalSince1970)
+        return try inRange(Int64(date.timeIntervalSince1970), field: field)
     }
 }

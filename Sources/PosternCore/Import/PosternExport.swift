@@ -22,11 +22,11 @@ public enum PosternExport {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The account a line describes.
+    /// The account a line describes; a password hash costing more than `costBound` is refused.
     /// - Throws: `ImportProblem` naming the field that is missing or invalid.
-    static func account(_ o: [String: Any]) throws(ImportProblem) -> Account {
-        guard let created = (o["createdAt"] as? NSNumber).flatMap({ Int64(exactly: $0.doubleValue) }) else {
-            throw ImportProblem("invalid createdAt")
+    static func account(_ o: [String: Any], costBound: PasswordCostBound) throws(ImportProblem) -> Account {
+        guard let created = try ImportFields.seconds(o["createdAt"], field: "createdAt") else {
+            throw ImportProblem("invalid createdAt (from 1970 to 9999)")
         }
         var providers: Set<Provider> = []
         for name in o["providers"] as? [String] ?? [] {
@@ -38,9 +38,13 @@ public enum PosternExport {
             switch PasswordScheme(of: hash) {
             case nil: throw ImportProblem("unsupported password hash")
             case .scrypt?: if !PasswordHasher.isHash(hash) { throw ImportProblem("scrypt parameters out of bounds (ln ≤ 20, r ≤ 16, p ≤ 4, 128·r·2^ln ≤ 1 GiB)") }
-            case .firebaseScrypt?: if (try? FirebaseStoredHash(hash)) == nil { throw ImportProblem("invalid Firebase password hash") }
+            case .firebaseScrypt?:
+                if (try? FirebaseStoredHash(hash)) == nil {
+                    throw ImportProblem("invalid Firebase password hash (rounds 1 to 8, mem cost 1 to 14, as Firebase issues them)")
+                }
             case .bcrypt?: break
             }
+            if let excess = costBound.excess(hash) { throw ImportProblem("passwordHash: \(excess)") }
         }
         let locale = o["locale"] as? String
         if let locale, FlowContext.cleanLocale(locale) != locale { throw ImportProblem("invalid locale") }
@@ -55,7 +59,7 @@ public enum PosternExport {
             emailVerified: try ImportFields.bool(o["emailVerified"], field: "emailVerified"), passwordHash: hash,
             displayName: try ImportFields.displayName(o["displayName"] as? String), attributes: attributes, locale: locale,
             disabled: try ImportFields.bool(o["disabled"], field: "disabled"), createdAt: created,
-            lastSignInAt: (o["lastSignInAt"] as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }, providers: providers,
-            sessionVersion: (o["sessionVersion"] as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) } ?? 0)
+            lastSignInAt: try ImportFields.seconds(o["lastSignInAt"], field: "lastSignInAt"), providers: providers,
+            sessionVersion: try ImportFields.counter(o["sessionVersion"], field: "sessionVersion") ?? 0)
     }
 }

@@ -151,7 +151,7 @@ public struct PhoneClaimLife: Sendable, Hashable {
     public mutating func checkCode(matches: Bool, proving: Bool, now: Int64) -> CodeCheck {
         guard acceptsCode else { return .locked }
         guard matches else {
-            claim.wrongTries += 1
+            claim.wrongTries = FlowMath.counting(claim.wrongTries)
             return .wrong
         }
         if claim.holderProvedAt != nil { return proving ? .replayed : .holder }
@@ -234,13 +234,5 @@ public struct PhoneClaimLife: Sendable, Hashable {
         claim.verifiedAt = now
         claim.transferFrom = nil
         claim.transferDueAt = nil
-    }
-}
-
-/// Overflow-safe time arithmetic for pure values.
-enum FlowMath {
-    static func adding(_ seconds: Int64, to now: Int64) -> Int64 {
-        let (sum, overflow) = now.addingReportingOverflow(seconds)
-        return overflow ? Int64.max : sum
     }
 }

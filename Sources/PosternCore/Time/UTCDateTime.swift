@@ -17,9 +17,11 @@ struct UTCDateTime: Sendable, Hashable {
     }
 
     /// The fields of `seconds` since 1970 (the one calendar computation of the project: log
-    /// lines, API times and mail dates all come here).
+    /// lines, API times and mail dates all come here). Kept within ±10^15 s (±31 million years),
+    /// as from a `Date`: a time a database row holds at either end of `Int64` (an old import)
+    /// must not overflow the arithmetic below and trap the daemon.
     init(seconds: Int64) {
-        let seconds = Int(seconds)
+        let seconds = Int(max(-1_000_000_000_000_000, min(1_000_000_000_000_000, seconds)))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         hour = secondOfDay / 3_600

@@ -59,6 +59,8 @@ final class AddressFlow: Sendable {
             }
             switch request.purpose {
             case .resetPassword:
+                // The numbers added under a password from before the address was proved go too.
+                _ = try SessionFlow.endUnprovedPassword(of: &account, tx: tx, events: events, now: now)
                 account.passwordHash = hash
                 account.providers.insert(.password)
                 account.emailVerified = true
@@ -73,6 +75,9 @@ final class AddressFlow: Sendable {
                 try events.record(.sessionRevoked(uid: uid, reason: "passwordReset"), tx: tx, now: now)
             case .verifyEmail:
                 let wasVerified = account.emailVerified
+                // Its holder proved the address: a password chosen before that is dropped and
+                // the sessions end (the one who asked for this link may be who chose it).
+                _ = try SessionFlow.endUnprovedPassword(of: &account, tx: tx, events: events, now: now)
                 account.emailVerified = true
                 try tx.updateAccount(account)
                 if !wasVerified { try events.record(.userEmailVerified(uid: uid), tx: tx, now: now) }

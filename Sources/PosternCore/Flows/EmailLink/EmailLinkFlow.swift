@@ -211,7 +211,8 @@ final class EmailLinkFlow: Sendable {
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
                 throw AuthError.code(.alreadyUsed)
             }
-            // The link proved the mailbox.
+            // The link proved the mailbox: a password from before that proof is nobody's to keep.
+            let droppedPassword = try SessionFlow.endUnprovedPassword(of: &account, tx: tx, events: events, now: now)
             if !account.emailVerified, case .signIn = resolution {
                 try events.record(.userEmailVerified(uid: account.uid), tx: tx, now: now)
             } else if !account.emailVerified, case .reauthenticate = resolution {
@@ -221,7 +222,7 @@ final class EmailLinkFlow: Sendable {
             account.providers.insert(.emailLink)
             // A password chosen at sign-up applies only on the device that chose it: otherwise
             // whoever asked could pick the password of an account the address's owner creates.
-            var needsPassword = false
+            var needsPassword = droppedPassword
             if current.purpose == .signUp, resolution.isNewUser, let hash = current.passwordHash {
                 if askerReturned {
                     account.passwordHash = hash

@@ -43,7 +43,7 @@ public struct ActionRequestLife: Sendable, Hashable {
     /// A wrong 6-digit code was typed for its address (it counts against every open code).
     public mutating func wrongSixDigitCode() {
         guard request.sixDigitKeyID != nil else { return }
-        request.wrongTries += 1
+        request.wrongTries = FlowMath.counting(request.wrongTries)
     }
 
     /// Its code is used at `now`; false (and nothing changes) unless it was open.

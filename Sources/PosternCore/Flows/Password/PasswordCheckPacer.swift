@@ -12,27 +12,42 @@ import Synchronization
 /// Each scheme's typical time is an exponential moving average of its checks, so one slow check
 /// (a loaded machine) moves the target only a little. A scheme's first check in a process is
 /// not padded to itself: it can be slower than the target once.
+///
+/// A hash costing more than `bound` (more than the service's own check) neither sets nor waits
+/// for the target: otherwise one stored bcrypt 16 or 1 GiB scrypt hash would make every password
+/// sign-in of every address last its 2.8 s. The import refuses such hashes; one stored before
+/// still verifies for its own account (slowly: that address's time is its own), is replaced by
+/// the service's hash at its first sign-in, and is never the calibration sample.
 final class PasswordCheckPacer: Sendable {
     /// The weight of the newest check in a scheme's average.
     static let weight = 0.125
 
+    /// Hashes costing more than this are left out of the timing.
+    let bound: PasswordCostBound
     private let clock: any MonotonicClock
     private let pause: @Sendable (Duration) -> Void
     private let typical = Mutex<[String: Double]>([:])
     private let calibrated = Atomic<Bool>(false)
 
-    /// A pacer timing on `clock` and waiting with `pause`.
-    init(clock: any MonotonicClock = SystemMonotonicClock(), pause: @escaping @Sendable (Duration) -> Void = PasswordCheckPacer.sleep) {
+    /// A pacer timing checks of hashes within `bound` on `clock` and waiting with `pause`.
+    init(
+        bound: PasswordCostBound = .standard, clock: any MonotonicClock = SystemMonotonicClock(),
+        pause: @escaping @Sendable (Duration) -> Void = PasswordCheckPacer.sleep
+    ) {
+        self.bound = bound
         self.clock = clock
         self.pause = pause
     }
 
-    /// Runs `check` of a hash in `scheme`, then waits until it has taken the target.
-    func paced(scheme: PasswordScheme?, _ check: () -> Bool) -> Bool {
+    /// Runs `check` of a hash in `scheme`, then waits until it has taken the target. A check of a
+    /// hash above the bound (`withinBound` false) is padded to the target like any other, but its
+    /// own time moves no average.
+    func paced(scheme: PasswordScheme?, withinBound: Bool = true, _ check: () -> Bool) -> Bool {
         let started = clock.now()
         let result = check()
         let took = Self.seconds(clock.now() - started)
         let target: Double = typical.withLock { averages in
+            guard withinBound else { return averages.values.max() ?? 0 }
             let key = scheme?.rawValue ?? "unknown"
             averages[key] = averages[key].map { $0 + Self.weight * (took - $0) } ?? took
             return averages.values.max() ?? took
@@ -49,7 +64,9 @@ final class PasswordCheckPacer: Sendable {
     func calibrate(store: any Store, verify: (String) -> Void) {
         guard calibrated.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         for (scheme, marker) in PasswordScheme.importedMarkers {
-            guard let sample = (try? store.read { try $0.passwordHashSample(prefix: marker) }) ?? nil else { continue }
+            guard let sample = (try? store.read { try $0.passwordHashSample(prefix: marker) }) ?? nil, bound.allows(sample) else {
+                continue
+            }
             _ = paced(scheme: scheme) {
                 verify(sample)
                 return false

@@ -12,12 +12,13 @@ final class PasswordFlow: Sendable {
     /// Pads every check to the slowest scheme's typical time (imported hashes cost otherwise).
     let pacer: PasswordCheckPacer
 
+    /// `pacer`: by default one bounded by the service's own hash (`context.hasher`).
     /// - Throws: `AuthError.internalError` when hashing fails.
-    init(context: FlowContext, ledger: ActionLedger, sessions: SessionFlow, pacer: PasswordCheckPacer = PasswordCheckPacer()) throws(AuthError) {
+    init(context: FlowContext, ledger: ActionLedger, sessions: SessionFlow, pacer: PasswordCheckPacer? = nil) throws(AuthError) {
         self.context = context
         self.ledger = ledger
         self.sessions = sessions
-        self.pacer = pacer
+        self.pacer = pacer ?? PasswordCheckPacer(bound: PasswordCostBound(own: context.hasher))
         do {
             dummyPasswordHash = try context.hasher.hash(Base64URL.encode(try SecureRandom.bytes(24)))
         } catch {
@@ -86,12 +87,15 @@ final class PasswordFlow: Sendable {
         // Once per process, before the first check: the time of each imported scheme in the store.
         let wrong = dummyPasswordHash
         pacer.calibrate(store: context.store) { sample in _ = try? passwords.verify(wrong, against: sample) }
-        let matches = pacer.paced(scheme: PasswordScheme(of: stored)) {
+        // A hash costing more than the service's own (stored before imports were bounded) is
+        // checked, but its time is its own: it must not slow every address's sign-in.
+        let withinBound = pacer.bound.allows(stored)
+        let matches = pacer.paced(scheme: PasswordScheme(of: stored), withinBound: withinBound) {
             (try? passwords.verify(password, against: stored)) ?? false
         }
         guard let holder, let address, holder.passwordHash != nil, matches else { throw .invalidLoginCredentials }
         let issue = try sessions.issuer()
-        let rehash = context.hasher.needsRehash(stored) ? try context.hashPassword(password) : nil
+        let rehash = context.hasher.needsRehash(stored) || !withinBound ? try context.hashPassword(password) : nil
         let events = context.events
         return try context.write { tx -> LoginDescriptor in
             guard let current = try tx.account(address: address), current.uid == holder.uid,

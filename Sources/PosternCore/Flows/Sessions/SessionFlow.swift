@@ -193,14 +193,34 @@ final class SessionFlow: Sendable {
     /// refresh and go on).
     static func revokeSessions(of uid: String, method: String, tx: any StoreWriter) throws {
         guard try tx.revokeRefreshTokens(uid: uid, method: method) > 0, var account = try tx.account(uid: uid) else { return }
-        account.sessionVersion += 1
+        account.sessionVersion = FlowMath.nextVersion(after: account.sessionVersion)
         try tx.updateAccount(account)
     }
 
     /// Revokes every session of an account: its refresh tokens, and the ID tokens issued so far.
     static func revokeAll(of account: inout Account, tx: any StoreWriter) throws {
         _ = try tx.revokeRefreshTokens(uid: account.uid)
-        account.sessionVersion += 1
+        account.sessionVersion = FlowMath.nextVersion(after: account.sessionVersion)
+    }
+
+    /// The address of `account` is being proved (a sign-in link or its 6-digit code, a
+    /// verification link, a reset before it sets the new password): a password it held before
+    /// anyone proved the address is dropped and every session ends, as a reset ends them, before
+    /// the prover's session is issued. Whoever chose that password (an unverified import) and
+    /// signed in with it is out — and so are the phone numbers the account holds or claims: an
+    /// import brings none, so each was added through a session of that password, and a number
+    /// verified by its holder would be the attacker's way back in by phone sign-in (a trojan
+    /// identifier). True when there was one (a sign-in's answer then says `needsPassword`). The
+    /// caller stores the account.
+    static func endUnprovedPassword(of account: inout Account, tx: any StoreWriter, events: EventLedger, now: Int64) throws -> Bool {
+        guard account.dropUnprovedPassword() else { return false }
+        try revokeAll(of: &account, tx: tx)
+        try events.record(.sessionRevoked(uid: account.uid, reason: "addressProved"), tx: tx, now: now)
+        for claim in try tx.phoneClaims(uid: account.uid) where try tx.deletePhoneClaim(id: claim.id) {
+            try events.record(.phoneRemoved(uid: account.uid, claimID: claim.id), tx: tx, now: now)
+            account.providers.remove(.phone)
+        }
+        return true
     }
 }
 
