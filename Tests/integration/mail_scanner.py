@@ -91,7 +91,8 @@ class MailScanner:
     def __init__(self, depth=5, budget=80, user_agent="Mozilla/5.0 (compatible; SafeLinksScanner/1.0)"):
         self.depth, self.budget = depth, budget
         self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        # No proxy from the environment: the scanner talks to the daemon on loopback.
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(self.jar))
         self.opener.addheaders = [("User-Agent", user_agent)]
         self.visits, self.scripts, self.policies = [], 0, set()
         self.seen = set()

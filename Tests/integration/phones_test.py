@@ -21,6 +21,7 @@ import urllib.error
 
 import pytest
 
+from mail_scanner import MailScanner
 from postern_daemon import Daemon, action_link, wait_for
 import sms_test
 
@@ -379,6 +380,15 @@ def test_hosted_page_the_sms_links_to(daemon):
     assert "Telefonnummer bestätigen" in page and 'name="code"' in page
     csrf = re.findall(r'name="csrf" value="([^"]+)"', page)[0]
     # GET acted on nothing.
+    assert daemon.statuses(u) == ["awaiting_code"]
+    # A scanner (mail_scanner.py) that submits the form as found and presses both buttons, six
+    # times over, changes nothing and counts no try: the code field is empty (five tries would
+    # kill the claim, and lock the number's guess budget).
+    for _ in range(6):
+        scanner = MailScanner()
+        scanner.scan(link)
+        assert scanner.pressed("answer", "prove") and scanner.pressed("answer", "refuse"), scanner.visits
+        assert scanner.scripts == 0
     assert daemon.statuses(u) == ["awaiting_code"]
 
     def submit(fields, opener=browser):
