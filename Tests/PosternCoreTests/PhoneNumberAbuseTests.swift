@@ -83,8 +83,9 @@ struct PhoneNumberAbuseTests {
     func oneNumberOneCap() throws {
         let h = try Self.harness(["default-region": "DE"], caps: true)
         try Self.send(h, "+4915112345678")
+        // The number's own cool-off answers as an accepted send (no oracle) and sends nothing.
         for variant in ["+49015112345678", "+490015112345678", "015112345678", "0049 151 12345678"] {
-            #expect(Self.refusal(h, variant) == "TOO_MANY_ATTEMPTS_TRY_LATER", "\(variant)")
+            #expect(Self.refusal(h, variant) == nil, "\(variant)")
         }
         #expect(h.store.snapshot().sms.count == 1)
         #expect(h.store.snapshot().sms.last?.recipient?.e164 == "+4915112345678")
