@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "postern", targets: ["postern"]),
         .executable(name: "postern-bench", targets: ["PosternBench"]),
+        // libFuzzer over the pasted-link parser when built as bench/fuzz-links builds it; a replayer otherwise.
+        .executable(name: "postern-fuzz-links", targets: ["PosternLinksFuzz"]),
         .executable(name: "postern-demo", targets: ["PosternDemo"]),
         // The Swift client an app adds: Foundation only, no C module in its graph. Static, because
         // SwiftPM builds an automatic library only as part of a whole build: `swift build --product
@@ -85,6 +87,9 @@ let package = Package(
             name: "PosternBench",
             dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
             swiftSettings: strict),
+        // libFuzzer's driver, declared only: the sanitizer runtime provides it when -sanitize=fuzzer links it.
+        .systemLibrary(name: "CLibFuzzer"),
+        .executableTarget(name: "PosternLinksFuzz", dependencies: ["PosternCore", "CLibFuzzer"], swiftSettings: strict),
 
         // Test doubles for the test targets only: the in-memory store, a manual clock, cheap scrypt.
         .target(name: "PosternTestSupport", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),

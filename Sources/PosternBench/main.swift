@@ -6,9 +6,10 @@ import PosternCrypto
 ///
 /// `postern-bench codes [seconds]`: action-code mints and verifies per second on one thread.
 /// `postern-bench outbox-queue|outbox-run …`: the outbox end to end (see OutboxBench.swift).
+/// `postern-bench links INPUTS SECONDS`: pasted-link parsing (see LinksBench.swift).
 let arguments = CommandLine.arguments.dropFirst()
 guard let which = arguments.first else {
-    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | outbox-queue … | outbox-run …\n".utf8))
+    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | enumeration … | links INPUTS SECONDS | outbox-queue … | outbox-run …\n".utf8))
     exit(64)
 }
 
@@ -47,6 +48,13 @@ case "enumeration":
     try EnumerationBench.run(arguments.dropFirst())
 case "enumeration-seed":
     try EnumerationBench.seed(arguments.dropFirst())
+case "links":
+    do {
+        try LinksBench.run(arguments.dropFirst())
+    } catch {
+        FileHandle.standardError.write(Data("postern-bench links: \(error)\n".utf8))
+        exit(1)
+    }
 case "outbox-queue", "outbox-run":
     do {
         if which == "outbox-queue" { try OutboxBench.queue(arguments.dropFirst()) } else { try OutboxBench.run(arguments.dropFirst()) }

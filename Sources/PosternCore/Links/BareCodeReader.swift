@@ -1,7 +1,4 @@
-// bench/fuzz-links compiles Links/ with Base64URL.swift as one module, where there is nothing to import.
-#if canImport(PosternCrypto)
 import PosternCrypto
-#endif
 
 /// Recognises a pasted code without a link: an oobCode on its own, or the 6-digit code.
 enum BareCodeReader {

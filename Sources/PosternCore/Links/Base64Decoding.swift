@@ -1,9 +1,9 @@
 /// Lenient base64 decoding for gateway rewrites: both the URL-safe (`-_`) and the standard (`+/`)
 /// alphabet, padding optional.
-enum Base64Decoding {
+package enum Base64Decoding {
     /// The bytes `text[range]` encode, or nil when a character is outside both alphabets or the
     /// length leaves a lone 6-bit group (which no encoder produces).
-    static func decode(_ text: [UInt8], _ range: Range<Int>) -> [UInt8]? {
+    package static func decode(_ text: [UInt8], _ range: Range<Int>) -> [UInt8]? {
         var output = [UInt8]()
         output.reserveCapacity(range.count * 3 / 4 + 2)
         var accumulator: UInt32 = 0

@@ -1,5 +1,5 @@
 /// Checks a link's `continueUrl` against the allowed hosts before anyone is sent there.
-enum ContinueURLCheck {
+package enum ContinueURLCheck {
     /// The `continueUrl` as a string when it is an absolute http(s) URL whose host is exactly an
     /// allowed host (or the public URL's own); nil otherwise.
     ///
@@ -7,7 +7,7 @@ enum ContinueURLCheck {
     /// backslashes (`https:\\evil.test`), whitespace and control characters (browsers strip some of
     /// them, which changes the host), invalid UTF-8, and plain http while the service uses https
     /// except to a loopback host during development.
-    static func allowedURL(_ bytes: [UInt8], policy: LinkPolicy) -> String? {
+    package static func allowedURL(_ bytes: [UInt8], policy: LinkPolicy) -> String? {
         guard bytes.count <= 8192 else { return nil }
         for byte in bytes where byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "\\") {
             return nil

@@ -1,8 +1,8 @@
 /// Recognises a mail security gateway's rewrite of a link and recovers the link it wraps, one level
 /// at a time, offline.
-enum GatewayUnwrapper {
+package enum GatewayUnwrapper {
     /// What one unwrapping step found.
-    enum Step {
+    package enum Step {
         /// The URL is not a known gateway's rewrite.
         case notAGateway
         /// The URL wrapped by the gateway.
@@ -15,7 +15,7 @@ enum GatewayUnwrapper {
 
     /// Unwraps one level of `url` when it is a Microsoft Safe Links, Proofpoint URL Defense
     /// (v1, v2, v3), Google redirector or Barracuda Link Protection rewrite; reports Mimecast.
-    static func unwrap(_ url: LinkURL) -> Step {
+    package static func unwrap(_ url: LinkURL) -> Step {
         guard url.isCleanWebURL else { return .notAGateway }
         if url.hostHasSuffix(".safelinks.protection.outlook.com") || url.hostHasSuffix(".safelinks.protection.office365.us") {
             return parameter("url", of: url)

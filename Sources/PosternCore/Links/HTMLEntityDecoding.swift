@@ -1,6 +1,6 @@
 /// Decoding the HTML character references that appear in pasted mail source: `&amp;` between query
 /// parameters above all, and the quotes and angle brackets that delimit links.
-enum HTMLEntityDecoding {
+package enum HTMLEntityDecoding {
     /// Whether `bytes` hold a reference this decoder would change, so callers can skip a copy.
     static func isPresent(in bytes: [UInt8]) -> Bool {
         var index = 0
@@ -23,7 +23,7 @@ enum HTMLEntityDecoding {
 
     /// `bytes` with `&amp; &lt; &gt; &quot; &apos; &nbsp;` and numeric references (`&#38;`, `&#x26;`)
     /// decoded; anything else is left as it is.
-    static func decode(_ bytes: [UInt8]) -> [UInt8] {
+    package static func decode(_ bytes: [UInt8]) -> [UInt8] {
         var output = [UInt8]()
         output.reserveCapacity(bytes.count)
         var index = 0

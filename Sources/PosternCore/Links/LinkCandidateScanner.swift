@@ -3,16 +3,16 @@
 ///
 /// One left-to-right pass: every byte is looked at a bounded number of times, so the scan is
 /// linear in the text's length whatever it holds.
-enum LinkCandidateScanner {
+package enum LinkCandidateScanner {
     /// One URL-looking run of the text.
-    struct Candidate {
+    package struct Candidate {
         /// The URL's bytes: trailing punctuation trimmed, folding whitespace inside `<…>` removed.
         var bytes: [UInt8]
     }
 
     /// The candidates in `text`, in order. Recognised starts are `http://`, `https://` (any case)
     /// and `javascript:` at a word start.
-    static func candidates(in text: [UInt8]) -> [Candidate] {
+    package static func candidates(in text: [UInt8]) -> [Candidate] {
         var found = [Candidate]()
         var index = 0
         let count = text.count

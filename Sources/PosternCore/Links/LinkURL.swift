@@ -4,7 +4,7 @@
 /// lower-cases the host and records the tricks that make browsers and people disagree about which
 /// site a URL opens (a user-info part, a backslash in the authority). Anything it cannot split
 /// cleanly is reported, never guessed.
-struct LinkURL {
+package struct LinkURL {
     /// The URL's scheme, as far as the checks care.
     enum Scheme: Equatable {
         case http
@@ -36,7 +36,7 @@ struct LinkURL {
     let query: Range<Int>?
 
     /// Splits `bytes`; returns nil when they do not start with a scheme followed by `:`.
-    init?(_ bytes: [UInt8]) {
+    package init?(_ bytes: [UInt8]) {
         self.bytes = bytes
         let count = bytes.count
         var index = 0

@@ -6,12 +6,12 @@
 /// string; `**X` takes a run of the next N characters, N = 2 for `A` up to 65 for `_` in the
 /// alphabet `A–Z a–z 0–9 - _`, and advances by N. (Published decoders slice `[0..<N]` instead of
 /// `[position..<position+N]`; that is the bug this does not copy.)
-enum ProofpointV3Decoder {
+package enum ProofpointV3Decoder {
     /// The original URL, or nil when the rewrite is malformed: no `__;`, base64 that does not
     /// decode to UTF-8, an unknown run letter, or tokens asking for more characters than there are.
     ///
     /// `bytes[start...]` is what follows `/v3/__`.
-    static func decode(_ bytes: [UInt8], from start: Int) -> [UInt8]? {
+    package static func decode(_ bytes: [UInt8], from start: Int) -> [UInt8]? {
         guard let separator = LinkBytes.firstIndex(of: "__;", in: bytes, from: start, to: bytes.count) else {
             return nil
         }

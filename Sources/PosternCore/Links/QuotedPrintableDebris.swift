@@ -7,7 +7,7 @@
 /// escape. The text is treated as quoted-printable when it has such a soft break, or when every
 /// `=` in it is an escape and one is `=3D`; otherwise a link whose code happens to start with
 /// `3D` would lose two characters.
-enum QuotedPrintableDebris {
+package enum QuotedPrintableDebris {
     /// The longest encoded line RFC 2045 allows, soft-break `=` included.
     static let maximumLineLength = 76
 
@@ -53,7 +53,7 @@ enum QuotedPrintableDebris {
     }
 
     /// `bytes` with soft line breaks removed and `=XX` escapes decoded; any other `=` stays.
-    static func decode(_ bytes: [UInt8]) -> [UInt8] {
+    package static func decode(_ bytes: [UInt8]) -> [UInt8] {
         var output = [UInt8]()
         output.reserveCapacity(bytes.count)
         var line = LineState()

@@ -1,22 +1,27 @@
-// Benchmark driver for the pasted-link parser, built by bench/links together with the parser's
-// sources; not part of the package.
-//
-//   links-bench INPUTS SECONDS
-//
-// INPUTS has one case a line, `oobCode<TAB>pasted text` (newlines in the text written as \n).
-// Checks every case parses to its code, then parses them round-robin for SECONDS (five rounds)
-// and prints `swift pastes=… seconds=… mean_per_s=… per_s=…` (per_s: the best round).
 import Foundation
+import PosternCore
 
-@main
-struct LinksBench {
-    static func main() {
-        let arguments = CommandLine.arguments
-        guard arguments.count == 3, let seconds = Double(arguments[2]),
-              let content = try? String(contentsOfFile: arguments[1], encoding: .utf8)
-        else {
-            FileHandle.standardError.write(Data("usage: links-bench INPUTS SECONDS\n".utf8))
-            exit(64)
+/// `postern-bench links INPUTS SECONDS`: pasted-link parser throughput, for `bench/links`.
+///
+/// INPUTS has one case a line, `oobCode<TAB>pasted text` (newlines in the text written as `\n`).
+/// Checks every case parses to its code, then parses them round-robin for SECONDS in five equal
+/// rounds, and measures linear time over adversarial texts. Prints one line:
+/// `swift pastes=… seconds=… mean_per_s=… per_s=… checksum=… linear_worst_ratio=… linear_worst_case=… max_1mib_ms=…`
+/// (per_s: the best round; on shared cores the slower rounds measure the neighbours more than the parser).
+enum LinksBench {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func run(_ arguments: ArraySlice<String>) throws {
+        guard arguments.count == 2, let path = arguments.first, let seconds = arguments.last.flatMap(Double.init), seconds > 0 else {
+            throw Failure(description: "usage: postern-bench links INPUTS SECONDS")
+        }
+        let content: String
+        do {
+            content = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw Failure(description: "cannot read \(path)")
         }
         var cases = [(code: String, text: String)]()
         for line in content.split(separator: "\n") {
@@ -24,22 +29,14 @@ struct LinksBench {
             guard parts.count == 2 else { continue }
             cases.append((String(parts[0]), parts[1].replacingOccurrences(of: "\\n", with: "\n")))
         }
-        guard !cases.isEmpty,
-              let policy = try? LinkPolicy(publicURL: "https://auth.example.com", allowedHosts: ["app.example.com"])
-        else {
-            FileHandle.standardError.write(Data("links-bench: no cases or bad policy\n".utf8))
-            exit(65)
-        }
-        let parser = PastedLinkParser(policy: policy)
+        guard !cases.isEmpty else { throw Failure(description: "no cases in \(path)") }
+        let parser = PastedLinkParser(policy: try LinkPolicy(publicURL: "https://auth.example.com", allowedHosts: ["app.example.com"]))
         for (index, item) in cases.enumerated() {
             guard case .link(let link)? = try? parser.parse(item.text), link.oobCode == item.code else {
-                FileHandle.standardError.write(Data("links-bench: case \(index) did not parse to its code\n".utf8))
-                exit(1)
+                throw Failure(description: "case \(index) did not parse to its code")
             }
         }
 
-        // Five equal rounds; the best round is reported beside the overall rate, since on shared
-        // cores the slower rounds measure the neighbours more than the parser.
         let clock = ContinuousClock()
         let rounds = 5
         let limit = Duration.milliseconds(Int64(seconds * 1000 / Double(rounds)))
@@ -60,13 +57,20 @@ struct LinksBench {
                 roundPastes += cases.count
                 elapsed = clock.now - start
             } while elapsed < limit
-            let roundSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let roundSeconds = Self.seconds(elapsed)
             pastes += roundPastes
             total += roundSeconds
             best = max(best, Double(roundPastes) / roundSeconds)
         }
         let worst = linearity(parser)
-        print("swift pastes=\(pastes) seconds=\(String(format: "%.3f", total)) mean_per_s=\(Int(Double(pastes) / total)) per_s=\(Int(best)) checksum=\(checksum) linear_worst_ratio=\(String(format: "%.2f", worst.ratio)) linear_worst_case=\(worst.name) max_1mib_ms=\(String(format: "%.1f", worst.slowest * 1000))")
+        print(
+            "swift pastes=\(pastes) seconds=\(String(format: "%.3f", total)) mean_per_s=\(Int(Double(pastes) / total)) per_s=\(Int(best))",
+            "checksum=\(checksum) linear_worst_ratio=\(String(format: "%.2f", worst.ratio)) linear_worst_case=\(worst.name)",
+            "max_1mib_ms=\(String(format: "%.1f", worst.slowest * 1000))")
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Texts built to hit every loop of the parser as hard as possible, alone and after prefixes
@@ -86,14 +90,13 @@ struct LinksBench {
     /// Linear time, measured: the worst ratio of parse time at 1 MiB to parse time at 256 KiB over
     /// every adversarial text (linear is 4, quadratic 16), and the slowest 1 MiB parse.
     static func linearity(_ parser: PastedLinkParser) -> (ratio: Double, name: String, slowest: Double) {
-        func seconds(_ text: String) -> Double {
+        func bestOfThree(_ text: String) -> Double {
             let clock = ContinuousClock()
             var best = Double.infinity
             for _ in 0..<3 {
                 let start = clock.now
                 _ = try? parser.parse(text)
-                let elapsed = clock.now - start
-                best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                best = min(best, seconds(clock.now - start))
             }
             return best
         }
@@ -103,8 +106,8 @@ struct LinksBench {
         var worst = (ratio: 0.0, name: "", slowest: 0.0)
         for (index, prefix) in prefixes.enumerated() {
             for (name, unit) in adversarialUnits {
-                let small = seconds(text(prefix, unit, bytes: PastedLinkParser.maximumInputBytes / 4))
-                let large = seconds(text(prefix, unit, bytes: PastedLinkParser.maximumInputBytes))
+                let small = bestOfThree(text(prefix, unit, bytes: PastedLinkParser.maximumInputBytes / 4))
+                let large = bestOfThree(text(prefix, unit, bytes: PastedLinkParser.maximumInputBytes))
                 let ratio = large / max(small, 1e-4)
                 if ratio > worst.ratio { worst = (ratio, "\(name)@\(index)", worst.slowest) }
                 worst.slowest = max(worst.slowest, large)
