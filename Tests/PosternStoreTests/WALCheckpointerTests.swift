@@ -56,8 +56,8 @@ struct WALCheckpointerTests {
         let database = try TemporaryDatabase()
         let store = try Self.store(database, background: true)
         try Self.fill(store, commits: 300, mails: 40, synced: true)
-        #expect(try Self.eventually(20) { store.backgroundCheckpoints > 0 })
-        #expect(try Self.eventually(20) { Self.bytes(database.path) > 4 * untouched },
+        #expect(Self.eventually(20) { store.backgroundCheckpoints > 0 })
+        #expect(Self.eventually(20) { Self.bytes(database.path) > 4 * untouched },
             "the database file has \(Self.bytes(database.path)) bytes, \(untouched) without the checkpointer")
 
         // Nothing is lost on the way: every queued mail is there for a new connection.
@@ -91,11 +91,11 @@ struct WALCheckpointerTests {
         #expect(!store.checkpointerRunning, "no thread before the first commit")
         try Self.fill(store, commits: 1)
         #expect(store.checkpointerRunning)
-        #expect(try Self.eventually(20) { store.backgroundCheckpoints == 1 })
+        #expect(Self.eventually(20) { store.backgroundCheckpoints == 1 })
         // Idle: the thread ends on its own, and with it its connection.
-        #expect(try Self.eventually(20) { !store.checkpointerRunning })
+        #expect(Self.eventually(20) { !store.checkpointerRunning })
         try Self.fill(store, commits: 1)
-        #expect(try Self.eventually(20) { store.backgroundCheckpoints == 2 }, "a later commit starts it again")
+        #expect(Self.eventually(20) { store.backgroundCheckpoints == 2 }, "a later commit starts it again")
         try Self.fill(store, commits: 1)
         store.close()
         #expect(!store.checkpointerRunning, "close returns once the thread has ended")
