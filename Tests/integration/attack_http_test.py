@@ -7,7 +7,8 @@ free loopback ports). Run by attack-http.sh, which checks that every test ran an
 - A spoofed leftmost X-Forwarded-For entry does not escape the per-IP rate limit, with
   --trust-proxy and with --trusted-proxies 127.0.0.1/32.
 - Content-Length with Transfer-Encoding, and two different Content-Lengths: 400, the connection
-  closes, and nothing after the body is answered as a second request.
+  closes, and nothing after the body is answered as a second request. So with whitespace between
+  any header's name and its colon (`Content-Length : 46`).
 - A JSON body as text/plain (or with no type): 415, and no mail queued.
 - /metrics on the main listener: 404 with no admin token configured, 401 with a wrong one, 200
   with the right one; the metrics listener serves it; a busy metrics port stops the start.
@@ -264,6 +265,34 @@ def test_conflicting_framing_is_refused_and_nothing_after_it_is_answered(guarded
         assert b"connection: close" in head.lower(), (framing, head)
         assert json.loads(body)["error"]["code"] == "BAD_REQUEST"
         assert closed, f"{framing!r}: the connection stayed open after the 400"
+
+
+# Whitespace between a header's name and its colon (RFC 9112 §5.1: a server MUST answer 400). A
+# proxy that trims the name frames the body by `Content-Length : 46`; libmicrohttpd 0.9.75 kept the
+# line as a header named "Content-Length " and framed no body, so the body was read as a second
+# request the proxy never saw. Any header name, not only the framing ones.
+SPACED_NAMES = [
+    b"Content-Length : 46\r\n\r\n",
+    b"Content-Length\t: 46\r\n\r\n",
+    b"Transfer-Encoding : chunked\r\n\r\n",
+    b"X-Anything : 1\r\nContent-Length: 2\r\n\r\n{}",
+    b"Content Length: 46\r\n\r\n",
+]
+
+
+def test_whitespace_between_a_header_name_and_its_colon_is_refused(guarded):
+    for line in SPACED_NAMES:
+        request = (b"POST /v1/actions/inspect HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   + line + SMUGGLED)
+        out, closed = raw_exchange(guarded.port, request)
+        assert out.count(b"HTTP/1.1 ") == 1, f"{line!r}: not exactly one response:\n{out.decode(errors='replace')}"
+        head = out.partition(b"\r\n\r\n")[0]
+        assert head.startswith(b"HTTP/1.1 400"), (line, head)
+        assert b"connection: close" in head.lower(), (line, head)
+        assert closed, f"{line!r}: the connection stayed open after the 400"
+    # The same requests without the space are answered (so the 400 is the space's).
+    out, _ = raw_exchange(guarded.port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Anything: 1\r\nConnection: close\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 200"), out[:200]
 
 
 def outbox_recipients(daemon):
