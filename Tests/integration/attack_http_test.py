@@ -11,7 +11,8 @@ free loopback ports). Run by attack-http.sh, which checks that every test ran an
   any header's name and its colon (`Content-Length : 46`).
 - A JSON body as text/plain (or with no type): 415, and no mail queued.
 - /metrics on the main listener: 404 with no admin token configured, 401 with a wrong one, 200
-  with the right one; the metrics listener serves it; a busy metrics port stops the start.
+  with the right one; past 10 wrong admin tokens from one address, 429 for it (the right token
+  too) while another address gets in; the metrics listener serves it; a busy metrics port stops the start.
 - A path parameter with an encoded `?` (`%3F`) reaches its route (not 404 "no endpoint").
 - A path parameter is decoded once, after the path is split: an imported uid holding `/` is
   reached as `%2F`, and `a%2541` names the uid `a%41`, never the user `aA` (decoded twice, an
@@ -343,6 +344,32 @@ def test_metrics_need_the_admin_token_on_the_main_listener(guarded, proxied):
     assert status == 401, (status, body)
     status, body, _ = call(guarded, "GET", "/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert status == 200 and b"postern_codes_total" in body, (status, body[:200])
+
+
+ADMIN_WRONG_BUDGET = 10  # wrong admin tokens per client IP before 429 (README, "Admin API")
+
+
+def test_guessing_the_admin_token_is_stopped_per_address(guarded):
+    # The attacker's loop: wrong tokens as fast as they are answered (400 in 0.2 s, all 401 before).
+    attacker, operator = "127.0.0.41", "127.0.0.42"
+    answers = []
+    for i in range(60):
+        status, _, headers = call(guarded, "GET", "/v1/admin/outbox", source=attacker,
+                                  headers={"Authorization": f"Bearer wrong-{i:04d}-{secrets.token_hex(8)}"})
+        answers.append((status, headers.get("retry-after")))
+    assert [s for s, _ in answers[:ADMIN_WRONG_BUDGET]] == [401] * ADMIN_WRONG_BUDGET, answers
+    assert all(s == 429 and r and int(r) > 0 for s, r in answers[ADMIN_WRONG_BUDGET:]), answers
+    # The right token from that address is refused as well, for a while.
+    status, body, headers = call(guarded, "GET", "/v1/admin/outbox", source=attacker,
+                                 headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert status == 429 and int(headers["retry-after"]) > 0, (status, body)
+    # The operator elsewhere gets in, and that gives the attacker nothing back.
+    status, _, _ = call(guarded, "GET", "/v1/admin/outbox", source=operator,
+                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert status == 200
+    status, _, _ = call(guarded, "GET", "/v1/admin/outbox", source=attacker,
+                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert status == 429
 
 
 def test_the_metrics_listener_serves_metrics_and_nothing_else(guarded, work):

@@ -32,6 +32,8 @@ public struct Settings: Sendable, Equatable {
     public var mailInterval: Int64 = 60
     public var mailPerHour: Int64 = 5
     public var ipPerMinute: Int64 = 300
+    /// Wrong admin tokens per client IP in an hour before 429 (``AdminTokenBudget``).
+    public var adminTokenGuesses: Int64 = AdminTokenBudget.defaultWrongTokens
     public var workers: Int64 = 4
     public var trustProxy = false
     public var scryptLogN: Int64 = 15
@@ -201,6 +203,7 @@ public struct Settings: Sendable, Equatable {
             guard v.count >= 16 else { throw SettingsError("must be at least 16 characters") }
             s.adminToken = v
         },
+        number("admin-token-guesses", "POSTERN_ADMIN_TOKEN_GUESSES", "wrong admin tokens one client IP may send before its admin requests get 429, refilled over an hour (default 10: then one each 6 minutes)", minimum: 1, maximum: 1_000_000) { s, v in s.adminTokenGuesses = v },
         text("templates", "POSTERN_TEMPLATES", "template directory (default: the bundled templates/)") { s, v in s.templates = v },
         number("ttl-sign-in", "POSTERN_TTL_SIGN_IN", "lifetime of sign-in links and codes in seconds (default 600)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlSignIn = v },
         number("ttl-reset-password", "POSTERN_TTL_RESET_PASSWORD", "lifetime of reset links in seconds (default 3600)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlResetPassword = v },
