@@ -47,6 +47,8 @@ public struct WebhookConfiguration: Sendable {
     public var filter: WebhookEventFilter
     /// The retry schedule: `baseDelay` doubling up to `maximumDelay`, abandoned after `maximumAge`.
     public var policy: DeliveryPolicy
+    /// The addresses an endpoint may be at (`--allow-private-targets`): checked when one is added.
+    public var targets: TargetAddressPolicy
 
     /// Checks an endpoint URL: absolute http:// or https://, no space or control character, at
     /// most 2,000 characters, no user or password in it (the secret signs the requests), a host
@@ -74,9 +76,13 @@ public struct WebhookConfiguration: Sendable {
     /// given up after 3 days.
     public static let standardPolicy = DeliveryPolicy(baseDelay: 5, maximumDelay: 36_000, maximumAge: 3 * 86_400, lease: 120)
 
-    public init(endpoints: [String] = [], filter: WebhookEventFilter = .all, policy: DeliveryPolicy = WebhookConfiguration.standardPolicy) {
+    public init(
+        endpoints: [String] = [], filter: WebhookEventFilter = .all, policy: DeliveryPolicy = WebhookConfiguration.standardPolicy,
+        targets: TargetAddressPolicy = TargetAddressPolicy()
+    ) {
         self.endpoints = endpoints
         self.filter = filter
         self.policy = policy
+        self.targets = targets
     }
 }
