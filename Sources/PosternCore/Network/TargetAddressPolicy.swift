@@ -56,7 +56,9 @@ public struct TargetAddressPolicy: Sendable, Equatable {
     /// four parts, each decimal, octal (`0177`) or hexadecimal (`0x7f`), the last filling the
     /// remaining bytes (`127.1`, `2130706433`).
     public static func literalHost(ofURL url: String) -> IPAddress? {
-        var authority = ProviderURL.authority(of: url)
+        // By scalars, as curl reads it (a combining mark after `/` joins it into one character).
+        let scalars = url.unicodeScalars.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        var authority = Substring(String(String.UnicodeScalarView(scalars)))
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }

@@ -55,11 +55,14 @@ public struct WebhookConfiguration: Sendable {
     /// name or a bracketed IPv6 address and an optional port (`WebhookEndpointRequestBody.urlPattern`).
     /// - Throws: `SettingsError` saying what is wrong.
     public static func checkURL(_ url: String) throws(SettingsError) {
-        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.unicodeScalars.count <= WebhookEndpointRequestBody.urlMaximumLength,
-            !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+        // By scalars, as the schema's pattern reads it: by characters, `https://🏻…` does not
+        // start with `https://` (the skin-tone modifier joins the `/` into one character).
+        let scalars = url.unicodeScalars
+        guard scalars.starts(with: "http://".unicodeScalars) || scalars.starts(with: "https://".unicodeScalars),
+            scalars.count <= WebhookEndpointRequestBody.urlMaximumLength, !scalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
         else { throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces") }
-        let authority = url.drop(while: { $0 != "/" }).dropFirst(2).prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
-        guard authority.unicodeScalars.count >= 2, !authority.contains("@") else {
+        let authority = String.UnicodeScalarView(scalars.drop(while: { $0 != "/" }).dropFirst(2).prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" }))
+        guard authority.count >= 2, !authority.contains("@") else {
             throw SettingsError("a webhook URL needs a host and no user or password")
         }
         // The schema's pattern states the same rule (ContractTests and WebhookAdminTests check both),
