@@ -100,7 +100,7 @@ struct TargetAddressPolicyTests {
                 Issue.record("\(url) was registered")
             } catch {
                 #expect(error.code == "INVALID_ARGUMENT")
-                #expect(error.message.contains("url: \(address) is a "), "\(error.message)")
+                #expect(error.message.hasPrefix("url: \(address) is a") && error.message.contains("--allow-private-targets"), "\(error.message)")
             }
         }
         #expect(try store.read { try $0.webhookEndpoints() }.isEmpty)

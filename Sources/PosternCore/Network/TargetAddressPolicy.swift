@@ -19,20 +19,20 @@ public struct TargetAddressPolicy: Sendable, Equatable {
     /// Refuses the ranges below except those in `allowed`.
     public init(allowing allowed: [IPNetwork] = []) { self.allowed = allowed }
 
-    /// The refused ranges and what each is called in an error.
+    /// The refused ranges and what each is called in an error (with its article).
     static let refusedRanges: [(network: String, kind: String)] = [
-        ("0.0.0.0/8", "unspecified"), ("127.0.0.0/8", "loopback"), ("10.0.0.0/8", "private"),
-        ("172.16.0.0/12", "private"), ("192.168.0.0/16", "private"), ("100.64.0.0/10", "shared (CGNAT)"),
-        ("169.254.0.0/16", "link-local"), ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved"),
-        ("::/128", "unspecified"), ("::1/128", "loopback"), ("::/96", "IPv4-compatible"), ("fc00::/7", "unique local"),
-        ("fe80::/10", "link-local"), ("fec0::/10", "site-local"), ("ff00::/8", "multicast"),
+        ("0.0.0.0/8", "an unspecified"), ("127.0.0.0/8", "a loopback"), ("10.0.0.0/8", "a private"),
+        ("172.16.0.0/12", "a private"), ("192.168.0.0/16", "a private"), ("100.64.0.0/10", "a shared (CGNAT)"),
+        ("169.254.0.0/16", "a link-local"), ("224.0.0.0/4", "a multicast"), ("240.0.0.0/4", "a reserved"),
+        ("::/128", "an unspecified"), ("::1/128", "a loopback"), ("::/96", "an IPv4-compatible"), ("fc00::/7", "a unique local"),
+        ("fe80::/10", "a link-local"), ("fec0::/10", "a site-local"), ("ff00::/8", "a multicast"),
     ]
     private static let refused: [(network: IPNetwork, kind: String)] = refusedRanges.compactMap { entry in
         (try? IPNetwork(parsing: entry.network)).map { ($0, entry.kind) }
     }
 
-    /// What kind of refused address `address` is (`loopback`, `private`, …), or nil when it may
-    /// be reached.
+    /// What kind of refused address `address` is (`a loopback`, `an unspecified`, …), or nil
+    /// when it may be reached.
     public func refusal(of address: IPAddress) -> String? {
         guard let kind = Self.refused.first(where: { $0.network.contains(address) })?.kind else { return nil }
         return allowed.contains(where: { $0.contains(address) }) ? nil : kind
@@ -41,7 +41,7 @@ public struct TargetAddressPolicy: Sendable, Equatable {
     /// The sentence for an address refused as `kind`: names the address, never a URL (whose path
     /// or query may hold a token).
     public static func explanation(address: IPAddress, kind: String) -> String {
-        "\(address) is a \(kind) address; outgoing HTTP reaches such addresses only when --allow-private-targets lists them"
+        "\(address) is \(kind) address; outgoing HTTP reaches such addresses only when --allow-private-targets lists them"
     }
 
     /// Refuses `url` when its host is a literal address this policy refuses.
