@@ -51,6 +51,7 @@ final class CurlHTTPPoster {
             try handle.setOpenSocketFunction(curlOpenCheckedSocket)
             try handle.set(CURLOPT_OPENSOCKETDATA, pointer: Unmanaged.passUnretained(connectGuard).toOpaque())
             connectGuard.refused = nil
+            connectGuard.opened = 0
             try handle.set(CURLOPT_TIMEOUT, timeout)
             try handle.set(CURLOPT_CONNECTTIMEOUT, min(timeout, 10))
             if let caFile { try handle.set(CURLOPT_CAINFO, caFile) }
@@ -77,9 +78,11 @@ final class CurlHTTPPoster {
         } catch {
             // A failed handle may hold a broken connection: the next call starts afresh.
             handle = nil
-            // An address refused says so, not curl's "Couldn't connect" (which names the host and
-            // port of the URL, never its path or query).
-            let failure = connectGuard.refused.map { "not sent: " + TargetAddressPolicy.explanation(address: $0.address, kind: $0.kind) }
+            // Every address refused says so, not curl's "Couldn't connect" (which names the host
+            // and port of the URL, never its path or query); once one was allowed, curl's error
+            // is about that one.
+            let refused = connectGuard.opened == 0 ? connectGuard.refused : nil
+            let failure = refused.map { "not sent: " + TargetAddressPolicy.explanation(address: $0.address, kind: $0.kind) }
             return CurlHTTPAnswer(status: 0, retryAfter: nil, body: [], failure: failure ?? "\(error)")
         }
     }
@@ -90,6 +93,8 @@ final class CurlHTTPPoster {
 private final class ConnectGuard {
     let targets: TargetAddressPolicy
     var refused: (address: IPAddress, kind: String)?
+    /// Sockets opened for allowed addresses during the transfer.
+    var opened = 0
 
     init(_ targets: TargetAddressPolicy) { self.targets = targets }
 }
@@ -109,6 +114,7 @@ private func curlOpenCheckedSocket(
         check.refused = (ip, kind)
         return postern_curl_socket_bad()
     }
+    check.opened += 1
     return postern_curl_open_socket(address)
 }
 
