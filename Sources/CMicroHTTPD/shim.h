@@ -19,6 +19,20 @@ static inline size_t postern_mhd_keep_escapes(void *cls, struct MHD_Connection *
     return strlen(text);
 }
 
+/* Whitespace between a header's name and its colon must be answered 400 (RFC 9112 §5.1): a proxy
+   that trims the name frames the body by `Content-Length : 4` where a server that keeps the name
+   frames none (request smuggling). libmicrohttpd before 0.9.77.01 (MHD_VERSION 0x00097701; Debian
+   12 has 0.9.75) keeps such a line as a header named "Content-Length " unless
+   MHD_OPTION_STRICT_FOR_CLIENT is -1 or less: connection.c's process_header_line, the option's one
+   effect there (1 would instead refuse spaces in the URI and HTTP/1.1 without Host, and not this).
+   From 0x00097701 on the default refuses it, and -1 means "most lenient" (it would ALLOW it), so
+   the option is given only to the older versions. RequestHeaders refuses such a name as well. */
+#if MHD_VERSION < 0x00097701
+#define POSTERN_MHD_HEADER_DISCIPLINE MHD_OPTION_STRICT_FOR_CLIENT, (int)-1,
+#else
+#define POSTERN_MHD_HEADER_DISCIPLINE
+#endif
+
 /* MHD_start_daemon is variadic: this wrapper passes the fixed option set the server uses, ending
    with MHD_OPTION_END. `notify` (may be NULL) hears of every connection opened and closed;
    `per_ip_limit` 0 means no per-IP cap. */
@@ -40,6 +54,7 @@ static inline struct MHD_Daemon *postern_mhd_start(
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_UNESCAPE_CALLBACK, postern_mhd_keep_escapes, NULL,
+        POSTERN_MHD_HEADER_DISCIPLINE
         MHD_OPTION_END);
 }
 

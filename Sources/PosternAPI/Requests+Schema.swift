@@ -233,7 +233,7 @@ extension WebhookEndpointRequestBody: DocumentedBody {
     public static var schema: JSONSchema {
         .object("A new webhook endpoint; its secret is made by Postern and answered once.", [
             .required("url", .string(
-                "An http or https URL, no user or password in it; its host a name without [ ] : or an IPv6 address in brackets, its port 0 to 65535.", pattern: WebhookEndpointRequestBody.urlPattern,
+                "An http or https URL, no user or password in it; its host a name without [ ] : or an IPv6 address in brackets, its port 0 to 65535. A host that is a loopback, link-local, private, unspecified, reserved or multicast address, in any spelling (127.0.0.1, 0x7f000001, [::1]), is refused 400 INVALID_ARGUMENT unless the daemon's --allow-private-targets lists it.", pattern: WebhookEndpointRequestBody.urlPattern,
                 maxLength: WebhookEndpointRequestBody.urlMaximumLength)),
             .optional("events", .array(.oneOf(
                 ["*", "user.*", "session.*", "mail.*"] + WebhookEndpointRequestBody.eventTypes,

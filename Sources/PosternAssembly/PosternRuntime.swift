@@ -186,7 +186,7 @@ public final class PosternRuntime: Sendable {
             transportConfig = try MailTransportConfig.parse(
                 url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile,
                 signingSecretFile: settings.mailHTTPSecretFile)
-            transportFactory = try transportConfig.transportFactory()
+            transportFactory = try transportConfig.transportFactory(targets: settings.targetPolicy)
         } catch {
             throw .setting("--smtp-url: \(error)")
         }
@@ -201,7 +201,7 @@ public final class PosternRuntime: Sendable {
         }
         let secrets = try Self.webhookSecrets(settings)
         do {
-            smsTransport = try settings.sms.transport.transportFactory(settings.sms)
+            smsTransport = try settings.sms.transport.transportFactory(settings.sms, targets: settings.targetPolicy)
         } catch {
             throw .setting("--sms-transport: \(error.message)")
         }
@@ -237,10 +237,11 @@ public final class PosternRuntime: Sendable {
             logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout
+        let targets = settings.targetPolicy
         webhooks = WebhookWorker(
             store: flows.store, configuration: webhookConfiguration, secrets: secrets,
             endpoints: flows.service.webhookEndpoints,
-            transport: { CurlWebhookTransport(timeout: webhookTimeout) }, clock: clock, metrics: webhookMetrics,
+            transport: { CurlWebhookTransport(timeout: webhookTimeout, targets: targets) }, clock: clock, metrics: webhookMetrics,
             logger: Logger(label: "webhooks", sink: logger.sink), reclaims: reclaims)
         sms = SMSWorker(
             store: flows.store, policy: settings.smsConfiguration.policy, composer: service, renderer: smsRenderer,

@@ -11,7 +11,7 @@ import Synchronization
 /// - `outbox-queue --database DB --count N [--to PREFIX] [--domain D] [--give-up-in S]`: queues N
 ///   sign-in intents for PREFIX0@D … PREFIX(N-1)@D in one transaction.
 /// - `outbox-run --database DB [--smtp-url URL] [--smtp-ca-file F] [--smtp-password-file F]
-///   [--workers 4] [--batch 64] [--base-delay 30] [--max-delay 3600] [--lease 150] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed] [--then-queue N]`:
+///   [--allow-private-targets CIDR,…] (an HTTP provider on loopback needs it, as the daemon does) [--workers 4] [--batch 64] [--base-delay 30] [--max-delay 3600] [--lease 150] [--poll 1] [--timeout 600] [--templates DIR] [--kind sign-in|password-changed] [--then-queue N]`:
 ///   runs the pool until no message is unfinished, then prints the counts and the rate. With
 ///   `--then-queue N` it then queues N more in this process and measures how soon wake() has them
 ///   delivered. SIGTERM stops it gracefully (exit 0 when no lease is left behind).
@@ -60,7 +60,8 @@ enum OutboxBench {
         let config = try MailTransportConfig.parse(
             url: options["smtp-url"], caFile: options["smtp-ca-file"], passwordFile: options["smtp-password-file"],
             signingSecretFile: options["mail-http-secret-file"])
-        let factory = try config.transportFactory()
+        let targets = TargetAddressPolicy(allowing: try IPNetwork.list(options["allow-private-targets"] ?? ""))
+        let factory = try config.transportFactory(targets: targets)
         let templates = URL(fileURLWithPath: options["templates"] ?? "templates", isDirectory: true)
         let renderer = try TemplateDirectory.load(templates).renderer(branding: Branding(appName: "Postern Bench"))
         let from = try MailMailbox.parse(options["mail-from"] ?? "Postern <no-reply@example.com>")

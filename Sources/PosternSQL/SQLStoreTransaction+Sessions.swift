@@ -164,11 +164,11 @@ extension SQLStoreTransaction {
     /// and says `allowed` 1 when the request fits, else keeps its `tat` and says 0. Every `SET`
     /// expression reads the row as it was (both databases), and the upsert locks the row, so
     /// daemons checking one client at once are counted one after the other.
-    public func takeClientToken(bucket: [UInt8], nowMillis now: Int64, perMinute: Int64) throws -> Int64? {
-        let step = ClientRatePolicy.step(perMinute: perMinute)
+    public func takeClientToken(bucket: [UInt8], nowMillis now: Int64, allowed: Int64, windowMillis window: Int64) throws -> Int64? {
+        let step = ClientRatePolicy.step(allowed: allowed, window: window)
         let start = "(CASE WHEN client_rate.tat > CAST(? AS BIGINT) THEN client_rate.tat ELSE CAST(? AS BIGINT) END)"
         let fits = "\(start) + CAST(? AS BIGINT) <= CAST(? AS BIGINT)"
-        let fitsArgs: [SQLValue] = [.integer(now), .integer(now), .integer(step), .integer(now + ClientRatePolicy.window)]
+        let fitsArgs: [SQLValue] = [.integer(now), .integer(now), .integer(step), .integer(now + window)]
         let answer = try db.rowLocked {
             try db.first(
                 """
@@ -182,7 +182,11 @@ extension SQLStoreTransaction {
             ) { (allowed: $0.integer(0) != 0, tat: $0.integer(1)) }
         }
         guard let answer else { throw StoreError.corrupt("the client limit's upsert returned no row") }
-        return answer.allowed ? nil : ClientRatePolicy.retryAfter(tat: answer.tat, now: now, perMinute: perMinute)
+        return answer.allowed ? nil : ClientRatePolicy.retryAfter(tat: answer.tat, now: now, allowed: allowed, window: window)
+    }
+
+    public func clientTokenTAT(bucket: [UInt8]) throws -> Int64? {
+        try db.first("SELECT tat FROM client_rate WHERE bucket = ?", [.blob(bucket)]) { $0.integer(0) }
     }
 
     public func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int {

@@ -13,8 +13,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 /// An HTTP server on libmicrohttpd: an internal thread pool on epoll, a connection limit, a
 /// per-IP connection cap, a deadline for each whole request besides the inactivity timeout (so
 /// slow clients can hold neither threads nor every connection; see `RequestDeadlines`), 413 for
-/// bodies over 64 KiB, 400 and a closed connection for a body whose length is stated two ways
-/// (see `RequestHeaders`), keep-alive. GET and HEAD are answered by `handler` on one of the pool's threads; the other
+/// bodies over 64 KiB, 400 and a closed connection for a body whose length is stated two ways or
+/// a header name with whitespace before its colon (see `RequestHeaders`), keep-alive. GET and HEAD are answered by `handler` on one of the pool's threads; the other
 /// methods, which wait for a store commit, while their connection is suspended: by `later` where it
 /// takes the request (it answers from the commit, on the store's writer thread, and no thread
 /// waits), else on one of `workers` threads (see `RequestWorkers`).

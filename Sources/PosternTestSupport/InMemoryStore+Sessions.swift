@@ -98,11 +98,13 @@ extension InMemoryStore.Transaction {
         return nil
     }
 
-    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64? {
-        let decision = ClientRatePolicy.decide(tat: state.clientRate[bucket], now: nowMillis, perMinute: perMinute)
+    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64? {
+        let decision = ClientRatePolicy.decide(tat: state.clientRate[bucket], now: nowMillis, allowed: allowed, window: windowMillis)
         if let tat = decision.tat { state.clientRate[bucket] = tat }
         return decision.retryAfter
     }
+
+    public func clientTokenTAT(bucket: [UInt8]) throws -> Int64? { state.clientRate[bucket] }
 
     public func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int {
         let full = state.clientRate.filter { $0.value <= nowMillis }.keys.prefix(max(0, limit))

@@ -14,7 +14,7 @@ struct SettingsTests {
         #expect(s.effectiveContinueHosts == ["127.0.0.1"])
         #expect(s.ttlSignIn == 600 && s.ttlResetPassword == 3600 && s.ttlVerifyEmail == 259_200)
         #expect(s.mailInterval == 60 && s.mailPerHour == 5 && s.ipPerMinute == 300 && s.workers == 4)
-        #expect(s.adminToken == nil)
+        #expect(s.adminToken == nil && s.adminTokenGuesses == 10)
     }
 
     @Test("a flag beats the environment, which beats the file")
@@ -37,6 +37,7 @@ struct SettingsTests {
         (["listen": "8080"], [:], "--listen"),
         (["smtp-url": "ftp://mail.example.com"], [:], "--smtp-url"),
         (["admin-token": "short"], [:], "--admin-token"),
+        (["admin-token-guesses": "0"], [:], "--admin-token-guesses"),
         (["trust-proxy": "maybe"], [:], "--trust-proxy"),
         // Every number is bounded: no setting can overflow the arithmetic it feeds.
         (["ttl-sign-in": "9223372036854775807"], [:], "--ttl-sign-in"),

@@ -91,6 +91,6 @@ struct ClientAddressPolicyTests {
     func fromSettings() throws {
         var settings = Settings()
         settings.trustedProxies = ["10.0.0.0/8", "10.0.0.0/40"]
-        #expect(throws: TrustedProxiesError(entry: "10.0.0.0/40")) { try ClientAddressPolicy(settings: settings) }
+        #expect(throws: IPNetworkError(entry: "10.0.0.0/40")) { try ClientAddressPolicy(settings: settings) }
     }
 }

@@ -25,6 +25,22 @@ struct ClientLimitStoreTests {
         #expect(try take(10_000_000) == nil)
     }
 
+    @Test("a longer window (the admin token's budget: 10 an hour), and the row read without counting", arguments: StoreKind.available)
+    func hourWindow(kind: StoreKind) throws {
+        let store = try kind.database().open()
+        let bucket = Array("admin-a".utf8)
+        func take(_ at: Int64) throws -> Int64? {
+            try store.writeSyncingLater { try $0.takeClientToken(bucket: bucket, nowMillis: at, allowed: 10, windowMillis: 3_600_000) }
+        }
+        #expect(try store.read { try $0.clientTokenTAT(bucket: bucket) } == nil)
+        for _ in 0..<10 { #expect(try take(1_000) == nil) }
+        #expect(try take(1_000) == 360, "one more each 6 minutes")
+        #expect(try store.read { try $0.clientTokenTAT(bucket: bucket) } == 3_601_000)
+        #expect(try take(360_999) == 1)
+        #expect(try take(361_000) == nil)
+        #expect(try take(361_000) == 360)
+    }
+
     @Test("two daemons' stores, 8 threads checking one client at the same moment: exactly the limit is allowed, none fails",
           arguments: StoreKind.available)
     func concurrentDaemons(kind: StoreKind) throws {

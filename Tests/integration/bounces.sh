@@ -95,6 +95,7 @@ mkdir -p "$work/serve"
   --smtp-url "smtp+plain://127.0.0.1:$smtp_port" --mail-from "Postern <no-reply@relay.test>" \
   --bounce-address bounce@relay.test --admin-token "$token" --mail-interval 0 \
   --webhook-urls "http://127.0.0.1:$hook_port/hooks" --webhook-secret-file "$work/hook.secret" --webhook-retry-base 1 \
+  --allow-private-targets 127.0.0.1/32 \
   >"$work/serve/out" 2>"$work/serve/log") &
 serve_pid=$!
 base="http://127.0.0.1:$port"

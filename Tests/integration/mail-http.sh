@@ -8,7 +8,10 @@
 #     others sent;
 #  3. a real `postern serve` on the provider: a send-link's mail arrives, with its code;
 #  4. set-up errors are clear and never echo a secret: no secret file, a bad line in it, credentials
-#     in the URL.
+#     in the URL, a literal loopback address (in any spelling) not in --allow-private-targets;
+#  5. a provider named `localhost`, not allowed: refused as curl connects (the receiver sees no
+#     POST), the mail kept for a retry, the log naming the address and not the URL's query.
+# The receiver is on loopback, so the runs that reach it pass --allow-private-targets 127.0.0.1/32.
 set -euo pipefail
 source "$(dirname "$0")/outbox_lib.bash"
 receiver_py="$root/Tests/integration/mail_http_receiver.py"
@@ -37,7 +40,7 @@ db="$work/http.db"
 "$bench" outbox-queue --database "$db" --count 1 --to reject >/dev/null
 start_receiver r1 --fail-seconds 3
 "$bench" outbox-run --database "$db" --smtp-url "http://127.0.0.1:$receiver_port/mail" --mail-http-secret-file "$work/secrets" \
-  --base-delay 1 --max-delay 2 --poll 0.2 --timeout 60 >"$work/run.out" 2>"$work/run.err" \
+  --allow-private-targets 127.0.0.1/32 --base-delay 1 --max-delay 2 --poll 0.2 --timeout 60 >"$work/run.out" 2>"$work/run.err" \
   || { cat "$work/run.out"; tail "$work/run.err"; fail "outbox-run"; }
 grep -q "sent=10 dead=1" "$work/run.out" || fail "counts: $(cat "$work/run.out")"
 grep -q '^bad' "$work/r1/log" && fail "a POST failed verification: $(grep '^bad' "$work/r1/log" | head -3)"
@@ -61,7 +64,8 @@ start_receiver r2
 port=$(free_port)
 mkdir -p "$work/serve"
 (cd "$work/serve" && exec "$postern" serve --listen "127.0.0.1:$port" --metrics-listen off --scrypt-log-n 12 \
-  --smtp-url "http://127.0.0.1:$receiver_port/mail" --mail-http-secret-file "$work/secrets" >"$work/serve/out" 2>"$work/serve/log") &
+  --smtp-url "http://127.0.0.1:$receiver_port/mail" --mail-http-secret-file "$work/secrets" \
+  --allow-private-targets 127.0.0.1/32 >"$work/serve/out" 2>"$work/serve/log") &
 pids+=("$!")
 for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 status=$(curl -s -o "$work/send.json" -w '%{http_code}' -H 'Content-Type: application/json' \
@@ -89,5 +93,31 @@ printf '%s\nwhsec_c2VjcmV0\n' "$secret_old" >"$work/bad-secrets"
 expect_refusal "line 2" --smtp-url "https://mail.example.com/send" --mail-http-secret-file "$work/bad-secrets"
 expect_refusal "credentials" --smtp-url "https://user:hunter2@mail.example.com/send" --mail-http-secret-file "$work/secrets"
 expect_refusal "cannot read" --smtp-url "https://mail.example.com/send" --mail-http-secret-file "$work/none"
+for target in "http://127.0.0.1:9/send" "http://0x7f000001:9/send" "http://2130706433:9/send" "http://[::ffff:127.0.0.1]:9/send" \
+  "http://169.254.169.254/send" "http://10.0.0.1/send" "http://[::1]:9/send"; do
+  expect_refusal "--smtp-url: .* is a .* address" --smtp-url "$target" --mail-http-secret-file "$work/secrets"
+done
+POSTERN_ALLOW_PRIVATE_TARGETS=10.0.0.0/8 expect_refusal "--smtp-url: 127.0.0.1 is a loopback address" \
+  --smtp-url "http://0x7f000001:9/send" --mail-http-secret-file "$work/secrets"
 echo "ok 4: set-up errors name the setting and never a secret"
+
+# 5: a name that resolves to loopback passes the start-up check and is refused at connect.
+start_receiver r3
+port=$(free_port)
+mkdir -p "$work/serve5"
+(cd "$work/serve5" && exec "$postern" serve --listen "127.0.0.1:$port" --metrics-listen off --scrypt-log-n 12 \
+  --smtp-url "http://localhost:$receiver_port/mail?key=s3cr3t-in-url" --mail-http-secret-file "$work/secrets" \
+  >"$work/serve5/out" 2>"$work/serve5/log") &
+pids+=("$!")
+for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+status=$(curl -s -o "$work/send5.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+  --data '{"email":"someone@example.com"}' "http://127.0.0.1:$port/v1/email-link/send")
+[ "$status" = 202 ] || fail "send-link answered $status: $(cat "$work/send5.json")"
+for _ in $(seq 300); do grep -q "is a loopback address" "$work/serve5/log" && break; sleep 0.1; done
+grep -q "is a loopback address; outgoing HTTP reaches such addresses only when --allow-private-targets lists them" "$work/serve5/log" \
+  || { tail "$work/serve5/log"; fail "the refused connection is not logged clearly"; }
+grep -q "s3cr3t-in-url" "$work/serve5/log" "$work/serve5/out" && fail "the URL's query reached the log"
+[ -z "$(ls "$work/r3/out" 2>/dev/null)" ] || fail "the provider on loopback was reached: $(ls "$work/r3/out")"
+grep -Eq '^([0-9]{3}|bad) ' "$work/r3/log" && fail "the provider on loopback got a POST: $(head -3 "$work/r3/log")"
+echo "ok 5: a provider name that resolves to loopback is refused at connect, the log naming the address only"
 echo "mail-http: all passed"

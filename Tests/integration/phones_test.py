@@ -22,7 +22,7 @@ import urllib.error
 import pytest
 
 from mail_scanner import MailScanner
-from postern_daemon import Daemon, action_link, wait_for
+from postern_daemon import LOOPBACK_TARGETS, Daemon, action_link, wait_for
 import sms_test
 
 NUMBER = "+4915112345678"
@@ -90,7 +90,7 @@ class Phones(Daemon):
         super().__init__(
             work, name, "--sms-transport", f"twilio:{sms_test.SID}", "--sms-twilio-base-url", twilio.base_url,
             "--sms-twilio-auth-token-file", token_file, "--sms-from", sms_test.FROM, "--sms-ca-file", twilio.ca,
-            "--sms-retry-base", "1", *SMS_FLAGS, *extra)
+            "--sms-retry-base", "1", *SMS_FLAGS, *LOOPBACK_TARGETS, *extra)
 
     def sign_in(self, email):
         status, answer, _ = self.post("/v1/email-link/send", {"email": email})

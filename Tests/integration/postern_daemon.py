@@ -205,11 +205,19 @@ def six_digits(msg):
     return found[0]
 
 
+# The receivers, fake providers and gateways of these tests listen on loopback, which outgoing
+# HTTP (webhooks, the HTTP mail provider, SMS gateways) refuses unless this allows it.
+LOOPBACK_TARGETS = ("--allow-private-targets", "127.0.0.1/32")
+
+
 class Daemon:
     """`postern serve` with its own database and mail directory under `work/name`."""
 
     def __init__(self, work, name, *extra):
         self.work = os.path.join(work, name)
+        # `cli` passes the daemon's allowance on (`postern webhooks add` checks the URL with it).
+        at = extra.index("--allow-private-targets") if "--allow-private-targets" in extra else None
+        self.cli_settings = list(extra[at:at + 2]) if at is not None else []
         os.makedirs(self.work, exist_ok=True)
         self.database = os.path.join(self.work, "postern.db")
         self.mail_dir = os.path.join(self.work, "mail")
@@ -262,8 +270,8 @@ class Daemon:
 
     def cli(self, *args):
         """Runs `postern ARGS --database DB` beside the daemon; returns (exit code, stdout, stderr)."""
-        done = subprocess.run([POSTERN, *args, "--database", self.database], cwd=self.work, capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run([POSTERN, *args, "--database", self.database, *self.cli_settings], cwd=self.work,
+                              capture_output=True, text=True, timeout=60)
         return done.returncode, done.stdout, done.stderr
 
     def stop(self):

@@ -25,7 +25,7 @@ import urllib.parse
 
 import pytest
 
-from postern_daemon import POSTERN, Daemon, free_port, http_request, wait_for
+from postern_daemon import LOOPBACK_TARGETS, POSTERN, Daemon, free_port, http_request, wait_for
 from signed_receiver import SignedReceiver
 from smtp_server import make_certificates
 
@@ -131,7 +131,7 @@ def token_file(work):
 def twilio_args(twilio, token_file, ca=True):
     args = [
         "--sms-transport", f"twilio:{SID}", "--sms-twilio-base-url", twilio.base_url, "--sms-twilio-auth-token-file", token_file,
-        "--sms-from", FROM, "--default-region", "DE", "--sms-countries", "DE,US", "--sms-retry-base", "1",
+        "--sms-from", FROM, "--default-region", "DE", "--sms-countries", "DE,US", "--sms-retry-base", "1", *LOOPBACK_TARGETS,
     ]
     return args + (["--sms-ca-file", twilio.ca] if ca else [])
 
@@ -272,7 +272,8 @@ def test_generic_json_provider_is_signed_as_standard_webhooks(daemon, work):
         secret_file = os.path.join(work, "sms-json-secret")
         with open(secret_file, "w") as f:
             f.write(JSON_SECRET + "\n")
-        args = ["--sms-transport", f"json:{gateway.url}", "--sms-json-secret-file", secret_file, "--sms-countries", "DE"]
+        args = ["--sms-transport", f"json:{gateway.url}", "--sms-json-secret-file", secret_file, "--sms-countries", "DE",
+                *LOOPBACK_TARGETS]
         sent = cli(daemon, "test", "+4915112340005", "--now", extra=args)
         assert sent.returncode == 0, (sent.stdout, sent.stderr)
         assert sent.stdout.startswith("HTTP 202"), sent.stdout
@@ -282,7 +283,8 @@ def test_generic_json_provider_is_signed_as_standard_webhooks(daemon, work):
         assert payload["to"] == "+4915112340005" and payload["reference"] == webhook_id
         assert payload["body"].endswith("@127.0.0.1 #000000")
         # Without a secret file the transport does not start: a setting error, nothing sent.
-        missing = cli(daemon, "test", "+4915112340006", "--now", extra=["--sms-transport", f"json:{gateway.url}", "--sms-countries", "DE"])
+        missing = cli(daemon, "test", "+4915112340006", "--now", extra=["--sms-transport", f"json:{gateway.url}", "--sms-countries", "DE",
+                                                                            *LOOPBACK_TARGETS])
         assert missing.returncode == 64 and "--sms-json-secret-file" in missing.stderr, missing.stderr
         assert len(gateway.verified) == 1
     finally:

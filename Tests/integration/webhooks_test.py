@@ -16,6 +16,9 @@ standardwebhooks.com) under each secret it holds (both of a rotation), and recor
    keyed hash, and no row of the log holds an address.
 3. `kill -9` of the daemon while deliveries are in flight: after a restart every event arrives,
    the repeated ones with their webhook-id and body unchanged.
+3b. Without --allow-private-targets (the others allow 127.0.0.1/32, where their receivers are):
+   a URL at a loopback, link-local, private or multicast address, in any spelling, is refused by
+   the API and the CLI; `localhost` is taken, and refused as curl connects, logged clearly.
 4. Across the three, every event type Postern has was delivered and verified.
 
 Environment: POSTERN_BIN (the postern binary), E2E_WORK (a temp dir; pytest_lib.bash sets both).
@@ -33,7 +36,7 @@ import sys
 
 import pytest
 
-from postern_daemon import HERE, Daemon, action_link, free_port, remember_group, wait_for
+from postern_daemon import HERE, LOOPBACK_TARGETS, Daemon, action_link, free_port, remember_group, wait_for
 from signed_receiver import SignedReceiver
 
 SECRET_OLD = "whsec_" + base64.b64encode(b"the old secret, 32 bytes long..").decode()
@@ -111,7 +114,8 @@ def postern(work, receiver):
         f.write(f"# rotating: both sign until the receiver has the new one\n{SECRET_OLD}\n{SECRET_NEW}\n")
     os.chmod(secret_file, 0o600)
     daemon = Daemon(work, "webhooks", "--webhook-urls", receiver.url, "--webhook-secret-file", secret_file,
-                    "--webhook-retry-base", "1", "--webhook-timeout", "5", "--admin-token", ADMIN, "--mail-interval", "0")
+                    "--webhook-retry-base", "1", "--webhook-timeout", "5", "--admin-token", ADMIN, "--mail-interval", "0",
+                    *LOOPBACK_TARGETS)
     yield daemon
     assert daemon.stop() == 0
 
@@ -283,7 +287,7 @@ def test_added_endpoints_filters_rotation_test_event_and_mail_events(work):
     filtered = Receiver(free_port(), secrets=())
     everything = Receiver(free_port(), secrets=())
     daemon = Daemon(work, "added", "--smtp-url", f"smtp+plain://127.0.0.1:{smtp_port}", "--webhook-retry-base", "1",
-                    "--admin-token", ADMIN)
+                    "--admin-token", ADMIN, *LOOPBACK_TARGETS)
     try:
         # One endpoint by the CLI with a filter, one by the admin API for every event.
         code, out, err = daemon.cli("webhooks", "add", filtered.url, "--events", "mail.*,user.created", "--json")
@@ -435,7 +439,7 @@ def test_kill_9_during_delivery_loses_nothing_and_repeats_keep_their_id(work):
     with open(secret_file, "w") as f:
         f.write(SECRET_OLD + "\n")
     daemon = Daemon(work, "crash", "--webhook-urls", receiver.url, "--webhook-secret-file", secret_file,
-                    "--webhook-retry-base", "1", "--webhook-timeout", "5")
+                    "--webhook-retry-base", "1", "--webhook-timeout", "5", *LOOPBACK_TARGETS)
     try:
         for _ in range(6):
             status, _, _ = daemon.post("/v1/accounts/anonymous")
@@ -455,6 +459,45 @@ def test_kill_9_during_delivery_loses_nothing_and_repeats_keep_their_id(work):
         assert repeated, "no delivery was in flight at the kill"
         assert set(in_flight) <= set(receiver.events)
         SEEN.update(receiver.types())
+    finally:
+        assert daemon.stop() == 0
+        receiver.down()
+
+
+# An admin's URL at the machine itself, its cloud's metadata service or the private network, in
+# the spellings a resolver reads (SSRF). The test daemon here has no --allow-private-targets.
+PRIVATE_SPELLINGS = [
+    "http://127.0.0.1/hook", "http://0x7f000001/hook", "http://2130706433/hook", "http://127.1/hook",
+    "http://169.254.169.254/latest/meta-data/", "http://[::1]/hook", "http://[::ffff:127.0.0.1]/hook",
+    "http://10.1.2.3/hook", "http://192.168.0.1/hook", "http://100.64.0.1/hook", "http://[fc00::1]/hook",
+    "http://[fd00:ec2::254]/", "http://0.0.0.0/hook",
+]
+
+
+def test_private_targets_are_refused_at_registration_and_at_connect(work):
+    receiver = Receiver(free_port(), secrets=())
+    daemon = Daemon(work, "ssrf", "--admin-token", ADMIN, "--webhook-retry-base", "1")
+    try:
+        for url in PRIVATE_SPELLINGS:
+            status, refused, _ = daemon.post("/v1/admin/webhooks", {"url": url}, token=ADMIN)
+            assert status == 400 and refused["error"]["code"] == "INVALID_ARGUMENT", (url, status, refused)
+            assert "--allow-private-targets" in refused["error"]["message"], (url, refused)
+            code, _, err = daemon.cli("webhooks", "add", url)
+            assert code != 0 and "--allow-private-targets" in err, (url, code, err)
+        status, listed, _ = daemon.get("/v1/admin/webhooks", token=ADMIN)
+        assert status == 200 and listed["endpoints"] == [], listed
+        # A name that resolves to loopback passes the URL's check, and is refused as curl connects:
+        # nothing reaches the receiver, and the log names the address, not the URL's query.
+        url = f"http://localhost:{receiver.port}/hooks?token=s3cr3t-in-url"
+        status, added, _ = daemon.post("/v1/admin/webhooks", {"url": url}, token=ADMIN)
+        assert status == 201, added
+        status, answer, _ = daemon.post(f"/v1/admin/webhooks/{added['endpoint']['id']}/test", {}, token=ADMIN)
+        assert status == 202, answer
+        # The first attempt and its retry (after 1 s), both refused.
+        wait_for(lambda: open(daemon.log_path).read().count("is a loopback address") >= 2, 30, "two refused attempts in the log")
+        log = open(daemon.log_path).read()
+        assert "--allow-private-targets" in log and "s3cr3t-in-url" not in log
+        assert receiver.arrivals == [] and receiver.deliveries == 0
     finally:
         assert daemon.stop() == 0
         receiver.down()

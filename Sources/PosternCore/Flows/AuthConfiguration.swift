@@ -13,6 +13,8 @@ public struct AuthConfiguration: Sendable {
     public var mailPerHour: Int64 = 5
     /// Most public requests one client IP makes a minute, across every daemon (0: no limit).
     public var ipPerMinute: Int64 = 0
+    /// Wrong admin tokens per client IP an hour (``AdminTokenBudget``).
+    public var adminTokenGuesses: Int64 = AdminTokenBudget.defaultWrongTokens
     /// Lifetime of an ID token.
     public var idTokenLifetime: Int64 = 3600
     /// Lifetime of a refresh token.
@@ -59,6 +61,7 @@ public struct AuthConfiguration: Sendable {
         mailInterval = settings.mailInterval
         mailPerHour = settings.mailPerHour
         ipPerMinute = settings.ipPerMinute
+        adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
         bounceAddress = settings.bounceAddress

@@ -21,6 +21,7 @@ public final class AuthService: Sendable {
     let operators: OperatorTools
     let bounces: BounceIntake
     let clients: ClientLimit
+    let adminGuesses: ClientLimit
     let phones: PhoneFlow
     let phoneSignIn: PhoneSignInFlow
     /// Code requests recorded, codes consumed and codes refused.
@@ -47,7 +48,10 @@ public final class AuthService: Sendable {
         composer = MailComposer(context: context, ledger: ledger)
         operators = OperatorTools(context: context, ledger: ledger)
         bounces = BounceIntake(context: context)
-        clients = ClientLimit(context: context, perMinute: config.ipPerMinute)
+        clients = ClientLimit(context: context, allowed: config.ipPerMinute)
+        adminGuesses = ClientLimit(
+            context: context, allowed: config.adminTokenGuesses, window: AdminTokenBudget.windowSeconds * 1000,
+            label: "postern-admin-token")
         phones = PhoneFlow(context: context, sessions: sessions)
         phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, phones: phones)
     }
@@ -58,6 +62,18 @@ public final class AuthService: Sendable {
     /// every daemon shares.
     /// - Throws: `tooManyAttempts` past the limit; `unavailable` when the store cannot count.
     public func admitClient(ip: String) throws(AuthError) { try clients.admit(ip: ip) }
+
+    // MARK: the admin token's guess budget (AdminTokenBudget)
+
+    /// Refuses an admin request from `ip` while its wrong tokens are over ``AdminTokenBudget``,
+    /// before its token is looked at; counts nothing.
+    /// - Throws: `tooManyAttempts` while over; `unavailable` when the store cannot be read.
+    public func admitAdminAttempt(ip: String) throws(AuthError) { try adminGuesses.refusal(ip: ip) }
+
+    /// Counts one wrong admin token from `ip` against ``AdminTokenBudget``.
+    /// - Throws: `tooManyAttempts` when this one is past the budget (it is then not counted);
+    ///   `unavailable` when the store cannot count.
+    public func countWrongAdminToken(ip: String) throws(AuthError) { try adminGuesses.admit(ip: ip) }
 
     // MARK: email link (EmailLinkFlow)
 

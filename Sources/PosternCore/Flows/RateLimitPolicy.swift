@@ -26,31 +26,45 @@ public enum RateLimitPolicy {
 /// client, the theoretical arrival time (`tat`, milliseconds), so that a check is one atomic
 /// upsert of one row in the database every daemon shares. `perMinute` requests a minute, in a
 /// burst of up to `perMinute` after a quiet minute — the token bucket the daemon kept in memory,
-/// in one column.
+/// in one column. The admin token's guess budget (``AdminTokenBudget``) is the same arithmetic
+/// over a longer window: `allowed` in a burst, then one each `window / allowed`.
 ///
-/// A request at `now` is allowed when `max(tat, now) + step <= now + window` (`step`: 60,000 /
-/// perMinute ms; `window`: 60,000 ms), and then moves `tat` to `max(tat, now) + step`; a refused
-/// request leaves it. A row whose `tat` is at or before now says nothing (a full bucket) and may
-/// be deleted.
+/// A request at `now` is allowed when `max(tat, now) + step <= now + window` (`step`: window /
+/// allowed ms; `window`: 60,000 ms for `--ip-per-minute`), and then moves `tat` to
+/// `max(tat, now) + step`; a refused request leaves it. A row whose `tat` is at or before now
+/// says nothing (a full bucket) and may be deleted, whatever its window.
 public enum ClientRatePolicy {
-    /// The window the limit counts in, in milliseconds.
+    /// The window the per-minute limit counts in, in milliseconds.
     public static let window: Int64 = 60_000
 
     /// Milliseconds one request uses up of the window.
-    public static func step(perMinute: Int64) -> Int64 { max(1, window / max(1, perMinute)) }
+    public static func step(perMinute: Int64) -> Int64 { step(allowed: perMinute, window: window) }
+
+    /// Milliseconds one request uses up of `window` when `allowed` fit in it.
+    public static func step(allowed: Int64, window: Int64) -> Int64 { max(1, window / max(1, allowed)) }
 
     /// The decision for a request at `now` (ms) against the stored `tat` (nil: no row): the new
     /// `tat` when allowed, else the whole seconds to wait.
     public static func decide(tat: Int64?, now: Int64, perMinute: Int64) -> (tat: Int64?, retryAfter: Int64?) {
-        let step = step(perMinute: perMinute)
+        decide(tat: tat, now: now, allowed: perMinute, window: window)
+    }
+
+    /// ``decide(tat:now:perMinute:)`` with `allowed` requests in `window` ms.
+    public static func decide(tat: Int64?, now: Int64, allowed: Int64, window: Int64) -> (tat: Int64?, retryAfter: Int64?) {
+        let step = step(allowed: allowed, window: window)
         let start = max(tat ?? now, now)
         if start + step <= now + window { return (start + step, nil) }
-        return (nil, retryAfter(tat: start, now: now, perMinute: perMinute))
+        return (nil, retryAfter(tat: start, now: now, allowed: allowed, window: window))
     }
 
     /// Whole seconds (at least 1) until a refused client's next request fits, from its `tat`.
     public static func retryAfter(tat: Int64, now: Int64, perMinute: Int64) -> Int64 {
-        let millis = tat + step(perMinute: perMinute) - now - window
+        retryAfter(tat: tat, now: now, allowed: perMinute, window: window)
+    }
+
+    /// ``retryAfter(tat:now:perMinute:)`` with `allowed` requests in `window` ms.
+    public static func retryAfter(tat: Int64, now: Int64, allowed: Int64, window: Int64) -> Int64 {
+        let millis = tat + step(allowed: allowed, window: window) - now - window
         return max(1, (millis + 999) / 1000)
     }
 }

@@ -32,6 +32,8 @@ public struct Settings: Sendable, Equatable {
     public var mailInterval: Int64 = 60
     public var mailPerHour: Int64 = 5
     public var ipPerMinute: Int64 = 300
+    /// Wrong admin tokens per client IP in an hour before 429 (``AdminTokenBudget``).
+    public var adminTokenGuesses: Int64 = AdminTokenBudget.defaultWrongTokens
     public var workers: Int64 = 4
     public var trustProxy = false
     public var scryptLogN: Int64 = 15
@@ -56,6 +58,11 @@ public struct Settings: Sendable, Equatable {
     public var outboxRetention: Int64 { retentionSeconds ?? retentionDays * 86_400 }
     /// CIDRs of the proxies whose X-Forwarded-For entries are believed (checked by the server).
     public var trustedProxies: [String] = []
+    /// The private, loopback and link-local ranges outgoing HTTP (webhooks, the HTTP mail
+    /// provider, SMS gateways) may reach all the same (``TargetAddressPolicy``).
+    public var allowPrivateTargets: [IPNetwork] = []
+    /// The policy of outgoing HTTP's addresses these settings make.
+    public var targetPolicy: TargetAddressPolicy { TargetAddressPolicy(allowing: allowPrivateTargets) }
     /// Where `/metrics` is served without a token (HOST:PORT), or nil for nowhere.
     public var metricsListen: String? = "127.0.0.1:9464"
     /// The product the mails and the hosted pages name (`{{appName}}`).
@@ -97,7 +104,7 @@ public struct Settings: Sendable, Equatable {
         policy = DeliveryPolicy(
             baseDelay: webhookRetryBase, maximumDelay: policy.maximumDelay, maximumAge: policy.maximumAge,
             lease: max(policy.lease, 4 * webhookTimeout))
-        return WebhookConfiguration(endpoints: webhookURLs, filter: webhookEvents, policy: policy)
+        return WebhookConfiguration(endpoints: webhookURLs, filter: webhookEvents, policy: policy, targets: targetPolicy)
     }
 
     /// One setting: its flag (also its JSON key), environment variable and help text.
@@ -146,7 +153,23 @@ public struct Settings: Sendable, Equatable {
                 throw SettingsError("\(origin): \(error.message)")
             }
         }
+        try settings.checkTargets()
         return settings
+    }
+
+    /// Refuses an HTTP target of the settings whose host is a literal address the target policy
+    /// refuses (`http://127.0.0.1/`, `http://0x7f000001/`), naming the setting; once every
+    /// setting is read, since `--allow-private-targets` may come after them.
+    /// - Throws: `SettingsError` naming the setting and the address.
+    func checkTargets() throws(SettingsError) {
+        let policy = targetPolicy
+        if let smtpURL, smtpURL.lowercased().hasPrefix("http") { try policy.check(url: smtpURL, setting: "--smtp-url") }
+        for url in webhookURLs { try policy.check(url: url, setting: "--webhook-urls") }
+        switch sms.transport {
+        case .json(let url): try policy.check(url: url, setting: "--sms-transport")
+        case .twilio: try policy.check(url: sms.twilioBaseURL, setting: "--sms-twilio-base-url")
+        case .file: break
+        }
     }
 
     /// All settings, in the order `--help` lists them.
@@ -201,6 +224,7 @@ public struct Settings: Sendable, Equatable {
             guard v.count >= 16 else { throw SettingsError("must be at least 16 characters") }
             s.adminToken = v
         },
+        number("admin-token-guesses", "POSTERN_ADMIN_TOKEN_GUESSES", "wrong admin tokens one client IP may send before its admin requests get 429, refilled over an hour (default 10: then one each 6 minutes)", minimum: 1, maximum: 1_000_000) { s, v in s.adminTokenGuesses = v },
         text("templates", "POSTERN_TEMPLATES", "template directory (default: the bundled templates/)") { s, v in s.templates = v },
         number("ttl-sign-in", "POSTERN_TTL_SIGN_IN", "lifetime of sign-in links and codes in seconds (default 600)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlSignIn = v },
         number("ttl-reset-password", "POSTERN_TTL_RESET_PASSWORD", "lifetime of reset links in seconds (default 3600)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlResetPassword = v },
@@ -219,6 +243,9 @@ public struct Settings: Sendable, Equatable {
         number("housekeeping-interval", "POSTERN_HOUSEKEEPING_INTERVAL", "seconds between two housekeeping rounds of the daemon (default 60)", minimum: 1, maximum: 86_400) { s, v in s.housekeepingInterval = v },
         text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
             s.trustedProxies = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        },
+        text("allow-private-targets", "POSTERN_ALLOW_PRIVATE_TARGETS", "comma-separated CIDRs (127.0.0.1/32,10.1.0.0/16) that webhooks, the HTTP mail provider and SMS gateways may reach although they are loopback, link-local, private or multicast (default: none; such targets are refused when set and when connected to)") { s, v throws(SettingsError) in
+            do throws(IPNetworkError) { s.allowPrivateTargets = try IPNetwork.list(v) } catch { throw SettingsError(error.description) }
         },
         text("metrics-listen", "POSTERN_METRICS_LISTEN", "HOST:PORT of the listener that serves /metrics without a token, or off (default 127.0.0.1:9464)") { s, v throws(SettingsError) in
             if v.lowercased() == "off" {

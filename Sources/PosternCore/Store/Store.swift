@@ -77,6 +77,9 @@ public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, Heart
     func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
     /// The failed guesses counted against `bucket` (an opaque key, never an address in the clear).
     func guessRecord(bucket: [UInt8]) throws -> GuessRecord?
+    /// The `tat` (ms) a client bucket holds (``ClientRatePolicy``), nil when it has no row: what a
+    /// check that counts nothing reads.
+    func clientTokenTAT(bucket: [UInt8]) throws -> Int64?
 }
 
 /// Changes inside one transaction: all of them land, or none.
@@ -141,10 +144,12 @@ public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutbox
     func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int
 
     /// Counts one request of a client (an opaque `bucket`, never an IP address in the clear)
-    /// against `perMinute` (``ClientRatePolicy``) at `nowMillis`: nil when allowed, else the
-    /// seconds until one would be. One atomic upsert of one row, so every daemon on the database
-    /// shares one limit per client and concurrent checks never serialize on a snapshot.
-    func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64?
+    /// against `allowed` requests in `windowMillis` (``ClientRatePolicy``: a minute for
+    /// `--ip-per-minute`, an hour for the admin token's guess budget) at `nowMillis`: nil when
+    /// allowed, else the seconds until one would be. One atomic upsert of one row, so every daemon
+    /// on the database shares one limit per client and concurrent checks never serialize on a
+    /// snapshot.
+    func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64?
     /// Forgets at most `limit` client buckets that are full again at `nowMillis` (their `tat` at
     /// or before it: the row says nothing more than a missing one); returns how many.
     func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int
@@ -158,6 +163,13 @@ public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutbox
     /// Gives the file back up to `pages` of the pages deletes freed (SQLite: `incremental_vacuum`);
     /// nothing where the database reclaims space itself (PostgreSQL's autovacuum, memory).
     func reclaimFreePages(_ pages: Int) throws
+}
+
+extension StoreWriter {
+    /// Counts one request of a client against `perMinute` (``ClientRatePolicy``, a minute's window).
+    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64? {
+        try takeClientToken(bucket: bucket, nowMillis: nowMillis, allowed: perMinute, windowMillis: ClientRatePolicy.window)
+    }
 }
 
 /// Durable state behind Core. SQLite is the embedded default; PostgreSQL implements the same.

@@ -47,17 +47,22 @@ public struct WebhookConfiguration: Sendable {
     public var filter: WebhookEventFilter
     /// The retry schedule: `baseDelay` doubling up to `maximumDelay`, abandoned after `maximumAge`.
     public var policy: DeliveryPolicy
+    /// The addresses an endpoint may be at (`--allow-private-targets`): checked when one is added.
+    public var targets: TargetAddressPolicy
 
     /// Checks an endpoint URL: absolute http:// or https://, no space or control character, at
     /// most 2,000 characters, no user or password in it (the secret signs the requests), a host
     /// name or a bracketed IPv6 address and an optional port (`WebhookEndpointRequestBody.urlPattern`).
     /// - Throws: `SettingsError` saying what is wrong.
     public static func checkURL(_ url: String) throws(SettingsError) {
-        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.unicodeScalars.count <= WebhookEndpointRequestBody.urlMaximumLength,
-            !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+        // By scalars, as the schema's pattern reads it: by characters, `https://🏻…` does not
+        // start with `https://` (the skin-tone modifier joins the `/` into one character).
+        let scalars = url.unicodeScalars
+        guard scalars.starts(with: "http://".unicodeScalars) || scalars.starts(with: "https://".unicodeScalars),
+            scalars.count <= WebhookEndpointRequestBody.urlMaximumLength, !scalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
         else { throw SettingsError("each URL must be an absolute http:// or https:// URL without spaces") }
-        let authority = url.drop(while: { $0 != "/" }).dropFirst(2).prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
-        guard authority.unicodeScalars.count >= 2, !authority.contains("@") else {
+        let authority = String.UnicodeScalarView(scalars.drop(while: { $0 != "/" }).dropFirst(2).prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" }))
+        guard authority.count >= 2, !authority.contains("@") else {
             throw SettingsError("a webhook URL needs a host and no user or password")
         }
         // The schema's pattern states the same rule (ContractTests and WebhookAdminTests check both),
@@ -74,9 +79,13 @@ public struct WebhookConfiguration: Sendable {
     /// given up after 3 days.
     public static let standardPolicy = DeliveryPolicy(baseDelay: 5, maximumDelay: 36_000, maximumAge: 3 * 86_400, lease: 120)
 
-    public init(endpoints: [String] = [], filter: WebhookEventFilter = .all, policy: DeliveryPolicy = WebhookConfiguration.standardPolicy) {
+    public init(
+        endpoints: [String] = [], filter: WebhookEventFilter = .all, policy: DeliveryPolicy = WebhookConfiguration.standardPolicy,
+        targets: TargetAddressPolicy = TargetAddressPolicy()
+    ) {
         self.endpoints = endpoints
         self.filter = filter
         self.policy = policy
+        self.targets = targets
     }
 }

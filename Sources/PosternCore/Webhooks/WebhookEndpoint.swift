@@ -132,9 +132,12 @@ public struct WebhookEndpointVault: Sendable {
     }
 
     /// Adds an endpoint with a fresh secret; a URL a 410 disabled is enabled again.
-    /// - Throws: `AuthError.invalidArgument` for a bad URL or filter.
+    /// - Throws: `AuthError.invalidArgument` for a bad URL or filter, or a URL whose host is a
+    ///   literal loopback, private, link-local or multicast address `--allow-private-targets` does
+    ///   not list (``TargetAddressPolicy``).
     public func add(url: String, events: String?) throws(AuthError) -> WebhookEndpointSecret {
         do { try WebhookConfiguration.checkURL(url) } catch { throw .invalidArgument("url: \(error.message)") }
+        do { try configured.targets.check(url: url, setting: "url") } catch { throw .invalidArgument(error.message) }
         let filter: WebhookEventFilter
         do { filter = try events.map { (text) throws(SettingsError) in try WebhookEventFilter(parsing: text) } ?? .all } catch {
             throw .invalidArgument("events: \(error.message)")

@@ -102,6 +102,12 @@ final class CurlEasyHandle {
         try CurlError.check(postern_curl_setopt_debug(handle, function))
     }
 
+    func setOpenSocketFunction(
+        _ function: @escaping @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t
+    ) throws(CurlError) {
+        try CurlError.check(postern_curl_setopt_opensocket(handle, function))
+    }
+
     /// Runs the transfer. - Throws: `CurlError` with the error buffer's detail.
     func perform() throws(CurlError) {
         errorBuffer[0] = 0

@@ -11,9 +11,12 @@ struct CurlHTTPAnswer {
     let failure: String?
 }
 
-/// POSTs over one libcurl easy handle, so its user reuses the connection: the webhook worker and
-/// the SMS transports. Follows no redirect, speaks only http and https, checks certificates
-/// (an extra CA file may be given), gives each call `timeout` seconds, connecting included.
+/// POSTs over one libcurl easy handle, so its user reuses the connection: the webhook worker, the
+/// HTTP mail provider and the SMS transports. Follows no redirect, speaks only http and https,
+/// uses no proxy, checks certificates (an extra CA file may be given), gives each call `timeout`
+/// seconds, connecting included, and opens a connection only to an address `targets` allows
+/// (checked on the address resolved, as curl opens the socket: a name that resolves to loopback
+/// or a private range, or that changes its answer between a check and the connect, is refused).
 ///
 /// Owned by one worker thread (not `Sendable`, like its handle).
 final class CurlHTTPPoster {
@@ -23,10 +26,13 @@ final class CurlHTTPPoster {
     private let timeout: Int
     private let caFile: String?
     private var handle: CurlEasyHandle?
+    /// The open-socket callback's context; lives as long as the poster, so as every handle.
+    private let connectGuard: ConnectGuard
 
-    init(timeout: Int64, caFile: String? = nil) {
+    init(timeout: Int64, caFile: String? = nil, targets: TargetAddressPolicy) {
         self.timeout = Int(max(1, timeout))
         self.caFile = caFile
+        connectGuard = ConnectGuard(targets)
     }
 
     /// POSTs `body` to `url` with `headers` (`Name: value` lines), with HTTP Basic `credentials`
@@ -39,6 +45,13 @@ final class CurlHTTPPoster {
             try handle.set(CURLOPT_URL, url)
             try handle.set(CURLOPT_PROTOCOLS_STR, "http,https")
             try handle.set(CURLOPT_FOLLOWLOCATION, 0)
+            // A proxy would be the address connected to, and would resolve the target itself,
+            // out of the address check's reach (an http_proxy in the environment included).
+            try handle.set(CURLOPT_PROXY, "")
+            try handle.setOpenSocketFunction(curlOpenCheckedSocket)
+            try handle.set(CURLOPT_OPENSOCKETDATA, pointer: Unmanaged.passUnretained(connectGuard).toOpaque())
+            connectGuard.refused = nil
+            connectGuard.opened = 0
             try handle.set(CURLOPT_TIMEOUT, timeout)
             try handle.set(CURLOPT_CONNECTTIMEOUT, min(timeout, 10))
             if let caFile { try handle.set(CURLOPT_CAINFO, caFile) }
@@ -65,9 +78,44 @@ final class CurlHTTPPoster {
         } catch {
             // A failed handle may hold a broken connection: the next call starts afresh.
             handle = nil
-            return CurlHTTPAnswer(status: 0, retryAfter: nil, body: [], failure: "\(error)")
+            // Every address refused says so, not curl's "Couldn't connect" (which names the host
+            // and port of the URL, never its path or query); once one was allowed, curl's error
+            // is about that one.
+            let refused = connectGuard.opened == 0 ? connectGuard.refused : nil
+            let failure = refused.map { "not sent: " + TargetAddressPolicy.explanation(address: $0.address, kind: $0.kind) }
+            return CurlHTTPAnswer(status: 0, retryAfter: nil, body: [], failure: failure ?? "\(error)")
         }
     }
+}
+
+/// What the open-socket callback checks against, and the last address it refused. Used by the
+/// one thread that runs the poster's transfers.
+private final class ConnectGuard {
+    let targets: TargetAddressPolicy
+    var refused: (address: IPAddress, kind: String)?
+    /// Sockets opened for allowed addresses during the transfer.
+    var opened = 0
+
+    init(_ targets: TargetAddressPolicy) { self.targets = targets }
+}
+
+/// CURLOPT_OPENSOCKETFUNCTION: the socket for an address the policy allows, else CURL_SOCKET_BAD
+/// (curl then tries the name's next address, or fails with CURLE_COULDNT_CONNECT).
+private func curlOpenCheckedSocket(
+    _ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype, _ address: UnsafeMutablePointer<curl_sockaddr>?
+) -> curl_socket_t {
+    guard let context, let address else { return postern_curl_socket_bad() }
+    let check = Unmanaged<ConnectGuard>.fromOpaque(context).takeUnretainedValue()
+    var raw = [UInt8](repeating: 0, count: 16)
+    let count = Int(postern_curl_sockaddr_bytes(address, &raw))
+    // Another family (a Unix socket) is never a target here.
+    guard let ip = IPAddress(networkBytes: Array(raw.prefix(count))) else { return postern_curl_socket_bad() }
+    if let kind = check.targets.refusal(of: ip) {
+        check.refused = (ip, kind)
+        return postern_curl_socket_bad()
+    }
+    check.opened += 1
+    return postern_curl_open_socket(address)
 }
 
 /// The answer's body as it arrives, up to ``CurlHTTPPoster/bodyLimit``.

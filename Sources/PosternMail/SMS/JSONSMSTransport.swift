@@ -12,11 +12,11 @@ public final class JSONSMSTransport: SMSTransport {
     private let poster: CurlHTTPPoster
     private let clock: any WallClock
 
-    public init(url: String, secrets: [WebhookSecret], caFile: String?, timeout: Int64, clock: any WallClock = SystemClock()) {
+    public init(url: String, secrets: [WebhookSecret], caFile: String?, timeout: Int64, targets: TargetAddressPolicy, clock: any WallClock = SystemClock()) {
         self.url = url
         self.secrets = secrets
         self.clock = clock
-        poster = CurlHTTPPoster(timeout: timeout, caFile: caFile)
+        poster = CurlHTTPPoster(timeout: timeout, caFile: caFile, targets: targets)
     }
 
     /// The request body.

@@ -12,9 +12,9 @@ extension SMSTransportConfig {
     }
 
     /// The factory of one transport per worker, with every secret read now (at start-up: a
-    /// missing file stops the daemon, not a send).
+    /// missing file stops the daemon, not a send), reaching only the addresses `targets` allows.
     /// - Throws: `SettingsError` naming the setting that is missing or unreadable.
-    public func transportFactory(_ settings: SMSSettings) throws(SettingsError) -> SMSTransportFactory {
+    public func transportFactory(_ settings: SMSSettings, targets: TargetAddressPolicy) throws(SettingsError) -> SMSTransportFactory {
         let (caFile, timeout) = (settings.caFile, settings.timeout)
         switch self {
         case .file(let directory):
@@ -31,7 +31,7 @@ extension SMSTransportConfig {
                 throw SettingsError("twilio: needs --sms-from or --sms-twilio-messaging-service-sid")
             }
             let base = settings.twilioBaseURL
-            return { TwilioSMSTransport(baseURL: base, accountSID: sid, authToken: token, sender: sender, caFile: caFile, timeout: timeout) }
+            return { TwilioSMSTransport(baseURL: base, accountSID: sid, authToken: token, sender: sender, caFile: caFile, timeout: timeout, targets: targets) }
         case .json(let url):
             guard let path = settings.jsonSecretFile else { throw SettingsError("json: needs --sms-json-secret-file") }
             let secrets: [WebhookSecret]
@@ -39,7 +39,7 @@ extension SMSTransportConfig {
                 throw SettingsError("--sms-json-secret-file \(path): \(error.message)")
             }
             guard !secrets.isEmpty else { throw SettingsError("--sms-json-secret-file \(path): holds no secret") }
-            return { JSONSMSTransport(url: url, secrets: secrets, caFile: caFile, timeout: timeout) }
+            return { JSONSMSTransport(url: url, secrets: secrets, caFile: caFile, timeout: timeout, targets: targets) }
         }
     }
 

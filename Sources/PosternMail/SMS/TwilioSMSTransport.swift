@@ -25,12 +25,12 @@ public final class TwilioSMSTransport: SMSTransport {
 
     /// A transport for `accountSID` at `baseURL` (`https://api.twilio.com`), authenticated with
     /// `authToken`.
-    public init(baseURL: String, accountSID: String, authToken: String, sender: Sender, caFile: String?, timeout: Int64) {
+    public init(baseURL: String, accountSID: String, authToken: String, sender: Sender, caFile: String?, timeout: Int64, targets: TargetAddressPolicy) {
         url = "\(baseURL)/2010-04-01/Accounts/\(accountSID)/Messages.json"
         self.accountSID = accountSID
         self.authToken = authToken
         self.sender = sender
-        poster = CurlHTTPPoster(timeout: timeout, caFile: caFile)
+        poster = CurlHTTPPoster(timeout: timeout, caFile: caFile, targets: targets)
     }
 
     /// `application/x-www-form-urlencoded`: everything but the unreserved characters escaped.

@@ -10,13 +10,15 @@ final class HTTPMailTransport: MailTransport {
     private let endpoint: HTTPMailEndpoint
     private let secrets: [WebhookSecret]
     private let clock: any WallClock
+    private let targets: TargetAddressPolicy
     private var poster: CurlHTTPPoster
 
-    init(endpoint: HTTPMailEndpoint, secrets: [WebhookSecret], clock: any WallClock = SystemClock()) {
+    init(endpoint: HTTPMailEndpoint, secrets: [WebhookSecret], targets: TargetAddressPolicy, clock: any WallClock = SystemClock()) {
         self.endpoint = endpoint
         self.secrets = secrets
         self.clock = clock
-        poster = Self.poster(endpoint)
+        self.targets = targets
+        poster = Self.poster(endpoint, targets)
     }
 
     func deliver(_ mail: OutgoingMail) -> DeliveryOutcome {
@@ -27,10 +29,10 @@ final class HTTPMailTransport: MailTransport {
         return DeliveryOutcome.classify(httpStatus: answer.status, reply: "HTTP \(answer.status)")
     }
 
-    func close() { poster = Self.poster(endpoint) }
+    func close() { poster = Self.poster(endpoint, targets) }
 
-    private static func poster(_ endpoint: HTTPMailEndpoint) -> CurlHTTPPoster {
-        CurlHTTPPoster(timeout: Int64(endpoint.timeout), caFile: endpoint.caFile)
+    private static func poster(_ endpoint: HTTPMailEndpoint, _ targets: TargetAddressPolicy) -> CurlHTTPPoster {
+        CurlHTTPPoster(timeout: Int64(endpoint.timeout), caFile: endpoint.caFile, targets: targets)
     }
 
     /// The Message-ID without its angle brackets: `token@domain`.

@@ -9,9 +9,11 @@ extension MailTransportConfig {
         public var description: String { message }
     }
 
-    /// A factory making one transport per worker. Reads the password file now, once.
+    /// A factory making one transport per worker. Reads the password file now, once. An HTTP
+    /// provider is reached only at an address `targets` allows (SMTP relays are not checked:
+    /// a relay on the machine itself is common).
     /// - Throws: ``SetupError`` when the password file or the CA file cannot be read.
-    public func transportFactory() throws(SetupError) -> MailTransportFactory {
+    public func transportFactory(targets: TargetAddressPolicy = TargetAddressPolicy()) throws(SetupError) -> MailTransportFactory {
         switch self {
         case .directory(let path):
             return { try DirectoryTransport(directory: path) }
@@ -47,7 +49,7 @@ extension MailTransportConfig {
             guard !secrets.isEmpty else {
                 throw SetupError(message: "--mail-http-secret-file \(endpoint.signingSecretFile) holds no whsec_ secret")
             }
-            return { HTTPMailTransport(endpoint: endpoint, secrets: secrets) }
+            return { HTTPMailTransport(endpoint: endpoint, secrets: secrets, targets: targets) }
         }
     }
 }

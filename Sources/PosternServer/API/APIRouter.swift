@@ -133,16 +133,19 @@ public final class APIRouter: Sendable {
         return .error(415, code: .unsupportedMediaType, message: accepted.refusal)
     }
 
-    /// The admin token of an admin route, and the per-IP limit (`--ip-per-minute`, counted in the
-    /// store every daemon shares), once, for every public request that can change state or check
-    /// a credential (GET and HEAD only look).
+    /// The admin token of an admin route, within its guess budget per client IP
+    /// (``AdminTokenBudget``: over it, 429 before the token is looked at), and the per-IP limit
+    /// (`--ip-per-minute`), both counted in the store every daemon shares, once, for every public
+    /// request that can change state or check a credential (GET and HEAD only look).
     private func admit(_ route: Route, request: HTTPRequest, clientIP: String) throws(AuthError) {
         if route.access == .admin {
             guard let expected = runtime.settings.adminToken else {
                 throw AuthError.adminDisabled
             }
+            try runtime.service.admitAdminAttempt(ip: clientIP)
             let given = RouteContext(request: request, parameters: [:], clientIP: clientIP).bearer ?? ""
             guard ConstantTime.equals(Array(given.utf8), Array(expected.utf8)) else {
+                try runtime.service.countWrongAdminToken(ip: clientIP)
                 throw AuthError.adminTokenWrong
             }
         }

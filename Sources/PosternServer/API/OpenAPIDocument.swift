@@ -236,7 +236,8 @@ enum OpenAPIDocument {
         if route.access == .public, route.method != "GET", route.method != "HEAD" { codes.append(.tooManyAttempts) }
         switch route.access {
         case .user: codes.append(.invalidIDToken)
-        case .admin: codes += [.unauthorized, .notFound]
+        // 429: past the admin token's guess budget of the client's address (AdminTokenBudget).
+        case .admin: codes += [.unauthorized, .notFound, .tooManyAttempts]
         case .public, .operations: break
         }
         if route.path.hasPrefix("/v1/") { codes += [.internalFailure, .unavailable] }

@@ -8,7 +8,10 @@ import Foundation
 /// header (the last `Content-Length`, or `Content-Length` over `Transfer-Encoding`); then the two
 /// disagree on where the body ends, and the bytes after it are read as a second request that the
 /// proxy never saw (request smuggling). So a request that states its length more than one way is
-/// refused rather than guessed at.
+/// refused rather than guessed at; so is one with whitespace in a header's name (RFC 9112 §5.1:
+/// `Content-Length : 4` read by a proxy that trims the name frames a body libmicrohttpd does not).
+/// libmicrohttpd refuses those itself as the server starts it (CMicroHTTPD's shim): this check
+/// holds if a build of it does not.
 struct RequestHeaders: Sendable {
     /// The headers the router reads, names lower-cased; repeated lines joined with ", " in
     /// arrival order, as RFC 9110 §5.3 combines them (X-Forwarded-For needs every hop).
@@ -17,6 +20,9 @@ struct RequestHeaders: Sendable {
     private(set) var contentLengths: [String] = []
     /// Every `Transfer-Encoding` value, in order.
     private(set) var transferEncodings: [String] = []
+    /// Whether a header's name holds a space or a tab (libmicrohttpd hands on `Name : value` as
+    /// the name "Name ").
+    private(set) var whitespaceInName = false
 
     /// The names handed on to the router; others are not kept.
     static let forwarded: Set<String> = [
@@ -25,6 +31,7 @@ struct RequestHeaders: Sendable {
 
     /// Records one header line.
     mutating func add(name: String, value: String) {
+        if name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) { whitespaceInName = true }
         let name = name.lowercased()
         switch name {
         case "content-length": contentLengths.append(value)
@@ -41,6 +48,9 @@ struct RequestHeaders: Sendable {
 
     /// Why the body's length is ambiguous, or nil when it is stated at most one way.
     var framingConflict: String? {
+        if whitespaceInName {
+            return "A header has whitespace between its name and the colon."
+        }
         if !transferEncodings.isEmpty && !contentLengths.isEmpty {
             return "The request has both Content-Length and Transfer-Encoding."
         }

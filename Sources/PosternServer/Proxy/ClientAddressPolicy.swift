@@ -28,8 +28,8 @@ public struct ClientAddressPolicy: Sendable {
     private init(trust: Trust) { self.trust = trust }
 
     /// The policy of `--trust-proxy` and `--trusted-proxies` (which wins when both are given).
-    /// - Throws: `TrustedProxiesError` quoting the first entry that is not a CIDR.
-    public init(trustProxy: Bool, trustedProxies: [String]) throws(TrustedProxiesError) {
+    /// - Throws: `IPNetworkError` quoting the first entry that is not a CIDR.
+    public init(trustProxy: Bool, trustedProxies: [String]) throws(IPNetworkError) {
         var networks: [IPNetwork] = []
         for entry in trustedProxies { networks.append(try IPNetwork(parsing: entry)) }
         if !networks.isEmpty {
@@ -40,8 +40,8 @@ public struct ClientAddressPolicy: Sendable {
     }
 
     /// The policy `settings` ask for.
-    /// - Throws: `TrustedProxiesError` for a `--trusted-proxies` entry that is not a CIDR.
-    public init(settings: Settings) throws(TrustedProxiesError) {
+    /// - Throws: `IPNetworkError` for a `--trusted-proxies` entry that is not a CIDR.
+    public init(settings: Settings) throws(IPNetworkError) {
         try self.init(trustProxy: settings.trustProxy, trustedProxies: settings.trustedProxies)
     }
 

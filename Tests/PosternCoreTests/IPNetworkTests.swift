@@ -1,4 +1,4 @@
-@testable import PosternServer
+@testable import PosternCore
 import Testing
 
 @Suite("CIDR parsing")
@@ -17,8 +17,8 @@ struct IPNetworkTests {
         "", "10.0.0.0/ 8", "10.0.0.0/x", "::ffff:10.0.0.0/8", "fe80::1%eth0/64", "10.0.0.0/0008",
     ])
     func refuses(entry: String) {
-        #expect(throws: TrustedProxiesError(entry: entry)) { try IPNetwork(parsing: entry) }
-        #expect(TrustedProxiesError(entry: entry).description.contains(entry.debugDescription))
+        #expect(throws: IPNetworkError(entry: entry)) { try IPNetwork(parsing: entry) }
+        #expect(IPNetworkError(entry: entry).description.contains(entry.debugDescription))
     }
 
     @Test("membership follows the prefix, bit by bit, and never crosses families")
