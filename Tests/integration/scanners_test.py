@@ -10,6 +10,8 @@ Before the confirm pages asked for a typed number, the scanner verified addresse
 accounts to a new address and undid address changes (ending every session) on its own; before
 "I did not ask for this" changed nothing, it ended approvals and the mail's 6-digit code with them.
 """
+import base64
+import hashlib
 import os
 import re
 import secrets
@@ -195,17 +197,20 @@ def test_sign_in_and_reset_links_scanner_spends_nothing(postern):
     assert status == 200 and 'id="done"' in page, page
 
 
-def test_approval_scanner_presses_every_button_changes_nothing(postern):
-    import base64
-    import hashlib
-
-    address = unique("approver")
+def ask_approval(postern, address, device):
+    """An asking device's approval request: its PKCE verifier, the answer (with the number it
+    shows) and the mail the owner gets."""
     verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
     status, sent, _ = postern.post("/v1/email-link/send", {
-        "email": address, "codeChallenge": challenge, "approval": True, "deviceName": "Ada's phone"})
+        "email": address, "codeChallenge": challenge, "approval": True, "deviceName": device})
     assert status == 202, sent
-    msg = postern.mailbox.next(address)
+    return verifier, sent, postern.mailbox.next(address)
+
+
+def test_approval_scanner_presses_every_button_changes_nothing(postern):
+    address = unique("approver")
+    verifier, sent, msg = ask_approval(postern, address, "Ada's phone")
     link = action_link(msg, postern.public_url, "signIn")
     wait = {"email": address, "codeVerifier": verifier, "waitSeconds": 0}
 
@@ -224,15 +229,8 @@ def test_approval_scanner_presses_every_button_changes_nothing(postern):
 
 
 def test_approval_wrong_number_leaves_the_mails_code(postern):
-    import base64
-    import hashlib
-
     address = unique("fallback")
-    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    status, sent, _ = postern.post("/v1/email-link/send", {
-        "email": address, "codeChallenge": challenge, "approval": True, "deviceName": "Grace's laptop"})
-    msg = postern.mailbox.next(address)
+    verifier, sent, msg = ask_approval(postern, address, "Grace's laptop")
     person = Person()
     person.open(action_link(msg, postern.public_url, "signIn"))
     person.press("review")
