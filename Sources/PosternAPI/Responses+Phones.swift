@@ -96,7 +96,7 @@ extension PhoneClaimBody: DocumentedBody {
     public static var schema: JSONSchema {
         .object("A claim that a phone number belongs to an account, as its parties see it (the number only as `+49…`).", [
             .required("claimId", .phoneClaimID),
-            .required("phoneNumber", .string("The redacted number: `+` and the country calling code, then `…`.")),
+            .required("phoneNumber", .string("The redacted number: `+` and the country calling code, then `…`; in the account's own list, while the claim is unsettled, also the last two digits (`+49…78`), so its owner can tell a number someone else claimed for the account from their own.")),
             .required("status", .oneOf(PhoneClaimBody.statuses,
                 "awaiting_code: the holder has not typed the code; awaiting_approval: the holder proved it first, the owner has not approved; awaiting_transfer: both agreed, another account holds the number until it releases it or transferDueAt; verified: the number is the account's; expired.")),
             .required("ownerApproved", .boolean("The account's owner agreed.")),

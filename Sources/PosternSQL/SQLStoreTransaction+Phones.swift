@@ -96,6 +96,13 @@ extension SQLStoreTransaction {
         return try db.execute("UPDATE phone_claims SET recipient = ? WHERE id = ?", [.blob(try phoneSeal.seal(number)), .text(id)]) == 1
     }
 
+    public func keptNumber(ofClaim id: String) throws -> PhoneNumber? {
+        guard let phoneSeal,
+            let sealed = try db.first("SELECT recipient FROM phone_claims WHERE id = ? AND recipient IS NOT NULL", [.text(id)], { $0.blob(0) ?? [] })
+        else { return nil }
+        return try phoneSeal.open(sealed)
+    }
+
     public func forgetNumber(ofClaim id: String) throws {
         try db.execute("UPDATE phone_claims SET recipient = NULL WHERE id = ? AND recipient IS NOT NULL", [.text(id)])
     }

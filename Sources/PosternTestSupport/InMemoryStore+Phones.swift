@@ -53,6 +53,10 @@ extension InMemoryStore.Transaction {
 
     public func forgetNumber(ofClaim id: String) throws { state.claimNumbers[id] = nil }
 
+    public func keptNumber(ofClaim id: String) throws -> PhoneNumber? {
+        state.phoneClaims[id] == nil ? nil : state.claimNumbers[id]
+    }
+
     public func enqueueSMS(_ intent: SMSIntent, toNumberOfClaim id: String, now: Int64, giveUpAt: Int64) throws -> Bool {
         guard state.phoneClaims[id] != nil, let number = state.claimNumbers[id] else { return false }
         _ = try enqueueSMS(intent, recipient: number, now: now, giveUpAt: giveUpAt)

@@ -102,6 +102,28 @@ struct FlowPhoneTests {
         expectAuthError("PHONE_CLAIM_STATE") { _ = try h.service.approvePhoneClaim(idToken: fresh.session.idToken, claimID: started.claimID) }
     }
 
+    @Test("attacker: a number planted for the victim's account (holder first) shows its last two digits in the victim's list, so it cannot pass for the victim's own")
+    func plantedClaimShowsItsEnding() throws {
+        let h = try Self.harness()
+        let victim = try h.signIn("u@example.com")
+        let own = try Self.add(h, victim.session.idToken)
+        _ = try h.service.provePhoneAsOwner(idToken: victim.session.idToken, claimID: own.id, code: own.code)
+        // The attacker proves a number of its own and asks for it to join the victim's account.
+        let attacker = try h.signIn("attacker@example.com").session
+        let planted = try h.service.startPhoneClaim(
+            idToken: attacker.idToken, phoneNumber: "+49 151 9876 5432", email: "u@example.com", locale: nil, clientIP: nil)
+        let code = try h.lastSMSCode()
+        _ = try h.service.provePhoneAsHolder(claimID: planted.claimID, code: code)
+        let claims = try Self.phones(h, victim.session.idToken)
+        let shown = try #require(claims.first { $0.claimID == planted.claimID })
+        #expect(shown.status == .awaitingApproval && shown.phoneNumber == "+49…32", "\(shown.phoneNumber)")
+        // The victim's own, settled number shows no digits; nothing else of the planted one shows.
+        #expect(claims.first { $0.claimID == own.id }?.phoneNumber == "+49…")
+        #expect(!claims.contains { $0.phoneNumber.contains("9876") })
+        // The attacker's own view of the claim (the holder's read) shows no more than before.
+        #expect(try h.service.readPhoneClaimAsHolder(claimID: planted.claimID, code: code).phoneNumber == "+49…")
+    }
+
     @Test("holder first for an address without an account: the same answer, and nothing can approve it")
     func holderFirstNoAccount() throws {
         let h = try Self.harness()

@@ -66,6 +66,14 @@ public struct PhoneClaim: Sendable, Hashable {
 
     /// `+49…`: the country calling code and nothing of the rest.
     public var redactedNumber: String { "+\(countryCode)…" }
+
+    /// `+49…78` for the account's owner when the claim still keeps its number (`number`): the last
+    /// two digits, so an owner asked to approve a number the holder claimed can tell it from
+    /// their own (a planted claim showed `+49…` like theirs); else ``redactedNumber``.
+    public func redactedNumber(keeping number: PhoneNumber?) -> String {
+        guard let number else { return redactedNumber }
+        return redactedNumber + String(number.e164.suffix(2))
+    }
 }
 
 /// The verified holder of a number: one row per number (its primary key is the number's hash), so

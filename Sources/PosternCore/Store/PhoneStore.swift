@@ -14,6 +14,10 @@ public protocol PhoneReader {
     func phoneTransfersDue(by now: Int64, limit: Int) throws -> [PhoneClaim]
     /// Who holds the number with this keyed hash verified, if anyone.
     func phoneNumberHolder(numberHash: [UInt8]) throws -> PhoneNumberHolder?
+    /// The number the claim `id` keeps sealed (``PhoneWriter/keepNumber(_:ofClaim:)``), opened; nil
+    /// when it keeps none (settled, or from before claims kept one) or this store was opened
+    /// without the master key.
+    func keptNumber(ofClaim id: String) throws -> PhoneNumber?
     /// The phone sign-in request `requestID`, if it is still the number's newest (the SMS composer's look-up).
     func phoneSignIn(requestID: String) throws -> PhoneSignInCode?
 }

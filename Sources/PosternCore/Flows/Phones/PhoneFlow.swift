@@ -1,10 +1,11 @@
 import Foundation
 import PosternCrypto
 
-/// What one party sees of a claim: never the number (its redacted form `+49…`), never the code.
+/// What one party sees of a claim: never the number (its redacted form `+49…`, and to the
+/// account's owner the last two digits while the claim keeps its number: `+49…78`), never the code.
 public struct PhoneClaimView: Sendable, Hashable {
     public var claimID: String
-    /// `+49…`.
+    /// `+49…`, or `+49…78` in the owner's list while the claim keeps its number.
     public var phoneNumber: String
     public var status: PhoneClaimLife.Phase
     public var ownerApproved: Bool
@@ -23,10 +24,13 @@ public struct PhoneClaimView: Sendable, Hashable {
     /// on the holder's verified number another account asks for.
     public var awaitingRelease: Bool
 
-    init(_ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil, awaitingRelease: Bool = false) {
+    init(
+        _ claim: PhoneClaim, life: PhoneClaimLife, now: Int64, releaseRequestedUntil: Int64? = nil, awaitingRelease: Bool = false,
+        keptNumber: PhoneNumber? = nil
+    ) {
         let phase = life.phase(now: now)
         claimID = claim.id
-        phoneNumber = claim.redactedNumber
+        phoneNumber = claim.redactedNumber(keeping: keptNumber)
         status = phase
         ownerApproved = claim.ownerApprovedAt != nil
         holderProved = claim.holderProvedAt != nil
@@ -238,7 +242,11 @@ final class PhoneFlow: Sendable {
             let asking = claim.verifiedAt == nil ? [] : incoming.filter { $0.numberHash == claim.numberHash }
             let until = asking.compactMap(\.transferDueAt).filter { $0 != PhoneClaimLife.onReleaseOnly }.min()
             let onRelease = asking.contains { $0.transferDueAt == PhoneClaimLife.onReleaseOnly }
-            return PhoneClaimView(claim, life: life(claim), now: now, releaseRequestedUntil: until, awaitingRelease: onRelease)
+            // The owner sees the last two digits while the claim keeps its number (until it is
+            // settled): enough to tell a number someone else claimed for this account from theirs.
+            return PhoneClaimView(
+                claim, life: life(claim), now: now, releaseRequestedUntil: until, awaitingRelease: onRelease,
+                keptNumber: try tx.keptNumber(ofClaim: claim.id))
         }
     }
 
