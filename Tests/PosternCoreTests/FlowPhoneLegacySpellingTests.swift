@@ -16,11 +16,26 @@ struct FlowPhoneLegacySpellingTests {
         try FlowHarness {
             $0.phoneSignIn = true
             $0.sms.phoneSignIn = true
+            $0.webhooks = WebhookConfiguration(endpoints: ["https://hooks.example.com/a"])
         }
     }
 
     static func hash(_ h: FlowHarness, _ e164: String) -> [UInt8] {
         PhoneFlow.numberHash(e164: e164, ring: h.service.context.keys.current)
+    }
+
+    /// The claim and holding of `e164` for the account `uid`, as ``heldAsBefore`` writes them (the account exists).
+    static func alsoHeldAsBefore(_ h: FlowHarness, _ e164: String, uid: String) throws -> String {
+        let numberHash = hash(h, e164)
+        let claimID = UUID().uuidString
+        let now = h.clock.unixSeconds()
+        try h.store.write { tx in
+            try tx.insertPhoneClaim(PhoneClaim(
+                id: claimID, uid: uid, numberHash: numberHash, countryCode: "49", codeHash: [1], createdAt: now, codeExpiresAt: now,
+                expiresAt: now, ownerApprovedAt: now, holderProvedAt: now, verifiedAt: now))
+            #expect(try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: numberHash, uid: uid, claimID: claimID, verifiedAt: now)))
+        }
+        return claimID
     }
 
     /// What the sign-in flow before libphonenumber wrote for a phone sign-up with `e164` as the
@@ -108,5 +123,23 @@ struct FlowPhoneLegacySpellingTests {
         h.clock.advance(by: 30 * 86_400)
         #expect(try h.service.settleDuePhoneTransfers().moved == 0)
         #expect(try Self.signInByPhone(h, Self.number).uid == old.uid)
+    }
+
+    @Test("a phone-only account that verified both spellings: the old one is the same number, not another way in, so a claim waits for release")
+    func sameAccountHoldsBothSpellings() throws {
+        let h = try Self.harness()
+        let held = try Self.heldAsBefore(h, Self.number)
+        let twin = try Self.alsoHeldAsBefore(h, Self.legacy, uid: held.uid)
+        let a = try h.signIn("attacker@example.com")
+        let claim = try h.service.addPhone(idToken: a.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        _ = try h.service.provePhoneAsHolder(claimID: claim.claimID, code: try h.lastSMSCode())
+        let asked = try h.service.phoneClaims(idToken: a.session.idToken)
+        #expect(asked.map(\.status) == [.awaitingTransfer] && asked[0].awaitingRelease && asked[0].transferDueAt == nil)
+        // The old spelling's holding is gone (said as phone.removed); the number's own stays.
+        #expect(h.store.snapshot().phoneClaims[twin] == nil && h.store.snapshot().phoneNumbers[Self.hash(h, Self.legacy)] == nil)
+        #expect(h.store.snapshot().webhooks.map(\.eventType).contains("phone.removed"))
+        h.clock.advance(by: 30 * 86_400)
+        #expect(try h.service.settleDuePhoneTransfers().moved == 0)
+        #expect(try Self.signInByPhone(h, Self.number).uid == held.uid)
     }
 }

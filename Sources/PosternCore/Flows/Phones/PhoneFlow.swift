@@ -75,16 +75,24 @@ final class PhoneFlow: Sendable {
     /// re-keyed to the number's hash in this write — so an account verified under an old
     /// spelling keeps its number, a phone-only one its way in. The first held spelling in their
     /// order is re-keyed; a holding under the number's own hash always wins, and another
-    /// account's holding of an old spelling then stays as it is (no account is merged).
+    /// account's holding of an old spelling then stays as it is (no account is merged). The
+    /// holder's own holding of another spelling is the same number again, not another way in
+    /// (``isOnlyWayIn(numberHash:of:tx:)`` would count it so): it is deleted, as `phone.removed`.
     func holding(of number: PhoneNumber, tx: any StoreWriter) throws -> PhoneNumberHolder? {
         let ring = context.keys.current
         let numberHash = Self.numberHash(number, ring: ring)
-        if let held = try tx.phoneNumberHolder(numberHash: numberHash) { return held }
-        for spelling in number.legacySpellings
-        where try tx.rekeyPhoneNumber(from: Self.numberHash(e164: spelling, ring: ring), to: numberHash) {
-            return try tx.phoneNumberHolder(numberHash: numberHash)
+        var holding = try tx.phoneNumberHolder(numberHash: numberHash)
+        for spelling in number.legacySpellings {
+            let legacyHash = Self.numberHash(e164: spelling, ring: ring)
+            guard let held = holding else {
+                if try tx.rekeyPhoneNumber(from: legacyHash, to: numberHash) { holding = try tx.phoneNumberHolder(numberHash: numberHash) }
+                continue
+            }
+            guard let twin = try tx.phoneNumberHolder(numberHash: legacyHash), twin.uid == held.uid else { continue }
+            _ = try tx.deletePhoneClaim(id: twin.claimID)
+            try context.events.record(.phoneRemoved(uid: twin.uid, claimID: twin.claimID), tx: tx, now: context.clock.unixSeconds())
         }
-        return nil
+        return holding
     }
 
     /// The bucket of the number's guessing budget (``GuessBudget``, the address's shape): a keyed
