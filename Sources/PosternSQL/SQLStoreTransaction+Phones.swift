@@ -91,6 +91,17 @@ extension SQLStoreTransaction {
             [.blob(holder.numberHash), .text(holder.uid), .text(holder.claimID), .integer(holder.verifiedAt)]) == 1
     }
 
+    public func rekeyPhoneNumber(from legacyHash: [UInt8], to numberHash: [UInt8]) throws -> Bool {
+        // The NOT EXISTS keeps a canonical holding (the primary key would refuse the move anyway,
+        // and PostgreSQL would abort the whole write on the refusal).
+        let moved = try db.execute(
+            "UPDATE phone_numbers SET number_hash = ? WHERE number_hash = ? AND NOT EXISTS (SELECT 1 FROM phone_numbers WHERE number_hash = ?)",
+            [.blob(numberHash), .blob(legacyHash), .blob(numberHash)])
+        guard moved == 1 else { return false }
+        try db.execute("UPDATE phone_claims SET number_hash = ? WHERE number_hash = ?", [.blob(numberHash), .blob(legacyHash)])
+        return true
+    }
+
     public func keepNumber(_ number: PhoneNumber, ofClaim id: String) throws -> Bool {
         guard let phoneSeal else { throw StoreError.unavailable("this store was opened without the master key: it cannot keep a number") }
         return try db.execute("UPDATE phone_claims SET recipient = ? WHERE id = ?", [.blob(try phoneSeal.seal(number)), .text(id)]) == 1

@@ -45,6 +45,14 @@ extension InMemoryStore.Transaction {
         state.phoneClaims[claim.id] = stored
     }
 
+    public func rekeyPhoneNumber(from legacyHash: [UInt8], to numberHash: [UInt8]) throws -> Bool {
+        guard state.phoneNumbers[numberHash] == nil, var holding = state.phoneNumbers.removeValue(forKey: legacyHash) else { return false }
+        holding.numberHash = numberHash
+        state.phoneNumbers[numberHash] = holding
+        for (id, claim) in state.phoneClaims where claim.numberHash == legacyHash { state.phoneClaims[id]?.numberHash = numberHash }
+        return true
+    }
+
     public func keepNumber(_ number: PhoneNumber, ofClaim id: String) throws -> Bool {
         guard state.phoneClaims[id] != nil else { return false }
         state.claimNumbers[id] = number

@@ -139,4 +139,55 @@ struct PhoneStoreTests {
         let holders = try h.store.read { tx in try all.compactMap { try tx.phoneClaim(id: $0.claimID)?.verifiedAt } }
         #expect(holders.count == 1)
     }
+
+    @Test("a holding under an old spelling's hash is re-keyed with every claim of that hash; never onto a held number", arguments: StoreKind.available)
+    func rekeyLegacyHolding(kind: StoreKind) throws {
+        try Self.checkRekey(try kind.database().open())
+    }
+
+    @Test("the in-memory store re-keys as the SQL stores do")
+    func rekeyLegacyHoldingInMemory() throws {
+        try Self.checkRekey(InMemoryStore())
+    }
+
+    static func claim(_ id: String, uid: String, hash: [UInt8]) -> PhoneClaim {
+        var claim = Self.claim(id, uid: uid)
+        claim.numberHash = hash
+        return claim
+    }
+
+    /// U holds the number under its old spelling's hash (`legacy`), V's claim waits for it; then
+    /// the number in both spellings, held by V (old) and W (canonical).
+    static func checkRekey(_ store: any Store) throws {
+        let legacy = Array(repeating: UInt8(3), count: 32), canonical = Array(repeating: UInt8(4), count: 32)
+        let legacyTwin = Array(repeating: UInt8(5), count: 32), canonicalTwin = Array(repeating: UInt8(6), count: 32)
+        try store.write { tx in
+            for uid in ["U", "V", "W"] { try tx.insertAccount(Account(uid: uid, createdAt: 1)) }
+            try tx.insertPhoneClaim(Self.claim("held", uid: "U", hash: legacy))
+            var waiting = Self.claim("asks", uid: "V", hash: legacy)
+            waiting.transferFrom = "U"
+            try tx.insertPhoneClaim(waiting)
+            try tx.insertPhoneClaim(Self.claim("other", uid: "W", hash: canonicalTwin))
+            try tx.insertPhoneClaim(Self.claim("twinOld", uid: "V", hash: legacyTwin))
+            try tx.insertPhoneClaim(Self.claim("twinNew", uid: "W", hash: canonicalTwin))
+            #expect(try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: legacy, uid: "U", claimID: "held", verifiedAt: 1_100)))
+            #expect(try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: legacyTwin, uid: "V", claimID: "twinOld", verifiedAt: 1_100)))
+            #expect(try tx.holdPhoneNumber(PhoneNumberHolder(numberHash: canonicalTwin, uid: "W", claimID: "twinNew", verifiedAt: 1_200)))
+        }
+        #expect(try store.write { tx in try tx.rekeyPhoneNumber(from: legacy, to: canonical) })
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: canonical) } == PhoneNumberHolder(numberHash: canonical, uid: "U", claimID: "held", verifiedAt: 1_100))
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: legacy) } == nil)
+        let held = try #require(try store.read { try $0.phoneClaim(id: "held") })
+        #expect(held.numberHash == canonical && held.verifiedAt == 1_100)
+        #expect(try store.read { try $0.phoneClaim(id: "asks") }?.numberHash == canonical)
+        #expect(try store.read { try $0.phoneTransfers(from: "U") }.map(\.numberHash) == [canonical])
+        // Done once: the old hash holds nothing any more.
+        #expect(try !store.write { tx in try tx.rekeyPhoneNumber(from: legacy, to: canonical) })
+        // Held in both spellings: nothing moves, neither holding nor any claim.
+        #expect(try !store.write { tx in try tx.rekeyPhoneNumber(from: legacyTwin, to: canonicalTwin) })
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: legacyTwin) }?.uid == "V")
+        #expect(try store.read { try $0.phoneNumberHolder(numberHash: canonicalTwin) }?.uid == "W")
+        #expect(try store.read { try $0.phoneClaim(id: "twinOld") }?.numberHash == legacyTwin)
+        #expect(try store.read { try $0.phoneClaim(id: "other") }?.numberHash == canonicalTwin)
+    }
 }

@@ -33,6 +33,12 @@ public protocol PhoneWriter: PhoneReader {
     /// Makes `holder` the verified holder of its number; false when another claim holds it (the
     /// unique key decides between concurrent writers: exactly one gets true).
     func holdPhoneNumber(_ holder: PhoneNumberHolder) throws -> Bool
+    /// Re-keys a number verified under an old spelling's keyed hash (``PhoneNumber/legacySpellings``):
+    /// the holding under `legacyHash` moves to `numberHash`, and every claim of `legacyHash` (the
+    /// holding's own and any open on it) with it, in this write. False, and nothing changed, when
+    /// `legacyHash` is not held or `numberHash` is (a number held in both spellings by two
+    /// accounts keeps both holdings: the canonical one is the number's).
+    func rekeyPhoneNumber(from legacyHash: [UInt8], to numberHash: [UInt8]) throws -> Bool
     /// Keeps `number`, sealed (as the SMS outbox seals a recipient), with the claim `id` until
     /// ``forgetNumber(ofClaim:)``; false when there is no such claim.
     /// Throws `StoreError.unavailable` for a store opened without the master key.

@@ -64,7 +64,39 @@ final class PhoneFlow: Sendable {
     /// The number's keyed hash: equal numbers, equal hashes; a copy of the database alone cannot
     /// be searched with a list of numbers.
     static func numberHash(_ number: PhoneNumber, ring: KeyRing) -> [UInt8] {
-        ring.phoneNumbers.authenticate(Array("postern-phone-number|\(number.e164)".utf8))
+        numberHash(e164: number.e164, ring: ring)
+    }
+
+    /// The keyed hash of a number's E.164 text as stored: also of an old spelling
+    /// (``PhoneNumber/legacySpellings``), which the parser no longer makes.
+    static func numberHash(e164: String, ring: KeyRing) -> [UInt8] {
+        ring.phoneNumbers.authenticate(Array("postern-phone-number|\(e164)".utf8))
+    }
+
+    /// Who holds `number` verified, in the caller's write: under its keyed hash, or else under
+    /// the hash of an old spelling of it (``PhoneNumber/legacySpellings``: the parser before
+    /// libphonenumber kept `+49 0151…` as `+490151…`), whose holding, and the claims on it, are
+    /// re-keyed to the number's hash in this write — so an account verified under an old
+    /// spelling keeps its number, a phone-only one its way in. The first held spelling in their
+    /// order is re-keyed; a holding under the number's own hash always wins, and another
+    /// account's holding of an old spelling then stays as it is (no account is merged). The
+    /// holder's own holding of another spelling is the same number again, not another way in
+    /// (``isOnlyWayIn(numberHash:of:tx:)`` would count it so): it is deleted, as `phone.removed`.
+    func holding(of number: PhoneNumber, tx: any StoreWriter) throws -> PhoneNumberHolder? {
+        let ring = context.keys.current
+        let numberHash = Self.numberHash(number, ring: ring)
+        var holding = try tx.phoneNumberHolder(numberHash: numberHash)
+        for spelling in number.legacySpellings {
+            let legacyHash = Self.numberHash(e164: spelling, ring: ring)
+            guard let held = holding else {
+                if try tx.rekeyPhoneNumber(from: legacyHash, to: numberHash) { holding = try tx.phoneNumberHolder(numberHash: numberHash) }
+                continue
+            }
+            guard let twin = try tx.phoneNumberHolder(numberHash: legacyHash), twin.uid == held.uid else { continue }
+            _ = try tx.deletePhoneClaim(id: twin.claimID)
+            try context.events.record(.phoneRemoved(uid: twin.uid, claimID: twin.claimID), tx: tx, now: context.clock.unixSeconds())
+        }
+        return holding
     }
 
     /// The bucket of the number's guessing budget (``GuessBudget``, the address's shape): a keyed
@@ -176,6 +208,9 @@ final class PhoneFlow: Sendable {
         let admission = context.smsAdmission
         try context.write { tx in
             let decision = try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx)
+            // A holding under an old spelling of the number is re-keyed now, so this claim's
+            // settling finds its holder (and waits for its release) as it would the number's own.
+            _ = try self.holding(of: number, tx: tx)
             // Silenced by the number's own caps, the claim is still recorded, with the answer of
             // any other (a missing claim would tell the caller); only its SMS is not sent, so its
             // code is never known and it expires.
@@ -225,11 +260,12 @@ final class PhoneFlow: Sendable {
         }
     }
 
-    /// Who holds the number with this keyed hash, once a transfer of it whose cool-off is over
-    /// has moved it, in the caller's transaction: phone sign-in asks this, so past the cool-off
+    /// Who holds `number` (re-keyed from an old spelling: ``holding(of:tx:)``), once a transfer of
+    /// it whose cool-off is over has moved it, in the caller's transaction: phone sign-in asks this, so past the cool-off
     /// the number signs in to the account that claimed it, never again to the one it left.
-    func holderSettlingTransfers(numberHash: [UInt8], tx: any StoreWriter, now: Int64) throws -> PhoneNumberHolder? {
-        guard let holding = try tx.phoneNumberHolder(numberHash: numberHash) else { return nil }
+    func holderSettlingTransfers(number: PhoneNumber, tx: any StoreWriter, now: Int64) throws -> PhoneNumberHolder? {
+        guard let holding = try holding(of: number, tx: tx) else { return nil }
+        let numberHash = holding.numberHash
         let waiting = try tx.phoneTransfers(from: holding.uid).filter { $0.numberHash == numberHash }
         guard !waiting.isEmpty else { return holding }
         for claim in waiting { try settle(claim, tx: tx, now: now) }

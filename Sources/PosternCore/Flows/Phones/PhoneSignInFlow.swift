@@ -113,7 +113,7 @@ final class PhoneSignInFlow: Sendable {
             }
             // The right code: from here every refusal rolls back (the try is not counted, nothing consumed).
             let session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
-            let holding = try self.phones.holderSettlingTransfers(numberHash: numberHash, tx: tx, now: now)
+            let holding = try self.phones.holderSettlingTransfers(number: number, tx: tx, now: now)
             let holder = try holding.flatMap { try tx.account(uid: $0.uid) }
             let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
             var migration: LoginDescriptor.Migration?
