@@ -41,6 +41,12 @@ struct ServeCommand: Subcommand {
             throw CommandFailure(code: .usage, message: "--trusted-proxies: \(error)")
         }
         let logger = standardErrorLogger("serve", level: .info)
+        if settings.publicURLFromListen, !settings.listensOnLoopbackOnly {
+            // Links to 127.0.0.1 open on this host only: mail read elsewhere needs the real origin.
+            logger.warning(
+                "--public-url is not set: the links in mail point at the --listen address; set --public-url to the origin users reach",
+                ["listen": settings.listen, "publicUrl": settings.publicURL])
+        }
         // Every connection is a descriptor: take all the system allows, and keep libmicrohttpd's
         // limit below it so an excess is refused at once instead of starving the listener.
         let descriptors = ConnectionBudget.raiseFileDescriptorLimit()

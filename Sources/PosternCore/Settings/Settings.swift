@@ -22,7 +22,11 @@ public struct Settings: Sendable, Equatable {
     public var mailHTTPSecretFile: String?
     /// `--mail-from`, or nil for the app name at `no-reply@localhost` (see ``senderMailbox()``).
     public var mailFrom: String?
+    /// The origin of the links in mail: `--public-url`, else `http://HOST:PORT` of `--listen`.
     public var publicURL = "http://127.0.0.1:8080"
+    /// Whether ``publicURL`` was made from `--listen` because `--public-url` was not given (the
+    /// daemon then warns: a link to a loopback or internal address opens only on that host).
+    public var publicURLFromListen = false
     public var allowedContinueHosts: [String] = []
     public var adminToken: String?
     public var templates: String?
@@ -141,6 +145,7 @@ public struct Settings: Sendable, Equatable {
         flags: [String: String], environment: [String: String], file: [String: String]
     ) throws(SettingsError) -> Settings {
         var settings = Settings()
+        var givenPublicURL = false
         for descriptor in descriptors {
             let source: (String, String)? =
                 flags[descriptor.flag].map { ("--\(descriptor.flag)", $0) }
@@ -152,9 +157,43 @@ public struct Settings: Sendable, Equatable {
             } catch {
                 throw SettingsError("\(origin): \(error.message)")
             }
+            if descriptor.flag == "public-url" { givenPublicURL = true }
+        }
+        if !givenPublicURL {
+            guard let derived = publicURL(listeningOn: settings.listen) else {
+                throw SettingsError("--listen \(settings.listen) makes no link origin; set --public-url, such as https://auth.example.com")
+            }
+            settings.publicURL = derived
+            settings.publicURLFromListen = true
         }
         try settings.checkTargets()
         return settings
+    }
+
+    /// Whether `--listen` binds a loopback address only (`127.0.0.1`, `localhost`, `[::1]`):
+    /// then the links made from it open where the daemon runs, as a newcomer's set-up wants.
+    public var listensOnLoopbackOnly: Bool {
+        guard let colon = listen.lastIndex(of: ":") else { return false }
+        let host = listen[..<colon].lowercased()
+        return host == "localhost" || host == "[::1]" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The public URL when `--public-url` is not given: `http://HOST:PORT` of the `--listen`
+    /// address, so the links in mail reach the port the daemon binds; an unspecified host
+    /// (`0.0.0.0`, `[::]`) becomes loopback (`127.0.0.1`, `[::1]`), since no link can open it.
+    /// Nil when the result is no URL a link may have.
+    public static func publicURL(listeningOn listen: String) -> String? {
+        guard let colon = listen.lastIndex(of: ":"), colon != listen.startIndex else { return nil }
+        var host = String(listen[..<colon])
+        let port = listen[listen.index(after: colon)...]
+        switch host {
+        case "0.0.0.0": host = "127.0.0.1"
+        case "[::]", "::": host = "[::1]"
+        default: if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        }
+        let url = "http://\(host):\(port)"
+        guard (try? LinkPolicy(publicURL: url, allowedHosts: [])) != nil else { return nil }
+        return url
     }
 
     /// Refuses an HTTP target of the settings whose host is a literal address the target policy
@@ -210,7 +249,7 @@ public struct Settings: Sendable, Equatable {
             guard !v.contains(where: { $0.isNewline }), v.contains("@") else { throw SettingsError("must be an address, optionally \"Name <address>\"") }
             s.mailFrom = v
         },
-        text("public-url", "POSTERN_PUBLIC_URL", "origin of the links in mail (default http://127.0.0.1:8080)") { s, v throws(SettingsError) in
+        text("public-url", "POSTERN_PUBLIC_URL", "origin of the links in mail, such as https://auth.example.com (default: http://HOST:PORT of --listen, 0.0.0.0 read as 127.0.0.1, with a warning at start: set it wherever the links are opened from another host)") { s, v throws(SettingsError) in
             // The one parser of links (LinkPolicy) decides, so what starts is what the link checks accept.
             guard (try? LinkPolicy(publicURL: v, allowedHosts: [])) != nil, !v.contains("?"), !v.contains("#") else {
                 throw SettingsError("must be an absolute http(s) URL such as https://auth.example.com")
