@@ -27,6 +27,8 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 public struct PosternStorage: Sendable {
     public let store: any Store
     public let keyVault: KeyVault
+    /// The master key file the key vault was opened with (a path, never its contents).
+    public let masterKeyFile: String
     let clock: any WallClock
 
     /// Opens (creating and migrating) the database — SQLite for a path, PostgreSQL for a
@@ -35,10 +37,11 @@ public struct PosternStorage: Sendable {
     public init(settings: Settings, clock: any WallClock = SystemClock()) throws(StartupError) {
         self.clock = clock
         let database = Self.describe(database: settings.database)
+        masterKeyFile = Self.masterKeyFile(settings)
         do {
             let (store, seal) = try Self.openStore(settings)
             self.store = store
-            let keyFile = Self.masterKeyFile(settings)
+            let keyFile = masterKeyFile
             let box: SecretBox
             do {
                 box = try MasterKeyFile.loadOrCreate(at: keyFile)
@@ -100,13 +103,25 @@ public struct PosternStorage: Sendable {
     }
 
     /// Creates missing keys, removes expired ones, and opens the ring.
-    /// - Throws: `StartupError` when the keys cannot be read or opened with the master key.
+    /// - Throws: `StartupError` when the keys cannot be read or opened with the master key; for a
+    ///   master key other than the one that sealed them, naming the key file used (never its key).
     public func openKeys() throws(StartupError) -> KeyRingCache {
         do {
             return try KeyRingCache(vault: keyVault, clock: clock)
+        } catch let error as CryptoError where error == .authenticationFailed {
+            throw .dependency(Self.wrongMasterKey(masterKeyFile))
         } catch {
             throw .dependency("cannot open the signing keys: \(error)")
         }
+    }
+
+    /// What to do when the master key file opens none of the database's signing keys: the
+    /// database was made with another key (another file, or a daemon started elsewhere).
+    static func wrongMasterKey(_ keyFile: String) -> String {
+        "cannot open the signing keys: the master key in \(keyFile) is not the one this database's keys were sealed with. "
+            + "Give the key file the database was made with: by default the file beside a SQLite database (postern.db → postern.key), "
+            + "./postern.key with PostgreSQL, or --master-key-file FILE / POSTERN_MASTER_KEY_FILE; "
+            + "every daemon on one database needs the same key file"
     }
 }
 
