@@ -24,7 +24,7 @@ struct ParsedArguments {
     var switches: Set<String> = []
 
     /// Options that take no value.
-    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin", "all-dead", "dry-run", "strict", "now"]
+    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin", "all-dead", "dry-run", "strict", "now", "markdown"]
 
     init(_ arguments: [String]) throws(CommandFailure) {
         var index = 0
