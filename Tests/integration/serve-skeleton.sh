@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `postern serve` on the embedded defaults in an empty directory: creates the database and the
 # master key (0600), answers /healthz, /readyz and the JWKS, refuses a bad setting with exit 64,
-# and stops cleanly on SIGTERM.
+# and stops cleanly on SIGTERM. Without --public-url the mail's links point at --listen's port; a
+# second daemon on the same --metrics-listen exits 69 naming it; one with another master key exits
+# 69 naming the key file and what to do.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 postern=${POSTERN_BIN:-$root/.build/debug/postern}
@@ -39,11 +41,31 @@ status=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary @<(head -c
 [ "$status" = 413 ] || { echo "70 KB body got $status, want 413"; exit 1; }
 # Logs are JSON lines and hold no key material.
 key=$(cat postern.key)
-! grep -q "$key" serve.log
+# (An if, not `! grep`: set -e ignores a negated command, so that line could never fail.)
+if grep -q "$key" serve.log; then echo "key material in the log"; exit 1; fi
 python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' serve.log
+# No --public-url: the links in mail point at the --listen address (they pointed at :8080
+# whatever --listen said), and the daemon on loopback starts without a warning about it.
+curl -sf -H 'Content-Type: application/json' -d '{"email":"walk@example.com"}' "http://127.0.0.1:$port/v1/email-link/send" >/dev/null
+for _ in $(seq 100); do ls mail-out/*.eml >/dev/null 2>&1 && break; sleep 0.1; done
+grep -q "http://127.0.0.1:$port/action" mail-out/*.eml || { echo "the link does not point at --listen's port $port"; grep -o 'http://[^/]*/action' mail-out/*.eml | head -1; exit 1; }
+if grep -q 'public-url is not set' serve.log; then echo "a warning about --public-url on loopback"; exit 1; fi
+# A second daemon on this host with the same --metrics-listen stops with exit 69 and says so.
+other_port=$(free_port)
+code=0
+"$postern" serve --listen "127.0.0.1:$other_port" --database second.db --metrics-listen "127.0.0.1:$metrics_port" 2>second.txt || code=$?
+[ "$code" -eq 69 ] || { echo "a second daemon on the same metrics port exited $code, want 69"; cat second.txt; exit 1; }
+grep -q -- "--metrics-listen" second.txt || { echo "the error does not name --metrics-listen"; cat second.txt; exit 1; }
 kill -TERM "$pid"
 wait "$pid"
 grep -q '"msg":"stopped"' serve.log
+# Another master key than the database's: exit 69 naming the key file and what to do, no key.
+code=0
+"$postern" serve --listen "127.0.0.1:$other_port" --metrics-listen off --master-key-file other.key 2>wrongkey.txt || code=$?
+[ "$code" -eq 69 ] || { echo "a daemon with another master key exited $code, want 69"; cat wrongkey.txt; exit 1; }
+grep -q "other.key" wrongkey.txt && grep -q -- "--master-key-file" wrongkey.txt && grep -q "same key file" wrongkey.txt \
+  || { echo "the error does not say which key file and what to do"; cat wrongkey.txt; exit 1; }
+if grep -q -e "$key" -e "$(cat other.key)" wrongkey.txt; then echo "key material in the error"; exit 1; fi
 keys=$("$postern" keys list)
 grep -q "action-code  active" <<<"$keys"
 echo "serve skeleton: ok"
