@@ -3,7 +3,7 @@ import PosternAPI
 import PosternCore
 
 extension APIRouter {
-    /// Phone numbers by consent of both parties (API.md "Phone numbers"): the owner's side under
+    /// Phone numbers by consent of both parties (API.md "Phone numbers and SMS"): the owner's side under
     /// `/v1/me/phones`, the holder's under `/v1/phones/claims/{claimId}` (the SMS code is the key).
     static func phoneRoutes(_ runtime: ServerContext) -> [Route] {
         let service = runtime.service
