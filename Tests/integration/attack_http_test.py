@@ -346,7 +346,7 @@ def test_metrics_need_the_admin_token_on_the_main_listener(guarded, proxied):
     assert status == 200 and b"postern_codes_total" in body, (status, body[:200])
 
 
-ADMIN_WRONG_BUDGET = 10  # wrong admin tokens per client IP before 429 (README, "Admin API")
+ADMIN_WRONG_BUDGET = 10  # wrong admin tokens per client IP before 429 (docs/operations.md, "What one daemon holds (HTTP limits)")
 
 
 def test_guessing_the_admin_token_is_stopped_per_address(guarded):
