@@ -26,7 +26,9 @@ protocol Subcommand {
 }
 
 extension Subcommand {
+    /// No options of its own (`serve` takes settings only).
     static var options: [OptionDeclaration] { [] }
+    /// No action words.
     static var actions: [String] { [] }
 }
 
@@ -57,7 +59,9 @@ enum Invocation {
         guard let command = subcommands.first(where: { $0.name == word }) else {
             throw CommandFailure(code: .usage, message: "unknown command \(word.debugDescription); see postern --help")
         }
-        if parsed.switches.contains("help") { return .help(command.usage + command.optionsHelp) }
+        if parsed.switches.contains("help") {
+            return .help(command.usage + (command.usage.hasSuffix("\n\n") ? "" : "\n") + command.optionsHelp)
+        }
         try command.checkOptions(parsed)
         if let name = parsed.missingValue { throw CommandFailure(code: .usage, message: "--\(name) needs a value") }
         let instance = command.init(arguments: parsed)
