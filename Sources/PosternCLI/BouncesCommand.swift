@@ -29,6 +29,10 @@ struct BouncesCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [.flag("json", "print the outcome as one JSON object")]
+    static let settings = SettingsGroup.flags(.storage, .flows)
+    static let actions = ["take"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

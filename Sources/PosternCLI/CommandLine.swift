@@ -17,52 +17,66 @@ struct CommandFailure: Error {
     let message: String
 }
 
-/// The parsed command line: words, then `--flag value` / `--flag=value` / boolean `--flag`.
+/// The parsed command line: words, then `--flag value` / `--flag=value` / `--switch`. Which
+/// options take no value comes from the declarations (``ParsedArguments/switchNames``); which
+/// options a command takes is checked against its own (``Subcommand/checkOptions(_:)``).
 struct ParsedArguments {
     var words: [String] = []
     var options: [String: String] = [:]
     var switches: Set<String> = []
+    /// Every option name given, in order (for the check against the command's declarations).
+    var given: [String] = []
+    /// The last option, when it wanted a value and none followed: reported once the command has
+    /// said whether it takes that option at all.
+    var missingValue: String?
 
-    /// Options that take no value.
-    static let booleans: Set<String> = ["help", "json", "print", "queue-only", "inspect", "new-password-stdin", "all-dead", "dry-run", "strict", "now", "markdown"]
-
-    init(_ arguments: [String]) throws(CommandFailure) {
+    init(_ arguments: [String]) {
+        let switchNames = Self.switchNames
+        let booleanSettings = Set(Settings.descriptors.filter { !$0.takesValue }.map(\.flag))
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--") else {
-                if argument == "-h" { switches.insert("help") } else { words.append(argument) }
+                if argument == "-h" {
+                    switches.insert("help")
+                    given.append("help")
+                } else {
+                    words.append(argument)
+                }
                 continue
             }
             var name = String(argument.dropFirst(2))
             if let equals = name.firstIndex(of: "=") {
-                options[String(name[..<equals])] = String(name[name.index(after: equals)...])
+                let key = String(name[..<equals])
+                options[key] = String(name[name.index(after: equals)...])
+                given.append(key)
                 continue
             }
-            if Settings.booleanFlags.contains(name) {
+            if booleanSettings.contains(name) {
                 options[name] = "true"
+                given.append(name)
                 continue
             }
-            if Self.booleans.contains(name) {
+            if switchNames.contains(name) {
                 switches.insert(name)
+                given.append(name)
                 continue
-            }
-            guard index < arguments.count else {
-                throw CommandFailure(code: .usage, message: "--\(name) needs a value")
             }
             name = name.lowercased()
+            guard index < arguments.count else {
+                missingValue = name
+                given.append(name)
+                break
+            }
             options[name] = arguments[index]
+            given.append(name)
             index += 1
         }
     }
 
     /// Resolves settings: flags, then `POSTERN_*` environment, then the `--config` JSON file.
     func settings() throws(CommandFailure) -> Settings {
-        let known = Set(Settings.descriptors.map(\.flag)).union(["config"])
-        if let unknown = options.keys.first(where: { !known.contains($0) && !Self.commandOptions.contains($0) }) {
-            throw CommandFailure(code: .usage, message: "unknown option --\(unknown); see --help")
-        }
         let environment = ProcessInfo.processInfo.environment
         var file: [String: String] = [:]
         if let path = options["config"] ?? environment["POSTERN_CONFIG"] {
@@ -85,9 +99,6 @@ struct ParsedArguments {
             throw CommandFailure(code: .usage, message: error.message)
         }
     }
-
-    /// Options that belong to commands rather than settings.
-    static let commandOptions: Set<String> = ["purpose", "action", "page", "email", "continue-url", "locale", "format", "uid", "older-than", "from", "hash-key", "hash-key-file", "salt-separator", "rounds", "mem-cost", "batch-size", "output", "events", "wait", "claim"]
 }
 
 /// Writes to standard error.
@@ -95,7 +106,7 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
-/// The settings part of every command's `--help`.
+/// The settings part of `postern --help`: every setting.
 func settingsHelp() -> String {
     var lines = ["Settings (a flag beats POSTERN_* in the environment, which beats --config FILE (JSON, keys are the flag names)):"]
     for d in Settings.descriptors {

@@ -32,6 +32,14 @@ struct HandleLinkCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .flag("inspect", "only say what the link is and whether it still works; consume nothing"),
+        .value("email", "ADDR", "the address the link was sent to (needed for a 6-digit code)"),
+        .flag("new-password-stdin", "for a reset link, read the new password from the first line of standard input"),
+        .flag("json", "print the outcome as one JSON object"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows, .delivery)
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

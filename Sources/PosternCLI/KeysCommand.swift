@@ -17,6 +17,14 @@ struct KeysCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .value("purpose", "PURPOSE", "rotate: only the key of this purpose (action-code or id-token)"),
+        .flag("json", "list: print the keys as JSON"),
+    ]
+    /// The store, and the lifetimes that say how long a retired key keeps verifying.
+    static let settings = SettingsGroup.flags(.storage) + ["ttl-sign-in", "ttl-reset-password", "ttl-verify-email"]
+    static let actions = ["list", "rotate"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

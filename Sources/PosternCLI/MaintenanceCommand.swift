@@ -23,6 +23,10 @@ struct MaintenanceCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [.flag("json", "print the rows removed as one JSON object")]
+    static let settings = SettingsGroup.flags(.storage, .flows)
+    static let actions = ["run"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

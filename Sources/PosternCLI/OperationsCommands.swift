@@ -29,6 +29,15 @@ struct OutboxCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .flag("json", "status, show, find: print JSON"),
+        .value("email", "ADDR", "find: the recipient whose messages to list"),
+        .flag("all-dead", "retry: every dead message"),
+        .value("older-than", "DAYS", "purge: messages finished more than DAYS ago (default 7)"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows)
+    static let actions = ["status", "show", "find", "retry", "purge"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }
@@ -144,6 +153,24 @@ struct UsersCommand: Subcommand {
                postern users delete  --email ADDR | --uid UID
         \(UsersTransfer.usage)
         """
+
+    static let options: [OptionDeclaration] = [
+        .value("email", "ADDR", "show, disable, enable, delete: the user by address"),
+        .value("uid", "UID", "show, disable, enable, delete: the user by uid"),
+        .flag("json", "show, import: print JSON"),
+        .value("from", "SOURCE", "import: the export's format: firebase, supabase or postern"),
+        .flag("dry-run", "import: check and count every row, import none"),
+        .flag("strict", "import: import nothing when any row is malformed"),
+        .value("batch-size", "N", "import: rows per transaction, 1 to 100000 (default 500)"),
+        .value("hash-key", "B64", "import --from firebase: the project's signer key"),
+        .value("hash-key-file", "PATH", "import --from firebase: read the signer key from this file"),
+        .value("salt-separator", "B64", "import --from firebase: the salt separator"),
+        .value("rounds", "N", "import --from firebase: the hash's rounds"),
+        .value("mem-cost", "N", "import --from firebase: the hash's memory cost"),
+        .value("output", "FILE", "export: write here (0600) instead of standard output"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows)
+    static let actions = ["show", "disable", "enable", "delete", "import", "export"]
 
     let arguments: ParsedArguments
 

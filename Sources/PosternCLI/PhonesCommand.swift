@@ -17,6 +17,15 @@ struct PhonesCommand: Subcommand {
         account's owner and the number's holder can do the same through the API.
         """
 
+    static let options: [OptionDeclaration] = [
+        .value("email", "ADDR", "show: the account by address"),
+        .value("uid", "UID", "show: the account by uid"),
+        .value("claim", "ID", "remove: the claim to remove"),
+        .flag("json", "show: print JSON"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows)
+    static let actions = ["show", "remove"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

@@ -22,6 +22,13 @@ struct SMSCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .flag("now", "test: send at once through the transport instead of queueing, and print its answer"),
+        .flag("json", "status: print JSON"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows, .delivery)
+    static let actions = ["test", "status"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

@@ -20,6 +20,17 @@ struct SendLinkCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .value("action", "ACTION", "sign-in, reset-password or verify-email (required)"),
+        .value("email", "ADDR", "the address the link is for and the mail goes to (required)"),
+        .value("continue-url", "URL", "where the app continues after the link (a host of --allowed-continue-hosts)"),
+        .value("locale", "L", "the language of the mail (such as de or pt-BR)"),
+        .flag("print", "also write the link to standard output"),
+        .flag("queue-only", "queue the mail for a running daemon instead of delivering it now"),
+        .flag("json", "print the outcome as one JSON object"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows, .delivery)
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

@@ -23,6 +23,8 @@ struct ServeCommand: Subcommand {
 
         """
 
+    static let settings = SettingsGroup.flags(.storage, .flows, .delivery, .daemon)
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

@@ -14,11 +14,17 @@ struct SettingsCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .flag("markdown", "print docs/configuration.md's table instead of the help's list"),
+    ]
+    /// It reads no setting: it lists them.
+    static let settings: [String] = []
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }
 
-    /// The usage errors: words after `settings`, or options other than `--markdown`.
+    /// The usage errors: words after `settings` (another option is refused by its declarations).
     func validate() throws(CommandFailure) {
         guard arguments.words == ["settings"] else {
             throw CommandFailure(code: .usage, message: "settings takes no words; see postern settings --help")
@@ -45,13 +51,13 @@ func settingsMarkdown() -> String {
         "Every setting is a flag, an environment variable, and a key of the JSON file given with `--config FILE`",
         "(or `POSTERN_CONFIG`), whose keys are the flag names. A flag beats the environment, which beats the file.",
         "Switches (marked *switch*) take no value as a flag; in the environment or the file they are `true` or `false`.",
-        "Every command takes every setting (`postern COMMAND --help` lists them too).",
+        "On its command line each command takes the settings it reads (`postern COMMAND --help` lists them); the environment and the file apply to every command.",
         "",
         "| Flag | Environment variable | Meaning |",
         "| --- | --- | --- |",
     ]
     for descriptor in Settings.descriptors {
-        let kind = Settings.booleanFlags.contains(descriptor.flag) ? " *switch*" : ""
+        let kind = descriptor.takesValue ? "" : " *switch*"
         lines.append("| `--\(descriptor.flag)`\(kind) | `\(descriptor.environment)` | \(markdownCell(descriptor.help)) |")
     }
     lines.append("| `--config` | `POSTERN_CONFIG` | a JSON object of settings, keys the flag names (default: none) |")

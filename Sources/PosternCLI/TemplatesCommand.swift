@@ -22,6 +22,17 @@ struct TemplatesCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .value("action", "KIND", "render: the mail to preview"),
+        .value("page", "PAGE", "render: the hosted page to preview, as HTML"),
+        .value("locale", "L", "render: the language (such as de or pt-BR)"),
+        .value("format", "FORMAT", "render: text (default), html or eml"),
+    ]
+    /// The templates and what they show: the directory, the branding, the links' origin and the
+    /// From line of a rendered message.
+    static let settings = ["templates", "public-url", "app-name", "support-email", "mail-from"]
+    static let actions = ["check", "render"]
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

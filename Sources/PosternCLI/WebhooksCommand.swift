@@ -31,6 +31,13 @@ struct WebhooksCommand: Subcommand {
 
         """
 
+    static let options: [OptionDeclaration] = [
+        .value("events", "TYPES", "add: the event types the endpoint is sent (default *)"),
+        .value("wait", "SECONDS", "test: how long to wait for the outcome (default 15)"),
+        .flag("json", "add, list, rotate-secret: print JSON"),
+    ]
+    static let settings = SettingsGroup.flags(.storage, .flows)
+
     let arguments: ParsedArguments
 
     init(arguments: ParsedArguments) { self.arguments = arguments }

@@ -32,11 +32,11 @@ struct InvocationTests {
         #expect(try help(["help"]) == text)
     }
 
-    @Test("each subcommand's --help is its usage and the settings")
+    @Test("each subcommand's --help is its usage, then its options and settings")
     func subcommandHelp() throws {
         for command in subcommands {
             let text = try help([command.name, "--help"])
-            #expect(text.hasPrefix(command.usage) && text.contains("--database"), "\(command.name)")
+            #expect(text.hasPrefix(command.usage) && text.contains("--config FILE"), "\(command.name)")
         }
     }
 

@@ -18,7 +18,7 @@ expect_exit() { # CODE command...
 for command in "" serve send-link handle-link templates keys outbox users maintenance; do
   expect_exit 0 "$postern" $command --help
   grep -q "Usage: postern" out.txt || fail "postern $command --help has no usage line"
-  grep -q -- "--database" out.txt || fail "postern $command --help does not list the settings"
+  grep -q -- "--config FILE" out.txt || fail "postern $command --help does not list the settings"
 done
 expect_exit 64 "$postern"
 expect_exit 64 "$postern" frobnicate
@@ -26,6 +26,18 @@ expect_exit 64 "$postern" send-link --email a@example.com
 expect_exit 64 "$postern" send-link --action sign-in --email a@example.com --no-such-flag 1
 expect_exit 64 "$postern" keys list --workers 0
 grep -q -- "--workers" err.txt || fail "a bad setting is not named"
+# Each command takes its own options and the settings it reads: another's is named as such.
+expect_exit 64 "$postern" users import users.json --from supabase --workers 8
+grep -q -- '--workers is an option of `postern serve`, not of `postern users import`' err.txt || fail "a serve option on users import: $(cat err.txt)"
+expect_exit 64 "$postern" serve --email a@example.com
+grep -q -- '--email is an option of `postern send-link`' err.txt || fail "a send-link option on serve: $(cat err.txt)"
+expect_exit 64 "$postern" templates check --no-such-switch
+grep -q -- 'unknown option --no-such-switch' err.txt || fail "an unknown option: $(cat err.txt)"
+"$postern" serve --help >out.txt
+grep -q -- "--workers N" out.txt || fail "serve --help does not list --workers"
+"$postern" users --help >out.txt
+! grep -q -- "--workers" out.txt || fail "users --help lists --workers, which users never reads"
+grep -q -- "--scrypt-log-n N" out.txt || fail "users --help does not list --scrypt-log-n"
 
 # Settings precedence, seen through `templates check`, which reads only --templates.
 echo '{"templates": "/nonexistent-from-file"}' > config.json

@@ -111,12 +111,19 @@ public struct Settings: Sendable, Equatable {
         return WebhookConfiguration(endpoints: webhookURLs, filter: webhookEvents, policy: policy, targets: targetPolicy)
     }
 
-    /// One setting: its flag (also its JSON key), environment variable and help text.
+    /// One setting: its flag (also its JSON key), environment variable, value placeholder and
+    /// help text.
     public struct Descriptor: Sendable {
         public let flag: String
         public let environment: String
         public let help: String
+        /// What the flag's value is called in `--help` (`N`, `VALUE`), or nil for a boolean,
+        /// whose bare flag means true (`--trust-proxy`); `--flag=false` still turns it off.
+        public let placeholder: String?
         let apply: @Sendable (inout Settings, String) throws(SettingsError) -> Void
+
+        /// Whether the flag takes a value on the command line (every setting but a boolean).
+        public var takesValue: Bool { placeholder != nil }
     }
 
     /// The product name and support address every mail and page shows.
@@ -346,13 +353,10 @@ public struct Settings: Sendable, Equatable {
         boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (POST /v1/phone/send and /v1/phone/complete; a new number makes a new account); signed-out callers can then be sent SMS, so --sms-countries and the SMS caps are the gate (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
     ] + smsDescriptors
 
-    /// Flags that take no value on the command line (`--trust-proxy` means true).
-    public static let booleanFlags: Set<String> = ["trust-proxy", "send-no-account-mail", "pg-poll-only", "phone-sign-in"]
-
     private static func boolean(
         _ flag: String, _ environment: String, _ help: String, _ apply: @escaping @Sendable (inout Settings, Bool) -> Void
     ) -> Descriptor {
-        Descriptor(flag: flag, environment: environment, help: help) { s, v throws(SettingsError) in
+        Descriptor(flag: flag, environment: environment, help: help, placeholder: nil) { s, v throws(SettingsError) in
             switch v.lowercased() {
             case "1", "true", "yes", "on": apply(&s, true)
             case "0", "false", "no", "off": apply(&s, false)
@@ -365,7 +369,7 @@ public struct Settings: Sendable, Equatable {
         _ flag: String, _ environment: String, _ help: String,
         _ apply: @escaping @Sendable (inout Settings, String) throws(SettingsError) -> Void
     ) -> Descriptor {
-        Descriptor(flag: flag, environment: environment, help: help, apply: apply)
+        Descriptor(flag: flag, environment: environment, help: help, placeholder: "VALUE", apply: apply)
     }
 
     /// A whole-number setting within `minimum...maximum`: every number has a bound, so no
@@ -375,7 +379,7 @@ public struct Settings: Sendable, Equatable {
         _ flag: String, _ environment: String, _ help: String, minimum: Int64, maximum: Int64,
         _ apply: @escaping @Sendable (inout Settings, Int64) -> Void
     ) -> Descriptor {
-        Descriptor(flag: flag, environment: environment, help: help) { s, v throws(SettingsError) in
+        Descriptor(flag: flag, environment: environment, help: help, placeholder: "N") { s, v throws(SettingsError) in
             guard let number = Int64(v.trimmingCharacters(in: .whitespaces)), number >= minimum, number <= maximum else {
                 throw SettingsError("must be a whole number from \(minimum) to \(maximum), not \(v.debugDescription)")
             }
