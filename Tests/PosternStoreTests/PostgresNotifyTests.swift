@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 @testable import PosternPostgres
 import PosternSQL
+import PosternTestSupport
 import Synchronization
 import Testing
 
@@ -30,14 +31,6 @@ struct PostgresNotifyTests {
         _ = try store.write { try $0.enqueue(.signIn(requestID: tag), recipient: Self.recipient, now: 100, giveUpAt: 10_000) }
     }
 
-    func waitUntil(_ what: String, timeout: Double = 5, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else { throw StoreError.unavailable("timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-
     func terminate(_ database: TestDatabase, _ pid: Int32) throws -> Bool {
         try database.withSQL { try $0.first("SELECT pg_terminate_backend(?)", [.integer(Int64(pid))]) { $0.integer(0) } } == 1
     }
@@ -47,7 +40,7 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try #require(try database.open() as? PostgresStore)
-        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 && b.notificationState.listens == 1 }, "both LISTENs")
         let ringsA = Rings(a.mailDoorbell), ringsB = Rings(b.mailDoorbell)
         var latencies: [Double] = []
         for round in 0..<10 {
@@ -75,14 +68,14 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try #require(try database.open() as? PostgresStore)
-        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 && b.notificationState.listens == 1 }, "both LISTENs")
         let ringsB = Rings(b.mailDoorbell)
         let start = Date()
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for index in 0..<25 { try? enqueue(a, "t\(thread)-\(index)") }
         }
         let seconds = Date().timeIntervalSince(start)
-        try waitUntil("B's last wake-up") { ringsB.count >= 1 && a.notificationState.sent == b.notificationState.heard }
+        try #require(eventually { ringsB.count >= 1 && a.notificationState.sent == b.notificationState.heard }, "B's last wake-up")
         let sent = a.notificationState.sent
         print("100 commits in \(Int(seconds * 1000)) ms: \(sent) NOTIFYs")
         #expect(sent >= 1 && sent <= Int(seconds / 0.05) + 2, "\(sent) NOTIFYs in \(seconds) s")
@@ -94,13 +87,13 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try #require(try database.open() as? PostgresStore)
-        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 && b.notificationState.listens == 1 }, "both LISTENs")
         let ringsB = Rings(b.mailDoorbell)
 
         // B's LISTEN connection ends: B connects again, LISTENs, rings once (it may have missed
         // something), and hears A's next mail at once.
         #expect(try terminate(database, b.notificationState.backendPID))
-        try waitUntil("B to listen again") { b.notificationState.listens == 2 }
+        try #require(eventually { b.notificationState.listens == 2 }, "B to listen again")
         #expect(ringsB.next(after: 0, since: 0, timeout: 1) != nil, "the catch-up ring after listening again")
         let start = DispatchTime.now().uptimeNanoseconds
         try enqueue(a, "after-b")
@@ -120,7 +113,7 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try PostgresStore(connectionString: database.location, notifications: false)
-        try waitUntil("A's LISTEN") { a.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 }, "A's LISTEN")
         let ringsB = Rings(b.mailDoorbell)
         try enqueue(a, "poll")
         #expect(ringsB.next(after: 0, since: 0, timeout: 0.5) == nil)
