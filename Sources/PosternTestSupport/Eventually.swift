@@ -9,6 +9,9 @@ import Foundation
 /// It proves only that something happened; that something did NOT happen is proved by a later
 /// event it would have preceded (a worker parked again on a ``ManualMonotonicClock``, more claims
 /// made), never by waiting here for it to stay false.
+///
+/// It blocks its thread: an async test calls it on a thread of its own, not on one of the few
+/// that run tasks (the threads it waits for may need them to start).
 public func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date(timeIntervalSinceNow: seconds)
     while true {
@@ -18,13 +21,3 @@ public func eventually(within seconds: Double = 10, _ condition: () throws -> Bo
     }
 }
 
-/// ``eventually(within:_:)`` for async tests: the same wait, sleeping the task instead of the
-/// thread between looks.
-public func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = Date(timeIntervalSinceNow: seconds)
-    while true {
-        if try await condition() { return true }
-        if Date() >= deadline { return false }
-        try? await Task.sleep(nanoseconds: 5_000_000)
-    }
-}

@@ -4,9 +4,9 @@ import PosternCore
 /// A monotonic clock that moves only when a test moves it, and wakes the threads waiting on it
 /// when it does: timed behaviour (a flush after an interval, a poll) is tested without sleeping.
 ///
-/// ``waitUntilSettled(waiters:wokenMoreThan:timeout:)`` is how a test knows a background thread has acted on a
-/// move: it returns once that many threads wait on the clock and none of them is past its
-/// deadline — each woke, did what was due and went back to waiting.
+/// ``waitUntilSettled(waiters:wokenMoreThan:timeout:)`` is how a test knows a background thread
+/// has acted on a move: it returns once that many threads wait on the clock and none of them is
+/// past its deadline — each woke, did what was due and went back to waiting.
 ///
 /// `@unchecked Sendable`: `current`, `waiters` and `nextToken` are only touched with `monitor`
 /// locked.

@@ -32,7 +32,7 @@ struct ApprovalWaitsTests {
             }
         }
         // Both holders are waiting (on a loaded machine their threads may take a while to start).
-        #expect(await eventually { waits.inFlight == 2 })
+        #expect(await onThread { eventually { waits.inFlight == 2 } }.value)
         let started = ContinuousClock.now
         #expect(try waits.wait(seconds: 10) { () throws(AuthError) -> Int? in nil } == nil)
         #expect(ContinuousClock.now - started < .seconds(1), "the third waited")
