@@ -48,6 +48,7 @@ extension InMemoryStore.Transaction {
     }
 
     public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
+        claims?.add()
         let due = state.outbox.indices
             .filter { claimable.contains(state.outbox[$0].state) && state.outbox[$0].nextAttemptAt <= now }
             .sorted { (state.outbox[$0].nextAttemptAt, $0) < (state.outbox[$1].nextAttemptAt, $1) }

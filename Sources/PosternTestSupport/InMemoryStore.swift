@@ -47,10 +47,14 @@ public final class InMemoryStore: Store {
     /// A count shared by the transactions of one store.
     public final class LookupCounter: Sendable {
         private let value = Atomic<Int>(0)
-        /// The lookups so far.
+        /// The count so far.
         public var count: Int { value.load(ordering: .relaxed) }
         func add() { value.add(1, ordering: .relaxed) }
     }
+    /// Claims of due mail (``Transaction/claimDue(owner:now:leaseUntil:limit:claimable:)``), found
+    /// or not, counted across transactions: a test that a worker left a message alone waits for
+    /// the worker to have looked again, instead of sleeping.
+    public let outboxClaims = LookupCounter()
     /// Rung after each write that queued mail.
     public let mailDoorbell = MailDoorbell()
     /// Seconds each write takes before it is committed (0: none): a slow store, for tests of
@@ -72,14 +76,14 @@ public final class InMemoryStore: Store {
 
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
         let snapshot = state.withLock { $0 }
-        return try body(Transaction(state: snapshot, lookups: lookups))
+        return try body(Transaction(state: snapshot, lookups: lookups, claims: outboxClaims))
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         let delay = commitDelay.withLock { $0 }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let (result, queuedMail) = try state.withLock { current in
-            let transaction = Transaction(state: current, lookups: lookups)
+            let transaction = Transaction(state: current, lookups: lookups, claims: outboxClaims)
             let result = try body(transaction)
             current = transaction.state
             return (result, transaction.queuedMail)
@@ -93,13 +97,16 @@ public final class InMemoryStore: Store {
         /// Set by `enqueue` and `retryDead`.
         public var queuedMail = false
         let lookups: LookupCounter?
+        let claims: LookupCounter?
         public init(state: State) {
             self.state = state
             self.lookups = nil
+            self.claims = nil
         }
-        init(state: State, lookups: LookupCounter) {
+        init(state: State, lookups: LookupCounter, claims: LookupCounter) {
             self.state = state
             self.lookups = lookups
+            self.claims = claims
         }
         func looked() { lookups?.add() }
 

@@ -4,9 +4,9 @@ import PosternCore
 /// A monotonic clock that moves only when a test moves it, and wakes the threads waiting on it
 /// when it does: timed behaviour (a flush after an interval, a poll) is tested without sleeping.
 ///
-/// ``waitUntilSettled(waiters:timeout:)`` is how a test knows a background thread has acted on a
-/// move: it returns once that many threads wait on the clock and none of them is past its
-/// deadline — each woke, did what was due and went back to waiting.
+/// ``waitUntilSettled(waiters:wokenMoreThan:timeout:)`` is how a test knows a background thread
+/// has acted on a move: it returns once that many threads wait on the clock and none of them is
+/// past its deadline — each woke, did what was due and went back to waiting.
 ///
 /// `@unchecked Sendable`: `current`, `waiters` and `nextToken` are only touched with `monitor`
 /// locked.
@@ -86,11 +86,19 @@ public final class ManualMonotonicClock: MonotonicClock, @unchecked Sendable {
     /// Blocks until at least `waiters` threads wait on this clock and none is past its deadline.
     /// Returns false if that did not happen within `timeout` real seconds (a hung test fails
     /// instead of hanging; the timeout is a guard, not a timing).
-    public func waitUntilSettled(waiters count: Int, timeout: Double = 30) -> Bool {
+    ///
+    /// With `wokenMoreThan` (a ``wakeUps`` read before the test acted), it also waits until more
+    /// waits than that have ended: the threads woke after that moment and are waiting again. This
+    /// is how a test proves that something did NOT happen: what the woken thread does before it
+    /// waits again (commit a write it should have held, say) has happened by then if it happens at
+    /// all, with no sleep standing in for "long enough".
+    public func waitUntilSettled(waiters count: Int, wokenMoreThan wakeUps: Int? = nil, timeout: Double = 30) -> Bool {
         let limit = Date(timeIntervalSinceNow: timeout)
         monitor.lock()
         defer { monitor.unlock() }
-        while !(waiters.count >= count && waiters.allSatisfy({ waiter in waiter.deadline.map { current < $0 } ?? true })) {
+        while !(waiters.count >= count && waiters.allSatisfy({ waiter in waiter.deadline.map { current < $0 } ?? true })
+            && wakeCount > (wakeUps ?? Int.min))
+        {
             if !monitor.wait(until: limit) { return false }
         }
         return true

@@ -57,12 +57,12 @@ final class LiveServer: @unchecked Sendable {
         // Our own daemon's answer: it logs "listening" once bound, and another daemon on the port
         // would answer /healthz too.
         func bound() -> Bool { ((try? String(contentsOf: URL(fileURLWithPath: logPath), encoding: .utf8)) ?? "").contains(#""msg":"listening""#) }
-        for _ in 0..<600 {
+        let started = try await poll { () async -> Bool? in
             if bound(), let (_, response) = try? await URLSession.shared.data(from: url.appendingPathComponent("healthz")),
-               (response as? HTTPURLResponse)?.statusCode == 200 { return (port, process) }
-            guard process.isRunning else { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
+               (response as? HTTPURLResponse)?.statusCode == 200 { return true }
+            return process.isRunning ? nil : false
         }
+        if started == true { return (port, process) }
         if process.isRunning { process.terminate(); process.waitUntilExit() }
         throw ServerError.didNotStart(log: (try? String(contentsOf: URL(fileURLWithPath: logPath), encoding: .utf8)) ?? "")
     }
@@ -76,6 +76,18 @@ final class LiveServer: @unchecked Sendable {
     }
 
     enum ServerError: Error { case didNotStart(log: String), noMail(String), noCode }
+
+    /// Asks `look` every 50 ms until it answers, for at most 30 s; nil if it never did. The one
+    /// wait of these tests for what the server does in the background (bound, a mail written):
+    /// PosternTestSupport's `eventually`, which this target cannot import (it depends on the
+    /// client alone).
+    static func poll<T>(_ look: () async throws -> T?) async throws -> T? {
+        for _ in 0..<600 {
+            if let found = try await look() { return found }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        return nil
+    }
 
     /// The postern binary built with the tests.
     static var binary: URL {
@@ -114,12 +126,12 @@ final class LiveServer: @unchecked Sendable {
 
     /// Waits for the `count`-th mail to `recipient` (1-based) and returns it.
     func mail(to recipient: String, number count: Int = 1) async throws -> String {
-        for _ in 0..<600 {
+        let mail = try await Self.poll { () -> String? in
             let found = mails(to: recipient)
-            if found.count >= count { return found[count - 1] }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            return found.count >= count ? found[count - 1] : nil
         }
-        throw ServerError.noMail(recipient)
+        guard let mail else { throw ServerError.noMail(recipient) }
+        return mail
     }
 
     /// The newest mail to `recipient` after `before` mails were there.
@@ -160,13 +172,14 @@ final class LiveServer: @unchecked Sendable {
     /// Waits for the `count`-th SMS to `number` (1-based) and returns its code (the `#123456` of
     /// the origin-bound last line).
     func smsCode(to number: String, number count: Int = 1) async throws -> String {
-        for _ in 0..<600 {
+        let code = try await Self.poll { () -> String? in
             let found = smsBodies(to: number)
-            if found.count >= count, let code = found[count - 1].split(separator: "#").last.map(String.init),
-               code.count == 6, code.allSatisfy(\.isNumber) { return code }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            guard found.count >= count, let code = found[count - 1].split(separator: "#").last.map(String.init),
+                  code.count == 6, code.allSatisfy(\.isNumber) else { return nil }
+            return code
         }
-        throw ServerError.noCode
+        guard let code else { throw ServerError.noCode }
+        return code
     }
 
     // MARK: Admin

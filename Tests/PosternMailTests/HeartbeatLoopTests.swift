@@ -70,15 +70,6 @@ struct HeartbeatLoopTests {
         try store.read { try $0.outboxCounts() }[.sent]
     }
 
-    /// Waits (in real time, bounded) until `condition` holds.
-    func eventually(_ what: String, _ condition: () throws -> Bool) throws {
-        for _ in 0..<1_000 {
-            if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        Issue.record("timed out waiting for \(what)")
-    }
-
     @Test("a pool starting after a kill -9 on this machine delivers the dead process's claims at once, with the wall clock standing still")
     func restartTakesBack() throws {
         let now = clock.unixSeconds()
@@ -92,7 +83,7 @@ struct HeartbeatLoopTests {
         workers.start()
         // The first beat ran in start(): the dead row is gone, this pool's is there.
         #expect(try store.read { try $0.daemonHeartbeats() }.map(\.owner) == [workers.heartbeat.keeper.identity.owner])
-        try eventually("5 sent") { try sentCount() == 5 }
+        #expect(try eventually { try sentCount() == 5 }, "5 sent")
         #expect(reclaims.snapshot() == ReclaimedClaims(messages: 5, webhooks: 0, owners: 1))
         #expect(workers.stop(timeout: 10))
         #expect(try store.read { try $0.daemonHeartbeats() }.isEmpty)
@@ -120,7 +111,7 @@ struct HeartbeatLoopTests {
         clock.advance(by: 1)
         monotonic.advance(by: .seconds(2))
         #expect(monotonic.waitUntilSettled(waiters: 1))
-        try eventually("3 sent") { try sentCount() == 3 }
+        #expect(try eventually { try sentCount() == 3 }, "3 sent")
         #expect(try store.read { try $0.daemonHeartbeats() }.map(\.owner) == [workers.heartbeat.keeper.identity.owner])
         #expect(workers.stop(timeout: 10))
     }

@@ -100,21 +100,12 @@ struct OutboxWorkerPoolTests {
         try store.read { try $0.outboxMessages(state: nil, limit: 1_000) }.map(\.state)
     }
 
-    /// Waits (in real time, bounded) until `condition` holds.
-    func eventually(_ what: String, _ condition: () throws -> Bool) throws {
-        for _ in 0..<1_000 {
-            if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        Issue.record("timed out waiting for \(what)")
-    }
-
     @Test("every queued message is sent exactly once across the workers")
     func sendsEachOnce() throws {
         for index in 0..<40 { try queue("r\(index)@example.com") }
         let workers = pool(workers: 3)
         workers.start()
-        try eventually("40 sent") { try states().filter { $0 == .sent }.count == 40 }
+        #expect(try eventually { try states().filter { $0 == .sent }.count == 40 }, "40 sent")
         #expect(workers.stop(timeout: 10))
         let delivered = ScriptedTransport.delivered.withLock { $0 }
         #expect(delivered.count == 40 && Set(delivered).count == 40)
@@ -126,12 +117,15 @@ struct OutboxWorkerPoolTests {
         try queue("later@example.com")
         let workers = pool()
         workers.start()
-        try eventually("the retry state") { try states() == [.retrying] }
-        // Not before the backoff: the clock has not moved, so the message waits.
-        Thread.sleep(forTimeInterval: 0.2)
+        #expect(try eventually { try states() == [.retrying] }, "the retry state")
+        // Not before the backoff: the clock has not moved, so the message waits. The workers look
+        // again every poll (20 ms); any claim made after the retry was recorded would have taken
+        // a message claimable before its backoff, and here they made four more.
+        let claims = store.outboxClaims.count
+        #expect(eventually { store.outboxClaims.count > claims + 2 * 2 }, "the workers looked again")
         #expect(try states() == [.retrying])
         clock.advance(by: 31)
-        try eventually("sent after the backoff") { try states() == [.sent] }
+        #expect(try eventually { try states() == [.sent] }, "sent after the backoff")
         #expect(workers.stop(timeout: 10))
         #expect(ScriptedTransport.delivered.withLock { $0 } == ["later@example.com", "later@example.com"])
         #expect(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first?.attempts == 2)
@@ -148,9 +142,9 @@ struct OutboxWorkerPoolTests {
         let gone = try queue("gone@example.com")
         let workers = pool(workers: 1, events: EventLedger(configuration: WebhookConfiguration(endpoints: [hooks])))
         workers.start()
-        try eventually("deferred and dead") { try states().sorted { $0.rawValue < $1.rawValue } == [.dead, .retrying] }
+        #expect(try eventually { try states().sorted { $0.rawValue < $1.rawValue } == [.dead, .retrying] }, "deferred and dead")
         clock.advance(by: 31)
-        try eventually("sent after the backoff") { try states().contains(.sent) }
+        #expect(try eventually { try states().contains(.sent) }, "sent after the backoff")
         #expect(workers.stop(timeout: 10))
         let events = store.snapshot().webhooks
         #expect(events.allSatisfy { $0.endpoint == hooks })
@@ -178,9 +172,9 @@ struct OutboxWorkerPoolTests {
         let id = try queue("later@example.com")
         let workers = pool(workers: 1, deliveryLog: DeliveryLog(key: key, transport: "smtp://mail.example:25"))
         workers.start()
-        try eventually("the retry state") { try states() == [.retrying] }
+        #expect(try eventually { try states() == [.retrying] }, "the retry state")
         clock.advance(by: 31)
-        try eventually("sent after the backoff") { try states() == [.sent] }
+        #expect(try eventually { try states() == [.sent] }, "sent after the backoff")
         #expect(workers.stop(timeout: 10))
         let log = try store.read { try $0.outboxAttempts(messageID: id) }
         #expect(log.map(\.outcome) == [.deferred, .sent])
@@ -197,11 +191,11 @@ struct OutboxWorkerPoolTests {
         try queue("gone@example.com")
         let workers = pool()
         workers.start()
-        try eventually("dead") { try states() == [.dead] }
+        #expect(try eventually { try states() == [.dead] }, "dead")
         #expect(try store.read { try $0.outboxMessages(state: .dead, limit: 1) }.first?.lastReply == "550 no such user")
         // The next mail to it is not sent.
         try queue("gone@example.com")
-        try eventually("the second finished") { try states().allSatisfy { $0 == .dead || $0 == .sent } && states().count == 2 }
+        #expect(try eventually { try states().allSatisfy { $0 == .dead || $0 == .sent } && states().count == 2 }, "the second finished")
         #expect(workers.stop(timeout: 10))
         #expect(ScriptedTransport.delivered.withLock { $0 } == ["gone@example.com"])
     }
@@ -211,7 +205,7 @@ struct OutboxWorkerPoolTests {
         try queue("nothing@example.com")
         let workers = pool(compose: OutboxWorkerPool.composingEach { _ in nil })
         workers.start()
-        try eventually("finished") { try states() == [.sent] }
+        #expect(try eventually { try states() == [.sent] }, "finished")
         #expect(workers.stop(timeout: 10))
         #expect(ScriptedTransport.delivered.withLock { $0 }.isEmpty)
     }
@@ -227,7 +221,7 @@ struct OutboxWorkerPoolTests {
         let watcher = CommitWatchingTransport(store: store)
         let workers = pool(workers: 1, transport: { watcher })
         workers.start()
-        try eventually("all sent") { try states().allSatisfy { $0 == .sent } }
+        #expect(try eventually { try states().allSatisfy { $0 == .sent } }, "all sent")
         #expect(workers.stop(timeout: 10))
         let seen = watcher.uncommittedAtEnd.withLock { $0 }
         #expect(seen.count == ids.count)
@@ -243,9 +237,9 @@ struct OutboxWorkerPoolTests {
         for index in 0..<6 { try queue("s\(index)@example.com") }
         let workers = pool(workers: 1)
         workers.start()
-        try eventually("a claim") { try states().contains(.claimed) }
+        #expect(try eventually { try states().contains(.claimed) }, "a claim")
         let stopped = Thread.detachNewThreadAndWait { workers.stop(timeout: 10) }
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(eventually { workers.isStopping }, "the stop is under way")
         ScriptedTransport.gate.withLock { $0 = true }
         #expect(stopped())
         let final = try states()
@@ -256,7 +250,7 @@ struct OutboxWorkerPoolTests {
         // Another pool picks the rest up.
         let next = pool(workers: 1)
         next.start()
-        try eventually("all sent") { try states().allSatisfy { $0 == .sent } }
+        #expect(try eventually { try states().allSatisfy { $0 == .sent } }, "all sent")
         #expect(next.stop(timeout: 10))
         #expect(Set(ScriptedTransport.delivered.withLock { $0 }).count == 6)
     }

@@ -104,18 +104,21 @@ struct SMSWorkerTests {
     func doorbell() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sms-\(UUID().uuidString)")
         let renderer = try TemplateSet(sources: BundledTemplates.sources()).smsRenderer(branding: Branding(appName: "P"), host: "h.example")
+        // The poll and the heartbeat wait on a manual clock that never moves: only the doorbell
+        // can wake the worker.
+        let monotonic = ManualMonotonicClock()
         let worker = SMSWorker(
             store: store, policy: .standard, composer: TestComposer(), renderer: renderer,
             transport: { try DirectorySMSTransport(directory: directory.path) }, clock: SystemClock(), metrics: metrics,
-            pollInterval: .seconds(3600), logger: Logger(label: "test", sink: { _ in }))
+            pollInterval: .seconds(3600), monotonic: monotonic, logger: Logger(label: "test", sink: { _ in }))
         worker.start()
         defer { worker.stop() }
-        Thread.sleep(forTimeInterval: 0.2)
+        // Idle: the worker looked once, found nothing and waits for its poll, beside its heartbeat
+        // (a message queued before its first look would be sent without the doorbell).
+        #expect(monotonic.waitUntilSettled(waiters: 2))
         let (number, now) = (self.number, SystemClock().unixSeconds())
         let id = try store.write { try $0.enqueueSMS(.test(reference: "bell"), recipient: number, now: now, giveUpAt: now + 600) }
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, try message(id)?.state != .sent { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(try message(id)?.state == .sent)
+        #expect(try eventually { try message(id)?.state == .sent })
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
         #expect(files.count == 1)
         let record = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: directory.appendingPathComponent(files[0])))

@@ -190,11 +190,7 @@ struct AnswerFromCommitTests {
         let answer = Mutex<String?>(nil)
         let client = Thread { answer.withLock { $0 = try? Self.post(port, "/later") } }
         client.start()
-        var waited = 0
-        while pending.withLock({ $0.isEmpty }) && waited < 500 {
-            Thread.sleep(forTimeInterval: 0.01)
-            waited += 1
-        }
+        #expect(eventually { !pending.withLock { $0.isEmpty } })
         #expect(pending.withLock { $0.count } == 1)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
             for reply in pending.withLock({ $0 }) { reply(HTTPResponse(status: 200, body: Array("from the commit".utf8))) }
@@ -203,11 +199,7 @@ struct AnswerFromCommitTests {
         server.stop()
         // stop() waited for the taken request (libmicrohttpd must not stop with it suspended).
         #expect(ContinuousClock.now - started >= .milliseconds(200))
-        var spins = 0
-        while answer.withLock({ $0 }) == nil && spins < 500 {
-            Thread.sleep(forTimeInterval: 0.01)
-            spins += 1
-        }
+        #expect(eventually { answer.withLock { $0 } != nil })
         #expect(answer.withLock { $0 }?.hasSuffix("from the commit") == true)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PosternCore
+import PosternTestSupport
 import Synchronization
 import Testing
 @testable import PosternServer
@@ -31,8 +32,7 @@ struct ApprovalWaitsTests {
             }
         }
         // Both holders are waiting (on a loaded machine their threads may take a while to start).
-        for _ in 0..<1000 where waits.inFlight < 2 { try await Task.sleep(nanoseconds: 10_000_000) }
-        #expect(waits.inFlight == 2)
+        #expect(await onThread { eventually { waits.inFlight == 2 } }.value)
         let started = ContinuousClock.now
         #expect(try waits.wait(seconds: 10) { () throws(AuthError) -> Int? in nil } == nil)
         #expect(ContinuousClock.now - started < .seconds(1), "the third waited")

@@ -303,7 +303,9 @@ struct SQLiteOutboxTests {
     @Test("gathering writes share one commit: the writer holds them for more, up to 8 or the gathering wait, and any other write ends the wait")
     func gatheringWrites() throws {
         // A manual clock: the gathering wait ends only when the test moves it. Each "not yet"
-        // below is a real 50 ms in which a write that does not gather would have been committed.
+        // below waits until the writer has woken for the new write and is parked on the clock
+        // again, short of its deadline: a writer that did not hold the write would have
+        // committed it (and reported it done) before it parked.
         let clock = ManualMonotonicClock()
         let store = try SQLiteStore(path: database.path, clock: clock, phoneSeal: PhoneSealSlot(), backgroundCheckpoints: false)
         let done = Atomic<Int>(0)
@@ -312,21 +314,28 @@ struct SQLiteOutboxTests {
                 store.queueWrite(syncingLater: true, gathering: true, { _ in }, done: { _ in done.add(1, ordering: .sequentiallyConsistent) })
             }
         }
-        func committed(_ count: Int) -> Bool {
-            for _ in 0..<1_000 where done.load(ordering: .sequentiallyConsistent) < count { Thread.sleep(forTimeInterval: 0.01) }
-            return done.load(ordering: .sequentiallyConsistent) == count
+        /// Queues `count` gathering writes and returns once the writer has taken them up and waits
+        /// on the clock again (the store's writer is the clock's one waiter).
+        func gatherAndSettle(_ count: Int) -> Bool {
+            let woken = clock.wakeUps
+            gather(count)
+            return clock.waitUntilSettled(waiters: 1, wokenMoreThan: woken)
         }
+        func committed(_ count: Int) -> Bool {
+            eventually { done.load(ordering: .sequentiallyConsistent) >= count } && done.load(ordering: .sequentiallyConsistent) == count
+        }
+        // The writer waits for work before the test starts.
+        #expect(clock.waitUntilSettled(waiters: 1))
         let start = store.commitCounts
-        gather(1)
-        Thread.sleep(forTimeInterval: 0.05)
+        #expect(gatherAndSettle(1))
         #expect(done.load(ordering: .sequentiallyConsistent) == 0, "a gathering write is held for company")
         gather(GroupCommitWriter.gatheringBatch - 1)
         #expect(committed(GroupCommitWriter.gatheringBatch))
         #expect(store.commitCounts.deferred == start.deferred + 1, "eight in one commit")
 
         // Alone, it waits out the gathering wait (on the clock), no longer.
-        gather(1)
-        Thread.sleep(forTimeInterval: 0.05)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        #expect(gatherAndSettle(1))
         #expect(done.load(ordering: .sequentiallyConsistent) == GroupCommitWriter.gatheringBatch)
         clock.advance(by: GroupCommitWriter.gatheringWait)
         #expect(committed(GroupCommitWriter.gatheringBatch + 1))
@@ -334,8 +343,8 @@ struct SQLiteOutboxTests {
 
         // A request's write does not wait behind them: it ends the wait and shares their commit,
         // a full one.
-        gather(2)
-        Thread.sleep(forTimeInterval: 0.05)
+        #expect(clock.waitUntilSettled(waiters: 1))
+        #expect(gatherAndSettle(2))
         #expect(done.load(ordering: .sequentiallyConsistent) == GroupCommitWriter.gatheringBatch + 1)
         let before = store.commitCounts
         let recipient = alice

@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 @testable import PosternPostgres
 import PosternSQL
+import PosternTestSupport
 import Synchronization
 import Testing
 
@@ -30,14 +31,6 @@ struct PostgresNotifyTests {
         _ = try store.write { try $0.enqueue(.signIn(requestID: tag), recipient: Self.recipient, now: 100, giveUpAt: 10_000) }
     }
 
-    func waitUntil(_ what: String, timeout: Double = 5, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else { throw StoreError.unavailable("timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-
     func terminate(_ database: TestDatabase, _ pid: Int32) throws -> Bool {
         try database.withSQL { try $0.first("SELECT pg_terminate_backend(?)", [.integer(Int64(pid))]) { $0.integer(0) } } == 1
     }
@@ -47,7 +40,7 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try #require(try database.open() as? PostgresStore)
-        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 && b.notificationState.listens == 1 }, "both LISTENs")
         let ringsA = Rings(a.mailDoorbell), ringsB = Rings(b.mailDoorbell)
         var latencies: [Double] = []
         for round in 0..<10 {
@@ -57,17 +50,24 @@ struct PostgresNotifyTests {
             try enqueue(a, "r\(round)")
             latencies.append(try #require(ringsB.next(after: round, since: start), "round \(round): B never woke"))
         }
-        Thread.sleep(forTimeInterval: 0.3)
         latencies.sort()
         print("PostgreSQL wake-up A → B: median \(Int(latencies[5] * 1000)) ms, worst \(Int(latencies[9] * 1000)) ms")
         // The median well under the 1 s poll; the worst only under it (the suites run in parallel
         // on 2 cores beside PostgreSQL: one slow wake-up in ten is the machine, not the NOTIFY).
         #expect(latencies[5] < 0.3 && latencies[9] < 1.0, "\(latencies)")
-        // A rang once per commit (its own), B once per announcement; nothing bounced back.
+        // A rang once per commit (its own), B once per announcement.
         #expect(ringsA.count == 10 && ringsB.count == 10)
-        #expect(a.notificationState.heard == 0 && b.notificationState.sent == 0)
         // Ten commits 50 ms apart or more: each its own NOTIFY.
         #expect(a.notificationState.sent == 10)
+        // Nothing bounced back to A. A third daemon's mail is announced after all of A's (B heard
+        // each of those), and notifications arrive in the order they were committed: once A has
+        // heard C's, it would have heard an echo of its own before it.
+        let c = try #require(try database.open() as? PostgresStore)
+        try #require(eventually { c.notificationState.listens == 1 }, "C's LISTEN")
+        try enqueue(c, "fence")
+        try #require(eventually { a.notificationState.heard >= 1 }, "A heard C's mail")
+        #expect(a.notificationState.heard == 1 && ringsA.count == 11, "A heard C's mail and nothing else")
+        #expect(b.notificationState.sent == 0)
     }
 
     @Test("commits in a burst share NOTIFYs (at most one each 50 ms)")
@@ -75,14 +75,14 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try #require(try database.open() as? PostgresStore)
-        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 && b.notificationState.listens == 1 }, "both LISTENs")
         let ringsB = Rings(b.mailDoorbell)
         let start = Date()
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for index in 0..<25 { try? enqueue(a, "t\(thread)-\(index)") }
         }
         let seconds = Date().timeIntervalSince(start)
-        try waitUntil("B's last wake-up") { ringsB.count >= 1 && a.notificationState.sent == b.notificationState.heard }
+        try #require(eventually { ringsB.count >= 1 && a.notificationState.sent == b.notificationState.heard }, "B's last wake-up")
         let sent = a.notificationState.sent
         print("100 commits in \(Int(seconds * 1000)) ms: \(sent) NOTIFYs")
         #expect(sent >= 1 && sent <= Int(seconds / 0.05) + 2, "\(sent) NOTIFYs in \(seconds) s")
@@ -94,13 +94,13 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try #require(try database.open() as? PostgresStore)
-        try waitUntil("both LISTENs") { a.notificationState.listens == 1 && b.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 && b.notificationState.listens == 1 }, "both LISTENs")
         let ringsB = Rings(b.mailDoorbell)
 
         // B's LISTEN connection ends: B connects again, LISTENs, rings once (it may have missed
         // something), and hears A's next mail at once.
         #expect(try terminate(database, b.notificationState.backendPID))
-        try waitUntil("B to listen again") { b.notificationState.listens == 2 }
+        try #require(eventually { b.notificationState.listens == 2 }, "B to listen again")
         #expect(ringsB.next(after: 0, since: 0, timeout: 1) != nil, "the catch-up ring after listening again")
         let start = DispatchTime.now().uptimeNanoseconds
         try enqueue(a, "after-b")
@@ -120,7 +120,7 @@ struct PostgresNotifyTests {
         let database = try StoreKind.postgres.database()
         let a = try #require(try database.open() as? PostgresStore)
         let b = try PostgresStore(connectionString: database.location, notifications: false)
-        try waitUntil("A's LISTEN") { a.notificationState.listens == 1 }
+        try #require(eventually { a.notificationState.listens == 1 }, "A's LISTEN")
         let ringsB = Rings(b.mailDoorbell)
         try enqueue(a, "poll")
         #expect(ringsB.next(after: 0, since: 0, timeout: 0.5) == nil)

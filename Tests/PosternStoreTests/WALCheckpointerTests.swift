@@ -1,6 +1,7 @@
 import Foundation
 import PosternCore
 @testable import PosternStore
+import PosternTestSupport
 import Testing
 
 @Suite("the WAL is checkpointed beside the writer's commits, and stays bounded")
@@ -26,15 +27,6 @@ struct WALCheckpointerTests {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 
-    static func eventually(_ seconds: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return try condition()
-    }
-
     static func store(_ database: TemporaryDatabase, background: Bool, pages: Int = WALCheckpointer.commitCheckpointPages) throws -> SQLiteStore {
         try SQLiteStore(
             path: database.path, clock: SystemMonotonicClock(), phoneSeal: PhoneSealSlot(), backgroundCheckpoints: background,
@@ -56,8 +48,8 @@ struct WALCheckpointerTests {
         let database = try TemporaryDatabase()
         let store = try Self.store(database, background: true)
         try Self.fill(store, commits: 300, mails: 40, synced: true)
-        #expect(Self.eventually(20) { store.backgroundCheckpoints > 0 })
-        #expect(Self.eventually(20) { Self.bytes(database.path) > 4 * untouched },
+        #expect(eventually(within: 20) { store.backgroundCheckpoints > 0 })
+        #expect(eventually(within: 20) { Self.bytes(database.path) > 4 * untouched },
             "the database file has \(Self.bytes(database.path)) bytes, \(untouched) without the checkpointer")
 
         // Nothing is lost on the way: every queued mail is there for a new connection.
@@ -91,11 +83,11 @@ struct WALCheckpointerTests {
         #expect(!store.checkpointerRunning, "no thread before the first commit")
         try Self.fill(store, commits: 1)
         #expect(store.checkpointerRunning)
-        #expect(Self.eventually(20) { store.backgroundCheckpoints == 1 })
+        #expect(eventually(within: 20) { store.backgroundCheckpoints == 1 })
         // Idle: the thread ends on its own, and with it its connection.
-        #expect(Self.eventually(20) { !store.checkpointerRunning })
+        #expect(eventually(within: 20) { !store.checkpointerRunning })
         try Self.fill(store, commits: 1)
-        #expect(Self.eventually(20) { store.backgroundCheckpoints == 2 }, "a later commit starts it again")
+        #expect(eventually(within: 20) { store.backgroundCheckpoints == 2 }, "a later commit starts it again")
         try Self.fill(store, commits: 1)
         store.close()
         #expect(!store.checkpointerRunning, "close returns once the thread has ended")

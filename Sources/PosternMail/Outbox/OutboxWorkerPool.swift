@@ -142,6 +142,10 @@ public final class OutboxWorkerPool: Sendable {
     /// Workers look at once (the store's doorbell calls this after a commit that queued mail).
     public func wake() { signal.wake() }
 
+    /// Whether ``stop(timeout:)`` has been called. Internal, for tests that act while a stop is
+    /// under way (a send held in flight is let go only once the workers were told to stop).
+    var isStopping: Bool { signal.isStopping(worker: 0) }
+
     /// Stops the workers and waits for them: in-flight sends finish and are recorded, unstarted
     /// claims are given back; then the heartbeat is removed. Returns false if they did not stop
     /// within `timeout` seconds (their claims then wait out their leases: without a heartbeat
