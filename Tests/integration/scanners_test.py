@@ -101,14 +101,28 @@ def session_alive(postern, login):
     return postern.get("/v1/me", token=login["session"]["idToken"])[0] == 200
 
 
-def test_verify_email_scanner_changes_nothing_a_person_types_the_number(postern):
-    address = unique("verify")
+def confirmed_by_a_person(link):
+    """A person opens `link`, types the number the page shows and presses the button."""
+    person = Person()
+    person.open(link)
+    status, page = person.press("submit", {"confirm": person.shown_number()})
+    assert status == 200 and 'id="done"' in page, page
+
+
+def verify_link(postern, address):
+    """A signed-in account at `address`, made unverified by the operator, asks for a
+    verification: the link of the mail."""
     login = sign_in(postern, address)
     status, _, _ = postern.request("PATCH", f"/v1/admin/users/{login['uid']}", {"emailVerified": False}, token=ADMIN)
     assert status == 200
     status, answer, _ = postern.post("/v1/me/verify-email", {}, token=login["session"]["idToken"])
     assert status == 202, answer
-    link = action_link(postern.mailbox.next(address), postern.public_url, "verifyEmail")
+    return action_link(postern.mailbox.next(address), postern.public_url, "verifyEmail")
+
+
+def test_verify_email_scanner_changes_nothing_a_person_types_the_number(postern):
+    address = unique("verify")
+    link = verify_link(postern, address)
 
     scanner = scan(link)
     assert scanner.pressed("csrf"), f"the scanner never submitted the form: {scanner.visits}"
@@ -136,10 +150,7 @@ def test_change_and_recover_scanner_changes_nothing_a_person_types_the_number(po
     scan(change_link)
     assert user(postern, old)["uid"] == login["uid"] and user(postern, new) is None, "the scanner moved the account"
     assert session_alive(postern, login), "the scanner ended the session"
-    person = Person()
-    person.open(change_link)
-    status, page = person.press("submit", {"confirm": person.shown_number()})
-    assert status == 200 and 'id="done"' in page, page
+    confirmed_by_a_person(change_link)
     assert user(postern, new)["uid"] == login["uid"]
 
     # The old mailbox's scanner on the recovery link: the change stays, sessions stay.
@@ -150,20 +161,14 @@ def test_change_and_recover_scanner_changes_nothing_a_person_types_the_number(po
     assert user(postern, new)["uid"] == login["uid"] and user(postern, old) is None, "the scanner undid the change"
     assert session_alive(postern, fresh), "the scanner signed every session out"
     # The owner of the old mailbox still can, with the number.
-    owner = Person()
-    owner.open(recover_link)
-    status, page = owner.press("submit", {"confirm": owner.shown_number()})
-    assert status == 200 and 'id="done"' in page, page
+    confirmed_by_a_person(recover_link)
     assert user(postern, old)["uid"] == login["uid"] and not session_alive(postern, fresh)
 
 
 def test_one_browsers_number_does_not_confirm_in_another(postern):
     # The number is the browser's: a scanner that read another browser's page gains nothing.
     address = unique("numbers")
-    login = sign_in(postern, address)
-    postern.request("PATCH", f"/v1/admin/users/{login['uid']}", {"emailVerified": False}, token=ADMIN)
-    postern.post("/v1/me/verify-email", {}, token=login["session"]["idToken"])
-    link = action_link(postern.mailbox.next(address), postern.public_url, "verifyEmail")
+    link = verify_link(postern, address)
     first, second = Person(), Person()
     first.open(link)
     second.open(link)
