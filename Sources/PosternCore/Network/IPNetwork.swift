@@ -62,6 +62,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return Self.text(of: Array(bytes[0..<8]) + Array(repeating: 0, count: 8)) + "/64"
     }
 
+    /// The network the SMS caps' shares count this address under: its /24 (IPv4) or its /48
+    /// (IPv6), e.g. `203.0.113.0/24`, `2001:db8:7::/48`.
+    public var networkKey: String {
+        let kept = bytes.count == 4 ? 3 : 6
+        return Self.text(of: Array(bytes[0..<kept]) + Array(repeating: 0, count: bytes.count - kept)) + (bytes.count == 4 ? "/24" : "/48")
+    }
+
     /// `text` without leading and trailing spaces and tabs, scanned as bytes (ASCII, so the
     /// indices are character boundaries).
     private static func trimmingSpacesAndTabs(_ text: Substring) -> Substring {

@@ -177,24 +177,9 @@ public final class SMSAdmission: Sendable {
     /// or an IPv6 address's /64 in canonical form, `2001:db8:1:2::/64`) belongs to, for the
     /// shares: an IPv4 /24 (`192.0.2.0/24`), an IPv6 /48 (`2001:db8:1::/48`); anything else, itself.
     static func network(ofClientKey key: String) -> String {
-        if key.contains(":") {
-            let address = key.split(separator: "/", maxSplits: 1).first.map(String.init) ?? key
-            // Canonical text compresses one run of zero groups to "::": expand the head only as
-            // far as the first three groups need.
-            let halves = address.components(separatedBy: "::")
-            let head = halves[0].isEmpty ? [] : halves[0].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            var groups = head
-            if halves.count > 1 {
-                let tail = halves[1].isEmpty ? [] : halves[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-                groups += Array(repeating: "0", count: max(0, 8 - head.count - tail.count)) + tail
-            }
-            guard groups.count == 8, groups.allSatisfy({ (1...4).contains($0.count) && $0.allSatisfy(\.isHexDigit) }) else { return key }
-            let prefix = groups.prefix(3).map { String(UInt16($0, radix: 16) ?? 0, radix: 16) }
-            return prefix.joined(separator: ":") + "::/48"
-        }
-        let octets = key.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isNumber) }) else { return key }
-        return octets.prefix(3).joined(separator: ".") + ".0/24"
+        // A limit key is an address or an IPv6 /64 (`IPAddress.limitKey`): its address part.
+        let address = key.split(separator: "/", maxSplits: 1).first.map(String.init) ?? key
+        return IPAddress(address)?.networkKey ?? key
     }
 
     /// Runs `write` with the logger unless `key`'s line was written for a window that has not ended.
