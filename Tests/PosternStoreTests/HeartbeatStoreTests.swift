@@ -18,18 +18,6 @@ struct HeartbeatStoreTests {
         }
     }
 
-    @Test("a beat is written, replaced by the next, listed by owner, and removed", arguments: StoreKind.available)
-    func beatAndRemove(kind: StoreKind) throws {
-        let store = try OutboxFixture(kind).store
-        try store.write { try $0.beat(heartbeat("b", at: 100)) }
-        try store.write { try $0.beat(heartbeat("a", host: "other", pid: 9, at: 101)) }
-        try store.write { try $0.beat(heartbeat("b", at: 102)) }
-        #expect(try store.read { try $0.daemonHeartbeats() } == [heartbeat("a", host: "other", pid: 9, at: 101), heartbeat("b", at: 102)])
-        #expect(try store.write { try $0.removeHeartbeat(owner: "b") })
-        #expect(try store.write { try $0.removeHeartbeat(owner: "b") } == false)
-        #expect(try store.read { try $0.daemonHeartbeats() }.map(\.owner) == ["a"])
-    }
-
     @Test(
         "taking back ends the leases of the dead daemon's workers and webhook claims only, keeps state and attempts, and removes its row",
         arguments: StoreKind.available)
