@@ -51,19 +51,19 @@ struct SMSOutboxStoreTests {
         }
 
         // A claim takes the oldest due, with a lease; a second claimer gets the rest only.
-        let a = try store.write { try $0.claimDueSMS(owner: "a:0", now: 110, leaseUntil: 260, limit: 2, claimable: claimable) }
+        let a = try store.write { try $0.claimDue(.sms, owner: "a:0", now: 110, leaseUntil: 260, limit: 2, claimable: claimable) }
         #expect(a.map(\.id) == [ids[0], ids[1]])
         #expect(a.allSatisfy { $0.state == .claimed && $0.nextAttemptAt == 260 })
         #expect(a[0].recipient == de, "a claimed message carries its number to the worker")
-        let b = try store.write { try $0.claimDueSMS(owner: "b:0", now: 110, leaseUntil: 260, limit: 5, claimable: claimable) }
+        let b = try store.write { try $0.claimDue(.sms, owner: "b:0", now: 110, leaseUntil: 260, limit: 5, claimable: claimable) }
         #expect(b.map(\.id) == [ids[2]])
-        #expect(try store.write { try $0.claimDueSMS(owner: "b:0", now: 110, leaseUntil: 260, limit: 5, claimable: claimable) }.isEmpty)
+        #expect(try store.write { try $0.claimDue(.sms, owner: "b:0", now: 110, leaseUntil: 260, limit: 5, claimable: claimable) }.isEmpty)
 
         // Only the lease holder records outcomes.
-        #expect(try store.write { try $0.markSMSSent(id: ids[0], owner: "b:0", now: 111, reply: "x") } == false)
-        #expect(try store.write { try $0.markSMSRetry(id: ids[1], owner: "a:0", at: 140, reply: "HTTP 503") })
-        #expect(try store.write { try $0.markSMSSent(id: ids[0], owner: "a:0", now: 112, reply: "HTTP 201 SM1") })
-        #expect(try store.write { try $0.markSMSSent(id: ids[0], owner: "a:0", now: 113, reply: "again") } == false)
+        #expect(try store.write { try $0.markSent(.sms, id: ids[0], owner: "b:0", now: 111, reply: "x") } == false)
+        #expect(try store.write { try $0.markRetry(.sms, id: ids[1], owner: "a:0", at: 140, reply: "HTTP 503") })
+        #expect(try store.write { try $0.markSent(.sms, id: ids[0], owner: "a:0", now: 112, reply: "HTTP 201 SM1") })
+        #expect(try store.write { try $0.markSent(.sms, id: ids[0], owner: "a:0", now: 113, reply: "again") } == false)
         let sent = try #require(try store.read { try $0.smsMessage(id: ids[0]) })
         #expect(sent.state == .sent)
         #expect(sent.recipient == nil, "the number is erased once the message is finished")
@@ -78,10 +78,10 @@ struct SMSOutboxStoreTests {
         #expect(retrying.state == .retrying)
         #expect(retrying.attempts == 1)
         #expect(retrying.recipient == us, "kept while it may still be sent")
-        #expect(try store.write { try $0.claimDueSMS(owner: "a:0", now: 139, leaseUntil: 300, limit: 5, claimable: claimable) }.isEmpty)
-        let again = try store.write { try $0.claimDueSMS(owner: "a:0", now: 140, leaseUntil: 300, limit: 5, claimable: claimable) }
+        #expect(try store.write { try $0.claimDue(.sms, owner: "a:0", now: 139, leaseUntil: 300, limit: 5, claimable: claimable) }.isEmpty)
+        let again = try store.write { try $0.claimDue(.sms, owner: "a:0", now: 140, leaseUntil: 300, limit: 5, claimable: claimable) }
         #expect(again.map(\.id) == [ids[1]])
-        #expect(try store.write { try $0.markSMSDead(id: ids[1], owner: "a:0", now: 141, reply: "HTTP 400 code 21211") })
+        #expect(try store.write { try $0.markDead(.sms, id: ids[1], owner: "a:0", now: 141, reply: "HTTP 400 code 21211") })
         let dead = try #require(try store.read { try $0.smsMessage(id: ids[1]) })
         #expect(dead.state == .dead)
         #expect(dead.lastReply == "HTTP 400 code 21211")
@@ -89,15 +89,15 @@ struct SMSOutboxStoreTests {
         #expect(dead.attempts == 1, "a dead outcome counts no attempt (as the outbox's)")
 
         // An expired lease is claimable by another worker; the old holder can no longer finish it.
-        let taken = try store.write { try $0.claimDueSMS(owner: "c:0", now: 260, leaseUntil: 400, limit: 5, claimable: claimable) }
+        let taken = try store.write { try $0.claimDue(.sms, owner: "c:0", now: 260, leaseUntil: 400, limit: 5, claimable: claimable) }
         #expect(taken.map(\.id) == [ids[2]])
-        #expect(try store.write { try $0.markSMSSent(id: ids[2], owner: "b:0", now: 261, reply: "late") } == false)
-        #expect(try store.write { try $0.markSMSSent(id: ids[2], owner: "c:0", now: 262, reply: "HTTP 201") })
+        #expect(try store.write { try $0.markSent(.sms, id: ids[2], owner: "b:0", now: 261, reply: "late") } == false)
+        #expect(try store.write { try $0.markSent(.sms, id: ids[2], owner: "c:0", now: 262, reply: "HTTP 201") })
 
         // Purge: finished before the horizon only, at most `limit`.
-        #expect(try store.writeSyncingLater { try $0.purgeFinishedSMS(before: 112, limit: 10) } == 0)
-        #expect(try store.writeSyncingLater { try $0.purgeFinishedSMS(before: 200, limit: 1) } == 1)
-        #expect(try store.writeSyncingLater { try $0.purgeFinishedSMS(before: 300, limit: 10) } == 2)
+        #expect(try store.writeSyncingLater { try $0.purgeFinished(.sms, before: 112, limit: 10) } == 0)
+        #expect(try store.writeSyncingLater { try $0.purgeFinished(.sms, before: 200, limit: 1) } == 1)
+        #expect(try store.writeSyncingLater { try $0.purgeFinished(.sms, before: 300, limit: 10) } == 2)
         #expect(try store.read { try $0.smsMessages(state: nil, limit: 10) }.isEmpty)
     }
 
@@ -175,12 +175,12 @@ struct SMSOutboxStoreTests {
         _ = try store.write { tx in
             try (0..<3).map { try tx.enqueueSMS(.test(reference: "t\($0)"), recipient: number, now: 100, giveUpAt: 1000) }
         }
-        _ = try store.write { try $0.claimDueSMS(owner: "box:1:5:sms", now: 100, leaseUntil: 250, limit: 2, claimable: Self.claimable) }
+        _ = try store.write { try $0.claimDue(.sms, owner: "box:1:5:sms", now: 100, leaseUntil: 250, limit: 2, claimable: Self.claimable) }
         let dead = DaemonHeartbeat(owner: "box:1:5", host: "box", pid: 1, startedAt: 50, beatAt: 100)
         try store.write { try $0.beat(dead) }
         let reclaimed = try store.write { try $0.reclaimClaims(of: dead, now: 110) }
         #expect(reclaimed == ReclaimedClaims(sms: 2, owners: 1))
-        let retaken = try store.write { try $0.claimDueSMS(owner: "live:0", now: 110, leaseUntil: 300, limit: 5, claimable: Self.claimable) }
+        let retaken = try store.write { try $0.claimDue(.sms, owner: "live:0", now: 110, leaseUntil: 300, limit: 5, claimable: Self.claimable) }
         #expect(retaken.count == 3)
     }
 }

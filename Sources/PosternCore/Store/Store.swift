@@ -83,7 +83,7 @@ public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, Heart
 }
 
 /// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter {
+public protocol StoreWriter: StoreReader, LeasedQueueWriter, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter {
     /// Adds a key.
     func insertKey(_ key: KeyRecord) throws
     /// Replaces a key's metadata (status, retiredAt, verifyUntil).

@@ -160,7 +160,7 @@ final class OperatorTools: Sendable {
         let limit = Housekeeper.defaultBatchSize
         var purged = 0
         while true {
-            let batch = try context.write { tx in try tx.purgeFinished(before: before, limit: limit) }
+            let batch = try context.write { tx in try tx.purgeFinished(.mail, before: before, limit: limit) }
             purged += batch
             if batch < limit { return purged }
         }
