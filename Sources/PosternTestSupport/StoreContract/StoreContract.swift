@@ -13,6 +13,9 @@ public enum StoreContract {
     /// Every case, in concern order.
     public static var cases: [StoreContractCase] {
         HeartbeatContract.cases
+            + OutboxContract.cases
+            + SMSOutboxContract.cases
+            + WebhookDeliveryContract.cases
     }
 }
 
