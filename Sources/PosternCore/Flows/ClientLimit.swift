@@ -21,6 +21,12 @@ import Synchronization
 ///   throughput), and a restart forgets it (it was a minute's worth). Several daemons on one
 ///   SQLite file would each count their own.
 final class ClientLimit: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any LimitWriter
+    /// What this flow's reads use.
+    typealias Reads = any LimitReader
+
     private let context: FlowContext
     /// Requests allowed in `window` ms.
     private let allowed: Int64
@@ -63,7 +69,7 @@ final class ClientLimit: Sendable {
         }
         try refuseFromCache(ip: ip, now: now)
         let bucket = bucket(ip)
-        let wait = try context.write(syncingLater: true) { tx in
+        let wait = try context.write(syncingLater: true) { (tx: Writes) in
             try tx.takeClientToken(bucket: bucket, nowMillis: now, allowed: allowed, windowMillis: window)
         }
         guard let wait else { return }

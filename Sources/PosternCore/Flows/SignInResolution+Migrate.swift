@@ -4,7 +4,7 @@ extension SignInResolution {
     /// answer reports; and the `user.migrated` event.
     /// - Throws: `AuthError.code(.stateChanged)` when the kept account is gone; what the store throws.
     static func migrate(
-        from: String, to: String, moveData: Bool, tx: any StoreWriter, events: EventLedger, now: Int64
+        from: String, to: String, moveData: Bool, tx: any AccountWriter & WebhookWriter, events: EventLedger, now: Int64
     ) throws -> (account: Account, migration: LoginDescriptor.Migration) {
         guard let found = try tx.account(uid: to) else { throw AuthError.code(.stateChanged) }
         try tx.deleteAccount(uid: from)

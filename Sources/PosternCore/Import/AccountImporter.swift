@@ -75,7 +75,7 @@ public struct AccountImporter: Sendable {
         if dryRun {
             let all = accounts
             do {
-                _ = try store.write { tx -> BatchOutcome in throw DryRun(outcome: try Self.apply(all, tx: tx)) }
+                _ = try store.write { (tx: any AccountWriter) -> BatchOutcome in throw DryRun(outcome: try Self.apply(all, tx: tx)) }
             } catch let dry as DryRun {
                 summary.add(dry.outcome)
             }
@@ -98,13 +98,13 @@ public struct AccountImporter: Sendable {
     /// between the check and the insert (the batch's checks then run again).
     private func commit(_ batch: [(line: Int, account: Account)]) throws -> BatchOutcome {
         do {
-            return try store.write { tx in try Self.apply(batch, tx: tx) }
+            return try store.write { (tx: any AccountWriter) in try Self.apply(batch, tx: tx) }
         } catch let error as StoreError where error.isAddressTaken {
-            return try store.write { tx in try Self.apply(batch, tx: tx) }
+            return try store.write { (tx: any AccountWriter) in try Self.apply(batch, tx: tx) }
         }
     }
 
-    private static func apply(_ batch: [(line: Int, account: Account)], tx: any StoreWriter) throws -> BatchOutcome {
+    private static func apply(_ batch: [(line: Int, account: Account)], tx: any AccountWriter) throws -> BatchOutcome {
         var outcome = BatchOutcome()
         for (line, row) in batch {
             var account = row

@@ -48,7 +48,7 @@ public struct KeyVault: Sendable {
         let now = clock.unixSeconds()
         for purpose in KeyPurpose.rotating {
             let fresh = try makeKey(purpose, now: now)
-            try store.write { tx in
+            try store.write { (tx: any KeyWriter) in
                 _ = try tx.removeExpiredKeys(purpose: purpose, now: now)
                 if try !tx.keys(purpose: purpose).contains(where: { $0.status == .active }) {
                     try tx.insertKey(fresh)
@@ -56,7 +56,7 @@ public struct KeyVault: Sendable {
             }
         }
         let phoneKey = try makeKey(.phoneNumber, now: now)
-        try store.write { tx in
+        try store.write { (tx: any KeyWriter) in
             if try tx.keys(purpose: .phoneNumber).isEmpty { try tx.insertKey(phoneKey) }
         }
         return try open()
@@ -71,7 +71,7 @@ public struct KeyVault: Sendable {
         let now = clock.unixSeconds()
         let fresh = try makeKey(purpose, now: now)
         let lifetime = purpose == .actionCode ? maxCodeLifetime : idTokenLifetime
-        try store.write { tx in
+        try store.write { (tx: any KeyWriter) in
             _ = try tx.removeExpiredKeys(purpose: purpose, now: now)
             for var key in try tx.keys(purpose: purpose) where key.status == .active {
                 key.status = .retired
@@ -87,7 +87,7 @@ public struct KeyVault: Sendable {
     /// Every key's metadata, per purpose, active first (never the secrets).
     /// - Throws: `StoreError`.
     public func list() throws -> [KeyRecord] {
-        try store.read { tx in try KeyPurpose.allCases.flatMap { try tx.keys(purpose: $0) } }
+        try store.read { (tx: any KeyReader) in try KeyPurpose.allCases.flatMap { try tx.keys(purpose: $0) } }
     }
 
     /// Opens the stored keys.
@@ -95,7 +95,7 @@ public struct KeyVault: Sendable {
     ///   `CryptoError` when a key does not open under the master key.
     public func open() throws -> KeyRing {
         let now = clock.unixSeconds()
-        let (codeKeys, tokenKeys, hashKeys, phoneKeys) = try store.read { tx in
+        let (codeKeys, tokenKeys, hashKeys, phoneKeys) = try store.read { (tx: any KeyReader) in
             (
                 try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken), try tx.keys(purpose: .firebaseHashKey),
                 try tx.keys(purpose: .phoneNumber)
@@ -130,13 +130,13 @@ public struct KeyVault: Sendable {
     /// With `dryRun` nothing is written (the id is then 0 for a key not stored yet).
     /// - Throws: `StoreError`, or `CryptoError` when a stored key does not open.
     public func firebaseHashKey(_ signerKey: [UInt8], dryRun: Bool = false) throws -> UInt32 {
-        for record in try store.read({ tx in try tx.keys(purpose: .firebaseHashKey) })
+        for record in try store.read({ (tx: any KeyReader) in try tx.keys(purpose: .firebaseHashKey) })
         where ConstantTime.equals(try openSecret(record), signerKey) {
             return record.id
         }
         if dryRun { return 0 }
         let record = try sealedKey(.firebaseHashKey, secret: signerKey, now: clock.unixSeconds())
-        try store.write { tx in try tx.insertKey(record) }
+        try store.write { (tx: any KeyWriter) in try tx.insertKey(record) }
         return record.id
     }
 

@@ -83,7 +83,7 @@ public final class SMSAdmission: Sendable {
     ///   this one is not, `AuthError.anonymousAccount` when its account has no proved address and
     ///   no phone; `AuthError.tooManyAttempts` (429, `retryAfter`) past any cap: the same
     ///   answer whatever the number; a store failure as it comes (the caller's write maps it).
-    public func admit(_ number: PhoneNumber, clientIP: String?, caller: Caller, now: Int64, tx: any StoreWriter) throws(AuthError) -> Decision {
+    public func admit(_ number: PhoneNumber, clientIP: String?, caller: Caller, now: Int64, tx: any LimitWriter) throws(AuthError) -> Decision {
         let config = configuration
         // By region, not calling code: +1 876 is Jamaica, not the United States.
         guard config.countries.contains(number.region) else {

@@ -48,128 +48,23 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Reads inside one consistent snapshot.
-public protocol StoreReader: OutboxReader, WebhookReader, SMSOutboxReader, HeartbeatReader, PhoneReader {
-    /// All keys of `purpose`, active first.
-    func keys(purpose: KeyPurpose) throws -> [KeyRecord]
-    /// The account with `uid`.
-    func account(uid: String) throws -> Account?
-    /// The account that holds `address` (compared by its normalized form).
-    func account(address: EmailAddress) throws -> Account?
-    /// At most `limit` accounts in uid order, starting after `uid` (nil: from the first): pages
-    /// for `postern users export`.
-    func accounts(after uid: String?, limit: Int) throws -> [Account]
-    /// The uid and password hash of the account that holds `address`: all a password sign-in
-    /// reads before the hash is checked, so that a known address costs about what an unknown one
-    /// does (a whole account row took ~20 µs longer to read than a miss, and showed in timing).
-    func passwordCredential(address: EmailAddress) throws -> PasswordCredential?
-    /// Some account's password hash that starts with `prefix` (a scheme's marker, e.g. `$2b$`),
-    /// or nil when none does: what the daemon times once at start so that checks of every scheme
-    /// in the store take as long (`PasswordCheckPacer`).
-    func passwordHashSample(prefix: String) throws -> String?
-    /// Whether the code with this nonce has been consumed.
-    func isConsumed(nonce: [UInt8]) throws -> Bool
-    /// The action request with `id`.
-    func actionRequest(id: String) throws -> ActionRequest?
-    /// Unconsumed, unexpired requests of `purpose` for `address`, newest first.
-    func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest]
-    /// The refresh token whose SHA-256 is `hash`.
-    func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
-    /// The failed guesses counted against `bucket` (an opaque key, never an address in the clear).
-    func guessRecord(bucket: [UInt8]) throws -> GuessRecord?
-    /// The `tat` (ms) a client bucket holds (``ClientRatePolicy``), nil when it has no row: what a
-    /// check that counts nothing reads.
-    func clientTokenTAT(bucket: [UInt8]) throws -> Int64?
-}
+/// Reads inside one consistent snapshot: every persister's reads. A flow's helpers take the
+/// narrowest of them they need (`any AccountReader & SessionReader`), so that what a flow touches
+/// is named where it is used.
+public protocol StoreReader:
+    KeyReader, AccountReader, ActionRequestReader, SessionReader, LimitReader, OutboxReader, WebhookReader, SMSOutboxReader,
+    HeartbeatReader, PhoneReader
+{}
 
-/// Changes inside one transaction: all of them land, or none.
-public protocol StoreWriter: StoreReader, LeasedQueueWriter, OutboxWriter, WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter {
-    /// Adds a key.
-    func insertKey(_ key: KeyRecord) throws
-    /// Replaces a key's metadata (status, retiredAt, verifyUntil).
-    func updateKey(_ key: KeyRecord) throws
-    /// Removes keys of `purpose` whose `verifyUntil` is before `now`; returns how many.
-    func removeExpiredKeys(purpose: KeyPurpose, now: Int64) throws -> Int
-
-    /// Adds an account. Throws `StoreError.addressTaken` when its address is held.
-    func insertAccount(_ account: Account) throws
-    /// Replaces an account. Throws `addressTaken` when its new address is held, `notFound` when absent.
-    func updateAccount(_ account: Account) throws
-    /// Deletes an account and everything hanging off it.
-    func deleteAccount(uid: String) throws
-
-    /// Records a code as used; false when it was already (exactly one concurrent caller gets true).
-    func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool
-    /// Forgets at most `limit` used codes whose code expired at or before `now` (a code is refused
-    /// as expired from its expiry on, so its entry is no longer needed); returns how many.
-    func pruneConsumedCodes(now: Int64, limit: Int) throws -> Int
-
-    /// Records an action request.
-    func insertActionRequest(_ request: ActionRequest) throws
-    /// Replaces an action request (its code state). Throws `notFound` when absent.
-    func updateActionRequest(_ request: ActionRequest) throws
-    /// Forgets at most `limit` requests that expired at or before `horizon`; returns how many.
-    func pruneActionRequests(expiredBy horizon: Int64, limit: Int) throws -> Int
-
-    /// Records a refresh token.
-    func insertRefreshToken(_ token: RefreshTokenRecord) throws
-    /// Marks a token as exchanged for its successor.
-    func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws
-    /// Revokes every token of a family; returns how many were live.
-    func revokeRefreshFamily(_ family: String) throws -> Int
-    /// Revokes every token of an account; returns how many were live.
-    func revokeRefreshTokens(uid: String) throws -> Int
-    /// Revokes the tokens of an account's sessions that signed in with `method`; returns how many were live.
-    func revokeRefreshTokens(uid: String, method: String) throws -> Int
-    /// Forgets at most `limit` refresh tokens (live, rotated or revoked) that expired at or before
-    /// `horizon`; returns how many.
-    func pruneRefreshTokens(expiredBy horizon: Int64, limit: Int) throws -> Int
-
-    /// Counts one event against `bucket` (an opaque key, never an address in the clear): nil when
-    /// allowed, else the seconds until it would be. `interval`: least seconds between two events
-    /// (0: none); `perHour`: most events in a rolling hour window (0: none).
-    func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64?
-    /// Counts one event against `bucket` (an opaque key) in fixed windows of `window` seconds
-    /// (starting at multiples of it): nil when fewer than `limit` were counted in the current
-    /// window (this one is counted), else the seconds until the next window. One row per bucket,
-    /// reset in place when its window has passed: for budgets too large for a row per event (a
-    /// country's SMS an hour, all SMS a day), and the rows stay as few as the buckets.
-    func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64?
-    /// Forgets at most `limit` rate-limit events at or before `horizon` (of every bucket: a bucket
-    /// forgets its own old events whenever it counts one, but most buckets never count again);
-    /// returns how many.
-    func pruneRateEvents(atOrBefore horizon: Int64, limit: Int) throws -> Int
-    /// Forgets at most `limit` fixed-window counters (``countInWindow(bucket:now:window:limit:)``)
-    /// whose window started at or before `horizon`; returns how many.
-    func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int
-
-    /// Counts one request of a client (an opaque `bucket`, never an IP address in the clear)
-    /// against `allowed` requests in `windowMillis` (``ClientRatePolicy``: a minute for
-    /// `--ip-per-minute`, an hour for the admin token's guess budget) at `nowMillis`: nil when
-    /// allowed, else the seconds until one would be. One atomic upsert of one row, so every daemon
-    /// on the database shares one limit per client and concurrent checks never serialize on a
-    /// snapshot.
-    func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64?
-    /// Forgets at most `limit` client buckets that are full again at `nowMillis` (their `tat` at
-    /// or before it: the row says nothing more than a missing one); returns how many.
-    func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int
-
-    /// Replaces the failed guesses counted against `bucket`; nil clears them.
-    func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws
-    /// Forgets at most `limit` guess budgets whose last failure is at or before `horizon`; returns
-    /// how many.
-    func pruneGuessRecords(lastFailureBy horizon: Int64, limit: Int) throws -> Int
-
+/// Changes inside one transaction: every persister's, all of them landing or none. One transaction
+/// spans persisters where a flow needs atomicity (a sign-in's account, session and ledger).
+public protocol StoreWriter:
+    StoreReader, KeyWriter, AccountWriter, ActionRequestWriter, SessionWriter, LimitWriter, LeasedQueueWriter, OutboxWriter,
+    WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter
+{
     /// Gives the file back up to `pages` of the pages deletes freed (SQLite: `incremental_vacuum`);
     /// nothing where the database reclaims space itself (PostgreSQL's autovacuum, memory).
     func reclaimFreePages(_ pages: Int) throws
-}
-
-extension StoreWriter {
-    /// Counts one request of a client against `perMinute` (``ClientRatePolicy``, a minute's window).
-    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64? {
-        try takeClientToken(bucket: bucket, nowMillis: nowMillis, allowed: perMinute, windowMillis: ClientRatePolicy.window)
-    }
 }
 
 /// Durable state behind Core. SQLite is the embedded default; PostgreSQL implements the same.
@@ -259,23 +154,5 @@ extension Store {
     /// Durable at once: for stores whose writes cost nothing to flush.
     public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
         try write(body)
-    }
-}
-
-/// What a password sign-in checks first: whose address it is, and their hash.
-public struct PasswordCredential: Sendable, Equatable {
-    public let uid: String
-    public let passwordHash: String?
-
-    public init(uid: String, passwordHash: String?) {
-        self.uid = uid
-        self.passwordHash = passwordHash
-    }
-}
-
-extension StoreReader {
-    /// Read from the whole account, for stores where that costs nothing (in memory).
-    public func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
-        try account(address: address).map { PasswordCredential(uid: $0.uid, passwordHash: $0.passwordHash) }
     }
 }

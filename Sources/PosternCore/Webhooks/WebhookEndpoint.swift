@@ -119,7 +119,7 @@ public struct WebhookEndpointVault: Sendable {
     public func list() throws(AuthError) -> [WebhookEndpointInfo] {
         let configured = self.configured
         return try run {
-            try store.read { tx in
+            try store.read { (tx: any WebhookReader) in
                 let disabled = try tx.disabledWebhookEndpointReasons()
                 let settings = configured.endpoints.enumerated().map { index, url in
                     WebhookEndpointInfo(
@@ -145,7 +145,7 @@ public struct WebhookEndpointVault: Sendable {
         let id = "ep_" + Base64URL.encode(try run { try SecureRandom.bytes(9) })
         let (secret, sealed) = try newSecret(id: id)
         let record = WebhookEndpointRecord(id: id, url: url, filter: filter, sealedSecret: sealed, createdAt: clock.unixSeconds())
-        try run { try store.write { tx in try tx.insertWebhookEndpoint(record) } }
+        try run { try store.write { (tx: any WebhookWriter) in try tx.insertWebhookEndpoint(record) } }
         return WebhookEndpointSecret(endpoint: Self.info(record, disabled: nil), secret: secret)
     }
 
@@ -155,7 +155,7 @@ public struct WebhookEndpointVault: Sendable {
         guard !id.hasPrefix("settings-") else {
             throw AuthError(.notFound, code: .notFound, message: "An endpoint of --webhook-urls is removed from the settings.")
         }
-        return try run { try store.write { tx in try tx.deleteWebhookEndpoint(id: id) } }
+        return try run { try store.write { (tx: any WebhookWriter) in try tx.deleteWebhookEndpoint(id: id) } }
     }
 
     /// Gives a stored endpoint a new secret; the old one keeps signing beside it for
@@ -168,7 +168,7 @@ public struct WebhookEndpointVault: Sendable {
         let (secret, sealed) = try newSecret(id: id)
         let until = clock.unixSeconds() + Self.rotationOverlap
         let updated = try run {
-            try store.write { tx -> WebhookEndpointRecord? in
+            try store.write { (tx: any WebhookWriter) -> WebhookEndpointRecord? in
                 guard var record = try tx.webhookEndpoints().first(where: { $0.id == id }) else { return nil }
                 record.sealedPrevious = record.sealedSecret
                 record.sealedSecret = sealed
@@ -190,7 +190,7 @@ public struct WebhookEndpointVault: Sendable {
         let webhookID = try run { try EventLedger.newWebhookID() }
         let body = WebhookEvent.webhookTest(endpointID: id).body(at: now)
         try run {
-            try store.write { tx in
+            try store.write { (tx: any WebhookWriter) in
                 try tx.enqueueWebhook(
                     webhookID: webhookID, eventType: "webhook.test", body: body,
                     endpoints: [WebhookTarget(url: endpoint.url, endpointID: endpoint.source == "api" ? id : nil)],

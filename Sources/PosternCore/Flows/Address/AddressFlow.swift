@@ -3,6 +3,12 @@ import Foundation
 /// Links that act on an account's address or password: inspecting any link, applying a reset,
 /// a verification, a change of address or its recovery, and asking for a verification or a change.
 final class AddressFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader
+
     let context: FlowContext
     let ledger: ActionLedger
     let sessions: SessionFlow
@@ -20,7 +26,7 @@ final class AddressFlow: Sendable {
         let text = try oobCodeText(link: link, oobCode: oobCode)
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
-        return try context.read { tx in
+        return try context.read { (tx: Reads) in
             let (code, request) = try self.ledger.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
             // A PKCE link says nothing of its address to whoever holds it without the verifier.
             return ActionInfo(

@@ -65,7 +65,7 @@ extension EmailLinkFlow {
         let request = try signInRequestForPage(oobCode, ring: ring, now: now)
         let ledger = self.ledger
         enum Result: Sendable { case outcome(ApprovalOutcome), refused }
-        let result = try context.write { tx -> Result in
+        let result = try context.write { (tx: Writes) -> Result in
             guard let current = try tx.actionRequest(id: request.id) else { return .refused }
             var life = ledger.life(current)
             switch life.pick(number, at: now) {
@@ -94,7 +94,7 @@ extension EmailLinkFlow {
         let presented = try sessions.presented(idToken)
         let challenge = Array(FlowContext.s256Challenge(of: codeVerifier).utf8)
         let now = context.clock.unixSeconds()
-        let open = try context.read { tx in try tx.openActionRequests(purpose: .signIn, address: email, now: now) }
+        let open = try context.read { (tx: Reads) in try tx.openActionRequests(purpose: .signIn, address: email, now: now) }
         guard let request = open.first(where: {
             $0.approval != nil && ConstantTime.equals(Array(($0.codeChallenge ?? "").utf8), challenge)
         }) else {
@@ -108,7 +108,7 @@ extension EmailLinkFlow {
 
     /// The verified sign-in request of a page's `oobCode`, open at `now`.
     private func signInRequestForPage(_ oobCode: String, ring: KeyRing, now: Int64) throws(AuthError) -> ActionRequest {
-        let request = try context.read { tx in
+        let request = try context.read { (tx: Reads) in
             try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx).1
         }
         guard ledger.life(request).isOpen(now: now) else { throw AuthError.code(.alreadyUsed) }

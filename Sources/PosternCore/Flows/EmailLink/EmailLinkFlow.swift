@@ -6,6 +6,12 @@ import PosternCrypto
 /// oobCode or address + code, resolving the six cases of API.md's table. A password sign-up's
 /// confirmation completes here too.
 final class EmailLinkFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & OutboxWriter & WebhookWriter & PhoneWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & OutboxReader & WebhookReader & PhoneReader
+
     let context: FlowContext
     let ledger: ActionLedger
     let sessions: SessionFlow
@@ -117,13 +123,13 @@ final class EmailLinkFlow: Sendable {
         oobCode: String, ring: KeyRing, now: Int64, input: EmailLinkCompletion
     ) throws(AuthError) -> (ActionRequest, Int64) {
         do {
-            return try context.read { tx in
+            return try context.read { (tx: Reads) in
                 let (code, request) = try self.ledger.verifiedRequest(oobCode, expecting: .signIn, ring: ring, now: now, tx: tx)
                 return (request, code.expiresAt)
             }
         } catch where error.code == APIErrorCode.linkUsed.rawValue {
             let verifier = input.codeVerifier ?? input.browserVerifier
-            guard let check = try? context.read({ tx in try self.ledger.browserCheck(oobCode, verifier: verifier, tx: tx) }),
+            guard let check = try? context.read({ (tx: Reads) in try self.ledger.browserCheck(oobCode, verifier: verifier, tx: tx) }),
                 check.signedInHere
             else { throw error }
             throw .linkUsed(signedInHere: true)
@@ -159,7 +165,7 @@ final class EmailLinkFlow: Sendable {
         let ledger = self.ledger
         let ttlRecoverEmail = context.config.ttlRecoverEmail
         let events = context.events
-        return try context.write { tx -> LoginDescriptor in
+        return try context.write { (tx: Writes) -> LoginDescriptor in
             // Re-read inside the transaction: the state may have moved since the checks above.
             guard let current = try tx.actionRequest(id: request.id), ledger.life(current).phase(now: now) != .used else {
                 throw AuthError.code(.alreadyUsed)

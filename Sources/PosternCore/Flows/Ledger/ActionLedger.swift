@@ -6,6 +6,12 @@ import PosternCrypto
 /// the 6-digit codes and keeps the per-address guess budgets. Every flow that mails a code or
 /// completes one goes through here.
 final class ActionLedger: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & LimitWriter & OutboxWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & LimitReader & OutboxReader
+
     let context: FlowContext
 
     init(context: FlowContext) { self.context = context }
@@ -40,7 +46,7 @@ final class ActionLedger: Sendable {
         // With both limits off there is nothing to count (the same for every address).
         let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
         let metrics = context.metrics
-        context.write({ tx -> Int64? in
+        context.write({ (tx: Writes) -> Int64? in
             if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
                 return wait
             }
@@ -61,7 +67,7 @@ final class ActionLedger: Sendable {
     /// Records a recoverEmail request for the old address and queues its mail, in the caller's
     /// transaction.
     static func queueRecovery(
-        uid: String, old: EmailAddress, new: EmailAddress, tx: any StoreWriter, now: Int64, ttl: Int64
+        uid: String, old: EmailAddress, new: EmailAddress, tx: any ActionRequestWriter & OutboxWriter, now: Int64, ttl: Int64
     ) throws {
         let recovery = ActionRequest(
             id: try FlowContext.newRequestID(at: Date(timeIntervalSince1970: TimeInterval(now))), purpose: .recoverEmail,
@@ -71,12 +77,12 @@ final class ActionLedger: Sendable {
     }
 
     /// Queues a notice (no code) for `recipient` inside a transaction.
-    static func queueNotice(_ intent: MailIntent, to recipient: EmailAddress, tx: any StoreWriter, now: Int64) throws {
+    static func queueNotice(_ intent: MailIntent, to recipient: EmailAddress, tx: any OutboxWriter, now: Int64) throws {
         _ = try tx.enqueue(intent, recipient: recipient, now: now, giveUpAt: now + 86_400)
     }
 
     /// Ends every open sign-in and sign-up request of `email`, in the caller's transaction.
-    func endOpenSignIns(of email: EmailAddress, tx: any StoreWriter, now: Int64) throws {
+    func endOpenSignIns(of email: EmailAddress, tx: any ActionRequestWriter, now: Int64) throws {
         try endOpenRequests(of: email, purposes: [.signIn, .signUp], uid: nil, tx: tx, now: now)
     }
 
@@ -93,7 +99,7 @@ final class ActionLedger: Sendable {
     /// in the caller's transaction: they were superseded (their nonce never reaches the
     /// single-use ledger, which is how a refusal tells "superseded" from "used").
     func endOpenRequests(
-        of email: EmailAddress, purposes: [ActionRequest.Purpose], uid: String?, tx: any StoreWriter, now: Int64
+        of email: EmailAddress, purposes: [ActionRequest.Purpose], uid: String?, tx: any ActionRequestWriter, now: Int64
     ) throws {
         for purpose in purposes {
             // The store answers a page at a time (the newest 20); each page is ended, so the loop ends.
@@ -115,7 +121,7 @@ final class ActionLedger: Sendable {
 
     /// The state a request's code is bound to, computed the same way when minting (content stage)
     /// and when verifying: nil when the state it needs is gone (account deleted, address moved).
-    static func binding(for request: ActionRequest, tx: any StoreReader) throws -> StateBinding? {
+    static func binding(for request: ActionRequest, tx: any AccountReader) throws -> StateBinding? {
         switch request.purpose {
         case .signIn, .signUp:
             return StateBinding(request.id, request.email.normalized)
@@ -192,7 +198,7 @@ final class ActionLedger: Sendable {
     /// the same reads (its request, the single-use ledger, the state binding) whatever the
     /// reason, so the time of the answer says no more than its words.
     func verifiedRequest(
-        _ text: String, expecting: EmailAction?, ring: KeyRing, now: Int64, tx: any StoreReader
+        _ text: String, expecting: EmailAction?, ring: KeyRing, now: Int64, tx: any ActionRequestReader & AccountReader
     ) throws -> (ActionCode, ActionRequest) {
         let code: ActionCode
         do { code = try ring.actionCodes.verify(text, now: now) } catch { throw refuse(error) }
@@ -219,7 +225,7 @@ final class ActionLedger: Sendable {
     /// `postern_browser` cookie, or a PKCE verifier): nil when the code is not genuine or names
     /// no request. Reads only; consumes nothing. The code's expiry is not this question's: a used
     /// link is asked about after its life too.
-    func browserCheck(_ text: String, verifier: String?, tx: any StoreReader) throws -> BrowserCheck? {
+    func browserCheck(_ text: String, verifier: String?, tx: any ActionRequestReader) throws -> BrowserCheck? {
         guard let code = try? context.keys.current.actionCodes.verifyIgnoringExpiry(text), code.action == .signIn,
             let request = try tx.actionRequest(id: Self.requestID(of: code)), request.purpose.action == code.action
         else { return nil }
@@ -230,7 +236,7 @@ final class ActionLedger: Sendable {
     }
 
     /// Mints the code of `request` and builds its link; nil when the state it binds to is gone.
-    func mintLink(for request: ActionRequest, ring: KeyRing, now: Int64, tx: any StoreReader) throws -> (link: String, code: String)? {
+    func mintLink(for request: ActionRequest, ring: KeyRing, now: Int64, tx: any AccountReader) throws -> (link: String, code: String)? {
         guard let binding = try Self.binding(for: request, tx: tx), let nonce = Base64URL.decode(request.id) else {
             return nil
         }
@@ -245,7 +251,7 @@ final class ActionLedger: Sendable {
     ///
     /// Using a link ends the address's other open links of the same kind (for the same account
     /// where the kind has one): once one worked, the others are superseded, and say so.
-    func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any StoreWriter) throws -> Bool {
+    func consume(_ request: ActionRequest, expiresAt: Int64, now: Int64, tx: any ActionRequestWriter) throws -> Bool {
         var life = life(request)
         guard let nonce = Base64URL.decode(request.id), life.consume(at: now), try tx.consume(nonce: nonce, expiresAt: expiresAt) else {
             return false
@@ -265,7 +271,7 @@ final class ActionLedger: Sendable {
     func sixDigitCode(forSignInCode text: String) -> String? {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
-        return try? context.read { tx in
+        return try? context.read { (tx: Reads) in
             let (_, request) = try self.verifiedRequest(text, expecting: .signIn, ring: ring, now: now, tx: tx)
             guard request.codeChallenge == nil, let keyID = request.sixDigitKeyID else { return nil }
             return Self.sixDigitCode(requestID: request.id, keyID: keyID, ring: ring)
@@ -281,7 +287,7 @@ final class ActionLedger: Sendable {
 
     /// Clears every guess budget of `email`: its owner proved the mailbox (a link completed, a
     /// reset applied), which is also how the owner gets out of a lock an attacker caused.
-    func clearGuessBudgets(of email: EmailAddress, tx: any StoreWriter) throws {
+    func clearGuessBudgets(of email: EmailAddress, tx: any LimitWriter) throws {
         for kind in GuessKind.allCases { try tx.setGuessRecord(bucket: guessBucket(kind, email), nil) }
     }
 
@@ -294,7 +300,7 @@ final class ActionLedger: Sendable {
         let bucket = guessBucket(.sixDigitCode, email)
         let budget = context.config.guessBudget
         enum Outcome: Sendable { case found(ActionRequest), wrong, limited(Int64) }
-        let outcome = try context.write { tx -> Outcome in
+        let outcome = try context.write { (tx: Writes) -> Outcome in
             let record = try tx.guessRecord(bucket: bucket)
             if let wait = budget.retryAfter(record, now: now) { return .limited(wait) }
             let candidates = try tx.openActionRequests(purpose: .signIn, address: email, now: now).map(self.life)

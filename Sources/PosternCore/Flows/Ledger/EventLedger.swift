@@ -18,7 +18,7 @@ public struct EventLedger: Sendable {
     /// Queues `event`, which happened at `now`, under a fresh `webhook-id`. A store that runs the
     /// closure again draws a new one; only the committed run's id is ever sent.
     /// - Throws: what the store throws.
-    public func record(_ event: WebhookEvent, tx: any StoreWriter, now: Int64) throws {
+    public func record(_ event: WebhookEvent, tx: any WebhookWriter, now: Int64) throws {
         try record(try prepare(event, now: now), tx: tx)
     }
 
@@ -45,7 +45,7 @@ public struct EventLedger: Sendable {
 
     /// Queues a prepared event, in the transaction of the change that caused it.
     /// - Throws: what the store throws; `CryptoError` when the DRBG fails.
-    public func record(_ event: Prepared, tx: any StoreWriter) throws {
+    public func record(_ event: Prepared, tx: any WebhookWriter) throws {
         let type = event.event.type
         let urls = admitsConfigured(type) ? configuration.endpoints : []
         let drawn: (webhookID: String, body: String)

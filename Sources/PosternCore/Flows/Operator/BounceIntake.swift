@@ -53,6 +53,12 @@ public final class BounceMetrics: Sendable {
 /// report names, which its sender chooses — and records it. A permanent failure or a complaint
 /// suppresses the message's own recipient, as an SMTP 5xx does; a delay only records.
 final class BounceIntake: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any OutboxReader & WebhookReader
+
     let context: FlowContext
     let metrics = BounceMetrics()
 
@@ -97,7 +103,7 @@ final class BounceIntake: Sendable {
         guard !candidates.isEmpty else { return ignored("the report names no reverse path of ours with a tag that verifies") }
         // The tag verifies against the message's own recipient, so the message is read first.
         enum Found: Sendable { case message(Int64), gone, forged }
-        let found = try context.read { tx -> Found in
+        let found = try context.read { (tx: Reads) -> Found in
             var gone = false
             for candidate in candidates {
                 guard let message = try tx.outboxMessage(id: candidate.messageID) else {
@@ -140,7 +146,7 @@ final class BounceIntake: Sendable {
         case .complaint: .complaint
         }
         let events = context.events
-        let recorded = try context.write { tx -> Bool in
+        let recorded = try context.write { (tx: Writes) -> Bool in
             guard let message = try tx.outboxMessage(id: id) else { return false }
             let bounce = OutboxBounce(kind: kind, status: status, detail: Self.withoutAddress(diagnostic, message.recipient), at: now)
             guard try tx.recordBounce(id: id, bounce) else { return true }

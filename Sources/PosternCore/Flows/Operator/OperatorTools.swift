@@ -12,6 +12,12 @@ public struct IssuedLink: Sendable, Hashable {
 /// What operators do (the admin API and the CLI): make links, look up and change users, watch
 /// and steer the outbox. Unlike the public flows these may tell whether an account exists.
 final class OperatorTools: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LeasedQueueWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let ledger: ActionLedger
 
@@ -45,7 +51,7 @@ final class OperatorTools: Sendable {
         let lifetime = context.config.lifetime(purpose)
         let cleanLocale = locale.flatMap(FlowContext.cleanLocale)
         let ledger = self.ledger
-        let issued = try context.write { tx -> IssuedLink in
+        let issued = try context.write { (tx: Writes) -> IssuedLink in
             let holder = try tx.account(address: address)
             if purpose != .signIn, holder == nil { throw AuthError.userNotFound }
             var request = ActionRequest(
@@ -75,12 +81,12 @@ final class OperatorTools: Sendable {
     /// - Throws: `AuthError.invalidEmail`.
     func user(email: String) throws(AuthError) -> UserRecord? {
         let address = try context.parseEmail(email)
-        return try context.read { tx in try tx.account(address: address).map(UserRecord.init) }
+        return try context.read { (tx: Reads) in try tx.account(address: address).map(UserRecord.init) }
     }
 
     /// The account `uid`, for operators.
     func user(uid: String) throws(AuthError) -> UserRecord? {
-        try context.read { tx in try tx.account(uid: uid).map(UserRecord.init) }
+        try context.read { (tx: Reads) in try tx.account(uid: uid).map(UserRecord.init) }
     }
 
     /// Changes an account for operators: disabled (revokes its sessions), email verified, name.
@@ -89,7 +95,7 @@ final class OperatorTools: Sendable {
         if case .some(.some(let name)) = displayName { try ProfileFlow.checkDisplayName(name) }
         let events = context.events
         let now = context.clock.unixSeconds()
-        return try context.write { tx in
+        return try context.write { (tx: Writes) in
             guard var account = try tx.account(uid: uid) else { throw AuthError.userNotFound }
             var changes: [WebhookEvent] = []
             if let disabled {
@@ -118,7 +124,7 @@ final class OperatorTools: Sendable {
     func deleteUser(uid: String) throws(AuthError) {
         let events = context.events
         let now = context.clock.unixSeconds()
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             guard try tx.account(uid: uid) != nil else { throw AuthError.userNotFound }
             try tx.deleteAccount(uid: uid)
             try events.record(.userDeleted(uid: uid), tx: tx, now: now)
@@ -129,13 +135,13 @@ final class OperatorTools: Sendable {
     /// Outbox metadata for operators (never bodies), newest first.
     /// - Throws: `AuthError.unavailable`.
     func outboxMessages(state: OutboxState?, limit: Int) throws(AuthError) -> [OutboxMessage] {
-        try context.read { tx in try tx.outboxMessages(state: state, limit: limit) }
+        try context.read { (tx: Reads) in try tx.outboxMessages(state: state, limit: limit) }
     }
 
     /// Message counts by state.
     /// - Throws: `AuthError.unavailable`.
     func outboxCounts() throws(AuthError) -> OutboxCounts {
-        try context.read { tx in try tx.outboxCounts() }
+        try context.read { (tx: Reads) in try tx.outboxCounts() }
     }
 
     /// Queues a dead message again and lifts the suppression of its address (the operator asks
@@ -143,7 +149,7 @@ final class OperatorTools: Sendable {
     /// - Throws: `AuthError.unavailable`.
     func retryOutboxMessage(id: Int64) throws(AuthError) -> Bool {
         let now = context.clock.unixSeconds()
-        let retried = try context.write { tx -> Bool in
+        let retried = try context.write { (tx: Writes) -> Bool in
             guard let message = try tx.outboxMessage(id: id), message.state == .dead else { return false }
             _ = try tx.unsuppress(message.recipient)
             return try tx.retryDead(id: id, now: now)
@@ -160,7 +166,7 @@ final class OperatorTools: Sendable {
         let limit = Housekeeper.defaultBatchSize
         var purged = 0
         while true {
-            let batch = try context.write { tx in try tx.purgeFinished(.mail, before: before, limit: limit) }
+            let batch = try context.write { (tx: Writes) in try tx.purgeFinished(.mail, before: before, limit: limit) }
             purged += batch
             if batch < limit { return purged }
         }

@@ -3,6 +3,12 @@ import PosternCrypto
 /// Passwords: verify-first sign-up, sign-in within the address's guess budget, reset requests,
 /// and setting a password on a signed-in account.
 final class PasswordFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & SessionWriter & LimitWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & SessionReader & LimitReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let ledger: ActionLedger
     let sessions: SessionFlow
@@ -69,7 +75,7 @@ final class PasswordFlow: Sendable {
         let budget = context.config.guessBudget
         let bucket = address.map { ledger.guessBucket(.password, $0) }
         if let bucket {
-            let wait = try context.write { tx -> Int64? in
+            let wait = try context.write { (tx: Writes) -> Int64? in
                 let record = try tx.guessRecord(bucket: bucket)
                 if let wait = budget.retryAfter(record, now: now) { return wait }
                 try tx.setGuessRecord(bucket: bucket, budget.failing(record, now: now))
@@ -97,7 +103,7 @@ final class PasswordFlow: Sendable {
         let issue = try sessions.issuer()
         let rehash = context.hasher.needsRehash(stored) || !withinBound ? try context.hashPassword(password) : nil
         let events = context.events
-        return try context.write { tx -> LoginDescriptor in
+        return try context.write { (tx: Writes) -> LoginDescriptor in
             guard let current = try tx.account(address: address), current.uid == holder.uid,
                 current.passwordHash == holder.passwordHash
             else { throw AuthError.invalidLoginCredentials }
@@ -166,7 +172,7 @@ final class PasswordFlow: Sendable {
         let now = context.clock.unixSeconds()
         let issue = try sessions.issuer()
         let events = context.events
-        let session = try context.write { tx -> Session in
+        let session = try context.write { (tx: Writes) -> Session in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             current.passwordHash = hash
             current.providers.insert(.password)

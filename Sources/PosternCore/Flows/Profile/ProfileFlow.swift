@@ -4,6 +4,12 @@ import PosternAPI
 /// What a signed-in user does with their own account: read it, change the profile the app owns,
 /// delete it.
 final class ProfileFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & WebhookReader
+
     let context: FlowContext
     let sessions: SessionFlow
 
@@ -31,7 +37,7 @@ final class ProfileFlow: Sendable {
         }
         let events = context.events
         let now = context.clock.unixSeconds()
-        return try context.write { tx in
+        return try context.write { (tx: Writes) in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             var fields: [String] = []
             if let displayName, displayName != current.displayName {
@@ -54,7 +60,7 @@ final class ProfileFlow: Sendable {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let events = context.events
         let now = context.clock.unixSeconds()
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             try tx.deleteAccount(uid: account.uid)
             try events.record(.userDeleted(uid: account.uid), tx: tx, now: now)
         }

@@ -5,6 +5,12 @@ import PosternCrypto
 /// Sessions: anonymous accounts, ID tokens (ES256) and rotating refresh tokens, their
 /// verification and revocation. Every flow that signs someone in issues through here.
 final class SessionFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & SessionWriter & PhoneWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & SessionReader & PhoneReader & WebhookReader
+
     let context: FlowContext
 
     init(context: FlowContext) { self.context = context }
@@ -16,7 +22,7 @@ final class SessionFlow: Sendable {
         let now = context.clock.unixSeconds()
         let issue = try issuer()
         let events = context.events
-        return try context.write { tx in
+        return try context.write { (tx: Writes) in
             let account = Account(uid: uid, createdAt: now, lastSignInAt: now)
             try tx.insertAccount(account)
             try events.record(.userCreated(uid: uid, email: nil), tx: tx, now: now)
@@ -36,7 +42,7 @@ final class SessionFlow: Sendable {
     /// A closure that issues a session inside a transaction: an ID token and a stored refresh token.
     /// Arguments: account, sign-in method, auth_time, the refresh lineage (nil: a new family with a
     /// random token).
-    typealias Issuer = @Sendable (Account, String, Int64, RefreshLineage?, any StoreWriter) throws -> Session
+    typealias Issuer = @Sendable (Account, String, Int64, RefreshLineage?, any SessionWriter) throws -> Session
 
     /// The successor of a refresh token: an HMAC of it under the active action-code key, so that
     /// two concurrent refreshes of one token (two tabs) can both be given the same successor
@@ -98,7 +104,7 @@ final class SessionFlow: Sendable {
         else { throw .invalidIDToken }
         let now = context.clock.unixSeconds()
         guard now < exp else { throw .invalidIDToken }
-        guard let account = try context.read({ tx in try tx.account(uid: uid) }), version == account.sessionVersion else {
+        guard let account = try context.read({ (tx: Reads) in try tx.account(uid: uid) }), version == account.sessionVersion else {
             throw .invalidIDToken
         }
         guard !account.disabled else { throw .userDisabled }
@@ -145,7 +151,7 @@ final class SessionFlow: Sendable {
         let grace = context.config.refreshReuseGrace
         let events = context.events
         enum Outcome: Sendable { case session(Session), failed(AuthError) }
-        let outcome = try context.write { tx -> Outcome in
+        let outcome = try context.write { (tx: Writes) -> Outcome in
             guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
                 return .failed(.invalidRefreshToken)
             }
@@ -179,7 +185,7 @@ final class SessionFlow: Sendable {
         let hash = SHA256.hash(refreshToken)
         let events = context.events
         let now = context.clock.unixSeconds()
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             if let record = try tx.refreshToken(hash: hash), !record.revoked {
                 _ = try tx.revokeRefreshFamily(record.family)
                 try events.record(.sessionRevoked(uid: record.uid, reason: "signOut"), tx: tx, now: now)
@@ -191,14 +197,14 @@ final class SessionFlow: Sendable {
     /// number moved away): their refresh tokens, and — when there were any — the account's ID
     /// tokens issued so far (they do not say which sign-in they came from; the other sessions
     /// refresh and go on).
-    static func revokeSessions(of uid: String, method: String, tx: any StoreWriter) throws {
+    static func revokeSessions(of uid: String, method: String, tx: any SessionWriter & AccountWriter) throws {
         guard try tx.revokeRefreshTokens(uid: uid, method: method) > 0, var account = try tx.account(uid: uid) else { return }
         account.sessionVersion = FlowMath.nextVersion(after: account.sessionVersion)
         try tx.updateAccount(account)
     }
 
     /// Revokes every session of an account: its refresh tokens, and the ID tokens issued so far.
-    static func revokeAll(of account: inout Account, tx: any StoreWriter) throws {
+    static func revokeAll(of account: inout Account, tx: any SessionWriter) throws {
         _ = try tx.revokeRefreshTokens(uid: account.uid)
         account.sessionVersion = FlowMath.nextVersion(after: account.sessionVersion)
     }
@@ -212,7 +218,9 @@ final class SessionFlow: Sendable {
     /// verified by its holder would be the attacker's way back in by phone sign-in (a trojan
     /// identifier). True when there was one (a sign-in's answer then says `needsPassword`). The
     /// caller stores the account.
-    static func endUnprovedPassword(of account: inout Account, tx: any StoreWriter, events: EventLedger, now: Int64) throws -> Bool {
+    static func endUnprovedPassword(
+        of account: inout Account, tx: any SessionWriter & PhoneWriter & WebhookWriter, events: EventLedger, now: Int64
+    ) throws -> Bool {
         guard account.dropUnprovedPassword() else { return false }
         try revokeAll(of: &account, tx: tx)
         try events.record(.sessionRevoked(uid: account.uid, reason: "addressProved"), tx: tx, now: now)
