@@ -39,7 +39,7 @@ final class LogLines: Sendable {
     let value = Mutex<[String]>([])
 }
 
-/// What the SMS and webhook workers share (``LeaseQueue``, on ``QueueWorkerThread``): a claim the
+/// What the SMS and webhook workers share (``LeasedQueueWorker``): a claim the
 /// store refuses claims nothing, an outcome it refuses leaves the row claimed until its lease
 /// ends (then it is tried again), and both say so in the log under the queue's word.
 @Suite("The queue workers' claim and outcomes")

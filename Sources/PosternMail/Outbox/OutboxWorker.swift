@@ -1,7 +1,8 @@
 import Foundation
 import PosternCore
 
-/// One delivery worker: its lease owner name, its transport, its loop. Runs on its own thread.
+/// One delivery worker: its lease owner name, its transport, its batches: the outbox's lane of the
+/// pool's ``DeliveryEngine``, which runs it on a thread of its own.
 ///
 /// It executes what its ``DeliveryBatchMachine`` decides (what to claim, compose, send, record,
 /// renew and give back) and adds only the I/O: the store, the content stage, the transport, the
@@ -9,10 +10,8 @@ import PosternCore
 ///
 /// `@unchecked Sendable`: it is handed to its thread once and used only there; the transport is
 /// made on that thread and never leaves it.
-final class OutboxWorker: @unchecked Sendable {
+final class OutboxWorker: DeliveryLane, @unchecked Sendable {
     private let owner: String
-    /// Which of the pool's wake-up queues is this worker's.
-    private let index: Int
     private let store: any Store
     private let makeTransport: MailTransportFactory
     private let compose: OutboxWorkerPool.Compose
@@ -20,7 +19,6 @@ final class OutboxWorker: @unchecked Sendable {
     private let random: @Sendable () -> Double
     private let configuration: OutboxWorkerPool.Configuration
     private let logger: Logger?
-    private let signal: WorkerSignal
     private var transport: (any MailTransport)?
     /// The batch decisions.
     private var machine: DeliveryBatchMachine
@@ -32,12 +30,11 @@ final class OutboxWorker: @unchecked Sendable {
     private var carried: [PendingRecord] = []
 
     init(
-        owner: String, index: Int, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
+        owner: String, store: any Store, makeTransport: @escaping MailTransportFactory, compose: @escaping OutboxWorkerPool.Compose,
         clock: any WallClock, random: @escaping @Sendable () -> Double, configuration: OutboxWorkerPool.Configuration,
-        logger: Logger?, signal: WorkerSignal, recorder: OutcomeRecorder
+        logger: Logger?, recorder: OutcomeRecorder
     ) {
         self.owner = owner
-        self.index = index
         self.store = store
         self.makeTransport = makeTransport
         self.compose = compose
@@ -45,44 +42,35 @@ final class OutboxWorker: @unchecked Sendable {
         self.random = random
         self.configuration = configuration
         self.logger = logger
-        self.signal = signal
         self.recorder = recorder
         self.machine = DeliveryBatchMachine(owner: owner, policy: configuration.policy, maximumClaim: configuration.batchSize)
     }
 
-    func run() {
-        defer {
-            transport?.close()
-            transport = nil
-            signal.workerFinished(worker: index)
+    /// Claims a batch and works through it (a store failure is logged); true when anything was due.
+    func deliverBatch(stopping: () -> Bool) -> Bool {
+        do {
+            return try deliverOneBatch(stopping: stopping)
+        } catch {
+            logger?.error("outbox: the store failed", ["owner": owner, "error": "\(error)"])
+            return false
         }
-        while !signal.isStopping(worker: index) {
-            signal.takeWakeUps(worker: index)
-            let found: Bool
-            do {
-                found = try deliverOneBatch()
-            } catch {
-                logger?.error("outbox: the store failed", ["owner": owner, "error": "\(error)"])
-                found = false
-            }
-            if !found {
-                settleCarried()
-                if signal.wait(worker: index, seconds: configuration.pollInterval), configuration.wakeJitter > 0 {
-                    // Woken by new mail: start after a random moment, so that the work a request
-                    // causes (mail or no mail) does not land on the requests that follow it and
-                    // time cannot tell an existing address from an unknown one.
-                    Thread.sleep(forTimeInterval: random() * configuration.wakeJitter)
-                }
-            }
-        }
+    }
+
+    /// Nothing was due: the records carried over are waited for before the worker waits.
+    func idle() { settleCarried() }
+
+    /// Stopped: records what is in flight, gives back unstarted claims, closes the connection.
+    func finish() {
         settleCarried()
         let owner = self.owner
         let releases = machine.stopped(now: clock.unixSeconds())
         if !releases.isEmpty { _ = try? store.write { try $0.releaseLeases(owner: owner, releases) } }
+        transport?.close()
+        transport = nil
     }
 
     /// Claims a batch and works through it; false when nothing was due.
-    private func deliverOneBatch() throws -> Bool {
+    private func deliverOneBatch(stopping: () -> Bool) throws -> Bool {
         let owner = self.owner
         let request = machine.claimRequest(now: clock.unixSeconds())
         // A claim needs no fsync of its own: lost with a crash of the machine, its messages are
@@ -135,7 +123,7 @@ final class OutboxWorker: @unchecked Sendable {
         }
 
         steps: while true {
-            switch machine.next(now: clock.unixSeconds(), stopping: signal.isStopping(worker: index)) {
+            switch machine.next(now: clock.unixSeconds(), stopping: stopping()) {
             case .deliver(let id, let mail):
                 let older = pending.dropLast(Self.recordsInFlight - 1)
                 let startedAt = clock.unixSeconds()

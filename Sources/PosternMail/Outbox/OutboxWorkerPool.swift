@@ -1,6 +1,5 @@
 import Foundation
 import PosternCore
-import Synchronization
 
 /// The outbox's delivery workers: N threads, each with its own transport connection, claiming due
 /// messages with a lease, composing them on first claim, sending, and recording the outcome.
@@ -88,9 +87,10 @@ public final class OutboxWorkerPool: Sendable {
     private let random: @Sendable () -> Double
     private let configuration: Configuration
     private let logger: Logger?
-    private let signal: WorkerSignal
+    /// The threads, their wake-ups and the heartbeat.
+    private let engine: DeliveryEngine
     /// The pool's heartbeat, and the taking back of dead daemons' claims.
-    public let heartbeat: HeartbeatLoop
+    public var heartbeat: HeartbeatLoop { engine.heartbeat }
 
     /// A pool over `store`, sending through transports from `transport`.
     ///
@@ -112,39 +112,38 @@ public final class OutboxWorkerPool: Sendable {
         self.random = random
         self.configuration = configuration
         self.logger = logger
-        let signal = WorkerSignal(workers: configuration.workers)
-        self.signal = signal
-        heartbeat = HeartbeatLoop(
+        let heartbeat = HeartbeatLoop(
             owner: configuration.ownerPrefix, store: store, policy: configuration.liveness, clock: clock, monotonic: monotonic,
             metrics: reclaims, logger: logger)
+        // Bulk work that waits on the relay 4 times a message: its wake-ups should not preempt
+        // the store's writer or the request threads (``ThreadScheduling/batch``).
+        let threads = DeliveryEngine.Threads(
+            count: configuration.workers, name: { "outbox-\($0)" }, scheduling: .batch, pollInterval: .seconds(configuration.pollInterval),
+            wakeJitter: configuration.wakeJitter)
+        engine = DeliveryEngine(heartbeat: heartbeat, threads: threads, clock: SystemMonotonicClock(), random: random)
         // The store rings after every commit that queued mail, whoever queued it.
-        store.mailDoorbell.listen { signal.wake() }
+        engine.wakesOnDoorbell(of: store)
     }
 
     /// Starts the workers; calling it again does nothing.
     public func start() {
-        guard signal.begin() else { return }
-        // Before the first claim: the row exists while this pool holds claims, and what a dead
-        // predecessor held is due again when the workers first look.
-        heartbeat.start()
-        let recorder = OutcomeRecorder(store: store)
-        signal.onAllFinished { recorder.stop() }
-        for index in 0..<configuration.workers {
-            let worker = OutboxWorker(
-                owner: "\(configuration.ownerPrefix):\(index)", index: index, store: store, makeTransport: makeTransport, compose: compose,
-                clock: clock, random: random, configuration: configuration, logger: logger, signal: signal, recorder: recorder)
-            // Bulk work that waits on the relay 4 times a message: its wake-ups should not preempt
-            // the store's writer or the request threads (``ThreadScheduling/batch``).
-            Thread.start(named: "outbox-\(index)", scheduling: .batch) { worker.run() }
+        engine.start { [self] in
+            let recorder = OutcomeRecorder(store: store)
+            let workers = (0..<configuration.workers).map { index in
+                OutboxWorker(
+                    owner: "\(configuration.ownerPrefix):\(index)", store: store, makeTransport: makeTransport, compose: compose, clock: clock,
+                    random: random, configuration: configuration, logger: logger, recorder: recorder)
+            }
+            return (workers, { recorder.stop() })
         }
     }
 
     /// Workers look at once (the store's doorbell calls this after a commit that queued mail).
-    public func wake() { signal.wake() }
+    public func wake() { engine.wake() }
 
     /// Whether ``stop(timeout:)`` has been called. Internal, for tests that act while a stop is
     /// under way (a send held in flight is let go only once the workers were told to stop).
-    var isStopping: Bool { signal.isStopping(worker: 0) }
+    var isStopping: Bool { engine.isStopping }
 
     /// Stops the workers and waits for them: in-flight sends finish and are recorded, unstarted
     /// claims are given back; then the heartbeat is removed. Returns false if they did not stop
@@ -152,90 +151,6 @@ public final class OutboxWorkerPool: Sendable {
     /// row nobody takes them back early).
     @discardableResult
     public func stop(timeout: Double = 120) -> Bool {
-        let stopped = signal.stop(timeout: timeout)
-        heartbeat.stop()
-        return stopped
-    }
-}
-
-/// Wake-ups and stopping, shared by the pool and its workers: one wake-up queue per worker, so
-/// new mail wakes every idle worker (as ``OutboxWorkerPool/wake()`` promises), not just one of
-/// them; closing the queues stops the workers.
-///
-/// A wake-up is a token left in the worker's queue: one that comes while the worker looks for
-/// work is still there when it next waits, so it is never lost; the worker drains its tokens
-/// before each look (``takeWakeUps(worker:)``), so one it has already acted on does not count.
-final class WorkerSignal: Sendable {
-    /// A new-mail wake-up.
-    struct WakeUp: Sendable {}
-
-    /// Per worker: its wake-ups; the worker is the one consumer.
-    private let wakeUps: [BatchQueue<WakeUp>]
-    private let clock: any MonotonicClock
-    private let started = Mutex(false)
-    /// Workers not yet finished, for the one action run after the last.
-    private let running: Mutex<Int>
-    private let whenAllFinished = Mutex<(@Sendable () -> Void)?>(nil)
-
-    /// The signal for `workers` workers, timing waits on `clock`.
-    init(workers: Int, clock: any MonotonicClock = SystemMonotonicClock()) {
-        self.clock = clock
-        wakeUps = (0..<max(1, workers)).map { _ in BatchQueue(consumers: 1, clock: clock) }
-        running = Mutex(max(1, workers))
-    }
-
-    /// Runs `action` once the last worker has finished.
-    func onAllFinished(_ action: @escaping @Sendable () -> Void) {
-        whenAllFinished.withLock { $0 = action }
-    }
-
-    /// True the first time: the workers may start.
-    func begin() -> Bool {
-        started.withLock { started in
-            defer { started = true }
-            return !started
-        }
-    }
-
-    func wake() {
-        for queue in wakeUps { queue.appendUnlessWaiting(WakeUp()) }
-    }
-
-    /// Drops the worker's pending wake-ups: called before it looks for work, which covers them.
-    func takeWakeUps(worker: Int) {
-        _ = wakeUps[worker].takeWaiting(upTo: .max)
-    }
-
-    func isStopping(worker: Int) -> Bool { wakeUps[worker].isClosed }
-
-    /// Sleeps until woken, stopped, or `seconds` passed; true when woken by new mail.
-    @discardableResult
-    func wait(worker: Int, seconds: Double) -> Bool {
-        let queue = wakeUps[worker]
-        switch queue.take(upTo: .max, until: clock.now() + .seconds(seconds)) {
-        case .items: return !queue.isClosed
-        case .timedOut, .closed: return false
-        }
-    }
-
-    func workerFinished(worker: Int) {
-        wakeUps[worker].consumerEnded()
-        let last = running.withLock { running in
-            running -= 1
-            return running == 0
-        }
-        if last, let action = whenAllFinished.withLock({ $0 }) { action() }
-    }
-
-    func stop(timeout: Double) -> Bool {
-        let deadline = clock.now() + .seconds(timeout)
-        // Never started: nothing to wait for, and a later start finds the workers stopped.
-        let wasStarted = started.withLock { started in
-            defer { started = true }
-            return started
-        }
-        for queue in wakeUps { queue.close() }
-        guard wasStarted else { return true }
-        return wakeUps.allSatisfy { $0.waitForConsumers(until: deadline) }
+        engine.stop(timeout: timeout)
     }
 }

@@ -25,7 +25,7 @@ public final class SMSWorker: @unchecked Sendable {
     private let logger: Logger
     private let metrics: SMSMetrics
     private let expiresInMinutes: Int64
-    private let worker: QueueWorkerThread
+    private let worker: LeasedQueueWorker<SMSMessage>
     var owner: String { worker.owner }
     /// The worker's heartbeat, and the taking back of dead daemons' claims.
     public var heartbeat: HeartbeatLoop { worker.heartbeat }
@@ -46,24 +46,24 @@ public final class SMSWorker: @unchecked Sendable {
         self.metrics = metrics
         self.expiresInMinutes = expiresInMinutes
         self.logger = logger
-        let worker = QueueWorkerThread(
-            name: "sms", prefix: "sms", store: store, batchSize: Self.batchSize, pollInterval: pollInterval, clock: clock,
+        worker = LeasedQueueWorker(
+            queue: .sms, name: "sms", prefix: "sms", store: store, batchSize: Self.batchSize, pollInterval: pollInterval, clock: clock,
             monotonic: monotonic, liveness: liveness, reclaims: reclaims, logger: logger)
-        self.worker = worker
-        store.mailDoorbell.listen { worker.wake() }
+        // The store rings after every commit that queued SMS (or mail), whoever queued it.
+        worker.wakesOnDoorbell()
     }
 
     /// Starts the heartbeat (its first beat at once), then the thread. Does nothing when started already.
     public func start() {
         let (make, logger) = (transport, self.logger)
         worker.start(
-            prepare: { () -> UncheckedTransport<any SMSTransport>? in
-                do { return UncheckedTransport(try make()) } catch {
+            prepare: { () -> (any SMSTransport)? in
+                do { return try make() } catch {
                     logger.error("sms transport cannot be set up; no SMS is sent", ["error": "\(error)"])
                     return nil
                 }
             },
-            deliver: { [self] in deliverDue(transport: $0.transport) })
+            deliver: { [self] in deliverDue(transport: $0) })
     }
 
     /// Asks the worker to stop and waits until it has (a batch in progress is finished first,
@@ -74,7 +74,7 @@ public final class SMSWorker: @unchecked Sendable {
     /// Store failures are logged, never thrown: the claims run out and are taken again.
     @discardableResult
     public func deliverDue(transport: any SMSTransport) -> Int {
-        let claims = worker.claimDue(from: .sms, policy: policy, now: clock.unixSeconds())
+        let claims = worker.claimDue(policy: policy, now: clock.unixSeconds())
         for message in claims { deliver(message, transport: transport) }
         return claims.count
     }
@@ -112,7 +112,7 @@ public final class SMSWorker: @unchecked Sendable {
         let country = message.countryCallingCode
         // The log names the message, its intent and its country: never the number or the text.
         let fields = ["sms_id": String(message.id), "intent": message.intent.name, "country": "+\(country)", "status": String(status)]
-        guard worker.record(action, id: message.id, in: .sms, now: clock.unixSeconds(), fields: fields) else { return }
+        guard worker.record(action, id: message.id, now: clock.unixSeconds(), fields: fields) else { return }
         switch action {
         case .markSent(let reply):
             if reply != "nothing to send" { metrics.count(.sent, callingCode: country) }

@@ -25,7 +25,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private let transport: @Sendable () -> any WebhookTransport
     private let clock: any WallClock
     private let logger: Logger
-    private let worker: QueueWorkerThread
+    private let worker: LeasedQueueWorker<WebhookClaim>
     /// The worker's heartbeat, and the taking back of dead daemons' claims.
     public var heartbeat: HeartbeatLoop { worker.heartbeat }
 
@@ -44,15 +44,15 @@ public final class WebhookWorker: @unchecked Sendable {
         self.transport = transport
         self.clock = clock
         self.logger = logger
-        worker = QueueWorkerThread(
-            name: "webhooks", prefix: "webhooks", store: store, batchSize: Self.batchSize, pollInterval: pollInterval,
+        worker = LeasedQueueWorker(
+            queue: .webhooks, name: "webhooks", prefix: "webhooks", store: store, batchSize: Self.batchSize, pollInterval: pollInterval,
             clock: clock, monotonic: monotonic, liveness: liveness, reclaims: reclaims, logger: logger)
     }
 
     /// Starts the heartbeat (its first beat at once), then the thread. Does nothing when started already.
     public func start() {
         let make = transport
-        worker.start(prepare: { UncheckedTransport(make()) }, deliver: { [self] in deliverDue(transport: $0.transport) })
+        worker.start(prepare: { make() }, deliver: { [self] in deliverDue(transport: $0) })
     }
 
     /// Asks the worker to stop and waits until it has: a batch in progress is finished first (each
@@ -63,7 +63,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// Store failures are logged, never thrown: the claims run out and are taken again.
     @discardableResult
     public func deliverDue(transport: any WebhookTransport) -> Int {
-        let claims = worker.claimDue(from: .webhooks, policy: configuration.policy, now: clock.unixSeconds())
+        let claims = worker.claimDue(policy: configuration.policy, now: clock.unixSeconds())
         // The stored endpoints, read once a batch: a removed one gets nothing more, a rotated
         // secret signs from the next batch on.
         var stored: [String: WebhookEndpointRecord] = [:]
@@ -133,7 +133,7 @@ public final class WebhookWorker: @unchecked Sendable {
         let (endpoint, now) = (delivery.endpoint, clock.unixSeconds())
         let fields = ["webhook_id": delivery.webhookID, "type": delivery.eventType, "status": String(status)]
         // The same webhook-id is sent again when an outcome is lost.
-        let written = worker.record(action, id: delivery.id, in: .webhooks, now: now, fields: fields) { tx in
+        let written = worker.record(action, id: delivery.id, now: now, fields: fields) { tx in
             if case .markDead(let reply, true) = action { try tx.disableWebhookEndpoint(endpoint, reason: reply, now: now) }
         }
         guard written else { return }
