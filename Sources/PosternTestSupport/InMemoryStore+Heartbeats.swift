@@ -13,12 +13,7 @@ extension InMemoryStore.Transaction {
         guard state.heartbeats[dead.owner] == dead else { return ReclaimedClaims() }
         state.heartbeats[dead.owner] = nil
         var reclaimed = ReclaimedClaims(owners: 1)
-        for index in state.outbox.indices {
-            let row = state.outbox[index]
-            guard row.state == .claimed, row.nextAttemptAt > now, let owner = row.leaseOwner, dead.ownsLease(owner) else { continue }
-            state.outbox[index].nextAttemptAt = row.createdAt
-            reclaimed.messages += 1
-        }
+        reclaimed.messages = InMemoryLeaseQueue.reclaim(&state.outbox, of: dead, now: now)
         reclaimed.webhooks = InMemoryLeaseQueue.reclaim(&state.webhooks, of: dead, now: now)
         reclaimed.sms = InMemoryLeaseQueue.reclaim(&state.sms, of: dead, now: now)
         if reclaimed.messages > 0 || reclaimed.sms > 0 { queuedMail = true }

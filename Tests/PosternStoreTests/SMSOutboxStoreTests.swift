@@ -36,11 +36,8 @@ struct SMSOutboxStoreTests {
         let fixture = try OutboxFixture(kind)
         let store = fixture.store
         let de = try PhoneNumber.parse("+49 151 12345678", defaultRegion: nil)
-        let claim = PhoneClaim(
-            id: "k1", uid: nil, numberHash: Array(repeating: 1, count: 32), countryCode: "49", codeHash: Array(repeating: 7, count: 32),
-            createdAt: 100, codeExpiresAt: 700, expiresAt: 700)
         let kept = try store.write { tx -> Bool in
-            try tx.insertPhoneClaim(claim)
+            try tx.insertPhoneClaim(SMSOutboxContract.keptClaim)
             return try tx.keepNumber(de, ofClaim: "k1")
         }
         #expect(kept)

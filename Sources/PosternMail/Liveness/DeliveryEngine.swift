@@ -57,15 +57,18 @@ final class DeliveryEngine: Sendable {
     private let signal: WorkerSignal
     private let random: @Sendable () -> Double
 
-    /// An engine (not started) whose waits are timed on `clock`; `random` is a number in 0..<1.
+    /// An engine (not started) whose heartbeat beats as `owner` (the lease owner, or the prefix of
+    /// its lanes' owners) on `monotonic`, and whose threads wait on `waits`; `random` is a number
+    /// in 0..<1.
     init(
-        heartbeat: HeartbeatLoop, threads: Threads, clock: any MonotonicClock,
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        owner: String, store: any Store, threads: Threads, liveness: LivenessPolicy, clock: any WallClock, monotonic: any MonotonicClock,
+        waits: any MonotonicClock, reclaims: ReclaimMetrics, logger: Logger?, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
-        self.heartbeat = heartbeat
+        heartbeat = HeartbeatLoop(
+            owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)
         self.threads = threads
         self.random = random
-        signal = WorkerSignal(workers: threads.count, clock: clock)
+        signal = WorkerSignal(workers: threads.count, clock: waits)
     }
 
     /// Wakes the threads after every commit of `store` that queued mail or SMS, whoever queued it.

@@ -45,10 +45,9 @@ final class LeasedQueueWorker<Claim: Sendable>: Sendable {
         self.batchSize = batchSize
         self.store = store
         self.logger = logger
-        let heartbeat = HeartbeatLoop(
-            owner: owner, store: store, policy: liveness, clock: clock, monotonic: monotonic, metrics: reclaims, logger: logger)
         engine = DeliveryEngine(
-            heartbeat: heartbeat, threads: DeliveryEngine.Threads(count: 1, name: { _ in name }, pollInterval: pollInterval), clock: monotonic)
+            owner: owner, store: store, threads: DeliveryEngine.Threads(count: 1, name: { _ in name }, pollInterval: pollInterval),
+            liveness: liveness, clock: clock, monotonic: monotonic, waits: monotonic, reclaims: reclaims, logger: logger)
     }
 
     /// Wakes the worker after every commit of its store that queued mail or SMS.

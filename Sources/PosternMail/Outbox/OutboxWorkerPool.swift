@@ -112,15 +112,14 @@ public final class OutboxWorkerPool: Sendable {
         self.random = random
         self.configuration = configuration
         self.logger = logger
-        let heartbeat = HeartbeatLoop(
-            owner: configuration.ownerPrefix, store: store, policy: configuration.liveness, clock: clock, monotonic: monotonic,
-            metrics: reclaims, logger: logger)
         // Bulk work that waits on the relay 4 times a message: its wake-ups should not preempt
         // the store's writer or the request threads (``ThreadScheduling/batch``).
         let threads = DeliveryEngine.Threads(
             count: configuration.workers, name: { "outbox-\($0)" }, scheduling: .batch, pollInterval: .seconds(configuration.pollInterval),
             wakeJitter: configuration.wakeJitter)
-        engine = DeliveryEngine(heartbeat: heartbeat, threads: threads, clock: SystemMonotonicClock(), random: random)
+        engine = DeliveryEngine(
+            owner: configuration.ownerPrefix, store: store, threads: threads, liveness: configuration.liveness, clock: clock,
+            monotonic: monotonic, waits: SystemMonotonicClock(), reclaims: reclaims, logger: logger, random: random)
         // The store rings after every commit that queued mail, whoever queued it.
         engine.wakesOnDoorbell(of: store)
     }

@@ -2,8 +2,14 @@ import PosternCore
 
 /// The SMS outbox (``SMSOutboxWriter`` and the lease queue ``LeasedQueue/sms``). That the number
 /// is sealed in the database, and erased from its column, the real stores' own tests check.
-enum SMSOutboxContract {
+public enum SMSOutboxContract {
     static let claimable = DeliveryStateMachine.claimableStates
+
+    /// A phone claim (`k1`, +49) whose number is kept until it is settled: the cases' and the real
+    /// stores' column checks' fixture.
+    public static let keptClaim = PhoneClaim(
+        id: "k1", uid: nil, numberHash: Array(repeating: 1, count: 32), countryCode: "49", codeHash: Array(repeating: 7, count: 32),
+        createdAt: 100, codeExpiresAt: 700, expiresAt: 700)
 
     static let cases: [StoreContractCase] = [
         StoreContractCase("sms outbox", "queued with its doorbell, claimed under a lease, finished by the holder only, number erased, purged") {
@@ -89,11 +95,8 @@ enum SMSOutboxContract {
         },
         StoreContractCase("sms outbox", "a claim keeps its number until settled; a notice is queued from it") { store in
             let de = try PhoneNumber.parse("+49 151 12345678", defaultRegion: nil)
-            let claim = PhoneClaim(
-                id: "k1", uid: nil, numberHash: Array(repeating: 1, count: 32), countryCode: "49", codeHash: Array(repeating: 7, count: 32),
-                createdAt: 100, codeExpiresAt: 700, expiresAt: 700)
             let kept = try store.write { tx -> Bool in
-                try tx.insertPhoneClaim(claim)
+                try tx.insertPhoneClaim(keptClaim)
                 return try tx.keepNumber(de, ofClaim: "k1")
             }
             try expectContract(kept, "kept")
