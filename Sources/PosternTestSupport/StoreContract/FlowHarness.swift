@@ -1,0 +1,37 @@
+import PosternCore
+import PosternCrypto
+
+/// The flows (``AuthService``) over the store a contract case is given: what a flow relies on the
+/// store for, checked through the flow.
+struct FlowHarness {
+    let store: any Store
+    let clock = ManualClock()
+    let service: AuthService
+
+    init(_ store: any Store, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+        self.store = store
+        let vault = KeyVault(store: store, box: try SecretBox(key: Array(repeating: 5, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400)
+        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
+        config.mailInterval = 0
+        config.mailPerHour = 0
+        configure(&config)
+        service = try AuthService(
+            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config, hasher: .fastForTests)
+    }
+
+    /// What a link could not be read from.
+    struct NoLink: Error {}
+
+    /// Runs the content stage on the newest queued message and returns its link.
+    func lastLink() throws -> String {
+        let newest = try requireContract(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first, "a queued message")
+        let composed = try requireContract(try service.composeMail(newest.intent, recipient: newest.recipient), "a composed mail")
+        switch composed.message.content {
+        case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
+            .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _), .accountAlreadyExists(let link, _, _):
+            return link
+        default:
+            throw NoLink()
+        }
+    }
+}
