@@ -5,39 +5,21 @@ import PosternStore
 import Testing
 import PosternTestSupport
 
-/// The flows over a real store of either kind.
+/// The flows over a real store of either kind, their keys sealed under the master key file.
 struct StoreFlowHarness {
     let database: TestDatabase
-    let store: any Store
-    let clock = ManualClock()
-    let service: AuthService
+    let flows: FlowHarness
+    var store: any Store { flows.store }
+    var clock: ManualClock { flows.clock }
+    var service: AuthService { flows.service }
 
     init(_ kind: StoreKind, configure: (inout AuthConfiguration) -> Void = { _ in }, wrap: (any Store) -> any Store = { $0 }) throws {
         database = try kind.database()
-        store = wrap(try database.open())
-        let vault = KeyVault(
-            store: store, box: try MasterKeyFile.loadOrCreate(at: database.keyFile), clock: clock, maxCodeLifetime: 7 * 86_400)
-        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
-        config.mailInterval = 0
-        config.mailPerHour = 0
-        configure(&config)
-        service = try AuthService(
-            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: .fastForTests)
+        flows = try FlowHarness(wrap(try database.open()), box: try MasterKeyFile.loadOrCreate(at: database.keyFile), configure: configure)
     }
 
     /// Runs the content stage on the newest queued message and returns its link.
-    func lastLink() throws -> String {
-        let newest = try #require(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first)
-        let composed = try #require(try service.composeMail(newest.intent, recipient: newest.recipient))
-        switch composed.message.content {
-        case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
-            .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _), .accountAlreadyExists(let link, _, _):
-            return link
-        default:
-            throw CancellationError()
-        }
-    }
+    func lastLink() throws -> String { try flows.lastLink() }
 }
 
 /// A real store that counts its transactions.

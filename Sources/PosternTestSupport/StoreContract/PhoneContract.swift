@@ -24,6 +24,23 @@ enum PhoneContract {
             codeHash: Array("code-of-\(id)".utf8), createdAt: now, expiresAt: now + 600, locale: locale)
     }
 
+    /// --phone-sign-in for DE, past the per-number caps (which have their own tests): codes a second apart.
+    static func phoneSignIn(_ config: inout AuthConfiguration) {
+        config.phoneSignIn = true
+        config.sms = SMSConfiguration(countries: ["DE"])
+        config.sms.phoneSignIn = true
+        config.sms.numberInterval = 0
+        config.sms.numberPerHour = 0
+    }
+
+    /// Asks for a phone sign-in code for `number`, and returns the code of the SMS it queued.
+    static func newestCode(_ h: FlowHarness, _ number: String) throws -> String {
+        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+        let queued = try requireContract(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first, "the queued SMS")
+        let recipient = try requireContract(queued.recipient, "its recipient")
+        return try requireContract(try h.service.composeSMS(queued.intent, recipient: recipient), "the composed SMS").code
+    }
+
     static let cases: [StoreContractCase] = [
         StoreContractCase("phones", "claims read back by id and by account; one holding per number; a delete takes the holding with it") { store in
             try store.write { tx in
@@ -232,19 +249,9 @@ enum PhoneContract {
             try expectContract(try store.read { try $0.phoneSignIn(requestID: "r") }?.tries == 5)
         },
         StoreContractCase("phoneSignIns", "20 concurrent completes of one code on a free number: one sign-in, one account, one holder") { store in
-            let h = try FlowHarness(store) {
-                $0.phoneSignIn = true
-                $0.sms = SMSConfiguration(countries: ["DE"])
-                $0.sms.phoneSignIn = true
-                // The second code a second later: past the per-number caps, which have their own tests.
-                $0.sms.numberInterval = 0
-                $0.sms.numberPerHour = 0
-            }
+            let h = try FlowHarness(store, configure: phoneSignIn)
             let number = "+4915112345678"
-            try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
-            let queued = try requireContract(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
-            let recipient = try requireContract(queued.recipient)
-            let code = try requireContract(try h.service.composeSMS(queued.intent, recipient: recipient)).code
+            let code = try newestCode(h, number)
             let uids = Mutex<[String]>([])
             let failures = Mutex<[String]>([])
             onThreads(20) { _ in
@@ -262,22 +269,13 @@ enum PhoneContract {
             try expectContract(failures.withLock { $0 } == Array(repeating: "INVALID_PHONE_CODE", count: 19))
             let uid = try requireContract(won.first)
             // Exactly one account holds the number; the next code signs in to it.
-            try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
-            let next = try requireContract(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
-            let nextRecipient = try requireContract(next.recipient)
-            let nextCode = try requireContract(try h.service.composeSMS(next.intent, recipient: nextRecipient)).code
+            let nextCode = try newestCode(h, number)
             let again = try h.service.completePhoneSignIn(phoneNumber: number, code: nextCode, idToken: nil, allowMigration: nil)
             try expectContract(again.uid == uid && !again.isNewUser)
             try expectContract(try h.store.read { try $0.phoneClaims(uid: uid) }.count == 1)
         },
         StoreContractCase("phoneSignIns", "20 devices at once each ask for a code for one free number and complete with the newest: never two accounts") { store in
-            let h = try FlowHarness(store) {
-                $0.phoneSignIn = true
-                $0.sms = SMSConfiguration(countries: ["DE"])
-                $0.sms.phoneSignIn = true
-                $0.sms.numberInterval = 0
-                $0.sms.numberPerHour = 0
-            }
+            let h = try FlowHarness(store, configure: phoneSignIn)
             let number = "+4915112345679"
             let parsed = try PhoneNumber.parse(number, defaultRegion: nil)
             let uids = Mutex<[String]>([])
@@ -309,9 +307,7 @@ enum PhoneContract {
             try expectContract(refusals.withLock { $0 }.allSatisfy { expected.contains($0) }, "\(refusals.withLock { $0 })")
             // Afterwards (past any lock) a clean sign-in lands on the one account (the winner's, if there was one).
             h.clock.advance(by: TimeInterval(GuessBudget().cap))
-            try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
-            let last = try requireContract(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
-            let code = try requireContract(try h.service.composeSMS(last.intent, recipient: parsed)).code
+            let code = try newestCode(h, number)
             let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
             if let winner = won.first { try expectContract(login.uid == winner && !login.isNewUser) }
             let hashes = try h.store.read { tx in try tx.phoneClaims(uid: login.uid).map(\.numberHash) }

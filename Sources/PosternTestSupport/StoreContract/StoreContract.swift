@@ -105,8 +105,9 @@ final class Counter: Sendable {
     var value: Int { count.withLock { $0 } }
 }
 
-/// Runs `body` on `count` threads of its own at once, and returns when all have ended.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+/// Runs `body` on `count` threads of its own at once (concurrentPerform stops at the core count,
+/// and these bodies wait for one another), and returns when all have ended.
+public func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()
