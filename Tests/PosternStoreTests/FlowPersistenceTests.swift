@@ -5,39 +5,21 @@ import PosternStore
 import Testing
 import PosternTestSupport
 
-/// The flows over a real store of either kind.
+/// The flows over a real store of either kind, their keys sealed under the master key file.
 struct StoreFlowHarness {
     let database: TestDatabase
-    let store: any Store
-    let clock = ManualClock()
-    let service: AuthService
+    let flows: FlowHarness
+    var store: any Store { flows.store }
+    var clock: ManualClock { flows.clock }
+    var service: AuthService { flows.service }
 
     init(_ kind: StoreKind, configure: (inout AuthConfiguration) -> Void = { _ in }, wrap: (any Store) -> any Store = { $0 }) throws {
         database = try kind.database()
-        store = wrap(try database.open())
-        let vault = KeyVault(
-            store: store, box: try MasterKeyFile.loadOrCreate(at: database.keyFile), clock: clock, maxCodeLifetime: 7 * 86_400)
-        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
-        config.mailInterval = 0
-        config.mailPerHour = 0
-        configure(&config)
-        service = try AuthService(
-            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: .fastForTests)
+        flows = try FlowHarness(wrap(try database.open()), box: try MasterKeyFile.loadOrCreate(at: database.keyFile), configure: configure)
     }
 
     /// Runs the content stage on the newest queued message and returns its link.
-    func lastLink() throws -> String {
-        let newest = try #require(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first)
-        let composed = try #require(try service.composeMail(newest.intent, recipient: newest.recipient))
-        switch composed.message.content {
-        case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
-            .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _), .accountAlreadyExists(let link, _, _):
-            return link
-        default:
-            throw CancellationError()
-        }
-    }
+    func lastLink() throws -> String { try flows.lastLink() }
 }
 
 /// A real store that counts its transactions.
@@ -119,31 +101,6 @@ struct FlowPersistenceTests {
         #expect(login.email == "new@example.com" && login.isNewUser)
     }
 
-    @Test(
-        "the batch's shared snapshot grants nothing: a request used before its batch composes gets no mail, and of two links composed from one request the second is refused once the first is used",
-        arguments: StoreKind.available)
-    func batchSnapshotGrantsNothing(kind: StoreKind) throws {
-        let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "used@example.com"))
-        let used = try #require(try h.store.read { try $0.outboxMessages(state: .queued, limit: 1) }.first)
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.sendEmailLink(EmailLinkRequest(email: "twice@example.com"))
-        let twice = try #require(try h.store.read { try $0.outboxMessages(state: .queued, limit: 1) }.first)
-
-        // The attacker's hope: a claim composed again (a crash between send and record, a second
-        // daemon) mints a second live link for one request, or mail for a request already used.
-        let batch = h.service.composeMails([(used.intent, used.recipient), (twice.intent, twice.recipient), (twice.intent, twice.recipient)])
-        #expect(try batch[0].get() == nil)
-        var links: [String] = []
-        for result in batch.dropFirst() {
-            guard case .signIn(let link, _, _) = try #require(try result.get()).message.content else { throw CancellationError() }
-            links.append(link)
-        }
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[0]))
-        #expect(throws: AuthError.self) { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[1])) }
-        #expect(throws: AuthError.self) { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[0])) }
-    }
-
     @Test("email link, sign-up, reset, change and recovery survive reopening the database", arguments: StoreKind.available)
     func flowsPersist(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind)
@@ -186,58 +143,5 @@ struct FlowPersistenceTests {
         }
         #expect(!tokenHashes.isEmpty)
         #expect(Data(tokenHashes).range(of: Data(session.refreshToken.utf8)) == nil)
-    }
-
-    @Test("a failure in the middle of a flow leaves no half state", arguments: StoreKind.available)
-    func noHalfState(kind: StoreKind) throws {
-        let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
-        let link = try h.lastLink()
-        let existing = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
-        let anonymous = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", idToken: anonymous.idToken))
-        let second = try h.lastLink()
-        // MIGRATION_REQUIRED is thrown after the transaction read the request and both accounts:
-        // nothing of it may remain — the code still works afterwards.
-        #expect(throws: AuthError.self) {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: second, idToken: anonymous.idToken))
-        }
-        #expect(try h.store.read { try $0.account(uid: anonymous.uid) } != nil)
-        let login = try h.service.completeEmailLink(
-            EmailLinkCompletion(link: second, idToken: anonymous.idToken, allowMigration: true))
-        #expect(login.uid == existing.uid)
-        #expect(try h.store.read { try $0.account(uid: anonymous.uid) } == nil)
-    }
-
-    @Test("50 concurrent completions of one code: exactly one succeeds", arguments: StoreKind.available)
-    func concurrentCompletions(kind: StoreKind) throws {
-        let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "race@example.com"))
-        let link = try h.lastLink()
-        let wins = Counter()
-        let refusals = Counter()
-        DispatchQueue.concurrentPerform(iterations: 50) { _ in
-            do {
-                _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
-                wins.increment()
-            } catch let error as AuthError where error.code == "LINK_USED" {
-                refusals.increment()
-            } catch {}
-        }
-        #expect(wins.value == 1)
-        #expect(refusals.value == 49)
-        let accounts = try h.store.read { try $0.account(address: EmailAddress.parse("race@example.com")) }
-        #expect(accounts != nil)
-    }
-
-    @Test("rate limits are kept in the store, keyed by hash", arguments: StoreKind.available)
-    func rateLimitsPersist(kind: StoreKind) throws {
-        let store = try kind.database().open()
-        let bucket = Array(SHA256.hash("bucket").prefix(16))
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1000, interval: 60, perHour: 2) } == nil)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1010, interval: 60, perHour: 2) } == 50)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1060, interval: 60, perHour: 2) } == nil)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1200, interval: 60, perHour: 2) } == 3400)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 4600, interval: 60, perHour: 2) } == nil)
     }
 }
