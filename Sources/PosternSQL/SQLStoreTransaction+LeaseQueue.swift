@@ -1,10 +1,44 @@
 import PosternCore
 
-/// The operations every lease queue shares: the mail outbox (`outbox`), the webhook deliveries
-/// (`webhook_deliveries`) and the SMS outbox (`sms_outbox`) have the same columns of state,
-/// lease, due time, attempts and outcome (`state`, `lease_owner`, `next_attempt_at`, `attempts`,
-/// `finished_at`, `last_reply`), so their claim, outcomes and purge are written once, here.
+/// The operations every lease queue shares (``LeasedQueueWriter``): the mail outbox (`outbox`), the
+/// webhook deliveries (`webhook_deliveries`) and the SMS outbox (`sms_outbox`) have the same
+/// columns of state, lease, due time, attempts and outcome (`state`, `lease_owner`,
+/// `next_attempt_at`, `attempts`, `finished_at`, `last_reply`), so their claim, outcomes and purge
+/// are written once, here; each queue's own file reads its claimed rows.
 extension SQLStoreTransaction {
+    public func claimDue<Claim>(
+        _ queue: LeasedQueue<Claim>, owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]
+    ) throws -> [Claim] {
+        guard !claimable.isEmpty else { return [] }
+        switch queue.table {
+        case .outbox:
+            return try queue.claims(.mail(claimDueMail(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)))
+        case .smsOutbox:
+            return try queue.claims(.sms(claimDueSMS(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)))
+        case .webhookDeliveries:
+            return try queue.claims(
+                .webhooks(claimDueWebhooks(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)))
+        }
+    }
+
+    public func markSent<Claim>(_ queue: LeasedQueue<Claim>, id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try leaseFinish(queue.table, id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
+    }
+
+    public func markDead<Claim>(_ queue: LeasedQueue<Claim>, id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
+        try leaseFinish(queue.table, id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
+    }
+
+    /// The columns a finished row of `table` must not keep: mail's body (which holds a live link) and
+    /// envelope, an SMS's number.
+    private static func erasedOnFinish(_ table: LeasedQueueTable) -> [String] {
+        switch table {
+        case .outbox: ["body", "envelope_sender", "envelope_recipients"]
+        case .smsOutbox: ["recipient"]
+        case .webhookDeliveries: []
+        }
+    }
+
     /// The claim of the due rows of a lease queue (the same columns of state, lease and due time) in each dialect, and its arguments. `returning` gets
     /// how a column of the claimed row is named in RETURNING ("" in SQLite, "alias." in PostgreSQL).
     ///
@@ -12,9 +46,10 @@ extension SQLStoreTransaction {
     /// SQLite an IN list of three constants would build a temporary b-tree. The index's own
     /// condition stays written out so SQLite uses it.
     func leaseClaim(
-        table: String, alias: String, owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState],
+        table queue: LeasedQueueTable, alias: String, owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState],
         returning: (String) -> String
     ) -> (String, [SQLValue]) {
+        let table = queue.rawValue
         let states = Array(repeating: "state = ?", count: claimable.count).joined(separator: " OR ")
         let stateValues = claimable.map { SQLValue.text($0.rawValue) }
         let due: [SQLValue] = [.integer(now), .integer(Int64(max(0, limit)))]
@@ -45,30 +80,26 @@ extension SQLStoreTransaction {
     }
 
     /// Records claimed row `id` of `table` as finished (`sent` or `dead`) while `owner` holds it,
-    /// setting the columns of `erasing` to NULL (what a finished row must not keep); false when
-    /// the lease is no longer `owner`'s.
-    func leaseFinish(
-        table: String, id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool,
-        erasing: [String] = []
+    /// setting what a finished row must not keep to NULL; false when the lease is no longer `owner`'s.
+    private func leaseFinish(
+        _ table: LeasedQueueTable, id: Int64, owner: String, state: OutboxState, now: Int64, reply: String, countAttempt: Bool
     ) throws -> Bool {
-        let erase = erasing.map { ", \($0) = NULL" }.joined()
+        let erase = Self.erasedOnFinish(table).map { ", \($0) = NULL" }.joined()
         return try db.rowLocked {
             try db.execute(
                 """
-                UPDATE \(table) SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL\(erase)
+                UPDATE \(table.rawValue) SET state = ?, finished_at = ?, last_reply = ?, attempts = attempts + ?, lease_owner = NULL\(erase)
                 WHERE id = ? AND state = 'claimed' AND lease_owner = ?
                 """,
                 [.text(state.rawValue), .integer(now), .text(reply), .integer(countAttempt ? 1 : 0), .integer(id), .text(owner)]) == 1
         }
     }
 
-    /// Records a failed attempt on claimed row `id` of `table` while `owner` holds it: due again
-    /// at `at`, one more attempt counted.
-    func leaseRetry(table: String, id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
+    public func markRetry<Claim>(_ queue: LeasedQueue<Claim>, id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
         try db.rowLocked {
             try db.execute(
                 """
-                UPDATE \(table) SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1, lease_owner = NULL
+                UPDATE \(queue.table.rawValue) SET state = 'retrying', next_attempt_at = ?, last_reply = ?, attempts = attempts + 1, lease_owner = NULL
                 WHERE id = ? AND state = 'claimed' AND lease_owner = ?
                 """,
                 [.integer(at), .text(reply), .integer(id), .text(owner)]) == 1
@@ -81,9 +112,9 @@ extension SQLStoreTransaction {
     /// nothing; ids grow with time, so what is old enough is among the oldest rows.
     static let purgeWindow = 5000
 
-    /// Deletes at most `limit` sent and dead rows of `table` finished before `before`; returns how many.
-    func leasePurge(table: String, before: Int64, limit: Int) throws -> Int {
-        try pruneBatch(
+    public func purgeFinished<Claim>(_ queue: LeasedQueue<Claim>, before: Int64, limit: Int) throws -> Int {
+        let table = queue.table.rawValue
+        return try pruneBatch(
             table: table, key: "id", condition: "(state = 'sent' OR state = 'dead') AND finished_at < ?", [.integer(before)],
             limit: limit, from: "(SELECT id, state, finished_at FROM \(table) ORDER BY id LIMIT \(Self.purgeWindow)) AS oldest")
     }

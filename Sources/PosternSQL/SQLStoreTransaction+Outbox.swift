@@ -10,9 +10,6 @@ extension SQLStoreTransaction {
     /// How many columns `metadataColumns` names: a claim's own columns follow them.
     private static let metadataCount: Int32 = 16
 
-    /// What a finished message no longer keeps: its body, which holds a live link.
-    private static let erasedOnFinish = ["body", "envelope_sender", "envelope_recipients"]
-
     /// The message columns `readMessage` reads, each prefixed with `table` (`o.`, or nothing).
     private static func metadataColumns(_ table: String) -> String {
         [
@@ -90,11 +87,12 @@ extension SQLStoreTransaction {
             ])
     }
 
-    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
-        guard !claimable.isEmpty else { return [] }
+    /// Claims due mail (``LeasedQueueWriter/claimDue(_:owner:now:leaseUntil:limit:claimable:)`` of
+    /// ``LeasedQueue/mail``), each with its stored body and whether its recipient is suppressed.
+    func claimDueMail(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
         var claims: [OutboxClaim] = []
         let (sql, args) = leaseClaim(
-            table: "outbox", alias: "o", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
+            table: .outbox, alias: "o", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
         ) { row in
             "\(Self.metadataColumns(row)), \(row)envelope_sender, \(row)envelope_recipients, \(row)body, "
                 + "EXISTS (SELECT 1 FROM suppressions WHERE address = \(row)recipient_normalized)"
@@ -133,18 +131,6 @@ extension SQLStoreTransaction {
                 "UPDATE outbox SET next_attempt_at = ? WHERE \(Self.unfinished) AND state = 'claimed' AND lease_owner = ?",
                 [.integer(leaseUntil), .text(owner)])
         }
-    }
-
-    public func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try leaseFinish(table: "outbox", id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true, erasing: Self.erasedOnFinish)
-    }
-
-    public func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try leaseFinish(table: "outbox", id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false, erasing: Self.erasedOnFinish)
-    }
-
-    public func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        try leaseRetry(table: "outbox", id: id, owner: owner, at: at, reply: reply)
     }
 
     public func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int {
@@ -196,9 +182,5 @@ extension SQLStoreTransaction {
             WHERE id = ? AND state = 'dead'
             """,
             [.integer(now), .integer(now), .integer(id)]) == 1
-    }
-
-    public func purgeFinished(before: Int64, limit: Int) throws -> Int {
-        try leasePurge(table: "outbox", before: before, limit: limit)
     }
 }

@@ -66,29 +66,14 @@ extension SQLStoreTransaction {
             ])
     }
 
-    public func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [SMSMessage] {
-        guard !claimable.isEmpty else { return [] }
+    /// Claims due SMS (``LeasedQueueWriter/claimDue(_:owner:now:leaseUntil:limit:claimable:)`` of
+    /// ``LeasedQueue/sms``), each with its number unsealed.
+    func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [SMSMessage] {
         let (sql, args) = leaseClaim(
-            table: "sms_outbox", alias: "s", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
+            table: .smsOutbox, alias: "s", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
         ) { Self.smsColumns($0) }
         var messages: [SMSMessage] = []
         try db.rowLocked { try db.query(sql, args) { messages.append(try readSMS($0)) } }
         return messages.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
-    }
-
-    public func markSMSSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try leaseFinish(table: "sms_outbox", id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true, erasing: ["recipient"])
-    }
-
-    public func markSMSDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try leaseFinish(table: "sms_outbox", id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false, erasing: ["recipient"])
-    }
-
-    public func markSMSRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        try leaseRetry(table: "sms_outbox", id: id, owner: owner, at: at, reply: reply)
-    }
-
-    public func purgeFinishedSMS(before: Int64, limit: Int) throws -> Int {
-        try leasePurge(table: "sms_outbox", before: before, limit: limit)
     }
 }

@@ -131,10 +131,11 @@ extension SQLStoreTransaction {
             """
     }
 
-    public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
-        guard !claimable.isEmpty else { return [] }
+    /// Claims due deliveries (``LeasedQueueWriter/claimDue(_:owner:now:leaseUntil:limit:claimable:)``
+    /// of ``LeasedQueue/webhooks``), each with whether a 410 has disabled its endpoint since.
+    func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
         let (sql, args) = leaseClaim(
-            table: "webhook_deliveries", alias: "w", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
+            table: .webhookDeliveries, alias: "w", owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable
         ) { row in
             // SQLite names the claimed row by its table: `d` has an `endpoint` column too.
             "\(Self.deliveryColumns(row)), EXISTS (SELECT 1 FROM webhook_endpoints_disabled d WHERE d.endpoint = \(row.isEmpty ? "webhook_deliveries." : row)endpoint)"
@@ -148,28 +149,12 @@ extension SQLStoreTransaction {
         return claims.sorted { ($0.delivery.createdAt, $0.delivery.id) < ($1.delivery.createdAt, $1.delivery.id) }
     }
 
-    public func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try leaseFinish(table: "webhook_deliveries", id: id, owner: owner, state: .sent, now: now, reply: reply, countAttempt: true)
-    }
-
-    public func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        try leaseFinish(table: "webhook_deliveries", id: id, owner: owner, state: .dead, now: now, reply: reply, countAttempt: false)
-    }
-
-    public func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        try leaseRetry(table: "webhook_deliveries", id: id, owner: owner, at: at, reply: reply)
-    }
-
     public func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws {
         _ = try db.rowLocked {
             try db.execute(
                 "INSERT INTO webhook_endpoints_disabled (endpoint, reason, disabled_at) VALUES (?, ?, ?) ON CONFLICT (endpoint) DO NOTHING",
                 [.text(endpoint), .text(reason), .integer(now)])
         }
-    }
-
-    public func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int {
-        try leasePurge(table: "webhook_deliveries", before: before, limit: limit)
     }
 
     public func insertWebhookEndpoint(_ record: WebhookEndpointRecord) throws {

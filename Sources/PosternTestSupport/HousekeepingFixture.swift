@@ -49,8 +49,8 @@ public enum HousekeepingFixture {
         for (name, finishedAt) in [("outbox-old", horizon(.outbox)), ("outbox-recent", horizon(.outbox) + 1)] {
             try store.write { tx in
                 let id = try tx.enqueue(.passwordChanged(uid: name), recipient: address, now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
-                let claims = try tx.claimDue(owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1)
-                guard claims.map(\.message.id) == [id], try tx.markSent(id: id, owner: "w", now: finishedAt, reply: "250 ok") else {
+                let claims = try tx.claimDue(.mail, owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1)
+                guard claims.map(\.message.id) == [id], try tx.markSent(.mail, id: id, owner: "w", now: finishedAt, reply: "250 ok") else {
                     throw StoreError.notFound("the seeded outbox message")
                 }
             }
@@ -63,10 +63,10 @@ public enum HousekeepingFixture {
                 try tx.enqueueWebhook(
                     webhookID: name, eventType: "user.deleted", body: "{}", endpoints: ["https://hooks.example.com"],
                     now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
-                let claims = try tx.claimDueWebhooks(
+                let claims = try tx.claimDue(.webhooks,
                     owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
                 guard let id = claims.first?.delivery.id, claims.count == 1,
-                    try tx.markWebhookSent(id: id, owner: "w", now: finishedAt, reply: "HTTP 204")
+                    try tx.markSent(.webhooks, id: id, owner: "w", now: finishedAt, reply: "HTTP 204")
                 else { throw StoreError.notFound("the seeded webhook delivery") }
             }
         }
@@ -84,9 +84,9 @@ public enum HousekeepingFixture {
         for (name, finishedAt) in [("sms-old", horizon(.smsOutbox)), ("sms-recent", horizon(.smsOutbox) + 1)] {
             try store.write { tx in
                 let id = try tx.enqueueSMS(.test(reference: name), recipient: number, now: finishedAt - 10, giveUpAt: finishedAt + 86_400)
-                let claims = try tx.claimDueSMS(
+                let claims = try tx.claimDue(.sms,
                     owner: "w", now: finishedAt, leaseUntil: finishedAt + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
-                guard claims.map(\.id) == [id], try tx.markSMSSent(id: id, owner: "w", now: finishedAt, reply: "HTTP 201")
+                guard claims.map(\.id) == [id], try tx.markSent(.sms, id: id, owner: "w", now: finishedAt, reply: "HTTP 201")
                 else { throw StoreError.notFound("the seeded SMS") }
             }
         }

@@ -10,15 +10,6 @@ extension InMemoryStore.Transaction {
         return message
     }
 
-    /// The index of message `id` while `owner` holds it.
-    private func held(_ id: Int64, by owner: String) -> Int? {
-        let index = Int(id) - 1
-        guard state.outbox.indices.contains(index), state.outbox[index].state == .claimed,
-            state.outbox[index].leaseOwner == owner
-        else { return nil }
-        return index
-    }
-
     public func outboxCounts() throws -> OutboxCounts {
         var counts = OutboxCounts()
         for mail in state.outbox where !mail.purged { counts.byState[mail.state, default: 0] += 1 }
@@ -47,25 +38,21 @@ extension InMemoryStore.Transaction {
         return Int64(state.outbox.count)
     }
 
-    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim] {
+    /// Claims due mail (the lease queue's claim of ``LeasedQueue/mail``), each with its stored
+    /// body and whether its recipient is suppressed.
+    func claimDueMail(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) -> [OutboxClaim] {
         claims?.add()
-        let due = state.outbox.indices
-            .filter { claimable.contains(state.outbox[$0].state) && state.outbox[$0].nextAttemptAt <= now }
-            .sorted { (state.outbox[$0].nextAttemptAt, $0) < (state.outbox[$1].nextAttemptAt, $1) }
-            .prefix(max(0, limit))
-        return due.sorted().map { index in
-            state.outbox[index].state = .claimed
-            state.outbox[index].leaseOwner = owner
-            state.outbox[index].nextAttemptAt = leaseUntil
-            let mail = state.outbox[index]
-            return OutboxClaim(
-                message: metadata(mail, id: Int64(index + 1)), mail: mail.mail,
-                isSuppressed: state.suppressions[mail.recipient.normalized] != nil)
-        }
+        return InMemoryLeaseQueue.claim(&state.outbox, owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)
+            .map { index in
+                let mail = state.outbox[index]
+                return OutboxClaim(
+                    message: metadata(mail, id: Int64(index + 1)), mail: mail.mail,
+                    isSuppressed: state.suppressions[mail.recipient.normalized] != nil)
+            }
     }
 
     public func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool {
-        guard let index = held(id, by: owner) else { return false }
+        guard let index = InMemoryLeaseQueue.held(state.outbox, id, by: owner) else { return false }
         state.outbox[index].mail = mail
         state.outbox[index].messageID = mail.messageID
         return true
@@ -77,39 +64,10 @@ extension InMemoryStore.Transaction {
         }
     }
 
-    public func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        finish(id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
-    }
-
-    public func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        finish(id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
-    }
-
-    private func finish(_ id: Int64, owner: String, as final: OutboxState, now: Int64, reply: String, countAttempt: Bool) -> Bool {
-        guard let index = held(id, by: owner) else { return false }
-        state.outbox[index].state = final
-        state.outbox[index].finishedAt = now
-        state.outbox[index].lastReply = reply
-        state.outbox[index].attempts += countAttempt ? 1 : 0
-        state.outbox[index].leaseOwner = nil
-        state.outbox[index].mail = nil
-        return true
-    }
-
-    public func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        guard let index = held(id, by: owner) else { return false }
-        state.outbox[index].state = .retrying
-        state.outbox[index].nextAttemptAt = at
-        state.outbox[index].lastReply = reply
-        state.outbox[index].attempts += 1
-        state.outbox[index].leaseOwner = nil
-        return true
-    }
-
     public func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int {
         var released = 0
         for release in releases {
-            guard let index = held(release.id, by: owner) else { continue }
+            guard let index = InMemoryLeaseQueue.held(state.outbox, release.id, by: owner) else { continue }
             state.outbox[index].state = release.state
             state.outbox[index].nextAttemptAt = release.at
             state.outbox[index].leaseOwner = nil
@@ -146,19 +104,6 @@ extension InMemoryStore.Transaction {
         state.outbox[index].finishedAt = nil
         state.outbox[index].messageID = nil
         return true
-    }
-
-    public func purgeFinished(before: Int64, limit: Int) throws -> Int {
-        // Ids are positions here, so purged rows become tombstones rather than being removed.
-        var purged = 0
-        for index in state.outbox.indices
-        where purged < limit && state.outbox[index].state.isFinished && !state.outbox[index].purged
-            && (state.outbox[index].finishedAt ?? .max) < before
-        {
-            state.outbox[index].purged = true
-            purged += 1
-        }
-        return purged
     }
 }
 

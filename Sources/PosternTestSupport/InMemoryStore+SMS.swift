@@ -50,24 +50,9 @@ extension InMemoryStore.Transaction {
         return Int64(state.sms.count)
     }
 
-    public func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [SMSMessage] {
+    /// Claims due SMS (the lease queue's claim of ``LeasedQueue/sms``).
+    func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) -> [SMSMessage] {
         InMemoryLeaseQueue.claim(&state.sms, owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)
             .map(smsMessage(at:))
-    }
-
-    public func markSMSSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        InMemoryLeaseQueue.finish(&state.sms, id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
-    }
-
-    public func markSMSDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        InMemoryLeaseQueue.finish(&state.sms, id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
-    }
-
-    public func markSMSRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        InMemoryLeaseQueue.retry(&state.sms, id, owner: owner, at: at, reply: reply)
-    }
-
-    public func purgeFinishedSMS(before: Int64, limit: Int) throws -> Int {
-        InMemoryLeaseQueue.purge(&state.sms, before: before, limit: limit)
     }
 }

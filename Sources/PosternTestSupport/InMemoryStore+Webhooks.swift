@@ -91,28 +91,14 @@ extension InMemoryStore.Transaction {
         return true
     }
 
-    public func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim] {
+    /// Claims due deliveries (the lease queue's claim of ``LeasedQueue/webhooks``), each with
+    /// whether a 410 has disabled its endpoint since.
+    func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) -> [WebhookClaim] {
         InMemoryLeaseQueue.claim(&state.webhooks, owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: claimable)
             .map { WebhookClaim(delivery: delivery($0), endpointDisabled: state.disabledEndpoints[state.webhooks[$0].endpoint] != nil) }
     }
 
-    public func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        InMemoryLeaseQueue.finish(&state.webhooks, id, owner: owner, as: .sent, now: now, reply: reply, countAttempt: true)
-    }
-
-    public func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool {
-        InMemoryLeaseQueue.finish(&state.webhooks, id, owner: owner, as: .dead, now: now, reply: reply, countAttempt: false)
-    }
-
-    public func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool {
-        InMemoryLeaseQueue.retry(&state.webhooks, id, owner: owner, at: at, reply: reply)
-    }
-
     public func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws {
         if state.disabledEndpoints[endpoint] == nil { state.disabledEndpoints[endpoint] = reason }
-    }
-
-    public func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int {
-        InMemoryLeaseQueue.purge(&state.webhooks, before: before, limit: limit)
     }
 }

@@ -51,7 +51,7 @@ public final class InMemoryStore: Store {
         public var count: Int { value.load(ordering: .relaxed) }
         func add() { value.add(1, ordering: .relaxed) }
     }
-    /// Claims of due mail (``Transaction/claimDue(owner:now:leaseUntil:limit:claimable:)``), found
+    /// Claims of due mail (``Transaction/claimDue(_:owner:now:leaseUntil:limit:claimable:)`` of ``LeasedQueue/mail``), found
     /// or not, counted across transactions: a test that a worker left a message alone waits for
     /// the worker to have looked again, instead of sleeping.
     public let outboxClaims = LookupCounter()

@@ -283,10 +283,10 @@ struct BounceIntakeTests {
                                                   reason: "the report says the message was delivered, relayed or expanded"))
         // A report for mail housekeeping has deleted already.
         _ = try h.store.write { tx in
-            for claim in try tx.claimDue(owner: "w", now: h.clock.unixSeconds(), leaseUntil: h.clock.unixSeconds() + 60, limit: 10) {
-                _ = try tx.markSent(id: claim.message.id, owner: "w", now: h.clock.unixSeconds(), reply: "250 ok")
+            for claim in try tx.claimDue(.mail, owner: "w", now: h.clock.unixSeconds(), leaseUntil: h.clock.unixSeconds() + 60, limit: 10) {
+                _ = try tx.markSent(.mail, id: claim.message.id, owner: "w", now: h.clock.unixSeconds(), reply: "250 ok")
             }
-            return try tx.purgeFinished(before: Int64.max, limit: 10)
+            return try tx.purgeFinished(.mail, before: Int64.max, limit: 10)
         }
         #expect(try take(h, ReportSamples.postfixFailure(to: path)).reason?.contains("no longer in the outbox") == true)
         #expect(try !suppressed(h, "nobody-here@relay.test") && !suppressed(h, "erin@example.org"))

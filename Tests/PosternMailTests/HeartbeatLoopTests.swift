@@ -62,7 +62,7 @@ struct HeartbeatLoopTests {
                     .passwordChanged(uid: "u\(index)"), recipient: try EmailAddress.parse("r\(index)@example.com"), now: now,
                     giveUpAt: now + 3_600)
             }
-            return try tx.claimDue(owner: owner + ":0", now: now, leaseUntil: now + 150, limit: count).map(\.message.id)
+            return try tx.claimDue(.mail, owner: owner + ":0", now: now, leaseUntil: now + 150, limit: count).map(\.message.id)
         }
     }
 

@@ -84,7 +84,7 @@ struct WebhookWorkerTests {
         let now = clock.unixSeconds()
         try Self.enqueue(store, id: "msg_one", now: now)
         _ = try store.write { tx in
-            try tx.claimDueWebhooks(owner: "dead-worker", now: now, leaseUntil: now + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
+            try tx.claimDue(.webhooks, owner: "dead-worker", now: now, leaseUntil: now + 60, limit: 1, claimable: DeliveryStateMachine.claimableStates)
         }
         let transport = ScriptedWebhookTransport([])
         #expect(worker.deliverDue(transport: transport) == 0)

@@ -67,15 +67,15 @@ struct HousekeepingStoreTests {
         for index in 0..<3 {
             ids.append(try store.write { tx in
                 let id = try tx.enqueue(.passwordChanged(uid: "u\(index)"), recipient: address, now: 100, giveUpAt: 10_000)
-                _ = try tx.claimDue(owner: "w", now: 100, leaseUntil: 200, limit: 1)
-                _ = try tx.markDead(id: id, owner: "w", now: 100, reply: "550 no")
+                _ = try tx.claimDue(.mail, owner: "w", now: 100, leaseUntil: 200, limit: 1)
+                _ = try tx.markDead(.mail, id: id, owner: "w", now: 100, reply: "550 no")
                 return id
             })
         }
         let requeued = ids[0]
         #expect(try store.write { tx in try tx.retryDead(id: requeued, now: 5000) })
-        #expect(try store.write { tx in try tx.purgeFinished(before: 1000, limit: 1) } == 1)
-        #expect(try store.write { tx in try tx.purgeFinished(before: 1000, limit: 10) } == 1)
+        #expect(try store.write { tx in try tx.purgeFinished(.mail, before: 1000, limit: 1) } == 1)
+        #expect(try store.write { tx in try tx.purgeFinished(.mail, before: 1000, limit: 10) } == 1)
         #expect(try store.read { try $0.outboxMessage(id: requeued) }?.state == .queued)
     }
 

@@ -68,14 +68,14 @@ struct SQLiteOutboxTests {
         var ids: [Int64] = []
         for n in 0..<4 { ids.append(try tx.enqueue(.signIn(requestID: "r\(n)"), recipient: alice, now: now, giveUpAt: now + 600)) }
         let perBatch = Set(db.preparedSQL)
-        _ = try tx.claimDue(owner: "w", now: now, leaseUntil: now + 60, limit: 4)
+        _ = try tx.claimDue(.mail, owner: "w", now: now, leaseUntil: now + 60, limit: 4)
         // Renewing a batch's leases updates the indexed column of several rows: per batch, rarely.
         try tx.extendLeases(owner: "w", leaseUntil: now + 120)
         let claimSQL = Set(db.preparedSQL).subtracting(perBatch)
         #expect(try tx.storeMail(id: ids[0], owner: "w", mail: mail("a")))
-        #expect(try tx.markSent(id: ids[0], owner: "w", now: now, reply: "250 ok"))
-        #expect(try tx.markRetry(id: ids[1], owner: "w", at: now + 30, reply: "451 later"))
-        #expect(try tx.markDead(id: ids[2], owner: "w", now: now, reply: "550 no"))
+        #expect(try tx.markSent(.mail, id: ids[0], owner: "w", now: now, reply: "250 ok"))
+        #expect(try tx.markRetry(.mail, id: ids[1], owner: "w", at: now + 30, reply: "451 later"))
+        #expect(try tx.markDead(.mail, id: ids[2], owner: "w", now: now, reply: "550 no"))
         // The delivery log's row of each attempt (its CHECK was an IN list until migration 17).
         try tx.recordOutboxAttempt(
             OutboxAttempt(
@@ -224,7 +224,7 @@ struct SQLiteOutboxTests {
         #expect(after == before)
         #expect(after.count == 2)
         // The claimed message is still claimable once its lease ends, through the rebuilt index.
-        let claims = try migrated.write { try $0.claimDue(owner: "w2", now: 130, leaseUntil: 190, limit: 4) }
+        let claims = try migrated.write { try $0.claimDue(.mail, owner: "w2", now: 130, leaseUntil: 190, limit: 4) }
         #expect(claims.map(\.message.id) == [7])
         #expect(claims.first?.mail?.bytes == [0, 255])
         #expect(throws: (any Error).self) {
@@ -245,7 +245,7 @@ struct SQLiteOutboxTests {
             try (0..<3).map { try writer.enqueue(.signIn(requestID: "r\($0)"), recipient: recipient, now: 100, giveUpAt: 10_000) }
         }
         let start = store.commitCounts
-        _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
+        _ = try store.writeSyncingLater { try $0.claimDue(.mail, owner: "w", now: 100, leaseUntil: 160, limit: 1) }
         // Committed: another connection sees the claim at once.
         let other = try SQLiteStore(path: database.path)
         #expect(try other.read { try $0.outboxMessage(id: ids[0]) }?.state == .claimed)
@@ -264,8 +264,8 @@ struct SQLiteOutboxTests {
         #expect(counts.flushes == start.flushes + 1)
 
         // A full commit flushes what came before it, so no checkpoint is needed after it.
-        _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
-        _ = try store.write { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 1) }
+        _ = try store.writeSyncingLater { try $0.claimDue(.mail, owner: "w", now: 100, leaseUntil: 160, limit: 1) }
+        _ = try store.write { try $0.claimDue(.mail, owner: "w", now: 100, leaseUntil: 160, limit: 1) }
         #expect(clock.waitUntilSettled(waiters: 1))
         clock.advance(by: GroupCommitWriter.syncInterval * 2.5)
         #expect(clock.waitUntilSettled(waiters: 1))
@@ -366,7 +366,7 @@ struct SQLiteOutboxTests {
         // The third waits for its fsync (a request's write); each hands back what its closure returned.
         for index in 0..<3 {
             store.queueWrite(syncingLater: index != 2, gathering: false, { writer in
-                let claimed = try writer.claimDue(owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1)
+                let claimed = try writer.claimDue(.mail, owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1)
                 if index == 1 { throw RefusedOnPurpose() }
                 return claimed.map(\.message.id)
             }, done: { result in
@@ -406,12 +406,12 @@ struct SQLiteOutboxTests {
     func closeFlushesAndRefuses() throws {
         let ids = try enqueue(2)
         let start = store.commitCounts
-        _ = try store.writeSyncingLater { try $0.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 2) }
+        _ = try store.writeSyncingLater { try $0.claimDue(.mail, owner: "w", now: 100, leaseUntil: 160, limit: 2) }
         store.close()
         let counts = store.commitCounts
         #expect(counts.flushes == start.flushes + 1)
-        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0, limit: 500) } }
-        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0, limit: 500) } }
+        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(.mail, before: 0, limit: 500) } }
+        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(.mail, before: 0, limit: 500) } }
         // Reads still work, and another store sees every commit.
         #expect(try store.read { try $0.outboxMessage(id: ids[1]) }?.state == .claimed)
         let reopened = try SQLiteStore(path: database.path)
@@ -455,114 +455,22 @@ struct OutboxFixture {
 
 @Suite("Outbox, on each store")
 struct OutboxStoreTests {
-    @Test("a message is queued with its intent and recipient, and listed without a body", arguments: StoreKind.available)
-    func enqueueAndList(kind: StoreKind) throws {
-        let fixture = try OutboxFixture(kind)
-        let store = fixture.store
-        let ids = try fixture.enqueue(3)
-        let listed = try store.read { try $0.outboxMessages(state: nil, limit: 2) }
-        #expect(listed.map(\.id) == [ids[2], ids[1]])
-        let first = try store.read { try $0.outboxMessage(id: ids[0]) }
-        #expect(first?.intent == .signIn(requestID: "r0"))
-        #expect(first?.recipient.localPart == "Alice")
-        #expect(first?.state == .queued && first?.attempts == 0 && first?.nextAttemptAt == 100 && first?.giveUpAt == 10_000)
-        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.queued: 3]))
-    }
+    // What the outbox does through the Store API alone is the store contract's (OutboxContract).
 
-    @Test("a bounce is recorded on its message and listed with it; a delay never replaces a failure; no message, no record", arguments: StoreKind.available)
-    func bounces(kind: StoreKind) throws {
+    @Test("the composed body is in its column byte for byte until the message is sent or dead, then erased", arguments: StoreKind.available)
+    func bodyErasedWhenFinished(kind: StoreKind) throws {
         let fixture = try OutboxFixture(kind)
         let store = fixture.store
         let ids = try fixture.enqueue(2)
-        let delayed = OutboxBounce(kind: .delayed, status: "4.4.1", detail: "451 later", at: 200)
-        let failed = OutboxBounce(kind: .failed, status: "5.1.1", detail: "unknown user: \"<recipient>\"", at: 300)
-        #expect(try store.write { try $0.recordBounce(id: ids[0], delayed) })
-        #expect(try store.read { try $0.outboxMessage(id: ids[0]) }?.bounce == delayed)
-        #expect(try store.write { try $0.recordBounce(id: ids[0], failed) })
-        #expect(try store.write { try $0.recordBounce(id: ids[0], OutboxBounce(kind: .delayed, status: "4.0.0", detail: "", at: 400)) } == false)
-        #expect(try store.read { try $0.outboxMessages(state: nil, limit: 5) }.first { $0.id == ids[0] }?.bounce == failed)
-        #expect(try store.read { try $0.outboxMessage(id: ids[1]) }?.bounce == nil)
-        #expect(try store.write { try $0.recordBounce(id: 999_999, failed) } == false)
-    }
-
-    @Test("claiming is oldest due first, limited, and leased; a live lease is not claimed again", arguments: StoreKind.available)
-    func claim(kind: StoreKind) throws {
-        let fixture = try OutboxFixture(kind)
-        let store = fixture.store
-        let ids = try fixture.enqueue(5)
-        let first = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 3) }
-        #expect(first.map(\.message.id) == Array(ids.prefix(3)))
-        #expect(first.allSatisfy { $0.message.state == .claimed && $0.message.nextAttemptAt == 160 && $0.mail == nil && !$0.isSuppressed })
-        let second = try store.write { try $0.claimDue(owner: "w2", now: 100, leaseUntil: 160, limit: 10) }
-        #expect(second.map(\.message.id) == Array(ids.suffix(2)))
-        #expect(try store.write { try $0.claimDue(owner: "w3", now: 159, leaseUntil: 219, limit: 10) }.isEmpty)
-        #expect(try store.write { try $0.claimDue(owner: "w3", now: 99, leaseUntil: 219, limit: 10) }.isEmpty)
-    }
-
-    @Test("the stored body comes back byte for byte on the next claim, and is erased once sent", arguments: StoreKind.available)
-    func bodyRoundTrip(kind: StoreKind) throws {
-        let fixture = try OutboxFixture(kind)
-        let store = fixture.store
-        let id = try fixture.enqueue(1)[0]
-        _ = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 1) }
+        _ = try store.write { try $0.claimDue(.mail, owner: "w1", now: 100, leaseUntil: 160, limit: 2) }
         let composed = fixture.mail("tok1")
-        #expect(try store.write { try $0.storeMail(id: id, owner: "w1", mail: composed) })
-        #expect(try store.write { try $0.storeMail(id: id, owner: "intruder", mail: fixture.mail("x")) } == false)
-        #expect(try store.write { try $0.markRetry(id: id, owner: "w1", at: 130, reply: "451 4.3.0 later") })
-        let retried = try store.read { try $0.outboxMessage(id: id) }
-        #expect(retried?.state == .retrying && retried?.attempts == 1 && retried?.lastReply == "451 4.3.0 later" && retried?.messageID == "<tok1@example.com>")
-        let again = try store.write { try $0.claimDue(owner: "w2", now: 130, leaseUntil: 190, limit: 1) }
-        #expect(again.first?.mail == composed)
-        #expect(try fixture.storedBody(id) == composed.bytes)
-        #expect(try store.write { try $0.markSent(id: id, owner: "w2", now: 131, reply: "250 2.0.0 queued") })
-        #expect(try fixture.storedBody(id) == nil)
-        let sent = try store.read { try $0.outboxMessage(id: id) }
-        #expect(sent?.state == .sent && sent?.attempts == 2 && sent?.finishedAt == 131 && sent?.lastReply == "250 2.0.0 queued")
-    }
-
-    @Test("only the lease holder can finish a message; an expired lease lets another worker take it", arguments: StoreKind.available)
-    func leaseOwnership(kind: StoreKind) throws {
-        let fixture = try OutboxFixture(kind)
-        let store = fixture.store
-        let id = try fixture.enqueue(1)[0]
-        _ = try store.write { try $0.claimDue(owner: "crashed", now: 100, leaseUntil: 160, limit: 1) }
-        let taken = try store.write { try $0.claimDue(owner: "w2", now: 160, leaseUntil: 220, limit: 1) }
-        #expect(taken.map(\.message.id) == [id])
-        #expect(try store.write { try $0.markSent(id: id, owner: "crashed", now: 161, reply: "250") } == false)
-        #expect(try store.write { try $0.markDead(id: id, owner: "crashed", now: 161, reply: "550") } == false)
-        #expect(try store.write { try $0.markRetry(id: id, owner: "crashed", at: 999, reply: "451") } == false)
-        try store.write { try $0.extendLeases(owner: "w2", leaseUntil: 400) }
-        #expect(try store.write { try $0.claimDue(owner: "w3", now: 300, leaseUntil: 360, limit: 1) }.isEmpty)
-        #expect(try store.write { try $0.releaseLeases(owner: "w2", ids: [id], at: 300) } == 1)
-        let released = try store.read { try $0.outboxMessage(id: id) }
-        #expect(released?.state == .queued && released?.nextAttemptAt == 300)
-    }
-
-    @Test("dead erases the body; suppression is by normalized address; retry and purge", arguments: StoreKind.available)
-    func deadSuppressRetryPurge(kind: StoreKind) throws {
-        let fixture = try OutboxFixture(kind)
-        let store = fixture.store
-        let ids = try fixture.enqueue(2)
-        _ = try store.write { try $0.claimDue(owner: "w1", now: 100, leaseUntil: 160, limit: 2) }
-        _ = try store.write { try $0.storeMail(id: ids[0], owner: "w1", mail: fixture.mail("dead")) }
-        let recipient = fixture.alice
-        try store.write { writer in
-            #expect(try writer.markDead(id: ids[0], owner: "w1", now: 101, reply: "550 5.1.1 unknown user"))
-            try writer.suppress(recipient, reason: "550 5.1.1 unknown user", now: 101)
-            try writer.suppress(recipient, reason: "again", now: 102)
-            #expect(try writer.markSent(id: ids[1], owner: "w1", now: 101, reply: "250"))
-        }
+        #expect(try store.write { try $0.storeMail(id: ids[0], owner: "w1", mail: composed) })
+        #expect(try store.write { try $0.storeMail(id: ids[1], owner: "w1", mail: fixture.mail("dead")) })
+        #expect(try fixture.storedBody(ids[0]) == composed.bytes)
+        #expect(try store.write { try $0.markSent(.mail, id: ids[0], owner: "w1", now: 131, reply: "250 2.0.0 queued") })
+        #expect(try store.write { try $0.markDead(.mail, id: ids[1], owner: "w1", now: 131, reply: "550 5.1.1 unknown user") })
         #expect(try fixture.storedBody(ids[0]) == nil)
-        #expect(try store.read { try $0.isSuppressed(EmailAddress.restored(localPart: "alice", domain: "example.com")) })
-        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.dead: 1, .sent: 1]))
-        #expect(try store.write { try $0.retryDead(id: ids[1], now: 200) } == false, "only dead messages are retried")
-        #expect(try store.write { try $0.retryDead(id: ids[0], now: 200) })
-        let claim = try store.write { try $0.claimDue(owner: "w1", now: 200, leaseUntil: 260, limit: 5) }
-        #expect(claim.count == 1 && claim.first?.isSuppressed == true && claim.first?.mail == nil)
-        #expect(try store.write { try $0.unsuppress(recipient) })
-        #expect(try store.read { try $0.isSuppressed(recipient) } == false)
-        #expect(try store.write { try $0.purgeFinished(before: 102, limit: 500) } == 1)
-        #expect(try store.read { try $0.outboxCounts() } == OutboxCounts(byState: [.claimed: 1]))
+        #expect(try fixture.storedBody(ids[1]) == nil)
     }
 
     @Test("two processes' stores claiming at once never get the same message", arguments: StoreKind.available)
@@ -576,7 +484,7 @@ struct OutboxStoreTests {
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             let mine = stores[worker % 2]
             while true {
-                let batch = (try? mine.write { try $0.claimDue(owner: "w\(worker)", now: 100, leaseUntil: 160, limit: 7) }) ?? []
+                let batch = (try? mine.write { try $0.claimDue(.mail, owner: "w\(worker)", now: 100, leaseUntil: 160, limit: 7) }) ?? []
                 if batch.isEmpty { return }
                 claimed.withLock { $0 += batch.map(\.message.id) }
             }

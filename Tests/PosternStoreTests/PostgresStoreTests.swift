@@ -112,7 +112,7 @@ struct PostgresStoreTests {
             let store = stores[worker % 3]
             while true {
                 do {
-                    let batch = try store.write { try $0.claimDue(owner: "w\(worker)", now: 100, leaseUntil: 160, limit: 5) }
+                    let batch = try store.write { try $0.claimDue(.mail, owner: "w\(worker)", now: 100, leaseUntil: 160, limit: 5) }
                     if batch.isEmpty { return }
                     claimed.withLock { $0 += batch.map(\.message.id) }
                 } catch {
@@ -137,7 +137,7 @@ struct PostgresStoreTests {
         let runs = Counter()
         let claims = try store.write { tx -> Int in
             runs.increment()
-            let claims = try tx.claimDue(owner: "w", now: 100, leaseUntil: 160, limit: 5)
+            let claims = try tx.claimDue(.mail, owner: "w", now: 100, leaseUntil: 160, limit: 5)
             if try tx.account(uid: "u1") == nil { try tx.insertAccount(Account(uid: "u1", createdAt: 1)) }
             return claims.count
         }

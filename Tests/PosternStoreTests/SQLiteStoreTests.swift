@@ -80,8 +80,8 @@ struct StoreTests {
         let recipient = EmailAddress.restored(localPart: "a", domain: "example.com")
         let id = try store.writeSyncingLater { try $0.enqueue(.signIn(requestID: "r"), recipient: recipient, now: 100, giveUpAt: 900) }
         store.close()
-        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(before: 0, limit: 500) } }
-        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(before: 0, limit: 500) } }
+        #expect(throws: StoreError.self) { try store.write { try $0.purgeFinished(.mail, before: 0, limit: 500) } }
+        #expect(throws: StoreError.self) { try store.writeSyncingLater { try $0.purgeFinished(.mail, before: 0, limit: 500) } }
         #expect(try store.read { try $0.outboxMessage(id: id) }?.state == .queued)
         #expect(try database.open().read { try $0.outboxCounts() }.byState[.queued] == 1)
     }

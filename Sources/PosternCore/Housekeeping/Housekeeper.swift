@@ -97,15 +97,15 @@ public struct Housekeeper: Sendable {
         case .consumedCodes: try tx.pruneConsumedCodes(now: horizon, limit: limit)
         case .refreshTokens: try tx.pruneRefreshTokens(expiredBy: horizon, limit: limit)
         // The outbox's delete takes "finished before": one past the horizon keeps "at or before".
-        case .outbox: try tx.purgeFinished(before: horizon + 1, limit: limit)
+        case .outbox: try tx.purgeFinished(.mail, before: horizon + 1, limit: limit)
         case .rateEvents: try tx.pruneRateEvents(atOrBefore: horizon, limit: limit)
         case .rateWindows: try tx.pruneRateWindows(startedBy: horizon, limit: limit)
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
-        case .webhookDeliveries: try tx.purgeFinishedWebhooks(before: horizon + 1, limit: limit)
+        case .webhookDeliveries: try tx.purgeFinished(.webhooks, before: horizon + 1, limit: limit)
         // The bucket's time is in milliseconds: full at or before the horizon's second.
         case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1000, limit: limit)
         case .outboxAttempts: try tx.purgeOutboxAttempts(before: horizon + 1, limit: limit)
-        case .smsOutbox: try tx.purgeFinishedSMS(before: horizon + 1, limit: limit)
+        case .smsOutbox: try tx.purgeFinished(.sms, before: horizon + 1, limit: limit)
         case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)
         case .phoneSignIns: try tx.prunePhoneSignIns(expiredBy: horizon, limit: limit)
         }

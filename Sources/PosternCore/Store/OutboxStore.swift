@@ -20,29 +20,18 @@ public protocol OutboxReader {
 /// Outbox changes, part of every `StoreWriter`: a message is enqueued in the same transaction as
 /// the request that caused it.
 ///
-/// The delivery operations take the lease `owner` and change a message only while that owner
-/// still holds it, so a worker whose lease ran out (and whose message another worker claimed)
-/// cannot overwrite the newer attempt; they return false then.
+/// The claim, the outcomes and the purge are the lease queue's (``LeasedQueueWriter`` with
+/// ``LeasedQueue/mail``); the operations here that take the lease `owner` are lease-checked like
+/// them: they change a message only while that owner still holds it, and return false otherwise.
 public protocol OutboxWriter: OutboxReader {
     /// Queues `intent` for `recipient`; returns the message id. `giveUpAt` is when an undelivered
     /// message is abandoned (for a link: when it expires).
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64
 
-    /// Claims up to `limit` messages in one of the `claimable` states and due at `now`
-    /// (`nextAttemptAt <= now`) for `owner` until `leaseUntil`, oldest due first. Within one
-    /// transaction, so two workers (or processes) never claim the same message. The states and
-    /// the lease are the delivery machine's decisions (``DeliveryBatchMachine/ClaimRequest``).
-    func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [OutboxClaim]
     /// Stores the composed mail on a claimed message, so every retry sends the same bytes.
     func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool
     /// Moves the leases of `owner`'s claimed messages to `leaseUntil` (a worker still busy).
     func extendLeases(owner: String, leaseUntil: Int64) throws
-    /// Records a claimed message as sent with the server's `reply`; erases its body.
-    func markSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
-    /// Records a failed attempt: due again at `at`, one more attempt counted.
-    func markRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool
-    /// Records a claimed message as dead with `reply`; erases its body.
-    func markDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
     /// Gives claimed messages of `owner` back untried, each to the state and due time its
     /// delivery machine chose. Returns how many were still `owner`'s.
     func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int
@@ -57,9 +46,6 @@ public protocol OutboxWriter: OutboxReader {
     /// Records what a delivery report said about message `id`, unless it would hide older, worse
     /// news (``OutboxBounce/replaces(_:)``). False when there is no such message or it was kept.
     func recordBounce(id: Int64, _ bounce: OutboxBounce) throws -> Bool
-    /// Deletes at most `limit` sent and dead messages finished before `before` (the row is the
-    /// message's delivery record: its outcome and the server's reply); returns how many.
-    func purgeFinished(before: Int64, limit: Int) throws -> Int
     /// Appends one attempt to the delivery log.
     func recordOutboxAttempt(_ attempt: OutboxAttempt) throws
     /// Deletes at most `limit` log entries of attempts made before `before`; returns how many.
@@ -67,12 +53,6 @@ public protocol OutboxWriter: OutboxReader {
 }
 
 extension OutboxWriter {
-    /// Claims what ``DeliveryStateMachine/claimableStates`` allows (for tools and tests that do
-    /// not run a ``DeliveryBatchMachine``).
-    public func claimDue(owner: String, now: Int64, leaseUntil: Int64, limit: Int) throws -> [OutboxClaim] {
-        try claimDue(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit, claimable: DeliveryStateMachine.claimableStates)
-    }
-
     /// Gives the messages `ids` back untried, due at `at`, each as its delivery machine decides
     /// (``DeliveryStateMachine/release(at:)``) from its recorded attempts.
     public func releaseLeases(owner: String, ids: [Int64], at: Int64) throws -> Int {

@@ -52,22 +52,11 @@ public protocol SMSOutboxReader {
 }
 
 /// SMS outbox changes, part of every `StoreWriter`: a message is queued in the same transaction
-/// as the request that causes it (a phone claim's write), after ``SMSAdmission``. The delivery
-/// operations are lease-checked like the mail outbox's: they change a message only while `owner`
-/// holds it, and return false otherwise.
+/// as the request that causes it (a phone claim's write), after ``SMSAdmission``. Its claim,
+/// outcomes and purge are the lease queue's (``LeasedQueueWriter`` with ``LeasedQueue/sms``): a
+/// finished message's number is erased.
 public protocol SMSOutboxWriter: SMSOutboxReader {
     /// Queues `intent` for `recipient`; returns the message id. `giveUpAt` is when an undelivered
     /// message is abandoned (for a code: when it expires). Rings the store's doorbell at commit.
     func enqueueSMS(_ intent: SMSIntent, recipient: PhoneNumber, now: Int64, giveUpAt: Int64) throws -> Int64
-    /// Claims up to `limit` messages in one of the `claimable` states due at `now`, for `owner`
-    /// until `leaseUntil`, oldest due first; two workers never claim the same one.
-    func claimDueSMS(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [SMSMessage]
-    /// Records a claimed message as sent with the provider's `reply`; erases its number.
-    func markSMSSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
-    /// Records a failed attempt: due again at `at`, one more attempt counted.
-    func markSMSRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool
-    /// Records a claimed message as dead with `reply` (the provider's error code); erases its number.
-    func markSMSDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
-    /// Deletes at most `limit` sent and dead messages finished before `before`; returns how many.
-    func purgeFinishedSMS(before: Int64, limit: Int) throws -> Int
 }

@@ -59,8 +59,8 @@ public protocol StoreReader:
 /// Changes inside one transaction: every persister's, all of them landing or none. One transaction
 /// spans persisters where a flow needs atomicity (a sign-in's account, session and ledger).
 public protocol StoreWriter:
-    StoreReader, KeyWriter, AccountWriter, ActionRequestWriter, SessionWriter, LimitWriter, OutboxWriter, WebhookWriter,
-    SMSOutboxWriter, HeartbeatWriter, PhoneWriter
+    StoreReader, KeyWriter, AccountWriter, ActionRequestWriter, SessionWriter, LimitWriter, LeasedQueueWriter, OutboxWriter,
+    WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter
 {
     /// Gives the file back up to `pages` of the pages deletes freed (SQLite: `incremental_vacuum`);
     /// nothing where the database reclaims space itself (PostgreSQL's autovacuum, memory).

@@ -93,27 +93,16 @@ public protocol WebhookReader {
 }
 
 /// Webhook changes, part of every `StoreWriter`: an event is queued in the same transaction as
-/// the change that causes it. The delivery operations are lease-checked like the outbox's: they
-/// change a delivery only while `owner` holds it, and return false otherwise.
+/// the change that causes it. Its claim, outcomes and purge are the lease queue's
+/// (``LeasedQueueWriter`` with ``LeasedQueue/webhooks``).
 public protocol WebhookWriter: WebhookReader {
     /// Queues one delivery of the event `webhookID` for each target not disabled and, when
     /// `storedFilter`, for each stored endpoint not disabled whose filter admits `eventType`.
     func enqueueWebhook(
         webhookID: String, eventType: String, body: String, endpoints: [WebhookTarget], now: Int64, giveUpAt: Int64,
         storedFilter: Bool) throws
-    /// Claims up to `limit` deliveries in one of the `claimable` states due at `now`, for `owner`
-    /// until `leaseUntil`, oldest due first; two workers never claim the same one.
-    func claimDueWebhooks(owner: String, now: Int64, leaseUntil: Int64, limit: Int, claimable: [OutboxState]) throws -> [WebhookClaim]
-    /// Records a claimed delivery as delivered (a 2xx).
-    func markWebhookSent(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
-    /// Records a failed attempt: due again at `at`, one more attempt counted.
-    func markWebhookRetry(id: Int64, owner: String, at: Int64, reply: String) throws -> Bool
-    /// Records a claimed delivery as abandoned.
-    func markWebhookDead(id: Int64, owner: String, now: Int64, reply: String) throws -> Bool
     /// Disables `endpoint` (it answered 410): nothing more is queued for it or sent to it.
     func disableWebhookEndpoint(_ endpoint: String, reason: String, now: Int64) throws
-    /// Deletes at most `limit` delivered and abandoned deliveries finished before `before`; returns how many.
-    func purgeFinishedWebhooks(before: Int64, limit: Int) throws -> Int
     /// Stores a new endpoint and enables its URL again if a 410 had disabled it.
     /// - Throws: `StoreError` when the id is taken.
     func insertWebhookEndpoint(_ record: WebhookEndpointRecord) throws

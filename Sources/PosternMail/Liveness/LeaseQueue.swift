@@ -15,29 +15,16 @@ protocol LeasedRow: Sendable {
 extension SMSMessage: LeasedRow {}
 extension WebhookDelivery: LeasedRow {}
 
-/// One lease queue as its worker uses it (the SMS outbox, the webhook deliveries): the word its
-/// log lines name it by, its claim, and its three outcome writes. The statements themselves are
-/// the stores' (`SQLStoreTransaction+LeaseQueue`); this is what the workers share above them.
-struct LeaseQueue<Claim: Sendable>: Sendable {
-    /// The log lines' word: "sms claim failed", "webhook outcome not recorded".
-    let noun: String
-    /// Claims up to `limit` due rows in a `claimable` state for `owner`, leased until `leaseUntil`.
-    let claim: @Sendable (_ tx: any StoreWriter, _ owner: String, _ now: Int64, _ leaseUntil: Int64, _ limit: Int, _ claimable: [OutboxState])
-        throws -> [Claim]
-    let markSent: @Sendable (_ tx: any StoreWriter, _ id: Int64, _ owner: String, _ now: Int64, _ reply: String) throws -> Bool
-    let markRetry: @Sendable (_ tx: any StoreWriter, _ id: Int64, _ owner: String, _ at: Int64, _ reply: String) throws -> Bool
-    let markDead: @Sendable (_ tx: any StoreWriter, _ id: Int64, _ owner: String, _ now: Int64, _ reply: String) throws -> Bool
-}
-
 extension QueueWorkerThread {
     /// Claims up to one batch of `queue`'s due rows as this worker's owner, in one write
     /// transaction, leased for `policy.lease`. A store failure is logged ("`noun` claim failed")
     /// and claims nothing: what was due stays due.
-    func claimDue<Claim>(from queue: LeaseQueue<Claim>, policy: DeliveryPolicy, now: Int64) -> [Claim] {
-        let (owner, limit, claim) = (self.owner, batchSize, queue.claim)
+    func claimDue<Claim>(from queue: LeasedQueue<Claim>, policy: DeliveryPolicy, now: Int64) -> [Claim] {
+        let (owner, limit) = (self.owner, batchSize)
         do {
             return try store.write { tx in
-                try claim(tx, owner, now, now + policy.lease, limit, DeliveryStateMachine.claimableStates)
+                try tx.claimDue(
+                    queue, owner: owner, now: now, leaseUntil: now + policy.lease, limit: limit, claimable: DeliveryStateMachine.claimableStates)
             }
         } catch {
             logger.warning("\(queue.noun) claim failed", ["error": "\(error)"])
@@ -61,21 +48,15 @@ extension QueueWorkerThread {
     /// A lost outcome costs a repeat (the lease runs out, the row is tried again), never a loss:
     /// the outbox's reasoning for `writeSyncingLater`.
     func record<Claim>(
-        _ action: DeliveryStateMachine.Action, id: Int64, in queue: LeaseQueue<Claim>, now: Int64, fields: [String: String],
+        _ action: DeliveryStateMachine.Action, id: Int64, in queue: LeasedQueue<Claim>, now: Int64, fields: [String: String],
         alongside: @escaping @Sendable (any StoreWriter) throws -> Void = { _ in }
     ) -> Bool {
         let owner = self.owner
         let write: @Sendable (any StoreWriter) throws -> Bool
         switch action {
-        case .markSent(let reply):
-            let mark = queue.markSent
-            write = { try mark($0, id, owner, now, reply) }
-        case .retry(let at, let reply):
-            let mark = queue.markRetry
-            write = { try mark($0, id, owner, at, reply) }
-        case .markDead(let reply, _):
-            let mark = queue.markDead
-            write = { try mark($0, id, owner, now, reply) }
+        case .markSent(let reply): write = { try $0.markSent(queue, id: id, owner: owner, now: now, reply: reply) }
+        case .retry(let at, let reply): write = { try $0.markRetry(queue, id: id, owner: owner, at: at, reply: reply) }
+        case .markDead(let reply, _): write = { try $0.markDead(queue, id: id, owner: owner, now: now, reply: reply) }
         case .deliver, .none:
             return false
         }

@@ -90,7 +90,7 @@ final class OutboxWorker: @unchecked Sendable {
         // batch on the one writer every worker's records wait for.
         let claims = try store.writeSyncingLater {
             try $0.claimDue(
-                owner: owner, now: request.now, leaseUntil: request.leaseUntil, limit: request.limit, claimable: request.claimable)
+                .mail, owner: owner, now: request.now, leaseUntil: request.leaseUntil, limit: request.limit, claimable: request.claimable)
         }
         settleCarried()
         let unwritten = machine.claimed(claims)
@@ -239,12 +239,12 @@ final class OutboxWorker: @unchecked Sendable {
         let changed: Bool
         switch record.action {
         case .markSent(let reply):
-            changed = try writer.markSent(id: record.id, owner: owner, now: record.at, reply: reply)
+            changed = try writer.markSent(.mail, id: record.id, owner: owner, now: record.at, reply: reply)
         case .retry(let at, let reply):
-            changed = try writer.markRetry(id: record.id, owner: owner, at: at, reply: reply)
+            changed = try writer.markRetry(.mail, id: record.id, owner: owner, at: at, reply: reply)
         case .markDead(let reply, let suppress):
             // A message whose lease was lost (another worker has it) changes nothing, suppression included.
-            changed = try writer.markDead(id: record.id, owner: owner, now: record.at, reply: reply)
+            changed = try writer.markDead(.mail, id: record.id, owner: owner, now: record.at, reply: reply)
             if changed && suppress { try writer.suppress(record.recipient, reason: reply, now: record.at) }
         case .deliver, .none:
             changed = false

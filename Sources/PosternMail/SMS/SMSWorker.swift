@@ -127,15 +127,3 @@ public final class SMSWorker: @unchecked Sendable {
         }
     }
 }
-
-extension LeaseQueue<SMSMessage> {
-    /// The SMS outbox (`sms_outbox`).
-    static var sms: Self {
-        LeaseQueue(
-            noun: "sms",
-            claim: { try $0.claimDueSMS(owner: $1, now: $2, leaseUntil: $3, limit: $4, claimable: $5) },
-            markSent: { try $0.markSMSSent(id: $1, owner: $2, now: $3, reply: $4) },
-            markRetry: { try $0.markSMSRetry(id: $1, owner: $2, at: $3, reply: $4) },
-            markDead: { try $0.markSMSDead(id: $1, owner: $2, now: $3, reply: $4) })
-    }
-}

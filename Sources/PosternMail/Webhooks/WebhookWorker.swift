@@ -152,15 +152,3 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 }
-
-extension LeaseQueue<WebhookClaim> {
-    /// The webhook deliveries (`webhook_deliveries`).
-    static var webhooks: Self {
-        LeaseQueue(
-            noun: "webhook",
-            claim: { try $0.claimDueWebhooks(owner: $1, now: $2, leaseUntil: $3, limit: $4, claimable: $5) },
-            markSent: { try $0.markWebhookSent(id: $1, owner: $2, now: $3, reply: $4) },
-            markRetry: { try $0.markWebhookRetry(id: $1, owner: $2, at: $3, reply: $4) },
-            markDead: { try $0.markWebhookDead(id: $1, owner: $2, now: $3, reply: $4) })
-    }
-}

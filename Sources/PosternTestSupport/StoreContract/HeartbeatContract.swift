@@ -41,14 +41,14 @@ enum HeartbeatContract {
             try enqueueWebhooks(store, 2)
             // The dead daemon "box:1:5": two workers and its webhook claims; "box:1:55" (same prefix,
             // longer) lives.
-            _ = try store.write { try $0.claimDue(owner: "box:1:5:0", now: 100, leaseUntil: 250, limit: 2) }
-            _ = try store.write { try $0.claimDue(owner: "box:1:5:1", now: 100, leaseUntil: 250, limit: 1) }
-            _ = try store.write { try $0.claimDue(owner: "box:1:55:0", now: 100, leaseUntil: 250, limit: 1) }
-            try expectContract(try store.write { try $0.markRetry(id: ids[1], owner: "box:1:5:0", at: 100, reply: "451") })
-            _ = try store.write { try $0.claimDue(owner: "box:1:5:0", now: 100, leaseUntil: 250, limit: 1) }
-            try expectContract(try store.write { try $0.markSent(id: ids[0], owner: "box:1:5:0", now: 101, reply: "250") })
-            _ = try store.write { try $0.claimDueWebhooks(owner: "box:1:5", now: 100, leaseUntil: 250, limit: 1, claimable: DeliveryStateMachine.claimableStates) }
-            _ = try store.write { try $0.claimDueWebhooks(owner: "box:1:55", now: 100, leaseUntil: 250, limit: 1, claimable: DeliveryStateMachine.claimableStates) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "box:1:5:0", now: 100, leaseUntil: 250, limit: 2) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "box:1:5:1", now: 100, leaseUntil: 250, limit: 1) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "box:1:55:0", now: 100, leaseUntil: 250, limit: 1) }
+            try expectContract(try store.write { try $0.markRetry(.mail, id: ids[1], owner: "box:1:5:0", at: 100, reply: "451") })
+            _ = try store.write { try $0.claimDue(.mail, owner: "box:1:5:0", now: 100, leaseUntil: 250, limit: 1) }
+            try expectContract(try store.write { try $0.markSent(.mail, id: ids[0], owner: "box:1:5:0", now: 101, reply: "250") })
+            _ = try store.write { try $0.claimDue(.webhooks, owner: "box:1:5", now: 100, leaseUntil: 250, limit: 1, claimable: DeliveryStateMachine.claimableStates) }
+            _ = try store.write { try $0.claimDue(.webhooks, owner: "box:1:55", now: 100, leaseUntil: 250, limit: 1, claimable: DeliveryStateMachine.claimableStates) }
             let dead = heartbeat("box:1:5", at: 100)
             try store.write { try $0.beat(dead) }
             try store.write { try $0.beat(heartbeat("box:1:55", at: 100)) }
@@ -67,19 +67,19 @@ enum HeartbeatContract {
             // They are expired leases now: the next claim of a live worker takes them, the attempt
             // counted before kept, the one that may have been in flight made again.
             // First, before the mail queued as long ago as they were (ids 4 and 5 wait behind them).
-            let first = try store.write { try $0.claimDue(owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 2) }
+            let first = try store.write { try $0.claimDue(.mail, owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 2) }
             try expectContract(first.map(\.message.id) == [ids[1], ids[2]])
-            let taken = try first + store.write { try $0.claimDue(owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 10) }
+            let taken = try first + store.write { try $0.claimDue(.mail, owner: "box:1:55:0", now: 110, leaseUntil: 260, limit: 10) }
             try expectContract(Set(taken.map(\.message.id)) == Set([ids[1], ids[2], ids[4], ids[5]]))
-            try expectContract(try store.write { try $0.markSent(id: ids[1], owner: "box:1:5:0", now: 111, reply: "250") } == false)
+            try expectContract(try store.write { try $0.markSent(.mail, id: ids[1], owner: "box:1:5:0", now: 111, reply: "250") } == false)
             let takenHooks = try store.write {
-                try $0.claimDueWebhooks(owner: "box:1:55", now: 110, leaseUntil: 260, limit: 10, claimable: DeliveryStateMachine.claimableStates)
+                try $0.claimDue(.webhooks, owner: "box:1:55", now: 110, leaseUntil: 260, limit: 10, claimable: DeliveryStateMachine.claimableStates)
             }
             try expectContract(takenHooks.map(\.delivery.webhookID) == ["msg_0"])
         },
         StoreContractCase("heartbeats", "a daemon that beat again after it was judged keeps its row and its claims") { store in
             _ = try enqueue(store, 1)
-            _ = try store.write { try $0.claimDue(owner: "slow:0", now: 100, leaseUntil: 250, limit: 1) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "slow:0", now: 100, leaseUntil: 250, limit: 1) }
             let judged = heartbeat("slow", at: 100)
             try store.write { try $0.beat(judged) }
             try store.write { try $0.beat(heartbeat("slow", at: 108)) }
@@ -99,8 +99,8 @@ enum HeartbeatContract {
             _ = try enqueue(store, 8, now: 1_000, giveUpAt: 5_000)
             try first.beat(now: now)
             try second.beat(now: now)
-            let alphaClaims = try store.write { try $0.claimDue(owner: "alpha:0", now: 1_000, leaseUntil: 1_150, limit: 4) }
-            _ = try store.write { try $0.claimDue(owner: "beta:0", now: 1_000, leaseUntil: 1_150, limit: 4) }
+            let alphaClaims = try store.write { try $0.claimDue(.mail, owner: "alpha:0", now: 1_000, leaseUntil: 1_150, limit: 4) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "beta:0", now: 1_000, leaseUntil: 1_150, limit: 4) }
             try expectContract(alphaClaims.count == 4)
 
             // alpha dies after its beat at 1,000; beta beats every 2 s.
@@ -114,12 +114,12 @@ enum HeartbeatContract {
                     break
                 }
                 let at = now
-                try expectContract(try store.write { try $0.claimDue(owner: "beta:1", now: at, leaseUntil: at + 150, limit: 10) }.isEmpty)
+                try expectContract(try store.write { try $0.claimDue(.mail, owner: "beta:1", now: at, leaseUntil: at + 150, limit: 10) }.isEmpty)
             }
             // The first beat after more than 6 s of silence: 1,008 (at 1,006 it was exactly 6).
             try expectContract(reclaimedAt == 1_008)
             try expectContract(metrics.snapshot().messages == 4)
-            let taken = try store.write { try $0.claimDue(owner: "beta:1", now: 1_008, leaseUntil: 1_158, limit: 10) }
+            let taken = try store.write { try $0.claimDue(.mail, owner: "beta:1", now: 1_008, leaseUntil: 1_158, limit: 10) }
             try expectContract(Set(taken.map(\.message.id)) == Set(alphaClaims.map(\.message.id)))
             try expectContract(try store.read { try $0.daemonHeartbeats() }.map(\.owner) == ["beta"])
             // beta stops gracefully: its row goes.
@@ -130,14 +130,14 @@ enum HeartbeatContract {
             _ = try enqueue(store, 3, now: 1_000, giveUpAt: 5_000)
             try store.write { try $0.beat(DaemonHeartbeat(owner: "box:7:1", host: "box", pid: 7, startedAt: 990, beatAt: 1_000)) }
             try store.write { try $0.beat(DaemonHeartbeat(owner: "box:8:1", host: "box", pid: 8, startedAt: 990, beatAt: 1_000)) }
-            _ = try store.write { try $0.claimDue(owner: "box:7:1:0", now: 1_000, leaseUntil: 1_150, limit: 2) }
-            _ = try store.write { try $0.claimDue(owner: "box:8:1:0", now: 1_000, leaseUntil: 1_150, limit: 1) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "box:7:1:0", now: 1_000, leaseUntil: 1_150, limit: 2) }
+            _ = try store.write { try $0.claimDue(.mail, owner: "box:8:1:0", now: 1_000, leaseUntil: 1_150, limit: 1) }
             let restarted = HeartbeatKeeper(
                 identity: DaemonHeartbeat(owner: "box:9:2", host: "box", pid: 9, startedAt: 1_001, beatAt: 1_001), store: store,
                 localProcess: { $0 == 7 ? .gone : .running(startedAt: 980) })
             try expectContract(try restarted.beat(now: 1_001) == ReclaimedClaims(messages: 2, webhooks: 0, owners: 1))
             try expectContract(try store.read { try $0.daemonHeartbeats() }.map(\.owner) == ["box:8:1", "box:9:2"])
-            try expectContract(try store.write { try $0.claimDue(owner: "box:9:2:0", now: 1_001, leaseUntil: 1_151, limit: 10) }.count == 2)
+            try expectContract(try store.write { try $0.claimDue(.mail, owner: "box:9:2:0", now: 1_001, leaseUntil: 1_151, limit: 10) }.count == 2)
         },
     ]
 }

@@ -26,6 +26,9 @@ public enum StoreContract {
             + HeartbeatContract.cases
             + HousekeepingContract.cases
             + FlowContract.cases
+            + OutboxContract.cases
+            + SMSOutboxContract.cases
+            + WebhookDeliveryContract.cases
     }
 }
 

@@ -43,7 +43,7 @@ enum WebhookEndpointContract {
             try enqueue(store, "m4", type: "user.signed")
             try expectContract(try targets(store, "m4") == ["https://all.example/in|ep_all"])
             let claimed = try store.write {
-                try $0.claimDueWebhooks(owner: "w", now: 100, leaseUntil: 200, limit: 100, claimable: DeliveryStateMachine.claimableStates)
+                try $0.claimDue(.webhooks, owner: "w", now: 100, leaseUntil: 200, limit: 100, claimable: DeliveryStateMachine.claimableStates)
             }
             try expectContract(claimed.filter { $0.delivery.webhookID == "m1" }.compactMap(\.delivery.endpointID).sorted() == ["ep_all", "ep_signed", "ep_users"])
             let counts = try store.read { try $0.webhookCounts() }

@@ -14,7 +14,7 @@ public struct IssuedLink: Sendable, Hashable {
 final class OperatorTools: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & OutboxWriter & WebhookWriter
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LeasedQueueWriter & OutboxWriter & WebhookWriter
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ActionRequestReader & SessionReader & OutboxReader & WebhookReader
 
@@ -166,7 +166,7 @@ final class OperatorTools: Sendable {
         let limit = Housekeeper.defaultBatchSize
         var purged = 0
         while true {
-            let batch = try context.write { (tx: Writes) in try tx.purgeFinished(before: before, limit: limit) }
+            let batch = try context.write { (tx: Writes) in try tx.purgeFinished(.mail, before: before, limit: limit) }
             purged += batch
             if batch < limit { return purged }
         }
