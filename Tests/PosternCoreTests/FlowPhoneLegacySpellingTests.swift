@@ -21,7 +21,7 @@ struct FlowPhoneLegacySpellingTests {
     }
 
     static func hash(_ h: FlowHarness, _ e164: String) -> [UInt8] {
-        PhoneFlow.numberHash(e164: e164, ring: h.service.context.keys.current)
+        PhoneKeys.numberHash(e164: e164, ring: h.service.context.keys.current)
     }
 
     /// The claim and holding of `e164` for the account `uid`, as ``heldAsBefore`` writes them (the account exists).

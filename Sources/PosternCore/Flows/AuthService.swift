@@ -22,7 +22,11 @@ public final class AuthService: Sendable {
     let bounces: BounceIntake
     let clients: ClientLimit
     let adminGuesses: ClientLimit
-    let phones: PhoneFlow
+    let phoneSettlement: PhoneSettlement
+    let phoneOwner: PhoneOwnerFlow
+    let phoneHolder: PhoneHolderFlow
+    let phoneOperator: PhoneOperatorTools
+    let phoneClaimSMS: PhoneClaimSMS
     let phoneSignIn: PhoneSignInFlow
     /// Code requests recorded, codes consumed and codes refused.
     public var metrics: CodeMetrics { context.metrics }
@@ -52,8 +56,13 @@ public final class AuthService: Sendable {
         adminGuesses = ClientLimit(
             context: context, allowed: config.adminTokenGuesses, window: AdminTokenBudget.windowSeconds * 1000,
             label: "postern-admin-token")
-        phones = PhoneFlow(context: context, sessions: sessions)
-        phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, phones: phones)
+        phoneSettlement = PhoneSettlement(context: context)
+        let claiming = PhoneClaiming(context: context, settlement: phoneSettlement)
+        phoneOwner = PhoneOwnerFlow(context: context, sessions: sessions, claiming: claiming)
+        phoneHolder = PhoneHolderFlow(context: context, sessions: sessions, claiming: claiming)
+        phoneOperator = PhoneOperatorTools(context: context, claiming: claiming)
+        phoneClaimSMS = PhoneClaimSMS(context: context, settlement: phoneSettlement)
+        phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, settlement: phoneSettlement)
     }
 
     // MARK: the per-client limit (ClientLimit)
@@ -256,13 +265,13 @@ public final class AuthService: Sendable {
         composer.compose(items)
     }
 
-    // MARK: phone numbers by consent of both parties (PhoneFlow)
+    // MARK: phone numbers by consent of both parties (PhoneOwnerFlow, PhoneHolderFlow, PhoneSettlement)
 
     /// The owner (recent sign-in) asks to add a number: an SMS code goes to it. The same answer
     /// for every number.
     /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals.
     public func addPhone(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
-        try phones.add(idToken: idToken, phoneNumber: phoneNumber, locale: locale, clientIP: clientIP)
+        try phoneOwner.add(idToken: idToken, phoneNumber: phoneNumber, locale: locale, clientIP: clientIP)
     }
 
     /// The number's holder writes a claim for the account of `email`, unapproved (any session).
@@ -270,7 +279,7 @@ public final class AuthService: Sendable {
     public func startPhoneClaim(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
         -> PhoneClaimView
     {
-        try phones.holderStart(idToken: idToken, phoneNumber: phoneNumber, email: email, locale: locale, clientIP: clientIP)
+        try phoneHolder.start(idToken: idToken, phoneNumber: phoneNumber, email: email, locale: locale, clientIP: clientIP)
     }
 
     /// Settles up to `limit` phone transfers whose cool-off is over (the daemon's housekeeping
@@ -278,48 +287,48 @@ public final class AuthService: Sendable {
     /// (each in its own write; the others move).
     /// - Throws: `AuthError.unavailable` when the due claims cannot be read.
     public func settleDuePhoneTransfers(limit: Int = 100) throws(AuthError) -> (moved: Int, failed: Int) {
-        try phones.settleDueTransfers(limit: limit)
+        try phoneSettlement.settleDueTransfers(limit: limit)
     }
 
     /// The signed-in account's claims, settling transfers that are due.
-    public func phoneClaims(idToken: String) throws(AuthError) -> [PhoneClaimView] { try phones.list(idToken: idToken) }
+    public func phoneClaims(idToken: String) throws(AuthError) -> [PhoneClaimView] { try phoneOwner.list(idToken: idToken) }
 
     /// The code typed into the owner's session.
     /// - Throws: `invalidPhoneCode`, `phoneClaimNotFound`.
     public func provePhoneAsOwner(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
-        try phones.ownerProve(idToken: idToken, claimID: claimID, code: code)
+        try phoneOwner.prove(idToken: idToken, claimID: claimID, code: code)
     }
 
     /// The owner approves a claim the holder proved first (recent sign-in).
     public func approvePhoneClaim(idToken: String, claimID: String) throws(AuthError) -> PhoneProof {
-        try phones.approve(idToken: idToken, claimID: claimID)
+        try phoneOwner.approve(idToken: idToken, claimID: claimID)
     }
 
     /// The owner of a held number lets it go to the claim waiting for it (recent sign-in).
-    public func releasePhone(idToken: String, claimID: String) throws(AuthError) { try phones.release(idToken: idToken, claimID: claimID) }
+    public func releasePhone(idToken: String, claimID: String) throws(AuthError) { try phoneOwner.release(idToken: idToken, claimID: claimID) }
 
     /// The owner of a held number objects to the claims waiting for it.
-    public func objectToPhoneTransfer(idToken: String, claimID: String) throws(AuthError) { try phones.object(idToken: idToken, claimID: claimID) }
+    public func objectToPhoneTransfer(idToken: String, claimID: String) throws(AuthError) { try phoneOwner.object(idToken: idToken, claimID: claimID) }
 
     /// The owner deletes a claim.
     public func deletePhoneClaim(idToken: String, claimID: String) throws(AuthError) {
-        try phones.ownerDelete(idToken: idToken, claimID: claimID)
+        try phoneOwner.delete(idToken: idToken, claimID: claimID)
     }
 
     /// The holder proves the number with the code.
     /// - Throws: `invalidPhoneCode` for every failure.
     public func provePhoneAsHolder(claimID: String, code: String) throws(AuthError) -> PhoneProof {
-        try phones.holderProve(claimID: claimID, code: code)
+        try phoneHolder.prove(claimID: claimID, code: code)
     }
 
     /// The holder reads the claim its code proves.
     public func readPhoneClaimAsHolder(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
-        try phones.holderRead(claimID: claimID, code: code)
+        try phoneHolder.read(claimID: claimID, code: code)
     }
 
     /// The holder deletes the claim its code proves.
     public func deletePhoneClaimAsHolder(claimID: String, code: String) throws(AuthError) {
-        try phones.holderDelete(claimID: claimID, code: code)
+        try phoneHolder.delete(claimID: claimID, code: code)
     }
 
     // MARK: sign-in by phone (PhoneSignInFlow, --phone-sign-in)
@@ -342,11 +351,11 @@ public final class AuthService: Sendable {
 
     /// An account's phone claims, for an operator (`postern phones show`).
     /// - Throws: `AuthError.unavailable`.
-    public func phoneClaims(uid: String) throws(AuthError) -> [PhoneClaimView] { try phones.operatorList(uid: uid) }
+    public func phoneClaims(uid: String) throws(AuthError) -> [PhoneClaimView] { try phoneOperator.list(uid: uid) }
 
     /// Removes a phone claim, for an operator (`postern phones remove`); false when there is none.
     /// - Throws: `AuthError.unavailable`.
-    public func removePhoneClaim(claimID: String) throws(AuthError) -> Bool { try phones.operatorRemove(claimID: claimID) }
+    public func removePhoneClaim(claimID: String) throws(AuthError) -> Bool { try phoneOperator.remove(claimID: claimID) }
 
     // MARK: operators (OperatorTools)
 

@@ -10,7 +10,7 @@ extension AuthService: SMSComposing {
         case .test:
             return SMSContent(kind: .test, code: Self.testSMSCode)
         case .phoneClaim, .phoneTransferNotice:
-            return try phones.composeSMS(intent, recipient: recipient)
+            return try phoneClaimSMS.compose(intent, recipient: recipient)
         case .phoneSignIn(let requestID):
             return try phoneSignIn.composeSMS(requestID: requestID, recipient: recipient)
         }
