@@ -92,15 +92,15 @@ struct PhoneSignInStoreTests {
             $0.sms.numberPerHour = 0
         }
         let number = "+4915112345678"
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
         let queued = try #require(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
         let recipient = try #require(queued.recipient)
-        let code = try #require(try h.service.composeSMS(queued.intent, recipient: recipient)).code
+        let code = try #require(try h.service.smsComposer.composeSMS(queued.intent, recipient: recipient)).code
         let uids = Mutex<[String]>([])
         let failures = Mutex<[String]>([])
         onThreads(20) { _ in
             do {
-                let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+                let login = try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
                 uids.withLock { $0.append(login.uid) }
             } catch let error as AuthError {
                 failures.withLock { $0.append(error.code) }
@@ -113,11 +113,11 @@ struct PhoneSignInStoreTests {
         #expect(failures.withLock { $0 } == Array(repeating: "INVALID_PHONE_CODE", count: 19))
         let uid = try #require(won.first)
         // Exactly one account holds the number; the next code signs in to it.
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
         let next = try #require(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
         let nextRecipient = try #require(next.recipient)
-        let nextCode = try #require(try h.service.composeSMS(next.intent, recipient: nextRecipient)).code
-        let again = try h.service.completePhoneSignIn(phoneNumber: number, code: nextCode, idToken: nil, allowMigration: nil)
+        let nextCode = try #require(try h.service.smsComposer.composeSMS(next.intent, recipient: nextRecipient)).code
+        let again = try h.service.phoneSignIn.complete(phoneNumber: number, code: nextCode, idToken: nil, allowMigration: nil)
         #expect(again.uid == uid && !again.isNewUser)
         #expect(try h.store.read { try $0.phoneClaims(uid: uid) }.count == 1)
     }
@@ -137,16 +137,16 @@ struct PhoneSignInStoreTests {
         let refusals = Mutex<[String]>([])
         onThreads(20) { _ in
             do {
-                try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+                try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
                 // The code of the number's live request as this device sees it (only that one
                 // composes); another device may supersede it before it is typed: then it is a
                 // wrong try against the newer one, as it would be for a person.
                 let queued = try h.store.read { try $0.smsMessages(state: nil, limit: 50) }
-                guard let code = try queued.lazy.compactMap({ try h.service.composeSMS($0.intent, recipient: parsed)?.code }).first else {
+                guard let code = try queued.lazy.compactMap({ try h.service.smsComposer.composeSMS($0.intent, recipient: parsed)?.code }).first else {
                     refusals.withLock { $0.append("superseded before it was read") }
                     return
                 }
-                let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+                let login = try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
                 uids.withLock { $0.append(login.uid) }
             } catch let error as AuthError {
                 refusals.withLock { $0.append(error.code) }
@@ -162,10 +162,10 @@ struct PhoneSignInStoreTests {
         #expect(refusals.withLock { $0 }.allSatisfy { expected.contains($0) }, "\(refusals.withLock { $0 })")
         // Afterwards (past any lock) a clean sign-in lands on the one account (the winner's, if there was one).
         h.clock.advance(by: TimeInterval(GuessBudget().cap))
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
         let last = try #require(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
-        let code = try #require(try h.service.composeSMS(last.intent, recipient: parsed)).code
-        let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+        let code = try #require(try h.service.smsComposer.composeSMS(last.intent, recipient: parsed)).code
+        let login = try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
         if let winner = won.first { #expect(login.uid == winner && !login.isNewUser) }
         let hashes = try h.store.read { tx in try tx.phoneClaims(uid: login.uid).map(\.numberHash) }
         #expect(hashes.count == 1)

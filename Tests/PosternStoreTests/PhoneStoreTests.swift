@@ -112,12 +112,12 @@ struct PhoneStoreTests {
         }
         var parties: [(idToken: String, claimID: String, code: String)] = []
         for index in 0..<20 {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "racer\(index)@example.com"))
-            let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-            let claim = try h.service.addPhone(idToken: login.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
+            try h.service.emailLink.send(EmailLinkRequest(email: "racer\(index)@example.com"))
+            let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+            let claim = try h.service.phoneOwner.add(idToken: login.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
             let queued = try #require(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
             let recipient = try #require(queued.recipient)
-            let code = try #require(try h.service.composeSMS(queued.intent, recipient: recipient)).code
+            let code = try #require(try h.service.smsComposer.composeSMS(queued.intent, recipient: recipient)).code
             parties.append((login.session.idToken, claim.claimID, code))
         }
         let proved = Counter()
@@ -125,7 +125,7 @@ struct PhoneStoreTests {
         let all = parties
         onThreads(20) { index in
             do {
-                _ = try h.service.provePhoneAsOwner(idToken: all[index].idToken, claimID: all[index].claimID, code: all[index].code)
+                _ = try h.service.phoneOwner.prove(idToken: all[index].idToken, claimID: all[index].claimID, code: all[index].code)
                 proved.increment()
             } catch {
                 failures.withLock { $0.append("\(error)") }
@@ -133,7 +133,7 @@ struct PhoneStoreTests {
         }
         #expect(failures.withLock { $0 } == [])
         #expect(proved.value == 20)
-        let statuses = try parties.map { try h.service.phoneClaims(idToken: $0.idToken).map(\.status) }
+        let statuses = try parties.map { try h.service.phoneOwner.list(idToken: $0.idToken).map(\.status) }
         #expect(statuses.filter { $0 == [.verified] }.count == 1)
         #expect(statuses.filter { $0 == [.awaitingTransfer] }.count == 19)
         let holders = try h.store.read { tx in try all.compactMap { try tx.phoneClaim(id: $0.claimID)?.verifiedAt } }

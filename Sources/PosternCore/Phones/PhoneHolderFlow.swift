@@ -5,7 +5,7 @@ import PosternCrypto
 /// the claim first (for the account of an address, unapproved until its owner approves), and
 /// proves, reads or deletes a claim with the code the SMS carried — the code is the key, and
 /// every failure, a missing claim included, is the same `invalidPhoneCode`.
-final class PhoneHolderFlow: Sendable {
+public final class PhoneHolderFlow: Sendable {
     let context: FlowContext
     let sessions: SessionFlow
     let claiming: PhoneClaiming
@@ -23,7 +23,7 @@ final class PhoneHolderFlow: Sendable {
     /// whether or not the address has an account, and whether or not the number is held.
     /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals
     ///   (`anonymousAccount` for an anonymous caller without `--phone-sign-in`).
-    func start(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
+    public func start(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
         -> PhoneClaimView
     {
         let (caller, _) = try sessions.verifyIDToken(idToken)
@@ -39,7 +39,7 @@ final class PhoneHolderFlow: Sendable {
     /// The holder proves the number with the code (the hosted page the SMS links to, or an app).
     /// - Throws: `invalidPhoneCode` for every failure, a missing claim included; `tooManyAttempts`
     ///   while the number's guessing budget is locked.
-    func prove(claimID: String, code: String) throws(AuthError) -> PhoneProof {
+    public func prove(claimID: String, code: String) throws(AuthError) -> PhoneProof {
         try PhoneKeys.checkCodeShape(code)
         try PhoneKeys.checkClaimID(claimID)
         return try claiming.proveCode(claimID: claimID, code: code, owner: nil)
@@ -47,7 +47,7 @@ final class PhoneHolderFlow: Sendable {
 
     /// The holder reads the claim its code proves.
     /// - Throws: `invalidPhoneCode` for every failure; `tooManyAttempts` while the number's budget is locked.
-    func read(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
+    public func read(claimID: String, code: String) throws(AuthError) -> PhoneClaimView {
         try PhoneKeys.checkCodeShape(code)
         try PhoneKeys.checkClaimID(claimID)
         let now = context.clock.unixSeconds()
@@ -63,7 +63,7 @@ final class PhoneHolderFlow: Sendable {
     /// The holder deletes the claim its code proves (before or after the proof; a verified
     /// number is then free again).
     /// - Throws: `invalidPhoneCode` for every failure; `tooManyAttempts` while the number's budget is locked.
-    func delete(claimID: String, code: String) throws(AuthError) {
+    public func delete(claimID: String, code: String) throws(AuthError) {
         try PhoneKeys.checkCodeShape(code)
         try PhoneKeys.checkClaimID(claimID)
         let now = context.clock.unixSeconds()

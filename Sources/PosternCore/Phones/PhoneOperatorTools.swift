@@ -2,7 +2,7 @@ import Foundation
 
 /// What operators do with phone claims (`postern phones`, the admin API): look at an account's
 /// claims and remove one. Unlike the owner's and the holder's flows these need no consent.
-final class PhoneOperatorTools: Sendable {
+public final class PhoneOperatorTools: Sendable {
     let context: FlowContext
     let claiming: PhoneClaiming
 
@@ -13,7 +13,7 @@ final class PhoneOperatorTools: Sendable {
 
     /// Every claim of account `uid`, as its owner sees them (nothing settled: an operator only looks).
     /// - Throws: `AuthError.unavailable`.
-    func list(uid: String) throws(AuthError) -> [PhoneClaimView] {
+    public func list(uid: String) throws(AuthError) -> [PhoneClaimView] {
         let now = context.clock.unixSeconds()
         let claiming = claiming
         return try context.read { tx in try claiming.views(uid: uid, tx: tx, now: now) }
@@ -21,7 +21,7 @@ final class PhoneOperatorTools: Sendable {
 
     /// Removes claim `claimID` (a verified number is free again); false when there is none.
     /// - Throws: `AuthError.unavailable`.
-    func remove(claimID: String) throws(AuthError) -> Bool {
+    public func remove(claimID: String) throws(AuthError) -> Bool {
         let events = context.events
         let now = context.clock.unixSeconds()
         return try context.write { tx in

@@ -6,7 +6,7 @@ import PosternCrypto
 /// into its own session, lists its claims, releases or objects to a transfer another account
 /// asks for, and deletes a claim. The number is the account's only when both the owner and the
 /// number's holder have agreed, and at most one account holds it (`phone_numbers`' key).
-final class PhoneOwnerFlow: Sendable {
+public final class PhoneOwnerFlow: Sendable {
     let context: FlowContext
     let sessions: SessionFlow
     let claiming: PhoneClaiming
@@ -21,7 +21,7 @@ final class PhoneOwnerFlow: Sendable {
     /// the claim is pending with the owner's consent. The answer is the same for every number.
     /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals
     ///   (`anonymousAccount` without `--phone-sign-in` for an account with no proved address).
-    func add(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
+    public func add(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let number = try context.parsePhoneNumber(phoneNumber)
         return try claiming.open(
@@ -29,7 +29,7 @@ final class PhoneOwnerFlow: Sendable {
     }
 
     /// Every claim of the signed-in account, settling the transfers that are due.
-    func list(idToken: String) throws(AuthError) -> [PhoneClaimView] {
+    public func list(idToken: String) throws(AuthError) -> [PhoneClaimView] {
         let (account, _) = try sessions.verifyIDToken(idToken)
         let now = context.clock.unixSeconds()
         let claiming = claiming
@@ -48,7 +48,7 @@ final class PhoneOwnerFlow: Sendable {
     /// - Throws: `invalidPhoneCode` (wrong, used, expired, too many tries, or no such claim), `tooManyAttempts`
     ///   while the number's guessing budget is locked,
     ///   `phoneClaimNotFound` for a claim of another account.
-    func prove(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
+    public func prove(idToken: String, claimID: String, code: String) throws(AuthError) -> PhoneProof {
         guard let session = try sessions.presented(idToken) else { throw .invalidIDToken }
         try PhoneKeys.checkCodeShape(code)
         try PhoneKeys.checkClaimID(claimID)
@@ -57,7 +57,7 @@ final class PhoneOwnerFlow: Sendable {
 
     /// The owner approves a claim the holder proved first (recent sign-in).
     /// - Throws: `requiresRecentLogin`, `phoneClaimNotFound`, `phoneClaimState` unless it awaits approval.
-    func approve(idToken: String, claimID: String) throws(AuthError) -> PhoneProof {
+    public func approve(idToken: String, claimID: String) throws(AuthError) -> PhoneProof {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let now = context.clock.unixSeconds()
         let settlement = claiming.settlement
@@ -73,7 +73,7 @@ final class PhoneOwnerFlow: Sendable {
     /// The owner of a verified number releases it to the claims waiting for it (recent sign-in):
     /// the oldest one takes it now.
     /// - Throws: `requiresRecentLogin`, `phoneClaimNotFound`, `phoneClaimState` when nobody waits.
-    func release(idToken: String, claimID: String) throws(AuthError) {
+    public func release(idToken: String, claimID: String) throws(AuthError) {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let now = context.clock.unixSeconds()
         let settlement = claiming.settlement
@@ -88,7 +88,7 @@ final class PhoneOwnerFlow: Sendable {
 
     /// The owner of a verified number objects to the claims waiting for it: they end.
     /// - Throws: `phoneClaimNotFound`, `phoneClaimState` when nobody waits.
-    func object(idToken: String, claimID: String) throws(AuthError) {
+    public func object(idToken: String, claimID: String) throws(AuthError) {
         let (account, _) = try sessions.verifyIDToken(idToken)
         let events = context.events
         let now = context.clock.unixSeconds()
@@ -105,7 +105,7 @@ final class PhoneOwnerFlow: Sendable {
 
     /// The owner deletes a claim (pending or verified: the number is free again).
     /// - Throws: `phoneClaimNotFound`.
-    func delete(idToken: String, claimID: String) throws(AuthError) {
+    public func delete(idToken: String, claimID: String) throws(AuthError) {
         let (account, _) = try sessions.verifyIDToken(idToken)
         let events = context.events
         let now = context.clock.unixSeconds()

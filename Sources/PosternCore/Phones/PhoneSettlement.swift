@@ -5,7 +5,7 @@ import PosternCrypto
 /// one starts a transfer from its holder (its owner told by mail, or by SMS when the number is
 /// the account's only way in) and moves once released or past the cool-off. The owner's, the
 /// holder's and phone sign-in's flows all settle through it; housekeeping moves the due ones.
-final class PhoneSettlement: Sendable {
+public final class PhoneSettlement: Sendable {
     let context: FlowContext
 
     init(context: FlowContext) {
@@ -19,7 +19,7 @@ final class PhoneSettlement: Sendable {
     /// caller's count) keeps no other from moving. Returns how many numbers moved and how many
     /// claims could not be settled.
     /// - Throws: `AuthError.unavailable` when the due claims cannot be read.
-    func settleDueTransfers(limit: Int = 100) throws(AuthError) -> (moved: Int, failed: Int) {
+    public func settleDueTransfers(limit: Int = 100) throws(AuthError) -> (moved: Int, failed: Int) {
         let now = context.clock.unixSeconds()
         let due = try context.read { tx in try tx.phoneTransfersDue(by: now, limit: limit) }
         var moved = 0, failed = 0

@@ -9,7 +9,7 @@ import PosternCrypto
 /// older) with the code only as a keyed hash bound to the request id; the number itself is in the
 /// SMS outbox, sealed, until the message is finished. Sending never looks up who holds the number:
 /// the answer is the same for every number, past the toll-fraud gate (``SMSAdmission``).
-final class PhoneSignInFlow: Sendable {
+public final class PhoneSignInFlow: Sendable {
     let context: FlowContext
     let sessions: SessionFlow
     let settlement: PhoneSettlement
@@ -46,7 +46,7 @@ final class PhoneSignInFlow: Sendable {
     /// cool-off or past its hourly cap, the answer of a send, and nothing sent.
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidIDToken` for a bad token,
     ///   `smsCountryNotAllowed`, `tooManyAttempts`.
-    func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
+    public func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
         try checkEnabled()
         let number = try context.parsePhoneNumber(phoneNumber)
         let caller = SMSAdmission.Caller.of(try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account })
@@ -83,7 +83,7 @@ final class PhoneSignInFlow: Sendable {
     ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
     ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
     ///   the last 5 minutes (nothing consumed).
-    func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
+    public func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         try checkEnabled()
         let number = try context.parsePhoneNumber(phoneNumber)
         try PhoneKeys.checkCodeShape(code)
