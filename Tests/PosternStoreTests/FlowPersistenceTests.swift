@@ -59,16 +59,16 @@ struct FlowPersistenceTests {
             return wrapped
         })
         let store = try #require(counting)
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "old@example.com"))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: try {
+            try h.service.emailLink.send(EmailLinkRequest(email: "old@example.com"))
             return try h.lastLink()
         }()))
-        try h.service.sendEmailLink(EmailLinkRequest(email: "old@example.com"))
-        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com"))
-        try h.service.signUp(email: "old@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
-        try h.service.requestPasswordReset(email: "ghost@example.com", continueURL: nil, locale: nil)
-        try h.service.requestPasswordReset(email: "old@example.com", continueURL: nil, locale: nil)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "poison@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "old@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "new@example.com"))
+        try h.service.passwords.signUp(email: "old@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
+        try h.service.passwords.requestReset(email: "ghost@example.com", continueURL: nil, locale: nil)
+        try h.service.passwords.requestReset(email: "old@example.com", continueURL: nil, locale: nil)
+        try h.service.emailLink.send(EmailLinkRequest(email: "poison@example.com"))
         let queued = Array(try h.store.read { try $0.outboxMessages(state: .queued, limit: 6) }.reversed())
         #expect(queued.map(\.recipient.address) == [
             "old@example.com", "new@example.com", "old@example.com", "ghost@example.com", "old@example.com", "poison@example.com",
@@ -80,7 +80,7 @@ struct FlowPersistenceTests {
         }
 
         let (reads, writes) = (store.reads.value, store.writes.value)
-        let batch = h.service.composeMails(queued.map { ($0.intent, $0.recipient) })
+        let batch = h.service.mailComposer.compose(queued.map { ($0.intent, $0.recipient) })
         // One read for the three sign-ins; the sign-up of a taken address and the two resets each
         // change their request, in a write of their own.
         #expect(store.reads.value - reads == 1)
@@ -93,28 +93,28 @@ struct FlowPersistenceTests {
         // Alone, each composes to the same kind of mail (the reset and the sign-up were saved by
         // the batch, and compose the same again).
         for (index, message) in queued.enumerated().dropLast() {
-            #expect(try h.service.composeMail(message.intent, recipient: message.recipient)?.message.kind == kinds[index] ?? nil)
+            #expect(try h.service.mailComposer.compose(message.intent, recipient: message.recipient)?.message.kind == kinds[index] ?? nil)
         }
         // A link minted inside the shared transaction works.
         guard case .signIn(let link, _, _) = try #require(try batch[1].get()).message.content else { throw CancellationError() }
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: link))
         #expect(login.email == "new@example.com" && login.isNewUser)
     }
 
     @Test("email link, sign-up, reset, change and recovery survive reopening the database", arguments: StoreKind.available)
     func flowsPersist(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.signUp(email: "b@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
-        let b = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.requestPasswordReset(email: "b@example.com", continueURL: nil, locale: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "new password")
-        let session = try h.service.refresh(login.session.refreshToken)
-        try h.service.requestEmailChange(idToken: session.idToken, newEmail: "c@example.com", continueURL: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com"))
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.passwords.signUp(email: "b@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
+        let b = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.passwords.requestReset(email: "b@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "new password")
+        let session = try h.service.sessions.refresh(login.session.refreshToken)
+        try h.service.addresses.requestChange(idToken: session.idToken, newEmail: "c@example.com", continueURL: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         do {
-            _ = try h.service.refresh(session.refreshToken)
+            _ = try h.service.sessions.refresh(session.refreshToken)
             Issue.record("a session outlived the address change")
         } catch {
             #expect("\(error)".contains("TOKEN_REVOKED"), "\(error)")

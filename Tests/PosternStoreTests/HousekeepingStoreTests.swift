@@ -167,9 +167,9 @@ struct HousekeepingStoreTests {
         }.start()
         var uids: Set<String> = []
         for index in 0..<20 {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "user\(index)@example.com"))
-            let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-            _ = try h.service.refresh(login.session.refreshToken)
+            try h.service.emailLink.send(EmailLinkRequest(email: "user\(index)@example.com"))
+            let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+            _ = try h.service.sessions.refresh(login.session.refreshToken)
             uids.insert(login.uid)
         }
         signInsDone.increment()

@@ -28,7 +28,7 @@ public struct FlowHarness: Sendable {
     /// Runs the content stage on the newest queued message and returns its link.
     public func lastLink() throws -> String {
         let newest = try requireContract(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first, "a queued message")
-        let composed = try requireContract(try service.composeMail(newest.intent, recipient: newest.recipient), "a composed mail")
+        let composed = try requireContract(try service.mailComposer.compose(newest.intent, recipient: newest.recipient), "a composed mail")
         switch composed.message.content {
         case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
             .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _), .accountAlreadyExists(let link, _, _):

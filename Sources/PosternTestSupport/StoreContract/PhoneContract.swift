@@ -35,10 +35,10 @@ enum PhoneContract {
 
     /// Asks for a phone sign-in code for `number`, and returns the code of the SMS it queued.
     static func newestCode(_ h: FlowHarness, _ number: String) throws -> String {
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
         let queued = try requireContract(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first, "the queued SMS")
         let recipient = try requireContract(queued.recipient, "its recipient")
-        return try requireContract(try h.service.composeSMS(queued.intent, recipient: recipient), "the composed SMS").code
+        return try requireContract(try h.service.smsComposer.composeSMS(queued.intent, recipient: recipient), "the composed SMS").code
     }
 
     static let cases: [StoreContractCase] = [
@@ -162,12 +162,12 @@ enum PhoneContract {
             }
             var parties: [(idToken: String, claimID: String, code: String)] = []
             for index in 0..<20 {
-                try h.service.sendEmailLink(EmailLinkRequest(email: "racer\(index)@example.com"))
-                let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-                let claim = try h.service.addPhone(idToken: login.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
+                try h.service.emailLink.send(EmailLinkRequest(email: "racer\(index)@example.com"))
+                let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+                let claim = try h.service.phoneOwner.add(idToken: login.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
                 let queued = try requireContract(try h.store.read { try $0.smsMessages(state: nil, limit: 1) }.first)
                 let recipient = try requireContract(queued.recipient)
-                let code = try requireContract(try h.service.composeSMS(queued.intent, recipient: recipient)).code
+                let code = try requireContract(try h.service.smsComposer.composeSMS(queued.intent, recipient: recipient)).code
                 parties.append((login.session.idToken, claim.claimID, code))
             }
             let proved = Counter()
@@ -175,7 +175,7 @@ enum PhoneContract {
             let all = parties
             onThreads(20) { index in
                 do {
-                    _ = try h.service.provePhoneAsOwner(idToken: all[index].idToken, claimID: all[index].claimID, code: all[index].code)
+                    _ = try h.service.phoneOwner.prove(idToken: all[index].idToken, claimID: all[index].claimID, code: all[index].code)
                     proved.increment()
                 } catch {
                     failures.withLock { $0.append("\(error)") }
@@ -183,7 +183,7 @@ enum PhoneContract {
             }
             try expectContract(failures.withLock { $0 } == [])
             try expectContract(proved.value == 20)
-            let statuses = try parties.map { try h.service.phoneClaims(idToken: $0.idToken).map(\.status) }
+            let statuses = try parties.map { try h.service.phoneOwner.list(idToken: $0.idToken).map(\.status) }
             try expectContract(statuses.filter { $0 == [.verified] }.count == 1)
             try expectContract(statuses.filter { $0 == [.awaitingTransfer] }.count == 19)
             let holders = try h.store.read { tx in try all.compactMap { try tx.phoneClaim(id: $0.claimID)?.verifiedAt } }
@@ -256,7 +256,7 @@ enum PhoneContract {
             let failures = Mutex<[String]>([])
             onThreads(20) { _ in
                 do {
-                    let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+                    let login = try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
                     uids.withLock { $0.append(login.uid) }
                 } catch let error as AuthError {
                     failures.withLock { $0.append(error.code) }
@@ -270,7 +270,7 @@ enum PhoneContract {
             let uid = try requireContract(won.first)
             // Exactly one account holds the number; the next code signs in to it.
             let nextCode = try newestCode(h, number)
-            let again = try h.service.completePhoneSignIn(phoneNumber: number, code: nextCode, idToken: nil, allowMigration: nil)
+            let again = try h.service.phoneSignIn.complete(phoneNumber: number, code: nextCode, idToken: nil, allowMigration: nil)
             try expectContract(again.uid == uid && !again.isNewUser)
             try expectContract(try h.store.read { try $0.phoneClaims(uid: uid) }.count == 1)
         },
@@ -282,16 +282,16 @@ enum PhoneContract {
             let refusals = Mutex<[String]>([])
             onThreads(20) { _ in
                 do {
-                    try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
+                    try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: nil)
                     // The code of the number's live request as this device sees it (only that one
                     // composes); another device may supersede it before it is typed: then it is a
                     // wrong try against the newer one, as it would be for a person.
                     let queued = try h.store.read { try $0.smsMessages(state: nil, limit: 50) }
-                    guard let code = try queued.lazy.compactMap({ try h.service.composeSMS($0.intent, recipient: parsed)?.code }).first else {
+                    guard let code = try queued.lazy.compactMap({ try h.service.smsComposer.composeSMS($0.intent, recipient: parsed)?.code }).first else {
                         refusals.withLock { $0.append("superseded before it was read") }
                         return
                     }
-                    let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+                    let login = try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
                     uids.withLock { $0.append(login.uid) }
                 } catch let error as AuthError {
                     refusals.withLock { $0.append(error.code) }
@@ -308,7 +308,7 @@ enum PhoneContract {
             // Afterwards (past any lock) a clean sign-in lands on the one account (the winner's, if there was one).
             h.clock.advance(by: TimeInterval(GuessBudget().cap))
             let code = try newestCode(h, number)
-            let login = try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+            let login = try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
             if let winner = won.first { try expectContract(login.uid == winner && !login.isNewUser) }
             let hashes = try h.store.read { tx in try tx.phoneClaims(uid: login.uid).map(\.numberHash) }
             try expectContract(hashes.count == 1)
