@@ -4,6 +4,9 @@ import PosternCrypto
 /// What a claim's SMS says, decided at delivery time (the content stage, ``SMSComposer``): the
 /// claim's code to its number, and the notice to a holder whose only way in another account asks for.
 struct PhoneClaimSMS: Sendable {
+    /// What this content stage's reads use (the compiler holds it to them).
+    typealias Reads = any AccountReader & PhoneReader
+
     let context: FlowContext
     let settlement: PhoneSettlement
 
@@ -16,7 +19,7 @@ struct PhoneClaimSMS: Sendable {
         let settlement = settlement
         switch intent {
         case .phoneClaim(let claimID):
-            return try context.read { tx in
+            return try context.read { (tx: Reads) in
                 guard let claim = try tx.phoneClaim(id: claimID), settlement.life(claim).phase(now: now) == .awaitingCode,
                     now < claim.codeExpiresAt, ConstantTime.equals(PhoneKeys.numberHash(recipient, ring: ring), claim.numberHash)
                 else { return nil }
@@ -31,7 +34,7 @@ struct PhoneClaimSMS: Sendable {
                     accountWithoutAddress: named.map { $0.email == nil } ?? false)
             }
         case .phoneTransferNotice(let claimID):
-            return try context.read { tx in
+            return try context.read { (tx: Reads) in
                 guard let claim = try tx.phoneClaim(id: claimID), settlement.life(claim).waitsForReleaseOnly,
                     ConstantTime.equals(PhoneKeys.numberHash(recipient, ring: ring), claim.numberHash),
                     let asking = try claim.uid.flatMap({ try tx.account(uid: $0) })

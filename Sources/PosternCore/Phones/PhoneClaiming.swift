@@ -8,6 +8,12 @@ import PosternCrypto
 /// (supabase/auth#2430 verified a number on the wrong user that way). Every answer before the
 /// proof is the same whether another account holds the number or not.
 final class PhoneClaiming: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let settlement: PhoneSettlement
     let budget: PhoneGuessBudget
@@ -36,7 +42,7 @@ final class PhoneClaiming: Sendable {
             ownerApprovedAt: ownerApproved ? now : nil, locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         let settlement = settlement
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             let decision = try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx)
             // A holding under an old spelling of the number is re-keyed now, so this claim's
             // settling finds its holder (and waits for its release) as it would the number's own.
@@ -64,7 +70,7 @@ final class PhoneClaiming: Sendable {
         let settlement = settlement
         let budget = budget
         enum Outcome: Sendable { case proved, refused(PhoneClaimLife.CodeCheck), notOwn, limited(Int64) }
-        let outcome = try context.write { tx -> Outcome in
+        let outcome = try context.write { (tx: Writes) -> Outcome in
             guard let claim = try tx.phoneClaim(id: claimID) else { return owner == nil ? .refused(.wrong) : .notOwn }
             if let owner, claim.uid != owner { return .notOwn }
             // The number's budget, across its claims and its sign-in codes: while it is locked
@@ -107,7 +113,7 @@ final class PhoneClaiming: Sendable {
     }
 
     /// Account `uid`'s claims as its owner sees them, with the transfers other accounts ask for.
-    func views(uid: String, tx: any StoreReader, now: Int64) throws -> [PhoneClaimView] {
+    func views(uid: String, tx: Reads, now: Int64) throws -> [PhoneClaimView] {
         let incoming = try tx.phoneTransfers(from: uid)
         return try tx.phoneClaims(uid: uid).map { claim in
             let asking = claim.verifiedAt == nil ? [] : incoming.filter { $0.numberHash == claim.numberHash }

@@ -6,6 +6,12 @@ import PosternCrypto
 /// proves, reads or deletes a claim with the code the SMS carried — the code is the key, and
 /// every failure, a missing claim included, is the same `invalidPhoneCode`.
 public final class PhoneHolderFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let sessions: SessionFlow
     let claiming: PhoneClaiming
@@ -29,7 +35,7 @@ public final class PhoneHolderFlow: Sendable {
         let (caller, _) = try sessions.verifyIDToken(idToken)
         let number = try context.parsePhoneNumber(phoneNumber)
         let address = try context.parseEmail(email)
-        let uid = try context.read { tx in try tx.account(address: address)?.uid }
+        let uid = try context.read { (tx: Reads) in try tx.account(address: address)?.uid }
         var view = try claiming.open(uid: uid, number: number, ownerApproved: false, caller: .of(caller), locale: locale, clientIP: clientIP)
         // The answer must not say whether the address has an account.
         view.ownerApproved = false
@@ -76,12 +82,12 @@ public final class PhoneHolderFlow: Sendable {
 
     /// Checks `code` against the claim for a read or a delete, counting a wrong one, then runs `body`.
     private func access<T: Sendable>(
-        claimID: String, code: String, now: Int64, _ body: @escaping @Sendable (PhoneClaimLife, any StoreWriter) throws -> T
+        claimID: String, code: String, now: Int64, _ body: @escaping @Sendable (PhoneClaimLife, Writes) throws -> T
     ) throws(AuthError) -> T {
         let ring = context.keys.current
         let settlement = claiming.settlement
         let budget = claiming.budget
-        let outcome = try context.write { tx -> HolderOutcome<T> in
+        let outcome = try context.write { (tx: Writes) -> HolderOutcome<T> in
             guard let claim = try tx.phoneClaim(id: claimID) else { return .refused(.wrong) }
             let bucket = PhoneGuessBudget.bucket(numberHash: claim.numberHash, ring: ring)
             if let wait = try budget.lock(bucket: bucket, tx: tx, now: now) { return .limited(wait) }

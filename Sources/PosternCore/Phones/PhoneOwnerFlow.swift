@@ -7,6 +7,12 @@ import PosternCrypto
 /// asks for, and deletes a claim. The number is the account's only when both the owner and the
 /// number's holder have agreed, and at most one account holds it (`phone_numbers`' key).
 public final class PhoneOwnerFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let sessions: SessionFlow
     let claiming: PhoneClaiming
@@ -33,7 +39,7 @@ public final class PhoneOwnerFlow: Sendable {
         let (account, _) = try sessions.verifyIDToken(idToken)
         let now = context.clock.unixSeconds()
         let claiming = claiming
-        return try context.write { tx in
+        return try context.write { (tx: Writes) in
             for claim in try tx.phoneClaims(uid: account.uid) + tx.phoneTransfers(from: account.uid) {
                 try claiming.settlement.settle(claim, tx: tx, now: now)
             }
@@ -61,7 +67,7 @@ public final class PhoneOwnerFlow: Sendable {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let now = context.clock.unixSeconds()
         let settlement = claiming.settlement
-        return try context.write { tx in
+        return try context.write { (tx: Writes) in
             var life = settlement.life(try Self.ownClaim(claimID, uid: account.uid, tx: tx))
             guard life.approve(now: now) else { throw AuthError.phoneClaimState("Only a claim its holder proved, awaiting approval, can be approved.") }
             try tx.updatePhoneClaim(life.claim)
@@ -77,7 +83,7 @@ public final class PhoneOwnerFlow: Sendable {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let now = context.clock.unixSeconds()
         let settlement = claiming.settlement
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             let held = try Self.ownClaim(claimID, uid: account.uid, tx: tx)
             let waiting = try tx.phoneTransfers(from: account.uid).filter { $0.numberHash == held.numberHash && held.verifiedAt != nil }
             guard let first = waiting.first else { throw AuthError.phoneClaimState("No other account waits for this number.") }
@@ -92,7 +98,7 @@ public final class PhoneOwnerFlow: Sendable {
         let (account, _) = try sessions.verifyIDToken(idToken)
         let events = context.events
         let now = context.clock.unixSeconds()
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             let held = try Self.ownClaim(claimID, uid: account.uid, tx: tx)
             let waiting = try tx.phoneTransfers(from: account.uid).filter { $0.numberHash == held.numberHash && held.verifiedAt != nil }
             guard !waiting.isEmpty else { throw AuthError.phoneClaimState("No other account waits for this number.") }
@@ -109,7 +115,7 @@ public final class PhoneOwnerFlow: Sendable {
         let (account, _) = try sessions.verifyIDToken(idToken)
         let events = context.events
         let now = context.clock.unixSeconds()
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             let claim = try Self.ownClaim(claimID, uid: account.uid, tx: tx)
             guard try tx.deletePhoneClaim(id: claim.id) else { throw AuthError.phoneClaimNotFound }
             try events.record(.phoneRemoved(uid: account.uid, claimID: claim.id), tx: tx, now: now)
@@ -117,7 +123,7 @@ public final class PhoneOwnerFlow: Sendable {
     }
 
     /// The owner's claim `claimID`, or `phoneClaimNotFound` (another account's claim is not found either).
-    private static func ownClaim(_ claimID: String, uid: String, tx: any StoreReader) throws -> PhoneClaim {
+    private static func ownClaim(_ claimID: String, uid: String, tx: Reads) throws -> PhoneClaim {
         guard let claim = try tx.phoneClaim(id: claimID), claim.uid == uid else { throw AuthError.phoneClaimNotFound }
         return claim
     }

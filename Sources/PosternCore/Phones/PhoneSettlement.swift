@@ -6,6 +6,12 @@ import PosternCrypto
 /// the account's only way in) and moves once released or past the cool-off. The owner's, the
 /// holder's and phone sign-in's flows all settle through it; housekeeping moves the due ones.
 public final class PhoneSettlement: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & SessionWriter & PhoneWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & SessionReader & PhoneReader & OutboxReader & WebhookReader
+
     let context: FlowContext
 
     init(context: FlowContext) {
@@ -21,11 +27,11 @@ public final class PhoneSettlement: Sendable {
     /// - Throws: `AuthError.unavailable` when the due claims cannot be read.
     public func settleDueTransfers(limit: Int = 100) throws(AuthError) -> (moved: Int, failed: Int) {
         let now = context.clock.unixSeconds()
-        let due = try context.read { tx in try tx.phoneTransfersDue(by: now, limit: limit) }
+        let due = try context.read { (tx: Reads) in try tx.phoneTransfersDue(by: now, limit: limit) }
         var moved = 0, failed = 0
         for claim in due {
             do {
-                let verified = try context.write { tx -> Bool in
+                let verified = try context.write { (tx: Writes) -> Bool in
                     // Read again in the write: the claim may have moved or ended since.
                     guard let current = try tx.phoneClaim(id: claim.id) else { return false }
                     return try self.settle(current, tx: tx, now: now)
@@ -51,7 +57,7 @@ public final class PhoneSettlement: Sendable {
     /// account's holding of an old spelling then stays as it is (no account is merged). The
     /// holder's own holding of another spelling is the same number again, not another way in
     /// (``isOnlyWayIn(numberHash:of:tx:)`` would count it so): it is deleted, as `phone.removed`.
-    func holding(of number: PhoneNumber, tx: any StoreWriter) throws -> PhoneNumberHolder? {
+    func holding(of number: PhoneNumber, tx: Writes) throws -> PhoneNumberHolder? {
         let ring = context.keys.current
         let numberHash = PhoneKeys.numberHash(number, ring: ring)
         var holding = try tx.phoneNumberHolder(numberHash: numberHash)
@@ -71,7 +77,7 @@ public final class PhoneSettlement: Sendable {
     /// Who holds `number` (re-keyed from an old spelling: ``holding(of:tx:)``), once a transfer of
     /// it whose cool-off is over has moved it, in the caller's transaction: phone sign-in asks this, so past the cool-off
     /// the number signs in to the account that claimed it, never again to the one it left.
-    func holderSettlingTransfers(number: PhoneNumber, tx: any StoreWriter, now: Int64) throws -> PhoneNumberHolder? {
+    func holderSettlingTransfers(number: PhoneNumber, tx: Writes, now: Int64) throws -> PhoneNumberHolder? {
         guard let holding = try holding(of: number, tx: tx) else { return nil }
         let numberHash = holding.numberHash
         let waiting = try tx.phoneTransfers(from: holding.uid).filter { $0.numberHash == numberHash }
@@ -82,7 +88,7 @@ public final class PhoneSettlement: Sendable {
 
     /// Whether the number with `numberHash` is account `uid`'s only way in: no address, no
     /// password, no other number it holds. Such an account never loses it by cool-off.
-    func isOnlyWayIn(numberHash: [UInt8], of uid: String, tx: any StoreReader) throws -> Bool {
+    func isOnlyWayIn(numberHash: [UInt8], of uid: String, tx: Reads) throws -> Bool {
         guard let account = try tx.account(uid: uid) else { return false }
         guard account.email == nil, account.passwordHash == nil else { return false }
         return try !tx.phoneClaims(uid: uid).contains { $0.verifiedAt != nil && $0.numberHash != numberHash }
@@ -91,7 +97,7 @@ public final class PhoneSettlement: Sendable {
     /// ``settle(_:released:tx:now:retried:)`` of `claim` as stored, not released: true when it
     /// holds its number afterwards.
     @discardableResult
-    func settle(_ claim: PhoneClaim, tx: any StoreWriter, now: Int64) throws -> Bool {
+    func settle(_ claim: PhoneClaim, tx: Writes, now: Int64) throws -> Bool {
         var life = life(claim)
         try settle(&life, released: false, tx: tx, now: now)
         return life.claim.verifiedAt != nil
@@ -101,7 +107,7 @@ public final class PhoneSettlement: Sendable {
     /// starts a transfer from the account that holds it (and mails its owner), or moves it once
     /// released or past the cool-off — then the old holder loses it, and its sessions that
     /// signed in with it end.
-    func settle(_ life: inout PhoneClaimLife, released: Bool, tx: any StoreWriter, now: Int64, retried: Bool = false) throws {
+    func settle(_ life: inout PhoneClaimLife, released: Bool, tx: Writes, now: Int64, retried: Bool = false) throws {
         guard life.bothAgreed, life.claim.verifiedAt == nil, let uid = life.claim.uid else { return }
         let holder = try tx.phoneNumberHolder(numberHash: life.claim.numberHash)
         if let holder, holder.uid == uid {
@@ -156,7 +162,7 @@ public final class PhoneSettlement: Sendable {
     }
 }
 
-extension StoreWriter {
+extension OutboxWriter where Self: AccountReader {
     /// Queues a notice to the owner of account `uid`, if it has an address.
     func enqueue(_ intent: MailIntent, recipientOf uid: String, now: Int64) throws {
         guard let email = try account(uid: uid)?.email else { return }

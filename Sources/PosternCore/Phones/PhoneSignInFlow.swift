@@ -10,6 +10,12 @@ import PosternCrypto
 /// SMS outbox, sealed, until the message is finished. Sending never looks up who holds the number:
 /// the answer is the same for every number, past the toll-fraud gate (``SMSAdmission``).
 public final class PhoneSignInFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let sessions: SessionFlow
     let settlement: PhoneSettlement
@@ -58,7 +64,7 @@ public final class PhoneSignInFlow: Sendable {
             codeHash: Self.codeHash(requestID: id, code: Self.code(requestID: id, ring: ring), ring: ring), createdAt: now,
             expiresAt: FlowContext.adding(context.config.phoneCodeLifetime, to: now), locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             // Silenced (the number's cool-off or hourly cap): the same answer, and nothing
             // recorded — a new request would supersede the code the number's owner has.
             guard try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx) == .send else { return }
@@ -97,7 +103,7 @@ public final class PhoneSignInFlow: Sendable {
         let budget = budget
         let settlement = settlement
         let guessBucket = PhoneGuessBudget.bucket(numberHash: numberHash, ring: ring)
-        let outcome = try context.write { tx -> Outcome in
+        let outcome = try context.write { (tx: Writes) -> Outcome in
             // The number's budget first, which no new code resets: while it is locked every code
             // is refused unchecked, the right one included, and nothing is counted.
             if let wait = try budget.lock(bucket: guessBucket, tx: tx, now: now) { return .limited(wait) }
@@ -194,7 +200,7 @@ public final class PhoneSignInFlow: Sendable {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let maximumTries = context.config.maximumWrongCodes
-        return try context.read { tx in
+        return try context.read { (tx: Reads) in
             guard let request = try tx.phoneSignIn(requestID: requestID), now < request.expiresAt, request.tries < maximumTries,
                 ConstantTime.equals(PhoneKeys.numberHash(recipient, ring: ring), request.numberHash)
             else { return nil }
