@@ -231,14 +231,14 @@ public final class PosternRuntime: Sendable {
         workers = OutboxWorkerPool(
             store: flows.store, transport: transportFactory,
             compose: { messages in
-                let composed = service.composeMails(messages.map { ($0.intent, $0.recipient) })
+                let composed = service.mailComposer.compose(messages.map { ($0.intent, $0.recipient) })
                 return zip(messages, composed).map { message, result in
                     Result {
                         guard let composed = try result.get() else { return nil }
                         return try renderer.compose(
                             composed.message, preferences: composed.localePreferences, now: clock.now(), from: sender,
                             messageIDToken: Base64URL.encode(try SecureRandom.bytes(18)),
-                            envelopeSender: service.bounceEnvelopeSender(messageID: message.id, recipient: message.recipient))
+                            envelopeSender: service.bounces.envelopeSender(messageID: message.id, recipient: message.recipient))
                     }
                 }
             },
@@ -248,18 +248,18 @@ public final class PosternRuntime: Sendable {
                 deliveryLog: DeliveryLog(key: deliveryLogKey, transport: transportConfig.logLabel)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(
-            housekeeper: flows.storage.housekeeper(settings: settings, settleDue: { try service.settleDuePhoneTransfers() }), interval: .seconds(settings.housekeepingInterval),
+            housekeeper: flows.storage.housekeeper(settings: settings, settleDue: { try service.phoneSettlement.settleDueTransfers() }), interval: .seconds(settings.housekeepingInterval),
             logger: Logger(label: "housekeeping", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout
         let targets = settings.targetPolicy
         webhooks = WebhookWorker(
             store: flows.store, configuration: webhookConfiguration, secrets: secrets,
-            endpoints: flows.service.webhookEndpoints,
+            endpoints: flows.service.operators.webhookEndpoints,
             transport: { CurlWebhookTransport(timeout: webhookTimeout, targets: targets) }, clock: clock, metrics: webhookMetrics,
             logger: Logger(label: "webhooks", sink: logger.sink), reclaims: reclaims)
         sms = SMSWorker(
-            store: flows.store, policy: settings.smsConfiguration.policy, composer: service, renderer: smsRenderer,
+            store: flows.store, policy: settings.smsConfiguration.policy, composer: service.smsComposer, renderer: smsRenderer,
             transport: smsTransport, clock: clock, metrics: service.smsMetrics, expiresInMinutes: settings.ttlSignIn / 60,
             logger: Logger(label: "sms", sink: logger.sink), reclaims: reclaims)
         logger.info(

@@ -55,16 +55,16 @@ enum EnumerationBench {
         let unknown = (0..<calls).map { "stranger\($0)@example.com" }
 
         let endpoints: [(String, (String) -> String)] = [
-            ("send_link", { email in answer { try service.sendEmailLink(EmailLinkRequest(email: email)) } }),
+            ("send_link", { email in answer { try service.emailLink.send(EmailLinkRequest(email: email)) } }),
             ("sign_up", { email in
-                answer { try service.signUp(email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil) }
+                answer { try service.passwords.signUp(email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil) }
             }),
             ("reset", { email in
-                answer { try service.requestPasswordReset(email: email, continueURL: nil, locale: nil) }
+                answer { try service.passwords.requestReset(email: email, continueURL: nil, locale: nil) }
             }),
             ("password_sign_in", { email in
                 answer {
-                    _ = try service.signInWithPassword(email: email, password: "a wrong password", idToken: nil, allowMigration: false)
+                    _ = try service.passwords.signIn(email: email, password: "a wrong password", idToken: nil, allowMigration: false)
                 }
             }),
         ]

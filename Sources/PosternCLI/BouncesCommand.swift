@@ -57,7 +57,7 @@ struct BouncesCommand: Subcommand {
             raw = Array(data)
         }
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
-        let result = try flow { () throws(AuthError) in try flows.service.takeDeliveryReport(raw) }
+        let result = try flow { () throws(AuthError) in try flows.service.bounces.take(raw) }
         if arguments.switches.contains("json") {
             printBody(BounceResultBody(result))
         } else {

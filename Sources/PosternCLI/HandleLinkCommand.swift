@@ -66,7 +66,7 @@ struct HandleLinkCommand: Subcommand {
         let json = arguments.switches.contains("json")
         let email = arguments.options["email"]
 
-        let pasted = try flow { () throws(AuthError) in try service.readPasted(text) }
+        let pasted = try flow { () throws(AuthError) in try service.ledger.readPasted(text) }
         let oobCode: String
         switch pasted {
         case .sixDigitCode(let digits):
@@ -76,7 +76,7 @@ struct HandleLinkCommand: Subcommand {
                 return ExitCode.success.rawValue
             }
             let login = try flow { () throws(AuthError) in
-                try service.completeEmailLink(EmailLinkCompletion(code: digits, email: email))
+                try service.emailLink.complete(EmailLinkCompletion(code: digits, email: email))
             }
             Self.printLogin(login, json: json)
             return ExitCode.success.rawValue
@@ -84,7 +84,7 @@ struct HandleLinkCommand: Subcommand {
         case .oobCode(let code): oobCode = code
         }
 
-        let info = try flow { () throws(AuthError) in try service.inspectAction(link: nil, oobCode: oobCode) }
+        let info = try flow { () throws(AuthError) in try service.addresses.inspect(link: nil, oobCode: oobCode) }
         if arguments.switches.contains("inspect") {
             var object: [String: Any] = [
                 "mode": info.mode.rawValue, "email": info.email ?? NSNull(), "expiresAt": isoDate(info.expiresAt), "valid": true,
@@ -98,18 +98,18 @@ struct HandleLinkCommand: Subcommand {
         switch info.mode {
         case .signIn:
             let login = try flow { () throws(AuthError) in
-                try service.completeEmailLink(EmailLinkCompletion(oobCode: oobCode, email: email))
+                try service.emailLink.complete(EmailLinkCompletion(oobCode: oobCode, email: email))
             }
             Self.printLogin(login, json: json)
         case .resetPassword:
             let password = try Self.newPassword(fromStdin: passwordFromStdin)
             let applied = try flow { () throws(AuthError) in
-                try service.applyAction(link: nil, oobCode: oobCode, newPassword: password)
+                try service.addresses.apply(link: nil, oobCode: oobCode, newPassword: password)
             }
             Self.report(json, ["mode": applied.mode.rawValue, "email": applied.email],
                    "The password of \(applied.email) was changed; every session was signed out.")
         case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
-            let applied = try flow { () throws(AuthError) in try service.applyAction(link: nil, oobCode: oobCode, newPassword: nil) }
+            let applied = try flow { () throws(AuthError) in try service.addresses.apply(link: nil, oobCode: oobCode, newPassword: nil) }
             let sentence = switch applied.mode {
             case .verifyEmail: "\(applied.email) is verified."
             case .verifyAndChangeEmail: "The account now uses \(applied.email)."

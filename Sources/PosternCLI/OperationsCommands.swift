@@ -73,8 +73,8 @@ struct OutboxCommand: Subcommand {
         let service = flows.service
         switch arguments.words[1] {
         case "status":
-            let counts = try flow { () throws(AuthError) in try service.outboxCounts() }
-            let latest = try flow { () throws(AuthError) in try service.outboxMessages(state: nil, limit: 20) }
+            let counts = try flow { () throws(AuthError) in try service.operators.outboxCounts() }
+            let latest = try flow { () throws(AuthError) in try service.operators.outboxMessages(state: nil, limit: 20) }
             if arguments.switches.contains("json") {
                 printBody(OutboxStatusBody(
                     counts: Dictionary(uniqueKeysWithValues: OutboxState.allCases.map { ($0.rawValue, counts[$0]) }),
@@ -87,7 +87,7 @@ struct OutboxCommand: Subcommand {
             }
         case "show":
             let id = Int64(arguments.words[2]) ?? 0
-            guard let found = try flow({ () throws(AuthError) in try service.outboxMessage(id: id) }) else {
+            guard let found = try flow({ () throws(AuthError) in try service.operators.outboxMessage(id: id) }) else {
                 throw CommandFailure(code: .badInput, message: "no message \(id)")
             }
             if arguments.switches.contains("json") {
@@ -106,7 +106,7 @@ struct OutboxCommand: Subcommand {
             }
         case "find":
             let email = arguments.options["email"] ?? ""
-            let found = try flow { () throws(AuthError) in try service.outboxMessages(email: email) }
+            let found = try flow { () throws(AuthError) in try service.operators.outboxMessages(email: email) }
             if arguments.switches.contains("json") {
                 printBody(OutboxListBody(messages: found.compactMap { $0.message.map(OutboxMessageBody.init) }))
             } else {
@@ -124,18 +124,18 @@ struct OutboxCommand: Subcommand {
             if arguments.words.count == 3, let id = Int64(arguments.words[2]) {
                 ids = [id]
             } else if arguments.options["all-dead"] != nil || arguments.words.last == "--all-dead" || arguments.switches.contains("all-dead") {
-                ids = try flow { () throws(AuthError) in try service.outboxMessages(state: .dead, limit: 100_000) }.map(\.id)
+                ids = try flow { () throws(AuthError) in try service.operators.outboxMessages(state: .dead, limit: 100_000) }.map(\.id)
             } else {
                 throw CommandFailure(code: .usage, message: "outbox retry needs a message ID or --all-dead")
             }
             var retried = 0
-            for id in ids where try flow({ () throws(AuthError) in try service.retryOutboxMessage(id: id) }) { retried += 1 }
+            for id in ids where try flow({ () throws(AuthError) in try service.operators.retryOutboxMessage(id: id) }) { retried += 1 }
             print("queued \(retried) message(s) again")
             if retried == 0 && ids.count == 1 { return ExitCode.badInput.rawValue }
         default:
             // Checked by validate(): 0 to 36,500 days, so days × 86,400 cannot overflow.
             let days = Int64(arguments.options["older-than"] ?? "7") ?? 7
-            let purged = try flow { () throws(AuthError) in try service.purgeOutbox(olderThan: days * 86_400) }
+            let purged = try flow { () throws(AuthError) in try service.operators.purgeOutbox(olderThan: days * 86_400) }
             print("purged \(purged) message(s)")
         }
         return ExitCode.success.rawValue
@@ -197,9 +197,9 @@ struct UsersCommand: Subcommand {
         let service = flows.service
         let found: UserRecord?
         if let email = arguments.options["email"] {
-            found = try flow { () throws(AuthError) in try service.user(email: email) }
+            found = try flow { () throws(AuthError) in try service.operators.user(email: email) }
         } else if let uid = arguments.options["uid"] {
-            found = try flow { () throws(AuthError) in try service.user(uid: uid) }
+            found = try flow { () throws(AuthError) in try service.operators.user(uid: uid) }
         } else {
             throw CommandFailure(code: .usage, message: "give --email ADDR or --uid UID")
         }
@@ -208,9 +208,9 @@ struct UsersCommand: Subcommand {
         switch arguments.words[1] {
         case "disable", "enable":
             let disable = arguments.words[1] == "disable"
-            result = try flow { () throws(AuthError) in try service.updateUser(uid: user.uid, disabled: disable, emailVerified: nil, displayName: nil) }
+            result = try flow { () throws(AuthError) in try service.operators.updateUser(uid: user.uid, disabled: disable, emailVerified: nil, displayName: nil) }
         case "delete":
-            try flow { () throws(AuthError) in try service.deleteUser(uid: user.uid) }
+            try flow { () throws(AuthError) in try service.operators.deleteUser(uid: user.uid) }
             print("deleted \(user.uid)")
             return ExitCode.success.rawValue
         default:

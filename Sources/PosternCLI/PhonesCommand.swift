@@ -52,7 +52,7 @@ struct PhonesCommand: Subcommand {
         let service = flows.service
         if arguments.words[1] == "remove" {
             let claim = arguments.options["claim"] ?? ""
-            guard try flow({ () throws(AuthError) in try service.removePhoneClaim(claimID: claim) }) else {
+            guard try flow({ () throws(AuthError) in try service.phoneOperator.remove(claimID: claim) }) else {
                 throw CommandFailure(code: .badInput, message: "no such phone claim")
             }
             print("removed \(claim)")
@@ -60,13 +60,13 @@ struct PhonesCommand: Subcommand {
         }
         let found: UserRecord?
         if let email = arguments.options["email"] {
-            found = try flow { () throws(AuthError) in try service.user(email: email) }
+            found = try flow { () throws(AuthError) in try service.operators.user(email: email) }
         } else {
             let uid = arguments.options["uid"] ?? ""
-            found = try flow { () throws(AuthError) in try service.user(uid: uid) }
+            found = try flow { () throws(AuthError) in try service.operators.user(uid: uid) }
         }
         guard let user = found else { throw CommandFailure(code: .badInput, message: "no such user") }
-        let claims = try flow { () throws(AuthError) in try service.phoneClaims(uid: user.uid) }
+        let claims = try flow { () throws(AuthError) in try service.phoneOperator.list(uid: user.uid) }
         if arguments.switches.contains("json") {
             printBody(PhoneClaimListBody(claims: claims.map(PhoneClaimBody.init)))
         } else if claims.isEmpty {

@@ -60,7 +60,7 @@ struct SMSCommand: Subcommand {
         case "status":
             let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
             let service = flows.service
-            let latest = try flow { () throws(AuthError) in try service.smsMessages(state: nil, limit: 10_000) }
+            let latest = try flow { () throws(AuthError) in try service.operators.smsMessages(state: nil, limit: 10_000) }
             var counts: [String: Int] = Dictionary(uniqueKeysWithValues: OutboxState.allCases.map { ($0.rawValue, 0) })
             for message in latest { counts[message.state.rawValue, default: 0] += 1 }
             let shown = latest.prefix(20)
@@ -85,7 +85,7 @@ struct SMSCommand: Subcommand {
                 do { transport = try runtime.smsTransport() } catch {
                     throw CommandFailure(code: .unavailable, message: "--sms-transport: \(error)")
                 }
-                let rendered = runtime.smsRenderer.render(SMSContent(kind: .test, code: AuthService.testSMSCode))
+                let rendered = runtime.smsRenderer.render(SMSContent(kind: .test, code: SMSComposer.testSMSCode))
                 let response = transport.send(OutgoingSMS(reference: reference, to: number, body: rendered.body))
                 print("\(response.reply)\t\(rendered.segments.encoding.rawValue), \(rendered.segments.parts) segment(s)")
                 if case .sent = response.outcome { return ExitCode.success.rawValue }
@@ -93,7 +93,7 @@ struct SMSCommand: Subcommand {
             }
             let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
             let service = flows.service
-            let id = try flow { () throws(AuthError) in try service.queueTestSMS(to: number, reference: reference) }
+            let id = try flow { () throws(AuthError) in try service.operators.queueTestSMS(to: number, reference: reference) }
             print("queued test SMS \(id) to \(number.redacted) (\(reference))")
         }
         return ExitCode.success.rawValue

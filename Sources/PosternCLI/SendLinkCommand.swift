@@ -37,8 +37,8 @@ struct SendLinkCommand: Subcommand {
 
     /// The usage errors, found before anything is opened.
     func validate() throws(CommandFailure) {
-        guard let action = arguments.options["action"], AuthService.issuableActions.contains(action) else {
-            throw CommandFailure(code: .usage, message: "--action must be one of \(AuthService.issuableActions.joined(separator: ", "))")
+        guard let action = arguments.options["action"], OperatorTools.issuableActions.contains(action) else {
+            throw CommandFailure(code: .usage, message: "--action must be one of \(OperatorTools.issuableActions.joined(separator: ", "))")
         }
         guard arguments.options["email"] != nil else { throw CommandFailure(code: .usage, message: "--email is required") }
         _ = try arguments.settings()
@@ -53,7 +53,7 @@ struct SendLinkCommand: Subcommand {
             try PosternRuntime(settings: settings, logger: standardErrorLogger("send-link"))
         }
         let issued = try flow { () throws(AuthError) in
-            try runtime.service.issueLink(
+            try runtime.service.operators.issueLink(
                 action: action, email: email, continueURL: arguments.options["continue-url"], locale: arguments.options["locale"],
                 queue: true)
         }

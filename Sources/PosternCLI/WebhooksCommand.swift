@@ -75,7 +75,7 @@ struct WebhooksCommand: Subcommand {
     func run() throws -> Int32 {
         let settings = try arguments.settings()
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
-        let endpoints = flows.service.webhookEndpoints
+        let endpoints = flows.service.operators.webhookEndpoints
         let json = arguments.switches.contains("json")
         switch arguments.words[1] {
         case "add":

@@ -1,9 +1,11 @@
-/// The store's schema as numbered migrations; `PRAGMA user_version` records how many have run.
-/// Append new migrations; never edit one that has shipped.
+import PosternSQL
+
+/// The store's schema as named migrations (``Migration/names``), numbered in order; `PRAGMA
+/// user_version` records how many have run. Append new migrations; never edit one that has shipped.
 enum Schema {
-    static let migrations: [String] = [
+    static let named: [Migration] = [
         // 1: the foundation's tables.
-        """
+        Migration("foundation", """
         CREATE TABLE accounts (
             uid TEXT PRIMARY KEY,
             email_verified INTEGER NOT NULL DEFAULT 0,
@@ -80,36 +82,36 @@ enum Schema {
             verify_until INTEGER,
             sealed_secret BLOB NOT NULL
         );
-        """,
+        """),
         // 2: the outbox.
-        outboxMigration,
+        Migration("outbox", outboxMigration),
         // 3: the outbox without IN lists of three or more constants in its constraint and index.
-        outboxWithoutListsMigration,
+        Migration("outboxWithoutLists", outboxWithoutListsMigration),
         // 4: failed guesses per address and kind (6-digit codes, passwords), one row a bucket.
-        """
+        Migration("guessBudgets", """
         CREATE TABLE guess_budgets (
             bucket BLOB PRIMARY KEY,
             failures INTEGER NOT NULL,
             last_failure_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """,
+        """),
         // 5: approve on your other device: the number the asking device shows, the three the
         // page offers, the device's name, and when the right one was picked.
-        """
+        Migration("approvalOnOtherDevice", """
         ALTER TABLE action_requests ADD COLUMN approval_number INTEGER;
         ALTER TABLE action_requests ADD COLUMN approval_choices TEXT;
         ALTER TABLE action_requests ADD COLUMN approval_device TEXT;
         ALTER TABLE action_requests ADD COLUMN approved_at INTEGER;
-        """,
+        """),
         // 6: housekeeping deletes refresh tokens by expiry (the other expiring tables had their
         // index already, or are small or scanned oldest first). The switch to incremental vacuum
         // cannot run in a migration's transaction: `SQLiteStore.useIncrementalVacuum` does it.
-        """
+        Migration("refreshTokensByExpiry", """
         CREATE INDEX refresh_tokens_expiry ON refresh_tokens(expires_at);
-        """,
+        """),
         // 7: webhook deliveries (one row per event and endpoint, the outbox's states, lease and
         // due index) and the endpoints a 410 disabled.
-        """
+        Migration("webhookDeliveries", """
         CREATE TABLE webhook_deliveries (
             id INTEGER PRIMARY KEY,
             webhook_id TEXT NOT NULL,
@@ -131,11 +133,11 @@ enum Schema {
             reason TEXT NOT NULL,
             disabled_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """,
+        """),
         // 8: each daemon's heartbeat, so that another takes back the claims of one that died
         // before their leases run out (`HeartbeatKeeper`). A row per outbox pool and webhook
         // worker; a graceful stop, or the daemon that finds it dead, removes it.
-        """
+        Migration("heartbeats", """
         CREATE TABLE daemon_heartbeats (
             owner TEXT PRIMARY KEY,
             host TEXT NOT NULL,
@@ -143,21 +145,21 @@ enum Schema {
             started_at INTEGER NOT NULL,
             beat_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """,
+        """),
         // 9: the per-client-IP limit where several machines share the database (a SQLite daemon
         // counts in its memory; the store suite covers both), one row per client (an HMAC of its address): the time in
         // ms its next request is due under ClientRatePolicy, and whether its last one fitted.
-        """
+        Migration("clientRate", """
         CREATE TABLE client_rate (
             bucket BLOB PRIMARY KEY,
             tat INTEGER NOT NULL,
             allowed INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """,
+        """),
         // 10: webhook endpoints an operator added (`postern webhooks add`): URL, event filter (`*`
         // or a comma list of types), the signing secret sealed under the master key and, after a
         // rotation, the previous one until `previous_until`; each delivery names its endpoint.
-        """
+        Migration("webhookEndpoints", """
         CREATE TABLE webhook_endpoints (
             id TEXT PRIMARY KEY,
             url TEXT NOT NULL,
@@ -168,10 +170,10 @@ enum Schema {
             created_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         ALTER TABLE webhook_deliveries ADD COLUMN endpoint_id TEXT;
-        """,
+        """),
         // 11: the delivery log, one row per attempt of an outbox message: when, which transport,
         // the reply's code and cleaned text, how long; the recipient only as a keyed hash.
-        """
+        Migration("deliveryLog", """
         CREATE TABLE outbox_attempts (
             id INTEGER PRIMARY KEY,
             message_id INTEGER NOT NULL,
@@ -186,21 +188,21 @@ enum Schema {
         CREATE INDEX outbox_attempts_message ON outbox_attempts(message_id);
         CREATE INDEX outbox_attempts_recipient ON outbox_attempts(recipient_hash);
         CREATE INDEX outbox_attempts_time ON outbox_attempts(attempted_at);
-        """,
+        """),
         // 12: bounces, what a delivery report said about a sent message (VERP-matched), kept on its
         // row, so housekeeping deletes it with the row. The CHECK is written without an IN list
         // of constants, which would make every insert build a temporary b-tree.
-        """
+        Migration("bounces", """
         ALTER TABLE outbox ADD COLUMN bounce_kind TEXT CHECK (bounce_kind = 'failed' OR bounce_kind = 'delayed' OR bounce_kind = 'complaint');
         ALTER TABLE outbox ADD COLUMN bounce_status TEXT;
         ALTER TABLE outbox ADD COLUMN bounce_detail TEXT;
         ALTER TABLE outbox ADD COLUMN bounced_at INTEGER;
-        """,
+        """),
         // 13: the SMS outbox, a sibling of `outbox` and `webhook_deliveries` (their states, lease
         // and due index). The number is sealed under the master key (`PhoneNumberSeal`) and kept
         // only until the message is finished (erased then); the country code stays for metrics. Nothing composed is stored: the text is made at
         // each attempt.
-        """
+        Migration("smsOutbox", """
         CREATE TABLE sms_outbox (
             id INTEGER PRIMARY KEY,
             intent TEXT NOT NULL,
@@ -223,11 +225,11 @@ enum Schema {
             window_start INTEGER NOT NULL,
             count INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """,
+        """),
         // 14: phone claims (issue 17): a claim by its id and its code's keyed hash, the number
         // only as a keyed hash and its country calling code; `phone_numbers` holds the one
         // verified account per number (its primary key is the unique index that decides races).
-        """
+        Migration("phoneClaims", """
         CREATE TABLE phone_claims (
             id TEXT PRIMARY KEY,
             uid TEXT REFERENCES accounts(uid) ON DELETE CASCADE,
@@ -254,11 +256,11 @@ enum Schema {
             verified_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE INDEX phone_numbers_uid ON phone_numbers(uid);
-        """,
+        """),
         // 15: phone sign-in requests (issue 17 point 4, --phone-sign-in): one per number, keyed by
         // its keyed hash (a newer request replaces the older: its code supersedes), the code only
         // as a keyed hash bound to the request id.
-        """
+        Migration("phoneSignIns", """
         CREATE TABLE phone_sign_ins (
             number_hash BLOB PRIMARY KEY,
             request_id TEXT NOT NULL UNIQUE,
@@ -270,18 +272,18 @@ enum Schema {
             locale TEXT
         ) WITHOUT ROWID;
         CREATE INDEX phone_sign_ins_expiry ON phone_sign_ins(expires_at);
-        """,
+        """),
         // 16: a sign-in link bound to the browser that asked (`bindBrowser`): its
         // code_challenge is then the S256 of that browser's cookie, and the page tells "another
         // browser" and "already signed in" from it.
-        """
+        Migration("browserBound", """
         ALTER TABLE action_requests ADD COLUMN browser_bound INTEGER NOT NULL DEFAULT 0;
-        """,
+        """),
         // 17: the delivery log of migration 11 rebuilt with the same columns, rows and indexes,
         // but its CHECK written as an equality chain: `outcome IN ('sent', 'deferred', 'failed')`
         // built a temporary b-tree on every insert, one per delivery attempt on the one writer
         // thread (migration 3 has the story). A database with a long log copies it once here.
-        """
+        Migration("deliveryLogWithoutLists", """
         CREATE TABLE outbox_attempts_rebuilt (
             id INTEGER PRIMARY KEY,
             message_id INTEGER NOT NULL,
@@ -300,24 +302,27 @@ enum Schema {
         CREATE INDEX outbox_attempts_message ON outbox_attempts(message_id);
         CREATE INDEX outbox_attempts_recipient ON outbox_attempts(recipient_hash);
         CREATE INDEX outbox_attempts_time ON outbox_attempts(attempted_at);
-        """,
+        """),
         // 18: the delivery log without its index on the recipient's hash. A keyed hash is random, so
         // every attempt dirtied its own leaf page of that index and each commit wrote those pages
         // whole to the WAL: half of what a delivered message wrote (17.4 KB per message with it,
         // 8.7 KB without, socket writes included), on the one writer the outbox's records wait for.
         // Finding a recipient's messages (`postern outbox find`, an operator's lookup) reads the
         // log newest message first instead: about 0.4 s per million attempts kept.
-        """
+        Migration("deliveryLogWithoutRecipientIndex", """
         DROP INDEX outbox_attempts_recipient;
-        """,
+        """),
         // 19: a claim's number, sealed as the SMS outbox seals it (AES-256-GCM under the master key),
         // kept until the claim is settled: the only way to tell a number's holder by SMS, when the
         // number is its account's only way in, that another account waits for its release — the
         // claim has only the number's keyed hash, and the code's SMS erased its copy once sent.
-        """
+        Migration("claimNumbers", """
         ALTER TABLE phone_claims ADD COLUMN recipient BLOB;
-        """,
+        """),
     ]
+
+    /// The statements of each version, in order.
+    static let migrations: [String] = named.versions
 
     /// `PRAGMA auto_vacuum` for incremental vacuum: freed pages are kept on the freelist until
     /// `PRAGMA incremental_vacuum(N)` gives them back to the file system.

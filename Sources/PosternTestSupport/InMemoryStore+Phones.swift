@@ -11,6 +11,11 @@ extension InMemoryStore.Transaction {
         claims.map(withHolding).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
+    /// The accounts foreign key of a claim: nil or an account that exists.
+    private func requireAccount(_ uid: String?) throws {
+        if let uid, state.accounts[uid] == nil { throw StoreError.notFound("account") }
+    }
+
     public func phoneClaim(id: String) throws -> PhoneClaim? { state.phoneClaims[id].map(withHolding) }
 
     public func phoneClaims(uid: String) throws -> [PhoneClaim] { sorted(state.phoneClaims.values.filter { $0.uid == uid }) }
@@ -28,6 +33,7 @@ extension InMemoryStore.Transaction {
 
     public func insertPhoneClaim(_ claim: PhoneClaim) throws {
         guard state.phoneClaims[claim.id] == nil else { throw StoreError.duplicate("phone claim id") }
+        try requireAccount(claim.uid)
         var stored = claim
         stored.verifiedAt = nil
         state.phoneClaims[claim.id] = stored
@@ -35,6 +41,7 @@ extension InMemoryStore.Transaction {
 
     public func updatePhoneClaim(_ claim: PhoneClaim) throws {
         guard var stored = state.phoneClaims[claim.id] else { throw StoreError.notFound("phone claim") }
+        try requireAccount(claim.uid)
         stored.expiresAt = claim.expiresAt
         stored.wrongTries = claim.wrongTries
         stored.ownerApprovedAt = claim.ownerApprovedAt
@@ -78,9 +85,12 @@ extension InMemoryStore.Transaction {
     }
 
     public func holdPhoneNumber(_ holder: PhoneNumberHolder) throws -> Bool {
-        guard state.phoneNumbers[holder.numberHash] == nil else { return false }
-        guard state.phoneClaims[holder.claimID] != nil, !state.phoneNumbers.values.contains(where: { $0.claimID == holder.claimID }) else {
-            throw StoreError.notFound("phone claim")
+        // The foreign keys refuse a holding of no claim or no account; the unique keys (the number,
+        // and the claim: one holding each) make it false, as `ON CONFLICT DO NOTHING` does.
+        guard state.phoneClaims[holder.claimID] != nil else { throw StoreError.notFound("phone claim") }
+        try requireAccount(holder.uid)
+        guard state.phoneNumbers[holder.numberHash] == nil, !state.phoneNumbers.values.contains(where: { $0.claimID == holder.claimID }) else {
+            return false
         }
         state.phoneNumbers[holder.numberHash] = holder
         return true

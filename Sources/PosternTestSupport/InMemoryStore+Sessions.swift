@@ -12,7 +12,10 @@ extension InMemoryStore.Transaction {
             .sorted { $0.createdAt > $1.createdAt }
     }
 
-    public func insertActionRequest(_ request: ActionRequest) throws { state.requests[request.id] = request }
+    public func insertActionRequest(_ request: ActionRequest) throws {
+        guard state.requests[request.id] == nil else { throw StoreError.duplicate("action_requests_pkey") }
+        state.requests[request.id] = request
+    }
 
     public func updateActionRequest(_ request: ActionRequest) throws {
         guard state.requests[request.id] != nil else { throw StoreError.notFound("action request") }
@@ -50,7 +53,12 @@ extension InMemoryStore.Transaction {
     }
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? { state.refreshTokens[hash] }
-    public func insertRefreshToken(_ token: RefreshTokenRecord) throws { state.refreshTokens[token.hash] = token }
+    public func insertRefreshToken(_ token: RefreshTokenRecord) throws {
+        guard state.refreshTokens[token.hash] == nil else { throw StoreError.duplicate("refresh_tokens_pkey") }
+        // The account's foreign key: a token of no account is refused.
+        guard state.accounts[token.uid] != nil else { throw StoreError.notFound("account") }
+        state.refreshTokens[token.hash] = token
+    }
     public func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws { state.refreshTokens[hash]?.rotatedAt = at }
 
     public func revokeRefreshFamily(_ family: String) throws -> Int {
@@ -90,7 +98,9 @@ extension InMemoryStore.Transaction {
     }
 
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
+        // The bucket forgets its events older than the window whether or not this one is allowed.
         let times = (state.rateEvents[bucket] ?? []).filter { $0 > now - RateLimitPolicy.window }
+        state.rateEvents[bucket] = times.isEmpty ? nil : times
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {
             return retry
         }

@@ -134,17 +134,24 @@ public final class InMemoryStore: Store {
         }
         public func guessRecord(bucket: [UInt8]) throws -> GuessRecord? { state.guesses[bucket] }
         public func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws { state.guesses[bucket] = record }
-        public func insertKey(_ key: KeyRecord) throws { state.keys[key.id] = key }
+        public func insertKey(_ key: KeyRecord) throws {
+            guard state.keys[key.id] == nil else { throw StoreError.duplicate("keys_pkey") }
+            state.keys[key.id] = key
+        }
         public func updateKey(_ key: KeyRecord) throws {
             guard state.keys[key.id] != nil else { throw StoreError.notFound("key") }
             state.keys[key.id] = key
         }
         public func removeExpiredKeys(purpose: KeyPurpose, now: Int64) throws -> Int {
-            let doomed = state.keys.values.filter { $0.purpose == purpose && $0.status == .retired && ($0.verifyUntil ?? 0) <= now }
+            // A retired key without `verifyUntil` stays, as SQL's `verify_until <= ?` never holds for NULL.
+            let doomed = state.keys.values.filter { key in
+                key.purpose == purpose && key.status == .retired && key.verifyUntil.map { $0 <= now } == true
+            }
             for key in doomed { state.keys[key.id] = nil }
             return doomed.count
         }
         public func insertAccount(_ account: Account) throws {
+            guard state.accounts[account.uid] == nil else { throw StoreError.duplicate("accounts_pkey") }
             if let email = account.email, try self.account(address: email) != nil { throw StoreError.addressTaken }
             state.accounts[account.uid] = account
         }

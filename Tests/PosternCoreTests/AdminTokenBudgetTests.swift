@@ -30,9 +30,9 @@ struct AdminTokenBudgetTests {
         /// when let through, else the status it answers (401, or 429 with its wait).
         func attempt(_ daemon: Int, _ ip: String, right: Bool) -> (status: Int, retryAfter: Int64?)? {
             do throws(AuthError) {
-                try services[daemon].admitAdminAttempt(ip: ip)
+                try services[daemon].adminTokenGuesses.refusal(ip: ip)
                 if right { return nil }
-                try services[daemon].countWrongAdminToken(ip: ip)
+                try services[daemon].adminTokenGuesses.admit(ip: ip)
                 return (401, nil)
             } catch {
                 #expect(error.code == "TOO_MANY_ATTEMPTS_TRY_LATER")
@@ -89,7 +89,7 @@ struct AdminTokenBudgetTests {
         #expect(daemons.store.snapshot().clientRate.count == 1)
         // The per-minute limit is off in these daemons; its check stores nothing and refuses nothing.
         var refused = false
-        do throws(AuthError) { try daemons.services[0].admitClient(ip: "192.0.2.77") } catch { refused = true }
+        do throws(AuthError) { try daemons.services[0].clientLimit.admit(ip: "192.0.2.77") } catch { refused = true }
         #expect(!refused)
     }
 }

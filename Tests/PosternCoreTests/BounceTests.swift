@@ -174,12 +174,12 @@ struct BounceIntakeTests {
 
     /// Queues a sign-in mail for `email`; returns its outbox id and its reverse path.
     static func sent(_ h: FlowHarness, _ email: String) throws -> (Int64, String) {
-        try h.service.sendEmailLink(EmailLinkRequest(email: email))
-        let id = try #require(try h.service.outboxMessages(state: nil, limit: 1).first?.id)
-        return (id, try #require(h.service.bounceEnvelopeSender(messageID: id, recipient: try EmailAddress.parse(email))))
+        try h.service.emailLink.send(EmailLinkRequest(email: email))
+        let id = try #require(try h.service.operators.outboxMessages(state: nil, limit: 1).first?.id)
+        return (id, try #require(h.service.bounces.envelopeSender(messageID: id, recipient: try EmailAddress.parse(email))))
     }
 
-    func take(_ h: FlowHarness, _ text: String) throws -> BounceResult { try h.service.takeDeliveryReport(Array(text.utf8)) }
+    func take(_ h: FlowHarness, _ text: String) throws -> BounceResult { try h.service.bounces.take(Array(text.utf8)) }
 
     func suppressed(_ h: FlowHarness, _ email: String) throws -> Bool {
         try h.store.read { try $0.isSuppressed(try EmailAddress.parse(email)) }
@@ -196,7 +196,7 @@ struct BounceIntakeTests {
         let (_, other) = try Self.sent(h, "bob@example.org")
         #expect(path.hasPrefix("bounce+\(first).") && path.hasSuffix("@bounces.example.com") && path != other)
         #expect(path.split(separator: "@")[0].count <= 64)
-        #expect(try Self.harness(bounceAddress: nil).service.bounceEnvelopeSender(messageID: 1, recipient: try EmailAddress.parse("a@example.org")) == nil)
+        #expect(try Self.harness(bounceAddress: nil).service.bounces.envelopeSender(messageID: 1, recipient: try EmailAddress.parse("a@example.org")) == nil)
     }
 
     @Test("Postfix's DSN to a message's reverse path: bounced, the address suppressed, the detail without the address")
@@ -208,7 +208,7 @@ struct BounceIntakeTests {
         #expect(try suppressed(h, "nobody-here@relay.test"))
         let bounce = try #require(try h.store.read { try $0.outboxMessage(id: id) }?.bounce)
         #expect(bounce.kind == .failed && bounce.status == "5.1.1" && bounce.detail == "unknown user: \"<recipient>\"")
-        #expect(h.service.bounceMetrics.snapshot().first { $0.outcome == .bounced }?.count == 1)
+        #expect(h.service.bounces.metrics.snapshot().first { $0.outcome == .bounced }?.count == 1)
     }
 
     @Test("a delay records without suppressing; a failure then replaces it; a later delay never hides the failure")
@@ -262,7 +262,7 @@ struct BounceIntakeTests {
         let h = try Self.harness()
         let (id, _) = try Self.sent(h, "victim@example.org")
         // What the attacker's own mail with this id carried, before the outbox was purged and the id given out again.
-        let held = try #require(h.service.bounceEnvelopeSender(messageID: id, recipient: try EmailAddress.parse("attacker@example.org")))
+        let held = try #require(h.service.bounces.envelopeSender(messageID: id, recipient: try EmailAddress.parse("attacker@example.org")))
         for recipient in ["victim@example.org", "attacker@example.org"] {
             let result = try take(h, ReportSamples.postfixFailure(to: held, recipient: recipient))
             #expect(result.outcome == .ignored && result.messageID == nil)
@@ -292,6 +292,6 @@ struct BounceIntakeTests {
         #expect(try !suppressed(h, "nobody-here@relay.test") && !suppressed(h, "erin@example.org"))
         let off = try Self.harness(bounceAddress: nil)
         #expect(try take(off, ReportSamples.postfixFailure(to: path)).reason?.contains("--bounce-address") == true)
-        #expect(h.service.bounceMetrics.snapshot().first { $0.outcome == .ignored }?.count == 3)
+        #expect(h.service.bounces.metrics.snapshot().first { $0.outcome == .ignored }?.count == 3)
     }
 }

@@ -46,7 +46,7 @@ struct ClientLimitTests {
 
         func admit(_ daemon: Int, _ ip: String) -> Int64? {
             do throws(AuthError) {
-                try services[daemon].admitClient(ip: ip)
+                try services[daemon].clientLimit.admit(ip: ip)
                 return nil
             } catch {
                 #expect(error.code == "TOO_MANY_ATTEMPTS_TRY_LATER")

@@ -11,7 +11,7 @@ struct FlowApprovalTests {
     /// An approval request for `email`: its verifier, the number, and the link's oobCode.
     func ask(_ h: FlowHarness, _ email: String, device: String = "Chrome on Linux") throws -> (verifier: String, number: Int, oobCode: String) {
         let verifier = "approval-verifier-" + Base64URL.encode(try SecureRandom.bytes(24))
-        let number = try #require(try h.service.sendEmailLink(EmailLinkRequest(
+        let number = try #require(try h.service.emailLink.send(EmailLinkRequest(
             email: email, codeChallenge: Base64URL.encode(SHA256.hash(verifier)), approvalDevice: device)))
         let link = try h.lastLink()
         let oobCode = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "oobCode" }?.value)
@@ -48,7 +48,7 @@ struct FlowApprovalTests {
             let (_, number, oobCode) = try ask(h, "n\(index)@example.com")
             #expect((10...99).contains(number))
             numbers.insert(number)
-            let prompt = try #require(try h.service.approvalPrompt(oobCode: oobCode))
+            let prompt = try #require(try h.service.emailLink.approvalPrompt(oobCode: oobCode))
             // The device and the address; no number (the struct has no place for one).
             #expect(prompt.device == "Chrome on Linux" && prompt.maskedEmail == "n•••@example.com")
         }
@@ -61,12 +61,12 @@ struct FlowApprovalTests {
         let h = try FlowHarness()
         let (verifier, number, oobCode) = try ask(h, "g@example.com")
         let guess = number == 99 ? 10 : number + 1
-        #expect(try h.service.pickApproval(oobCode: oobCode, number: guess) == .cancelled)
+        #expect(try h.service.emailLink.pickApproval(oobCode: oobCode, number: guess) == .cancelled)
         for other in 10...99 {
-            expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: oobCode, number: other) }
+            expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.pickApproval(oobCode: oobCode, number: other) }
         }
         expectAuthError("INVALID_OOB_CODE") {
-            _ = try h.service.approvalResult(email: "g@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+            _ = try h.service.emailLink.approvalResult(email: "g@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
         }
     }
 
@@ -75,23 +75,23 @@ struct FlowApprovalTests {
         let h = try FlowHarness()
         let (verifier, number, oobCode) = try ask(h, "a@example.com")
         for _ in 0..<5 {
-            let prompt = try #require(try h.service.approvalPrompt(oobCode: oobCode))
+            let prompt = try #require(try h.service.emailLink.approvalPrompt(oobCode: oobCode))
             #expect(prompt.device == "Chrome on Linux" && prompt.maskedEmail == "a•••@example.com")
         }
-        #expect(try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil) == nil)
-        #expect(try h.service.pickApproval(oobCode: oobCode, number: number) == .approved(device: "Chrome on Linux"))
+        #expect(try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil) == nil)
+        #expect(try h.service.emailLink.pickApproval(oobCode: oobCode, number: number) == .approved(device: "Chrome on Linux"))
         // The owner's notice is queued.
         #expect(h.store.queuedMail().last?.intent == .signInApproved(device: "Chrome on Linux"))
         // A second pick, or a prompt, after the approval is refused.
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: oobCode, number: number) }
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.pickApproval(oobCode: oobCode, number: number) }
         // Someone else's verifier gets nothing.
         expectAuthError("INVALID_OOB_CODE") {
-            _ = try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier + "x", idToken: nil, allowMigration: nil)
+            _ = try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier + "x", idToken: nil, allowMigration: nil)
         }
-        let login = try #require(try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil))
+        let login = try #require(try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil))
         #expect(login.isNewUser && login.email == "a@example.com")
         expectAuthError("INVALID_OOB_CODE") {
-            _ = try h.service.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+            _ = try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
         }
     }
 
@@ -99,10 +99,10 @@ struct FlowApprovalTests {
     func linkAloneIsNotEnough() throws {
         let h = try FlowHarness()
         let (_, number, oobCode) = try ask(h, "b@example.com")
-        _ = try h.service.pickApproval(oobCode: oobCode, number: number)
-        expectAuthError("INVALID_CODE_VERIFIER") { _ = try h.service.completeEmailLink(EmailLinkCompletion(oobCode: oobCode)) }
+        _ = try h.service.emailLink.pickApproval(oobCode: oobCode, number: number)
+        expectAuthError("INVALID_CODE_VERIFIER") { _ = try h.service.emailLink.complete(EmailLinkCompletion(oobCode: oobCode)) }
         expectAuthError("INVALID_CODE_VERIFIER") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(oobCode: oobCode, email: "b@example.com"))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(oobCode: oobCode, email: "b@example.com"))
         }
     }
 
@@ -112,11 +112,11 @@ struct FlowApprovalTests {
         let (verifier, number, oobCode) = try ask(h, "c@example.com")
         let wrong = number == 10 ? 11 : number - 1
         let mails = h.store.queuedMail().count
-        #expect(try h.service.pickApproval(oobCode: oobCode, number: wrong) == .cancelled)
+        #expect(try h.service.emailLink.pickApproval(oobCode: oobCode, number: wrong) == .cancelled)
         #expect(h.store.queuedMail().count == mails)
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: oobCode, number: number) }
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.pickApproval(oobCode: oobCode, number: number) }
         expectAuthError("INVALID_OOB_CODE") {
-            _ = try h.service.approvalResult(email: "c@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+            _ = try h.service.emailLink.approvalResult(email: "c@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
         }
     }
 
@@ -125,28 +125,28 @@ struct FlowApprovalTests {
         let h = try FlowHarness()
         let (_, number, oobCode) = try ask(h, "fallback@example.com")
         let code = try h.lastCode()
-        #expect(try h.service.pickApproval(oobCode: oobCode, number: number == 10 ? 11 : number - 1) == .cancelled)
-        #expect(try h.service.approvalPrompt(oobCode: oobCode) == nil, "no approval left to review")
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(code: code, email: "fallback@example.com"))
+        #expect(try h.service.emailLink.pickApproval(oobCode: oobCode, number: number == 10 ? 11 : number - 1) == .cancelled)
+        #expect(try h.service.emailLink.approvalPrompt(oobCode: oobCode) == nil, "no approval left to review")
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(code: code, email: "fallback@example.com"))
         #expect(login.email == "fallback@example.com")
     }
 
     @Test("an anonymous waiting device keeps its uid; an existing account asks for migration first, consuming nothing")
     func anonymousAndMigration() throws {
         let h = try FlowHarness()
-        let guest = try h.service.signInAnonymously()
+        let guest = try h.service.sessions.signInAnonymously()
         let (verifier, number, oobCode) = try ask(h, "d@example.com")
-        _ = try h.service.pickApproval(oobCode: oobCode, number: number)
-        let login = try #require(try h.service.approvalResult(email: "d@example.com", codeVerifier: verifier, idToken: guest.idToken, allowMigration: nil))
+        _ = try h.service.emailLink.pickApproval(oobCode: oobCode, number: number)
+        let login = try #require(try h.service.emailLink.approvalResult(email: "d@example.com", codeVerifier: verifier, idToken: guest.idToken, allowMigration: nil))
         #expect(login.uid == guest.uid)
 
-        let second = try h.service.signInAnonymously()
+        let second = try h.service.sessions.signInAnonymously()
         let again = try ask(h, "d@example.com")
-        _ = try h.service.pickApproval(oobCode: again.oobCode, number: again.number)
+        _ = try h.service.emailLink.pickApproval(oobCode: again.oobCode, number: again.number)
         expectAuthError("MIGRATION_REQUIRED") {
-            _ = try h.service.approvalResult(email: "d@example.com", codeVerifier: again.verifier, idToken: second.idToken, allowMigration: nil)
+            _ = try h.service.emailLink.approvalResult(email: "d@example.com", codeVerifier: again.verifier, idToken: second.idToken, allowMigration: nil)
         }
-        let migrated = try #require(try h.service.approvalResult(
+        let migrated = try #require(try h.service.emailLink.approvalResult(
             email: "d@example.com", codeVerifier: again.verifier, idToken: second.idToken, allowMigration: true))
         #expect(migrated.uid == guest.uid && migrated.migration?.fromUid == second.uid)
     }
@@ -154,21 +154,21 @@ struct FlowApprovalTests {
     @Test("an approval needs PKCE and a usable device name; control characters are dropped")
     func inputs() throws {
         let h = try FlowHarness()
-        expectAuthError("INVALID_ARGUMENT") { try h.service.sendEmailLink(EmailLinkRequest(email: "e@example.com", approvalDevice: "x")) }
+        expectAuthError("INVALID_ARGUMENT") { try h.service.emailLink.send(EmailLinkRequest(email: "e@example.com", approvalDevice: "x")) }
         let challenge = Base64URL.encode(SHA256.hash("v"))
         expectAuthError("INVALID_ARGUMENT") {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "e@example.com", codeChallenge: challenge, approvalDevice: " \n "))
+            try h.service.emailLink.send(EmailLinkRequest(email: "e@example.com", codeChallenge: challenge, approvalDevice: " \n "))
         }
         expectAuthError("INVALID_ARGUMENT") {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "e@example.com", codeChallenge: challenge, approvalDevice: String(repeating: "x", count: 65)))
+            try h.service.emailLink.send(EmailLinkRequest(email: "e@example.com", codeChallenge: challenge, approvalDevice: String(repeating: "x", count: 65)))
         }
         let (_, _, oobCode) = try ask(h, "e@example.com", device: "Evil\u{1B}[31m\nDevice")
-        #expect(try h.service.approvalPrompt(oobCode: oobCode)?.device == "Evil[31mDevice")
+        #expect(try h.service.emailLink.approvalPrompt(oobCode: oobCode)?.device == "Evil[31mDevice")
         // A plain sign-in link has no prompt.
-        try h.service.sendEmailLink(EmailLinkRequest(email: "f@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "f@example.com"))
         let plain = try #require(URLComponents(string: try h.lastLink())?.queryItems?.first { $0.name == "oobCode" }?.value)
-        #expect(try h.service.approvalPrompt(oobCode: plain) == nil)
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.pickApproval(oobCode: plain, number: 42) }
+        #expect(try h.service.emailLink.approvalPrompt(oobCode: plain) == nil)
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.pickApproval(oobCode: plain, number: 42) }
     }
 
     @Test("an approval expires with its link")
@@ -176,9 +176,9 @@ struct FlowApprovalTests {
         let h = try FlowHarness()
         let (verifier, number, oobCode) = try ask(h, "g@example.com")
         h.clock.advance(by: 601)
-        #expect(throws: AuthError.self) { _ = try h.service.pickApproval(oobCode: oobCode, number: number) }
+        #expect(throws: AuthError.self) { _ = try h.service.emailLink.pickApproval(oobCode: oobCode, number: number) }
         expectAuthError("INVALID_OOB_CODE") {
-            _ = try h.service.approvalResult(email: "g@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+            _ = try h.service.emailLink.approvalResult(email: "g@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
         }
     }
 }

@@ -35,50 +35,50 @@ struct FlowAttackTests {
         let h = try FlowHarness()
         let victim = "victim@example.com"
         try h.signIn(victim)
-        try h.service.sendEmailLink(EmailLinkRequest(email: victim))
+        try h.service.emailLink.send(EmailLinkRequest(email: victim))
         let first = try h.lastCode()
         for _ in 0..<5 {
             expectAuthError("INVALID_OOB_CODE") {
-                _ = try h.service.completeEmailLink(EmailLinkCompletion(code: wrong(first), email: victim))
+                _ = try h.service.emailLink.complete(EmailLinkCompletion(code: wrong(first), email: victim))
             }
         }
         // A fresh code (the public send) resets nothing.
-        try h.service.sendEmailLink(EmailLinkRequest(email: victim))
+        try h.service.emailLink.send(EmailLinkRequest(email: victim))
         let fresh = try h.lastCode()
         for _ in 0..<300 {
             expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-                _ = try h.service.completeEmailLink(EmailLinkCompletion(code: wrong(fresh), email: victim))
+                _ = try h.service.emailLink.complete(EmailLinkCompletion(code: wrong(fresh), email: victim))
             }
         }
         let refused = expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(code: fresh, email: victim))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(code: fresh, email: victim))
         }
         #expect(refused?.details["retryAfter"] == "30", "the lock was not extended by the guesses into it")
         // The link keeps working (128 bits), and it proves the mailbox: the budget is cleared.
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.sendEmailLink(EmailLinkRequest(email: victim))
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: victim))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.emailLink.send(EmailLinkRequest(email: victim))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(code: try h.lastCode(), email: victim))
     }
 
     @Test("point 1: after the lock, one guess at a time with doubling waits; a wrong guess burns every open code")
     func backoffAndEveryOpenCode() throws {
         let h = try FlowHarness()
         let victim = "v2@example.com"
-        try h.service.sendEmailLink(EmailLinkRequest(email: victim))
+        try h.service.emailLink.send(EmailLinkRequest(email: victim))
         let older = try h.lastCode()
-        try h.service.sendEmailLink(EmailLinkRequest(email: victim))
+        try h.service.emailLink.send(EmailLinkRequest(email: victim))
         let newer = try h.lastCode()
         let bad = ["000000", "111111", "222222"].first { $0 != older && $0 != newer } ?? "333333"
         for _ in 0..<5 {
-            expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(code: bad, email: victim)) }
+            expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.complete(EmailLinkCompletion(code: bad, email: victim)) }
         }
         // Five wrong guesses killed both codes, not only the newest.
         h.clock.advance(by: 31)
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(code: older, email: victim)) }
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.complete(EmailLinkCompletion(code: older, email: victim)) }
         h.clock.advance(by: 61)
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(code: newer, email: victim)) }
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.emailLink.complete(EmailLinkCompletion(code: newer, email: victim)) }
         let wait = expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(code: newer, email: victim))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(code: newer, email: victim))
         }
         #expect(wait?.details["retryAfter"] == "120")
     }
@@ -92,7 +92,7 @@ struct FlowAttackTests {
             var codes: [String] = []
             for _ in 0..<7 {
                 do throws(AuthError) {
-                    _ = try h.service.completeEmailLink(EmailLinkCompletion(code: "123456", email: address))
+                    _ = try h.service.emailLink.complete(EmailLinkCompletion(code: "123456", email: address))
                 } catch {
                     codes.append("\(error.code) \(error.details)")
                 }
@@ -110,25 +110,25 @@ struct FlowAttackTests {
         for address in ["owner@example.com", "nobody@example.com"] {
             for _ in 0..<5 {
                 expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-                    _ = try h.service.signInWithPassword(email: address, password: "a wrong guess", idToken: nil, allowMigration: false)
+                    _ = try h.service.passwords.signIn(email: address, password: "a wrong guess", idToken: nil, allowMigration: false)
                 }
             }
             for _ in 0..<55 {
                 expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-                    _ = try h.service.signInWithPassword(email: address, password: "a wrong guess", idToken: nil, allowMigration: false)
+                    _ = try h.service.passwords.signIn(email: address, password: "a wrong guess", idToken: nil, allowMigration: false)
                 }
             }
         }
         expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.signInWithPassword(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
+            _ = try h.service.passwords.signIn(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
         }
         h.clock.advance(by: 30)
-        _ = try h.service.signInWithPassword(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
+        _ = try h.service.passwords.signIn(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
         // The right password gave the budget back: a typo later costs nothing.
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-            _ = try h.service.signInWithPassword(email: "owner@example.com", password: "a typo", idToken: nil, allowMigration: false)
+            _ = try h.service.passwords.signIn(email: "owner@example.com", password: "a typo", idToken: nil, allowMigration: false)
         }
-        _ = try h.service.signInWithPassword(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
+        _ = try h.service.passwords.signIn(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
     }
 
     @Test("point 6: a reset (the mailbox proved) ends a lock the attacker caused")
@@ -136,34 +136,34 @@ struct FlowAttackTests {
         let h = try FlowHarness()
         try h.signUp("owner@example.com", password: "the right password")
         for _ in 0..<6 {
-            _ = try? h.service.signInWithPassword(email: "owner@example.com", password: "guess", idToken: nil, allowMigration: false)
+            _ = try? h.service.passwords.signIn(email: "owner@example.com", password: "guess", idToken: nil, allowMigration: false)
         }
         expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.signInWithPassword(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
+            _ = try h.service.passwords.signIn(email: "owner@example.com", password: "the right password", idToken: nil, allowMigration: false)
         }
-        try h.service.requestPasswordReset(email: "owner@example.com", continueURL: nil, locale: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a new password")
-        _ = try h.service.signInWithPassword(email: "owner@example.com", password: "a new password", idToken: nil, allowMigration: false)
+        try h.service.passwords.requestReset(email: "owner@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "a new password")
+        _ = try h.service.passwords.signIn(email: "owner@example.com", password: "a new password", idToken: nil, allowMigration: false)
     }
 
     @Test("point 2: a link asked for with the attacker's anonymous session, completed by the victim's 6-digit code, never upgrades the attacker")
     func sendTimeSessionDoesNotBind() throws {
         let h = try FlowHarness()
-        let attacker = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "victim@example.com", idToken: attacker.idToken))
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: "victim@example.com"))
+        let attacker = try h.service.sessions.signInAnonymously()
+        try h.service.emailLink.send(EmailLinkRequest(email: "victim@example.com", idToken: attacker.idToken))
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(code: try h.lastCode(), email: "victim@example.com"))
         #expect(login.uid != attacker.uid)
         #expect(login.isNewUser)
         #expect(try h.account(attacker.uid)?.isAnonymous == true)
         #expect(try h.account(login.uid)?.email?.address == "victim@example.com")
         // The attacker's refresh token still holds only the anonymous account.
-        let refreshed = try h.service.refresh(attacker.refreshToken)
+        let refreshed = try h.service.sessions.refresh(attacker.refreshToken)
         #expect(refreshed.isAnonymous && refreshed.uid == attacker.uid && refreshed.email == nil)
 
         // By link without a session: the same.
-        let second = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "victim2@example.com", idToken: second.idToken))
-        let byLink = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let second = try h.service.sessions.signInAnonymously()
+        try h.service.emailLink.send(EmailLinkRequest(email: "victim2@example.com", idToken: second.idToken))
+        let byLink = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
         #expect(byLink.uid != second.uid)
         #expect(try h.account(second.uid)?.isAnonymous == true)
     }
@@ -171,16 +171,16 @@ struct FlowAttackTests {
     @Test("point 2: the session that asked still binds when it comes back, or with the PKCE verifier")
     func sendTimeSessionBindsWhenItReturns() throws {
         let h = try FlowHarness()
-        let anonymous = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "me@example.com", idToken: anonymous.idToken))
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: anonymous.idToken))
+        let anonymous = try h.service.sessions.signInAnonymously()
+        try h.service.emailLink.send(EmailLinkRequest(email: "me@example.com", idToken: anonymous.idToken))
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink(), idToken: anonymous.idToken))
         #expect(login.uid == anonymous.uid)
 
-        let other = try h.service.signInAnonymously()
+        let other = try h.service.sessions.signInAnonymously()
         let verifier = "verifier-of-the-asking-device-0123456789abcdef"
-        try h.service.sendEmailLink(EmailLinkRequest(
+        try h.service.emailLink.send(EmailLinkRequest(
             email: "me2@example.com", codeChallenge: Base64URL.encode(SHA256.hash(verifier)), idToken: other.idToken))
-        let byVerifier = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: "me2@example.com", codeVerifier: verifier))
+        let byVerifier = try h.service.emailLink.complete(EmailLinkCompletion(code: try h.lastCode(), email: "me2@example.com", codeVerifier: verifier))
         #expect(byVerifier.uid == other.uid)
     }
 
@@ -188,28 +188,28 @@ struct FlowAttackTests {
     func signUpPasswordNeedsTheDevice() throws {
         let h = try FlowHarness()
         let challenge = Base64URL.encode(SHA256.hash("the attacker's verifier, never sent to the victim"))
-        try h.service.signUp(
+        try h.service.passwords.signUp(
             email: "victim@example.com", password: "attacker's password", idToken: nil, continueURL: nil, locale: nil,
             codeChallenge: challenge)
         // The victim clicks "Confirm and create my account" (no verifier: not the attacker's device).
         let link = try h.lastLink()
-        expectAuthError("INVALID_CODE_VERIFIER") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+        expectAuthError("INVALID_CODE_VERIFIER") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link)) }
         // Without a challenge at sign-up, the click creates the account — without the password.
-        try h.service.signUp(email: "victim2@example.com", password: "attacker's password", idToken: nil, continueURL: nil, locale: nil)
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.passwords.signUp(email: "victim2@example.com", password: "attacker's password", idToken: nil, continueURL: nil, locale: nil)
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
         #expect(login.isNewUser && login.needsPassword)
         #expect(try h.account(login.uid)?.passwordHash == nil)
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-            _ = try h.service.signInWithPassword(email: "victim2@example.com", password: "attacker's password", idToken: nil, allowMigration: false)
+            _ = try h.service.passwords.signIn(email: "victim2@example.com", password: "attacker's password", idToken: nil, allowMigration: false)
         }
     }
 
     @Test("point 3: an anonymous session given at sign-up is upgraded only when it comes back")
     func signUpSessionNeedsToReturn() throws {
         let h = try FlowHarness()
-        let attacker = try h.service.signInAnonymously()
-        try h.service.signUp(email: "victim@example.com", password: "attacker's password", idToken: attacker.idToken, continueURL: nil, locale: nil)
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let attacker = try h.service.sessions.signInAnonymously()
+        try h.service.passwords.signUp(email: "victim@example.com", password: "attacker's password", idToken: attacker.idToken, continueURL: nil, locale: nil)
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
         #expect(login.uid != attacker.uid)
         #expect(login.needsPassword)
         #expect(try h.account(attacker.uid)?.isAnonymous == true)
@@ -219,29 +219,29 @@ struct FlowAttackTests {
     func pkceMeansPKCE() throws {
         let h = try FlowHarness()
         let verifier = "pkce-verifier-0123456789abcdefghijklmnopqrstuv"
-        try h.service.sendEmailLink(EmailLinkRequest(email: "p@example.com", codeChallenge: Base64URL.encode(SHA256.hash(verifier))))
+        try h.service.emailLink.send(EmailLinkRequest(email: "p@example.com", codeChallenge: Base64URL.encode(SHA256.hash(verifier))))
         let link = try h.lastLink()
-        let info = try h.service.inspectAction(link: link, oobCode: nil)
+        let info = try h.service.addresses.inspect(link: link, oobCode: nil)
         #expect(info.email == nil && info.mode == .signIn)
-        guard case .link(let parsed) = try h.service.readPasted(link) else {
+        guard case .link(let parsed) = try h.service.ledger.readPasted(link) else {
             Issue.record("not a link")
             return
         }
-        #expect(h.service.sixDigitCode(forSignInCode: parsed.oobCode) == nil)
+        #expect(h.service.ledger.sixDigitCode(forSignInCode: parsed.oobCode) == nil)
         expectAuthError("INVALID_CODE_VERIFIER") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, email: "p@example.com"))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link, email: "p@example.com"))
         }
         expectAuthError("INVALID_CODE_VERIFIER") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(oobCode: parsed.oobCode, email: "p@example.com"))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(oobCode: parsed.oobCode, email: "p@example.com"))
         }
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, codeVerifier: verifier))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link, codeVerifier: verifier))
 
         // Without a challenge the page keeps showing the code and inspect the address.
-        try h.service.sendEmailLink(EmailLinkRequest(email: "q@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "q@example.com"))
         let plain = try h.lastLink()
-        #expect(try h.service.inspectAction(link: plain, oobCode: nil).email == "q@example.com")
-        guard case .link(let plainParsed) = try h.service.readPasted(plain) else { return }
-        #expect(h.service.sixDigitCode(forSignInCode: plainParsed.oobCode) != nil)
+        #expect(try h.service.addresses.inspect(link: plain, oobCode: nil).email == "q@example.com")
+        guard case .link(let plainParsed) = try h.service.ledger.readPasted(plain) else { return }
+        #expect(h.service.ledger.sixDigitCode(forSignInCode: plainParsed.oobCode) != nil)
     }
 
     @Test("point 4: the code counters move the same for a reset of a known and of an unknown address")
@@ -250,7 +250,7 @@ struct FlowAttackTests {
         try h.signIn("known@example.com")
         func delta(_ address: String) throws -> [String: Int] {
             let before = Dictionary(h.service.metrics.snapshot().map { ("\($0.event)|\($0.label)", $0.count) }) { a, _ in a }
-            try h.service.requestPasswordReset(email: address, continueURL: nil, locale: nil)
+            try h.service.passwords.requestReset(email: address, continueURL: nil, locale: nil)
             _ = try h.lastMail()
             let after = h.service.metrics.snapshot()
             var moved: [String: Int] = [:]
@@ -269,33 +269,33 @@ struct FlowAttackTests {
     func refreshReuseGrace() throws {
         let h = try FlowHarness()
         let login = try h.signIn("tabs@example.com")
-        let first = try h.service.refresh(login.session.refreshToken)
-        let second = try h.service.refresh(login.session.refreshToken)
+        let first = try h.service.sessions.refresh(login.session.refreshToken)
+        let second = try h.service.sessions.refresh(login.session.refreshToken)
         #expect(first.refreshToken == second.refreshToken)
-        let third = try h.service.refresh(first.refreshToken)
+        let third = try h.service.sessions.refresh(first.refreshToken)
         #expect(third.refreshToken != first.refreshToken)
         // The successor has been used: the old token is now a replay, grace or not.
-        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(login.session.refreshToken) }
-        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(third.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(login.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(third.refreshToken) }
 
         let again = try h.signIn("tabs@example.com")
-        _ = try h.service.refresh(again.session.refreshToken)
+        _ = try h.service.sessions.refresh(again.session.refreshToken)
         h.clock.advance(by: 31)
-        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(again.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(again.session.refreshToken) }
     }
 
     @Test("point 10: a password reset ends the address's open sign-in links and codes")
     func resetEndsSignInLinks() throws {
         let h = try FlowHarness()
         try h.signIn("owner@example.com")
-        try h.service.sendEmailLink(EmailLinkRequest(email: "owner@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "owner@example.com"))
         let openLink = try h.lastLink()
         let openCode = try h.lastCode()
-        try h.service.requestPasswordReset(email: "owner@example.com", continueURL: nil, locale: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a new password")
-        expectAuthError("LINK_SUPERSEDED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: openLink)) }
+        try h.service.passwords.requestReset(email: "owner@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "a new password")
+        expectAuthError("LINK_SUPERSEDED") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: openLink)) }
         expectAuthError("INVALID_OOB_CODE") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(code: openCode, email: "owner@example.com"))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(code: openCode, email: "owner@example.com"))
         }
     }
 
@@ -312,9 +312,9 @@ struct FlowAttackTests {
         #expect(rings.count == 1)
         // A signed-in account signs in with a new address: the address is linked, and the old
         // one gets a recoverEmail mail (this path used to wait for the next poll).
-        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com", idToken: first.session.idToken))
+        try h.service.emailLink.send(EmailLinkRequest(email: "new@example.com", idToken: first.session.idToken))
         let before = rings.count
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: first.session.idToken))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink(), idToken: first.session.idToken))
         guard case .recoverEmail = h.store.queuedMail().last?.intent else {
             Issue.record("a recoverEmail mail is queued")
             return
@@ -326,13 +326,13 @@ struct FlowAttackTests {
     func quotedSpellingsAreOneAddress() throws {
         let h = try FlowHarness { $0.mailPerHour = 2 }
         let owner = try h.signIn("victim@example.com")
-        try h.service.sendEmailLink(EmailLinkRequest(email: #""victim"@example.com"#))
+        try h.service.emailLink.send(EmailLinkRequest(email: #""victim"@example.com"#))
         expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            try h.service.sendEmailLink(EmailLinkRequest(email: #""vic\tim"@example.com"#))
+            try h.service.emailLink.send(EmailLinkRequest(email: #""vic\tim"@example.com"#))
         }
         #expect(Set(h.store.queuedMail().map(\.recipient.address)) == ["victim@example.com"])
         // The quoted spelling signs in to the same account, never a second one.
-        let again = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
+        let again = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
         #expect(again.uid == owner.uid && again.isNewUser == false)
     }
 
@@ -340,11 +340,11 @@ struct FlowAttackTests {
     func unmailableAddress() throws {
         let h = try FlowHarness()
         for address in [#""<evil@evil.com>"@example.com"#, #""a b"@example.com"#] {
-            expectAuthError("INVALID_EMAIL") { try h.service.sendEmailLink(EmailLinkRequest(email: address)) }
-            expectAuthError("INVALID_EMAIL") { try h.service.requestPasswordReset(email: address, continueURL: nil, locale: nil) }
+            expectAuthError("INVALID_EMAIL") { try h.service.emailLink.send(EmailLinkRequest(email: address)) }
+            expectAuthError("INVALID_EMAIL") { try h.service.passwords.requestReset(email: address, continueURL: nil, locale: nil) }
         }
         #expect(h.store.queuedMail().isEmpty)
-        try h.service.sendEmailLink(EmailLinkRequest(email: #""a.b"@example.com"#))
+        try h.service.emailLink.send(EmailLinkRequest(email: #""a.b"@example.com"#))
     }
 
     @Test("point 10: a continueUrl on another port, or carrying mode/oobCode/apiKey/lang, is refused at intake")
@@ -352,8 +352,8 @@ struct FlowAttackTests {
         let h = try FlowHarness()
         for bad in ["https://app.example.com:8443/x", "https://app.example.com/x?oobCode=EVIL", "https://app.example.com/x?mode=signIn",
                     "https://app.example.com/x?apiKey=1", "https://app.example.com/x?lang=de"] {
-            expectAuthError("INVALID_CONTINUE_URI") { try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", continueURL: bad)) }
+            expectAuthError("INVALID_CONTINUE_URI") { try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com", continueURL: bad)) }
         }
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", continueURL: "https://app.example.com/x?tab=1"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com", continueURL: "https://app.example.com/x?tab=1"))
     }
 }

@@ -7,7 +7,7 @@ struct FlowCasesTests {
     @Test("anonymous + no account: the anonymous account gets the address, same uid, isNewUser")
     func anonymousUpgrade() throws {
         let h = try FlowHarness()
-        let anonymous = try h.service.signInAnonymously()
+        let anonymous = try h.service.sessions.signInAnonymously()
         #expect(anonymous.isAnonymous)
         let login = try h.signIn("a@example.com", idToken: anonymous.idToken)
         #expect(login.uid == anonymous.uid)
@@ -20,15 +20,15 @@ struct FlowCasesTests {
     func migration() throws {
         let h = try FlowHarness()
         let existing = try h.signIn("a@example.com")
-        let anonymous = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", idToken: anonymous.idToken))
+        let anonymous = try h.service.sessions.signInAnonymously()
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com", idToken: anonymous.idToken))
         let link = try h.lastLink()
         let refused = expectAuthError("MIGRATION_REQUIRED") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: anonymous.idToken))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link, idToken: anonymous.idToken))
         }
         #expect(refused?.kind == .conflict)
         #expect(refused?.details["anonymousUid"] == anonymous.uid)
-        let login = try h.service.completeEmailLink(
+        let login = try h.service.emailLink.complete(
             EmailLinkCompletion(link: link, idToken: anonymous.idToken, allowMigration: true))
         #expect(login.uid == existing.uid)
         #expect(login.isNewUser == false)
@@ -55,11 +55,11 @@ struct FlowCasesTests {
         let h = try FlowHarness()
         let first = try h.signIn("a@example.com")
         h.clock.advance(by: 600)
-        expectAuthError("REQUIRES_RECENT_LOGIN") { try h.service.deleteAccount(idToken: first.session.idToken) }
+        expectAuthError("REQUIRES_RECENT_LOGIN") { try h.service.profiles.delete(idToken: first.session.idToken) }
         let again = try h.signIn("a@example.com", idToken: first.session.idToken)
         #expect(again.uid == first.uid)
         #expect(again.isNewUser == false)
-        let claims = try h.service.verifyIDToken(again.session.idToken).claims
+        let claims = try h.service.sessions.verifyIDToken(again.session.idToken).claims
         #expect(claims.authTime == h.clock.unixSeconds())
     }
 
@@ -68,13 +68,13 @@ struct FlowCasesTests {
         let h = try FlowHarness()
         _ = try h.signIn("a@example.com")
         let other = try h.signIn("b@example.com")
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com"))
         let link = try h.lastLink()
         let error = expectAuthError("CREDENTIAL_ALREADY_IN_USE") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: other.session.idToken))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link, idToken: other.session.idToken))
         }
         #expect(error?.kind == .conflict)
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link))
     }
 
     @Test("the resolution table, exhaustively")

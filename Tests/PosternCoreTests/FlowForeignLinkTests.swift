@@ -14,20 +14,20 @@ struct FlowForeignLinkTests {
     func forwardedToNormalSession() throws {
         let h = try FlowHarness()
         let victim = try h.signIn("victim@example.com")
-        try h.service.sendEmailLink(EmailLinkRequest(email: "evil@attacker.test"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "evil@attacker.test"))
         let forwarded = try h.lastLink()
         let refused = expectAuthError("LINK_OTHER_SESSION") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: forwarded, idToken: victim.session.idToken))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: forwarded, idToken: victim.session.idToken))
         }
         #expect(refused?.kind == .conflict)
         #expect(try h.account(victim.uid)?.email?.address == "victim@example.com")
         // The 6-digit code typed into the victim's session, the same.
         expectAuthError("LINK_OTHER_SESSION") {
-            _ = try h.service.completeEmailLink(
+            _ = try h.service.emailLink.complete(
                 EmailLinkCompletion(code: try h.lastCode(), email: "evil@attacker.test", idToken: victim.session.idToken))
         }
         // Nothing was consumed: without a session the link signs in to its own address, a new account.
-        let own = try h.service.completeEmailLink(EmailLinkCompletion(link: forwarded))
+        let own = try h.service.emailLink.complete(EmailLinkCompletion(link: forwarded))
         #expect(own.uid != victim.uid)
         #expect(try h.account(victim.uid)?.email?.address == "victim@example.com")
     }
@@ -37,9 +37,9 @@ struct FlowForeignLinkTests {
         let h = try FlowHarness()
         let attacker = try h.signIn("attacker@attacker.test")
         let victim = try h.signIn("victim@example.com")
-        try h.service.sendEmailLink(EmailLinkRequest(email: "evil@attacker.test", idToken: attacker.session.idToken))
+        try h.service.emailLink.send(EmailLinkRequest(email: "evil@attacker.test", idToken: attacker.session.idToken))
         expectAuthError("LINK_OTHER_SESSION") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: victim.session.idToken))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink(), idToken: victim.session.idToken))
         }
         #expect(try h.account(victim.uid)?.email?.address == "victim@example.com")
     }
@@ -47,24 +47,24 @@ struct FlowForeignLinkTests {
     @Test("an anonymous session neither takes a stranger's address nor has its data moved to the stranger's account")
     func forwardedToAnonymousSession() throws {
         let h = try FlowHarness()
-        let anonymous = try h.service.signInAnonymously()
+        let anonymous = try h.service.sessions.signInAnonymously()
         // A fresh address: the anonymous account (and its app data) would become the attacker's.
-        try h.service.sendEmailLink(EmailLinkRequest(email: "evil@attacker.test"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "evil@attacker.test"))
         expectAuthError("LINK_OTHER_SESSION") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: anonymous.idToken))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink(), idToken: anonymous.idToken))
         }
         #expect(try h.account(anonymous.uid)?.email == nil)
         // The attacker's existing account: migrating would move the data there.
         let attacker = try h.signIn("attacker@attacker.test")
-        try h.service.sendEmailLink(EmailLinkRequest(email: "attacker@attacker.test"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "attacker@attacker.test"))
         let link = try h.lastLink()
         for allow in [nil, true, false] as [Bool?] {
             expectAuthError("LINK_OTHER_SESSION") {
-                _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: anonymous.idToken, allowMigration: allow))
+                _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link, idToken: anonymous.idToken, allowMigration: allow))
             }
         }
         #expect(try h.account(anonymous.uid) != nil)
-        #expect(try h.service.completeEmailLink(EmailLinkCompletion(link: link)).uid == attacker.uid)
+        #expect(try h.service.emailLink.complete(EmailLinkCompletion(link: link)).uid == attacker.uid)
     }
 
     @Test("an old session asking for itself links no address without a recent sign-in; a recent one does")
@@ -73,16 +73,16 @@ struct FlowForeignLinkTests {
         let victim = try h.signIn("victim@example.com")
         // A thief with the victim's ID token (refreshed tokens keep the old auth_time).
         h.clock.advance(by: 600)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "evil@attacker.test", idToken: victim.session.idToken))
+        try h.service.emailLink.send(EmailLinkRequest(email: "evil@attacker.test", idToken: victim.session.idToken))
         let link = try h.lastLink()
         expectAuthError("REQUIRES_RECENT_LOGIN") {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link, idToken: victim.session.idToken))
+            _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link, idToken: victim.session.idToken))
         }
         #expect(try h.account(victim.uid)?.email?.address == "victim@example.com")
         // The owner signs in again (reauthenticates) and links the new address: the link still works.
         let fresh = try h.signIn("victim@example.com", idToken: victim.session.idToken)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com", idToken: fresh.session.idToken))
-        let linked = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink(), idToken: fresh.session.idToken))
+        try h.service.emailLink.send(EmailLinkRequest(email: "new@example.com", idToken: fresh.session.idToken))
+        let linked = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink(), idToken: fresh.session.idToken))
         #expect(linked.uid == victim.uid)
         #expect(try h.account(victim.uid)?.email?.address == "new@example.com")
     }
@@ -93,11 +93,11 @@ struct FlowForeignLinkTests {
         let victim = try h.signIn("victim@example.com")
         h.clock.advance(by: 600)
         let verifier = "thief-verifier-" + Base64URL.encode(try SecureRandom.bytes(24))
-        try h.service.signUp(
+        try h.service.passwords.signUp(
             email: "evil@attacker.test", password: "the thief's password", idToken: victim.session.idToken, continueURL: nil,
             locale: nil, codeChallenge: Base64URL.encode(SHA256.hash(verifier)))
         expectAuthError("REQUIRES_RECENT_LOGIN") {
-            _ = try h.service.completeEmailLink(
+            _ = try h.service.emailLink.complete(
                 EmailLinkCompletion(link: try h.lastLink(), codeVerifier: verifier, idToken: victim.session.idToken))
         }
         let account = try h.account(victim.uid)
@@ -116,16 +116,16 @@ struct FlowPendingChangeTests {
     func recoveryEndsPendingChanges() throws {
         let h = try FlowHarness()
         let owner = try h.signIn("owner@example.com")
-        try h.service.requestEmailChange(idToken: owner.session.idToken, newEmail: "c@attacker.test", continueURL: nil)
+        try h.service.addresses.requestChange(idToken: owner.session.idToken, newEmail: "c@attacker.test", continueURL: nil)
         let first = try h.lastLink()
-        try h.service.requestEmailChange(idToken: owner.session.idToken, newEmail: "d@attacker.test", continueURL: nil)
+        try h.service.addresses.requestChange(idToken: owner.session.idToken, newEmail: "d@attacker.test", continueURL: nil)
         let pending = try h.lastLink()
-        _ = try h.service.applyAction(link: first, oobCode: nil, newPassword: nil)
+        _ = try h.service.addresses.apply(link: first, oobCode: nil, newPassword: nil)
         #expect(try h.account(owner.uid)?.email?.address == "c@attacker.test")
         // The owner's recovery link (mailed to the old address) puts it back and ends every session.
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         #expect(try h.account(owner.uid)?.email?.address == "owner@example.com")
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.applyAction(link: pending, oobCode: nil, newPassword: nil) }
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.addresses.apply(link: pending, oobCode: nil, newPassword: nil) }
         #expect(try h.account(owner.uid)?.email?.address == "owner@example.com")
     }
 
@@ -133,16 +133,16 @@ struct FlowPendingChangeTests {
     func resetEndsPendingChanges() throws {
         let h = try FlowHarness()
         let owner = try h.signIn("owner@example.com")
-        try h.service.requestEmailChange(idToken: owner.session.idToken, newEmail: "d@attacker.test", continueURL: nil)
+        try h.service.addresses.requestChange(idToken: owner.session.idToken, newEmail: "d@attacker.test", continueURL: nil)
         let pending = try h.lastLink()
-        try h.service.requestPasswordReset(email: "owner@example.com", continueURL: nil, locale: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a brand new password")
-        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.applyAction(link: pending, oobCode: nil, newPassword: nil) }
+        try h.service.passwords.requestReset(email: "owner@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "a brand new password")
+        expectAuthError("INVALID_OOB_CODE") { _ = try h.service.addresses.apply(link: pending, oobCode: nil, newPassword: nil) }
         #expect(try h.account(owner.uid)?.email?.address == "owner@example.com")
         // A change asked after the reset, by the owner's new session, applies.
         let fresh = try h.signIn("owner@example.com")
-        try h.service.requestEmailChange(idToken: fresh.session.idToken, newEmail: "new@example.com", continueURL: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        try h.service.addresses.requestChange(idToken: fresh.session.idToken, newEmail: "new@example.com", continueURL: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         #expect(try h.account(owner.uid)?.email?.address == "new@example.com")
     }
 }

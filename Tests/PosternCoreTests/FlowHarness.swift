@@ -32,7 +32,7 @@ struct FlowHarness {
     /// Runs the content stage on the newest queued mail.
     func lastMail() throws -> ComposedMail? {
         guard let queued = store.queuedMail().last else { return nil }
-        return try service.composeMail(queued.intent, recipient: queued.recipient)
+        return try service.mailComposer.compose(queued.intent, recipient: queued.recipient)
     }
 
     /// The 6-digit code of the newest sign-in mail.
@@ -43,9 +43,9 @@ struct FlowHarness {
 
     /// A sign-in link for `email` that has been used: sent, then completed once.
     func usedLink(_ email: String) throws -> String {
-        try service.sendEmailLink(EmailLinkRequest(email: email))
+        try service.emailLink.send(EmailLinkRequest(email: email))
         let link = try lastLink()
-        _ = try service.completeEmailLink(EmailLinkCompletion(link: link))
+        _ = try service.emailLink.complete(EmailLinkCompletion(link: link))
         return link
     }
 
@@ -67,8 +67,8 @@ struct FlowHarness {
     @discardableResult
     func signIn(_ email: String, idToken: String? = nil, allowMigration: Bool? = nil) throws -> LoginDescriptor {
         // Asked for by the session that completes it, as the client library does.
-        try service.sendEmailLink(EmailLinkRequest(email: email, idToken: idToken))
-        return try service.completeEmailLink(
+        try service.emailLink.send(EmailLinkRequest(email: email, idToken: idToken))
+        return try service.emailLink.complete(
             EmailLinkCompletion(link: try lastLink(), idToken: idToken, allowMigration: allowMigration))
     }
 
@@ -77,16 +77,16 @@ struct FlowHarness {
     @discardableResult
     func signUp(_ email: String, password: String, idToken: String? = nil) throws -> LoginDescriptor {
         let verifier = "sign-up-verifier-" + Base64URL.encode(try SecureRandom.bytes(24))
-        try service.signUp(
+        try service.passwords.signUp(
             email: email, password: password, idToken: idToken, continueURL: nil, locale: nil,
             codeChallenge: Base64URL.encode(SHA256.hash(verifier)))
-        return try service.completeEmailLink(EmailLinkCompletion(link: try lastLink(), codeVerifier: verifier))
+        return try service.emailLink.complete(EmailLinkCompletion(link: try lastLink(), codeVerifier: verifier))
     }
 
     /// The newest queued SMS, composed: its code and link (nil when there is nothing to send).
     func lastSMS() throws -> SMSContent? {
         guard let queued = store.snapshot().sms.last, let recipient = queued.recipient else { return nil }
-        return try service.composeSMS(queued.intent, recipient: recipient)
+        return try service.smsComposer.composeSMS(queued.intent, recipient: recipient)
     }
 
     /// The code of the newest queued SMS.

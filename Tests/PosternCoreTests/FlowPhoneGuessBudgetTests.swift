@@ -38,17 +38,17 @@ struct FlowPhoneGuessBudgetTests {
         let h = try Self.harness()
         if held {
             // A phone-only account holds the number; the budget is the same as for a free one.
-            try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
-            _ = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+            try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+            _ = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
         }
         var answers: [String] = []
         var code = ""
         for _ in 0..<40 {
-            try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
+            try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
             code = try h.lastSMSCode()
             for _ in 0..<5 {
                 answers.append(Self.answer {
-                    _ = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: Self.wrong(code), idToken: nil, allowMigration: nil)
+                    _ = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: Self.wrong(code), idToken: nil, allowMigration: nil)
                 })
             }
         }
@@ -56,19 +56,19 @@ struct FlowPhoneGuessBudgetTests {
         #expect(answers.dropFirst(5).allSatisfy { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" }, "\(Set(answers.dropFirst(5)))")
         // The right code during the lock is refused too, and consumes nothing.
         let locked = expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: code, idToken: nil, allowMigration: nil)
+            _ = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: code, idToken: nil, allowMigration: nil)
         }
         #expect(locked?.details["retryAfter"] == "30")
         // The guesses into the lock were not counted: 30 s later the owner's code signs in.
         h.clock.advance(by: 30)
-        let login = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: code, idToken: nil, allowMigration: nil)
+        let login = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: code, idToken: nil, allowMigration: nil)
         #expect(login.isNewUser == !held)
         // ... which cleared the budget: 5 free failures again.
-        try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
         let next = try h.lastSMSCode()
         for _ in 0..<5 {
             expectAuthError("INVALID_PHONE_CODE") {
-                _ = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: Self.wrong(next), idToken: nil, allowMigration: nil)
+                _ = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: Self.wrong(next), idToken: nil, allowMigration: nil)
             }
         }
     }
@@ -78,22 +78,22 @@ struct FlowPhoneGuessBudgetTests {
         let h = try Self.harness()
         if held {
             let victim = try h.signIn("v@example.com")
-            let claim = try h.service.addPhone(idToken: victim.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
-            _ = try h.service.provePhoneAsOwner(idToken: victim.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
+            let claim = try h.service.phoneOwner.add(idToken: victim.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+            _ = try h.service.phoneOwner.prove(idToken: victim.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
         }
         let attacker = try h.signIn("a@example.com")
         var answers: [String] = []
         var last: (id: String, code: String) = ("", "")
         for round in 0..<20 {
-            let claim = try h.service.addPhone(idToken: attacker.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+            let claim = try h.service.phoneOwner.add(idToken: attacker.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
             last = (claim.claimID, try h.lastSMSCode())
             for guess in 0..<5 {
                 // Both sides of a claim count: the owner's session and the holder's page.
                 answers.append(Self.answer {
                     if (round + guess) % 2 == 0 {
-                        _ = try h.service.provePhoneAsOwner(idToken: attacker.session.idToken, claimID: last.id, code: Self.wrong(last.code))
+                        _ = try h.service.phoneOwner.prove(idToken: attacker.session.idToken, claimID: last.id, code: Self.wrong(last.code))
                     } else {
-                        _ = try h.service.provePhoneAsHolder(claimID: last.id, code: Self.wrong(last.code))
+                        _ = try h.service.phoneHolder.prove(claimID: last.id, code: Self.wrong(last.code))
                     }
                 })
             }
@@ -101,36 +101,36 @@ struct FlowPhoneGuessBudgetTests {
         #expect(answers.prefix(5).allSatisfy { $0 == "INVALID_PHONE_CODE" })
         #expect(answers.dropFirst(5).allSatisfy { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" }, "\(Set(answers.dropFirst(5)))")
         expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.provePhoneAsOwner(idToken: attacker.session.idToken, claimID: last.id, code: last.code)
+            _ = try h.service.phoneOwner.prove(idToken: attacker.session.idToken, claimID: last.id, code: last.code)
         }
-        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { _ = try h.service.readPhoneClaimAsHolder(claimID: last.id, code: last.code) }
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { _ = try h.service.phoneHolder.read(claimID: last.id, code: last.code) }
         h.clock.advance(by: 30)
-        _ = try h.service.provePhoneAsHolder(claimID: last.id, code: last.code)
+        _ = try h.service.phoneHolder.prove(claimID: last.id, code: last.code)
     }
 
     @Test("one budget for sign-in and claim codes: wrong sign-in codes lock the number's claims, and wrong claim codes its sign-in")
     func oneBudgetForBoth() throws {
         let h = try Self.harness()
         let owner = try h.signIn("u@example.com")
-        try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
         let signInCode = try h.lastSMSCode()
         for _ in 0..<3 {
             expectAuthError("INVALID_PHONE_CODE") {
-                _ = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: Self.wrong(signInCode), idToken: nil, allowMigration: nil)
+                _ = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: Self.wrong(signInCode), idToken: nil, allowMigration: nil)
             }
         }
-        let claim = try h.service.addPhone(idToken: owner.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        let claim = try h.service.phoneOwner.add(idToken: owner.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
         let claimCode = try h.lastSMSCode()
         for _ in 0..<2 {
-            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.readPhoneClaimAsHolder(claimID: claim.claimID, code: Self.wrong(claimCode)) }
+            expectAuthError("INVALID_PHONE_CODE") { _ = try h.service.phoneHolder.read(claimID: claim.claimID, code: Self.wrong(claimCode)) }
         }
         expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") {
-            _ = try h.service.completePhoneSignIn(phoneNumber: Self.number, code: signInCode, idToken: nil, allowMigration: nil)
+            _ = try h.service.phoneSignIn.complete(phoneNumber: Self.number, code: signInCode, idToken: nil, allowMigration: nil)
         }
-        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { try h.service.deletePhoneClaimAsHolder(claimID: claim.claimID, code: claimCode) }
+        expectAuthError("TOO_MANY_ATTEMPTS_TRY_LATER") { try h.service.phoneHolder.delete(claimID: claim.claimID, code: claimCode) }
         // Another number is not touched.
-        try h.service.sendPhoneSignIn(phoneNumber: "+4915100000001", locale: nil, idToken: nil, clientIP: nil)
-        _ = try h.service.completePhoneSignIn(phoneNumber: "+4915100000001", code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+        try h.service.phoneSignIn.send(phoneNumber: "+4915100000001", locale: nil, idToken: nil, clientIP: nil)
+        _ = try h.service.phoneSignIn.complete(phoneNumber: "+4915100000001", code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
         // The budget's row holds neither the number nor its keyed hash as the claims have it.
         let buckets = h.store.snapshot().guesses.keys
         #expect(buckets.count == 1)

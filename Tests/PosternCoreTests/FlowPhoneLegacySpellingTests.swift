@@ -21,7 +21,7 @@ struct FlowPhoneLegacySpellingTests {
     }
 
     static func hash(_ h: FlowHarness, _ e164: String) -> [UInt8] {
-        PhoneFlow.numberHash(e164: e164, ring: h.service.context.keys.current)
+        PhoneKeys.numberHash(e164: e164, ring: h.service.context.keys.current)
     }
 
     /// The claim and holding of `e164` for the account `uid`, as ``heldAsBefore`` writes them (the account exists).
@@ -57,8 +57,8 @@ struct FlowPhoneLegacySpellingTests {
     }
 
     static func signInByPhone(_ h: FlowHarness, _ typed: String) throws -> LoginDescriptor {
-        try h.service.sendPhoneSignIn(phoneNumber: typed, locale: nil, idToken: nil, clientIP: nil)
-        return try h.service.completePhoneSignIn(phoneNumber: typed, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+        try h.service.phoneSignIn.send(phoneNumber: typed, locale: nil, idToken: nil, clientIP: nil)
+        return try h.service.phoneSignIn.complete(phoneNumber: typed, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
     }
 
     @Test("a phone-only account verified as +490151… signs in with +49 151…: the same account, the holding re-keyed with its claim")
@@ -73,7 +73,7 @@ struct FlowPhoneLegacySpellingTests {
         #expect(holdings[Self.hash(h, Self.legacy)] == nil && holdings.count == 1)
         #expect(h.store.snapshot().phoneClaims[old.claimID]?.numberHash == Self.hash(h, Self.number))
         // The account lists its one number, verified; typed the old way, it signs in to it again.
-        #expect(try h.service.phoneClaims(idToken: login.session.idToken).map(\.status) == [.verified])
+        #expect(try h.service.phoneOwner.list(idToken: login.session.idToken).map(\.status) == [.verified])
         #expect(try Self.signInByPhone(h, "+49 0151 12345678").uid == old.uid)
     }
 
@@ -114,14 +114,14 @@ struct FlowPhoneLegacySpellingTests {
         let h = try Self.harness()
         let old = try Self.heldAsBefore(h, Self.legacy)
         let a = try h.signIn("attacker@example.com")
-        let claim = try h.service.addPhone(idToken: a.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
-        _ = try h.service.provePhoneAsHolder(claimID: claim.claimID, code: try h.lastSMSCode())
-        let asked = try h.service.phoneClaims(idToken: a.session.idToken)
+        let claim = try h.service.phoneOwner.add(idToken: a.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        _ = try h.service.phoneHolder.prove(claimID: claim.claimID, code: try h.lastSMSCode())
+        let asked = try h.service.phoneOwner.list(idToken: a.session.idToken)
         #expect(asked.map(\.status) == [.awaitingTransfer] && asked[0].awaitingRelease)
         #expect(h.store.snapshot().phoneNumbers[Self.hash(h, Self.number)]?.uid == old.uid)
         // Long past any cool-off the number stays with its phone-only account.
         h.clock.advance(by: 30 * 86_400)
-        #expect(try h.service.settleDuePhoneTransfers().moved == 0)
+        #expect(try h.service.phoneSettlement.settleDueTransfers().moved == 0)
         #expect(try Self.signInByPhone(h, Self.number).uid == old.uid)
     }
 
@@ -131,15 +131,15 @@ struct FlowPhoneLegacySpellingTests {
         let held = try Self.heldAsBefore(h, Self.number)
         let twin = try Self.alsoHeldAsBefore(h, Self.legacy, uid: held.uid)
         let a = try h.signIn("attacker@example.com")
-        let claim = try h.service.addPhone(idToken: a.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
-        _ = try h.service.provePhoneAsHolder(claimID: claim.claimID, code: try h.lastSMSCode())
-        let asked = try h.service.phoneClaims(idToken: a.session.idToken)
+        let claim = try h.service.phoneOwner.add(idToken: a.session.idToken, phoneNumber: Self.number, locale: nil, clientIP: nil)
+        _ = try h.service.phoneHolder.prove(claimID: claim.claimID, code: try h.lastSMSCode())
+        let asked = try h.service.phoneOwner.list(idToken: a.session.idToken)
         #expect(asked.map(\.status) == [.awaitingTransfer] && asked[0].awaitingRelease && asked[0].transferDueAt == nil)
         // The old spelling's holding is gone (said as phone.removed); the number's own stays.
         #expect(h.store.snapshot().phoneClaims[twin] == nil && h.store.snapshot().phoneNumbers[Self.hash(h, Self.legacy)] == nil)
         #expect(h.store.snapshot().webhooks.map(\.eventType).contains("phone.removed"))
         h.clock.advance(by: 30 * 86_400)
-        #expect(try h.service.settleDuePhoneTransfers().moved == 0)
+        #expect(try h.service.phoneSettlement.settleDueTransfers().moved == 0)
         #expect(try Self.signInByPhone(h, Self.number).uid == held.uid)
     }
 }

@@ -20,7 +20,7 @@ struct FlowPhoneSignInTests {
 
     /// Sends a sign-in code to `number`; returns the SMS's code.
     static func send(_ h: FlowHarness, _ number: String = number, idToken: String? = nil) throws -> String {
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: "de", idToken: idToken, clientIP: "192.0.2.1")
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: "de", idToken: idToken, clientIP: "192.0.2.1")
         let sms = try #require(try h.lastSMS())
         #expect(sms.kind == .signInCode && sms.link == nil && sms.localePreferences == ["de"])
         return sms.code
@@ -29,7 +29,7 @@ struct FlowPhoneSignInTests {
     static func complete(
         _ h: FlowHarness, _ code: String, _ number: String = number, idToken: String? = nil, allowMigration: Bool? = nil
     ) throws -> LoginDescriptor {
-        try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: idToken, allowMigration: allowMigration)
+        try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: idToken, allowMigration: allowMigration)
     }
 
     static func events(_ h: FlowHarness) -> [String] { h.store.snapshot().webhooks.map(\.eventType) }
@@ -40,7 +40,7 @@ struct FlowPhoneSignInTests {
     func disabled() throws {
         let h = try Self.harness(phoneSignIn: false)
         expectAuthError("PHONE_SIGN_IN_DISABLED") {
-            try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+            try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
         }
         expectAuthError("PHONE_SIGN_IN_DISABLED") { _ = try Self.complete(h, "123456") }
         #expect(h.store.snapshot().sms.isEmpty && h.store.snapshot().phoneSignIns.isEmpty)
@@ -53,13 +53,13 @@ struct FlowPhoneSignInTests {
         #expect(login.isNewUser && login.email == nil && !login.session.isAnonymous)
         let account = try #require(try h.account(login.uid))
         #expect(account.providers == [.phone] && !account.isAnonymous && account.locale == "de")
-        #expect(try h.service.phoneClaims(idToken: login.session.idToken).map(\.status) == [.verified])
+        #expect(try h.service.phoneOwner.list(idToken: login.session.idToken).map(\.status) == [.verified])
         #expect(Self.events(h) == ["user.created", "phone.verified", "user.signed_in"])
         let created = try #require(h.store.snapshot().webhooks.first?.body)
         #expect(created.contains("\"anonymous\":false") && !created.contains("15112345678"))
         let again = try Self.complete(h, try Self.send(h))
         #expect(again.uid == login.uid && !again.isNewUser)
-        #expect(try h.service.phoneClaims(idToken: again.session.idToken).count == 1)
+        #expect(try h.service.phoneOwner.list(idToken: again.session.idToken).count == 1)
         // The store never holds the number in the clear, nor the code.
         let stored = "\(h.store.snapshot().phoneSignIns) \(h.store.snapshot().phoneClaims) \(h.store.snapshot().accounts)"
         #expect(!stored.contains("15112345678"))
@@ -68,18 +68,18 @@ struct FlowPhoneSignInTests {
     @Test("an anonymous session is upgraded: same uid, gets the number, user.anonymous_upgraded")
     func anonymousUpgrade() throws {
         let h = try Self.harness()
-        let anonymous = try h.service.signInAnonymously()
+        let anonymous = try h.service.sessions.signInAnonymously()
         let login = try Self.complete(h, try Self.send(h, idToken: anonymous.idToken), idToken: anonymous.idToken)
         #expect(login.uid == anonymous.uid && login.isNewUser && !login.session.isAnonymous)
         #expect(Self.events(h).contains("user.anonymous_upgraded"))
-        #expect(try h.service.phoneClaims(idToken: login.session.idToken).map(\.status) == [.verified])
+        #expect(try h.service.phoneOwner.list(idToken: login.session.idToken).map(\.status) == [.verified])
     }
 
     @Test("an anonymous session and a held number: MIGRATION_REQUIRED consumes nothing, then allowMigration signs in")
     func migration() throws {
         let h = try Self.harness()
         let holder = try Self.complete(h, try Self.send(h))
-        let anonymous = try h.service.signInAnonymously()
+        let anonymous = try h.service.sessions.signInAnonymously()
         let code = try Self.send(h, idToken: anonymous.idToken)
         expectAuthError("MIGRATION_REQUIRED") { _ = try Self.complete(h, code, idToken: anonymous.idToken) }
         // Refusing counted no try either: five wrong ones still fit before the right one.
@@ -99,7 +99,7 @@ struct FlowPhoneSignInTests {
         h.clock.advance(by: 600)
         let early = try Self.send(h, idToken: u.session.idToken)
         expectAuthError("REQUIRES_RECENT_LOGIN") { _ = try Self.complete(h, early, idToken: u.session.idToken) }
-        #expect(try h.service.phoneClaims(idToken: u.session.idToken).isEmpty)
+        #expect(try h.service.phoneOwner.list(idToken: u.session.idToken).isEmpty)
         let fresh = try h.signIn("u@example.com")
         let linked = try Self.complete(h, early, idToken: fresh.session.idToken)
         #expect(linked.uid == u.uid && linked.isNewUser && linked.email == "u@example.com")
@@ -120,7 +120,7 @@ struct FlowPhoneSignInTests {
         let phone = try Self.complete(h, try Self.send(h))
         #expect(phone.session.isAnonymous == false)
         // A password needs an address to sign in with: refused until the account has one.
-        expectAuthError("ANONYMOUS_ACCOUNT") { _ = try h.service.setPassword(idToken: phone.session.idToken, password: "correct horse battery") }
+        expectAuthError("ANONYMOUS_ACCOUNT") { _ = try h.service.passwords.setPassword(idToken: phone.session.idToken, password: "correct horse battery") }
         _ = try h.signIn("e@example.com")
         // An anonymous account would be deleted here with allowMigration; a phone account is refused.
         expectAuthError("CREDENTIAL_ALREADY_IN_USE") { _ = try h.signIn("e@example.com", idToken: phone.session.idToken, allowMigration: true) }
@@ -134,10 +134,10 @@ struct FlowPhoneSignInTests {
     func disabledUser() throws {
         let h = try Self.harness()
         let login = try Self.complete(h, try Self.send(h))
-        _ = try h.service.updateUser(uid: login.uid, disabled: true, emailVerified: nil, displayName: nil)
+        _ = try h.service.operators.updateUser(uid: login.uid, disabled: true, emailVerified: nil, displayName: nil)
         let code = try Self.send(h)
         expectAuthError("USER_DISABLED") { _ = try Self.complete(h, code) }
-        _ = try h.service.updateUser(uid: login.uid, disabled: false, emailVerified: nil, displayName: nil)
+        _ = try h.service.operators.updateUser(uid: login.uid, disabled: false, emailVerified: nil, displayName: nil)
         #expect(try Self.complete(h, code).uid == login.uid)
     }
 
@@ -164,7 +164,7 @@ struct FlowPhoneSignInTests {
         let firstSMS = try #require(h.store.snapshot().sms.last)
         let second = try Self.send(h)
         // The older SMS, if still queued, is not sent: its request is superseded.
-        #expect(try h.service.composeSMS(firstSMS.intent, recipient: try #require(firstSMS.recipient)) == nil)
+        #expect(try h.service.smsComposer.composeSMS(firstSMS.intent, recipient: try #require(firstSMS.recipient)) == nil)
         if first != second { expectAuthError("INVALID_PHONE_CODE") { _ = try Self.complete(h, first) } }
         _ = try Self.complete(h, second)
         expectAuthError("INVALID_PHONE_CODE") { _ = try Self.complete(h, second) }
@@ -187,18 +187,18 @@ struct FlowPhoneSignInTests {
         }
         _ = try Self.complete(h, try Self.send(h))
         h.clock.advance(by: 61)
-        try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
-        try h.service.sendPhoneSignIn(phoneNumber: "+4915100000001", locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: "+4915100000001", locale: nil, idToken: nil, clientIP: nil)
         // Within the cool-off both answer as a send (no oracle), and neither is sent again.
         let queued = h.store.snapshot().sms.count
-        try h.service.sendPhoneSignIn(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
-        try h.service.sendPhoneSignIn(phoneNumber: "+4915100000001", locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: Self.number, locale: nil, idToken: nil, clientIP: nil)
+        try h.service.phoneSignIn.send(phoneNumber: "+4915100000001", locale: nil, idToken: nil, clientIP: nil)
         #expect(h.store.snapshot().sms.count == queued)
         expectAuthError("SMS_COUNTRY_NOT_ALLOWED") {
-            try h.service.sendPhoneSignIn(phoneNumber: "+33612345678", locale: nil, idToken: nil, clientIP: nil)
+            try h.service.phoneSignIn.send(phoneNumber: "+33612345678", locale: nil, idToken: nil, clientIP: nil)
         }
         expectAuthError("INVALID_ID_TOKEN") {
-            try h.service.sendPhoneSignIn(phoneNumber: "+4915100000002", locale: nil, idToken: "not.a.token", clientIP: nil)
+            try h.service.phoneSignIn.send(phoneNumber: "+4915100000002", locale: nil, idToken: "not.a.token", clientIP: nil)
         }
     }
 }

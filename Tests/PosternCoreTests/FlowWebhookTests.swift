@@ -42,7 +42,7 @@ struct FlowWebhookTests {
     func everyEvent() throws {
         let h = try Self.harness()
         // An anonymous account: created and signed in; then upgraded by a sign-up on that device.
-        let anonymous = try h.service.signInAnonymously()
+        let anonymous = try h.service.sessions.signInAnonymously()
         #expect(Self.types(h.store) == ["user.created", "user.signed_in"])
         let upgraded = try h.signUp("a@example.com", password: "correct horse", idToken: anonymous.idToken)
         #expect(upgraded.uid == anonymous.uid)
@@ -51,70 +51,70 @@ struct FlowWebhookTests {
         let other = try h.signIn("b@example.com")
         #expect(Self.types(h.store).suffix(2) == ["user.created", "user.signed_in"])
         // A password change and a reset.
-        let password = try h.service.signInWithPassword(email: "a@example.com", password: "correct horse", idToken: nil, allowMigration: nil)
-        _ = try h.service.setPassword(idToken: password.session.idToken, password: "another horse")
+        let password = try h.service.passwords.signIn(email: "a@example.com", password: "correct horse", idToken: nil, allowMigration: nil)
+        _ = try h.service.passwords.setPassword(idToken: password.session.idToken, password: "another horse")
         #expect(Self.types(h.store).suffix(3) == ["user.signed_in", "user.password_changed", "session.revoked"])
-        try h.service.requestPasswordReset(email: "a@example.com", continueURL: nil, locale: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "a third horse")
+        try h.service.passwords.requestReset(email: "a@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "a third horse")
         #expect(Self.types(h.store).suffix(2) == ["user.password_reset", "session.revoked"])
         // A verification: only an unverified address is verified (an operator unverified it). The
         // password it held unverified is dropped, and every session ends, before it is verified.
-        _ = try h.service.updateUser(uid: anonymous.uid, disabled: nil, emailVerified: false, displayName: nil)
-        let unverified = try h.service.signInWithPassword(email: "a@example.com", password: "a third horse", idToken: nil, allowMigration: nil)
-        try h.service.requestEmailVerification(idToken: unverified.session.idToken, continueURL: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        _ = try h.service.operators.updateUser(uid: anonymous.uid, disabled: nil, emailVerified: false, displayName: nil)
+        let unverified = try h.service.passwords.signIn(email: "a@example.com", password: "a third horse", idToken: nil, allowMigration: nil)
+        try h.service.addresses.requestVerification(idToken: unverified.session.idToken, continueURL: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         #expect(Self.types(h.store).suffix(3) == ["user.signed_in", "session.revoked", "user.email_verified"])
         #expect(h.store.snapshot().webhooks.last { $0.eventType == "session.revoked" }?.body.contains(#""reason":"addressProved""#) == true)
         let again = try h.signIn("a@example.com")
         // The profile: the fields that changed are named, never their values; no change, no event.
-        _ = try h.service.updateProfile(idToken: again.session.idToken, displayName: .some("Ann Lovelace"), attributes: #"{"plan":"gold"}"#)
+        _ = try h.service.profiles.update(idToken: again.session.idToken, displayName: .some("Ann Lovelace"), attributes: #"{"plan":"gold"}"#)
         #expect(Self.types(h.store).last == "user.profile_updated")
         let profile = try #require(h.store.snapshot().webhooks.last { $0.eventType == "user.profile_updated" })
         #expect(profile.body.contains(#""fields":["displayName","attributes"]"#) && !profile.body.contains("Lovelace") && !profile.body.contains("gold"))
         let counted = Self.types(h.store).count
-        _ = try h.service.updateProfile(idToken: again.session.idToken, displayName: .some("Ann Lovelace"), attributes: nil)
+        _ = try h.service.profiles.update(idToken: again.session.idToken, displayName: .some("Ann Lovelace"), attributes: nil)
         #expect(Self.types(h.store).count == counted)
         // Signing out revokes one session; signing out again with the same token is no event.
-        try h.service.signOut(refreshToken: again.session.refreshToken)
-        try h.service.signOut(refreshToken: again.session.refreshToken)
+        try h.service.sessions.signOut(refreshToken: again.session.refreshToken)
+        try h.service.sessions.signOut(refreshToken: again.session.refreshToken)
         #expect(Self.types(h.store).suffix(2) == ["user.profile_updated", "session.revoked"])
         #expect(h.store.snapshot().webhooks.last?.body.contains(#""reason":"signOut""#) == true)
         // An address change; its recovery link (to the old address) is applied later.
-        try h.service.requestEmailChange(idToken: other.session.idToken, newEmail: "c@example.com", continueURL: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        try h.service.addresses.requestChange(idToken: other.session.idToken, newEmail: "c@example.com", continueURL: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         // It ends every session of the account, as a recovery does.
         #expect(Self.types(h.store).suffix(2) == ["user.email_changed", "session.revoked"])
         #expect(h.store.snapshot().webhooks.last?.body.contains(#""reason":"emailChanged""#) == true)
         let recovery = try h.lastLink()
         // An anonymous session signing in to an existing account: migrated.
-        let second = try h.service.signInAnonymously()
+        let second = try h.service.sessions.signInAnonymously()
         let migrated = try h.signIn("c@example.com", idToken: second.idToken, allowMigration: true)
         #expect(Self.types(h.store).suffix(2) == ["user.migrated", "user.signed_in"])
         // A refresh token presented again after the grace: reuse detected.
-        let fresh = try h.service.refresh(migrated.session.refreshToken)
+        let fresh = try h.service.sessions.refresh(migrated.session.refreshToken)
         h.clock.advance(by: 60)
-        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(migrated.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(migrated.session.refreshToken) }
         #expect(Self.types(h.store).last == "session.refresh_reuse_detected")
         _ = fresh
         // The recovery link puts b@example.com back and ends the sessions.
-        _ = try h.service.applyAction(link: recovery, oobCode: nil, newPassword: nil)
+        _ = try h.service.addresses.apply(link: recovery, oobCode: nil, newPassword: nil)
         #expect(Self.types(h.store).suffix(2) == ["user.email_recovered", "session.revoked"])
         let recovered = try #require(h.store.snapshot().webhooks.last { $0.eventType == "user.email_recovered" })
         #expect(recovered.body.contains(#""email":"b@example.com""#))
         // Disabled by an operator: once (disabling a disabled account is no event).
-        _ = try h.service.updateUser(uid: anonymous.uid, disabled: true, emailVerified: nil, displayName: nil)
-        _ = try h.service.updateUser(uid: anonymous.uid, disabled: true, emailVerified: nil, displayName: nil)
+        _ = try h.service.operators.updateUser(uid: anonymous.uid, disabled: true, emailVerified: nil, displayName: nil)
+        _ = try h.service.operators.updateUser(uid: anonymous.uid, disabled: true, emailVerified: nil, displayName: nil)
         #expect(Self.types(h.store).suffix(2) == ["user.disabled", "session.revoked"])
         #expect(Self.types(h.store).filter { $0 == "user.disabled" }.count == 1)
         // A phone number verified by both parties, then deleted by its owner.
         let phoneOwner = try h.signIn("p@example.com")
-        let claim = try h.service.addPhone(idToken: phoneOwner.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
-        _ = try h.service.provePhoneAsOwner(idToken: phoneOwner.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
+        let claim = try h.service.phoneOwner.add(idToken: phoneOwner.session.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: nil)
+        _ = try h.service.phoneOwner.prove(idToken: phoneOwner.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
         #expect(Self.types(h.store).last == "phone.verified")
-        try h.service.deletePhoneClaim(idToken: phoneOwner.session.idToken, claimID: claim.claimID)
+        try h.service.phoneOwner.delete(idToken: phoneOwner.session.idToken, claimID: claim.claimID)
         #expect(Self.types(h.store).last == "phone.removed")
         // Deleted by an operator.
-        try h.service.deleteUser(uid: other.uid)
+        try h.service.operators.deleteUser(uid: other.uid)
         #expect(Self.types(h.store).last == "user.deleted")
 
         // Every type but the outbox's (`mail.*`: WebhookWorkerTests) and the operator's test.
@@ -148,18 +148,18 @@ struct FlowWebhookTests {
         config.webhooks = WebhookConfiguration(endpoints: Self.endpoints)
         let service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config, hasher: .fastForTests)
-        let kept = try service.signInAnonymously()
+        let kept = try service.sessions.signInAnonymously()
         #expect(store.inner.snapshot().webhooks.count == 4)
 
         store.failing.withLock { $0 = true }
-        expectAuthError("UNAVAILABLE") { _ = try service.signInAnonymously() }
-        expectAuthError("UNAVAILABLE") { try service.deleteUser(uid: kept.uid) }
+        expectAuthError("UNAVAILABLE") { _ = try service.sessions.signInAnonymously() }
+        expectAuthError("UNAVAILABLE") { try service.operators.deleteUser(uid: kept.uid) }
         let state = store.inner.snapshot()
         #expect(state.accounts.count == 1)
         #expect(state.webhooks.count == 4)
 
         store.failing.withLock { $0 = false }
-        try service.deleteUser(uid: kept.uid)
+        try service.operators.deleteUser(uid: kept.uid)
         #expect(store.inner.snapshot().accounts.isEmpty)
         #expect(store.inner.snapshot().webhooks.map(\.eventType).suffix(2) == ["user.deleted", "user.deleted"])
     }
@@ -169,19 +169,19 @@ struct FlowWebhookTests {
         let h = try Self.harness()
         let existing = try h.signIn("a@example.com")
         let before = h.store.snapshot().webhooks.count
-        let anonymous = try h.service.signInAnonymously()
+        let anonymous = try h.service.sessions.signInAnonymously()
         let afterAnonymous = h.store.snapshot().webhooks.count
         #expect(afterAnonymous == before + 4)
         expectAuthError("MIGRATION_REQUIRED") { _ = try h.signIn("a@example.com", idToken: anonymous.idToken, allowMigration: nil) }
         expectAuthError("INVALID_LOGIN_CREDENTIALS") {
-            _ = try h.service.signInWithPassword(email: "a@example.com", password: "wrong", idToken: nil, allowMigration: nil)
+            _ = try h.service.passwords.signIn(email: "a@example.com", password: "wrong", idToken: nil, allowMigration: nil)
         }
         #expect(h.store.snapshot().webhooks.count == afterAnonymous)
         _ = existing
 
         let quiet = try FlowHarness()
         _ = try quiet.signIn("a@example.com")
-        _ = try quiet.service.signInAnonymously()
+        _ = try quiet.service.sessions.signInAnonymously()
         #expect(quiet.store.snapshot().webhooks.isEmpty)
     }
 }

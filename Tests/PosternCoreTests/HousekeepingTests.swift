@@ -142,10 +142,10 @@ struct HousekeeperTests {
         h.clock.advance(by: 599)
         #expect(try housekeeper.runRound().removed[.consumedCodes] == 0)
         #expect(h.store.snapshot().consumed.count == 1, "the ledger keeps the entry until the code expires")
-        expectAuthError("LINK_USED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+        expectAuthError("LINK_USED") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link)) }
         h.clock.advance(by: 1)
         #expect(try housekeeper.runRound().removed[.consumedCodes] == 1)
-        expectAuthError("EXPIRED_OOB_CODE") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link)) }
+        expectAuthError("EXPIRED_OOB_CODE") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link)) }
     }
 
     @Test("a rotated refresh token inside its grace still gets its successor after a round; after the grace its replay still revokes the family")
@@ -153,15 +153,15 @@ struct HousekeeperTests {
         let h = try FlowHarness()
         let login = try h.signIn("a@example.com")
         let housekeeper = Housekeeper(store: h.store, policy: RetentionPolicy(), clock: h.clock)
-        let next = try h.service.refresh(login.session.refreshToken)
+        let next = try h.service.sessions.refresh(login.session.refreshToken)
         h.clock.advance(by: 10)
         _ = try housekeeper.runRound()
-        #expect(try h.service.refresh(login.session.refreshToken).refreshToken == next.refreshToken)
+        #expect(try h.service.sessions.refresh(login.session.refreshToken).refreshToken == next.refreshToken)
         // Past the grace (30 s): the rotated token is still there, so presenting it is a replay.
         h.clock.advance(by: 3600)
         #expect(try housekeeper.runRound().removed[.refreshTokens] == 0)
-        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(login.session.refreshToken) }
-        expectAuthError("TOKEN_REVOKED") { _ = try h.service.refresh(next.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(login.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(next.refreshToken) }
         // At their expiry every token of the family goes.
         h.clock.advance(by: 30 * 86_400)
         #expect(try housekeeper.runRound().removed[.refreshTokens] == 2)

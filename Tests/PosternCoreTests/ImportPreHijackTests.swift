@@ -30,7 +30,7 @@ struct ImportPreHijackTests {
     }
 
     func signIn(_ h: FlowHarness, _ email: String, _ password: String) throws -> LoginDescriptor {
-        try h.service.signInWithPassword(email: email, password: password, idToken: nil, allowMigration: false)
+        try h.service.passwords.signIn(email: email, password: password, idToken: nil, allowMigration: false)
     }
 
     @Test("the import drops the password of an unverified account and counts it; a verified one keeps its own")
@@ -99,25 +99,25 @@ struct ImportPreHijackTests {
         case .link:
             owner = try h.signIn("victim@example.com")
         case .sixDigitCode:
-            try h.service.sendEmailLink(EmailLinkRequest(email: "victim@example.com"))
-            owner = try h.service.completeEmailLink(EmailLinkCompletion(code: try h.lastCode(), email: "victim@example.com"))
+            try h.service.emailLink.send(EmailLinkRequest(email: "victim@example.com"))
+            owner = try h.service.emailLink.complete(EmailLinkCompletion(code: try h.lastCode(), email: "victim@example.com"))
         case .verifyEmail:
             // The attacker asks for the verification himself; the owner clicks it.
-            try h.service.requestEmailVerification(idToken: attacker.session.idToken, continueURL: nil)
-            _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+            try h.service.addresses.requestVerification(idToken: attacker.session.idToken, continueURL: nil)
+            _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         }
         let account = try #require(try h.account("imported-victim"))
         #expect(account.emailVerified)
         #expect(account.passwordHash == nil && !account.providers.contains(.password))
         expectAuthError("INVALID_LOGIN_CREDENTIALS") { _ = try signIn(h, "victim@example.com", Self.attackerPassword) }
-        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: attacker.session.idToken) }
-        #expect(throws: AuthError.self) { _ = try h.service.refresh(attacker.session.refreshToken) }
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: attacker.session.idToken) }
+        #expect(throws: AuthError.self) { _ = try h.service.sessions.refresh(attacker.session.refreshToken) }
         if let owner {
             // The owner's own session was given after the others ended, and works; the answer
             // asks the app for a password, as a sign-up confirmed elsewhere does.
             #expect(owner.uid == "imported-victim" && owner.needsPassword)
-            #expect(try h.service.me(idToken: owner.session.idToken).uid == "imported-victim")
-            #expect(try h.service.refresh(owner.session.refreshToken).uid == "imported-victim")
+            #expect(try h.service.profiles.me(idToken: owner.session.idToken).uid == "imported-victim")
+            #expect(try h.service.sessions.refresh(owner.session.refreshToken).uid == "imported-victim")
         }
     }
 
@@ -130,21 +130,21 @@ struct ImportPreHijackTests {
         try plantedAccount(h)
         let attacker = try signIn(h, "victim@example.com", Self.attackerPassword)
         let number = "+4915112345678"
-        let claim = try h.service.addPhone(idToken: attacker.session.idToken, phoneNumber: number, locale: nil, clientIP: nil)
-        _ = try h.service.provePhoneAsOwner(idToken: attacker.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
-        #expect(try h.service.phoneClaims(uid: "imported-victim").count == 1)
+        let claim = try h.service.phoneOwner.add(idToken: attacker.session.idToken, phoneNumber: number, locale: nil, clientIP: nil)
+        _ = try h.service.phoneOwner.prove(idToken: attacker.session.idToken, claimID: claim.claimID, code: try h.lastSMSCode())
+        #expect(try h.service.phoneOperator.list(uid: "imported-victim").count == 1)
 
         if byReset {
-            try h.service.requestPasswordReset(email: "victim@example.com", continueURL: nil, locale: nil)
-            _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "the owner's new password")
+            try h.service.passwords.requestReset(email: "victim@example.com", continueURL: nil, locale: nil)
+            _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "the owner's new password")
         } else {
             _ = try h.signIn("victim@example.com")
         }
-        #expect(try h.service.phoneClaims(uid: "imported-victim").isEmpty)
+        #expect(try h.service.phoneOperator.list(uid: "imported-victim").isEmpty)
         expectAuthError("INVALID_LOGIN_CREDENTIALS") { _ = try signIn(h, "victim@example.com", Self.attackerPassword) }
         // The attacker's number signs in to no account of the victim: a new one, if any.
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
-        let byPhone = try h.service.completePhoneSignIn(phoneNumber: number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
+        let byPhone = try h.service.phoneSignIn.complete(phoneNumber: number, code: try h.lastSMSCode(), idToken: nil, allowMigration: nil)
         #expect(byPhone.uid != "imported-victim")
     }
 
@@ -155,7 +155,7 @@ struct ImportPreHijackTests {
         let before = try signIn(h, "owner@example.com", "the owner's password")
         let byLink = try h.signIn("owner@example.com")
         #expect(!byLink.needsPassword)
-        #expect(try h.service.me(idToken: before.session.idToken).uid == login.uid)
+        #expect(try h.service.profiles.me(idToken: before.session.idToken).uid == login.uid)
         #expect(try signIn(h, "owner@example.com", "the owner's password").uid == login.uid)
     }
 }
@@ -199,14 +199,14 @@ struct ImportCounterBoundsTests {
         }
         let session = try h.signIn("owner@example.com").session
         for _ in 0..<3 {
-            _ = try h.service.updateUser(uid: login.uid, disabled: true, emailVerified: nil, displayName: nil)
-            _ = try h.service.updateUser(uid: login.uid, disabled: false, emailVerified: nil, displayName: nil)
+            _ = try h.service.operators.updateUser(uid: login.uid, disabled: true, emailVerified: nil, displayName: nil)
+            _ = try h.service.operators.updateUser(uid: login.uid, disabled: false, emailVerified: nil, displayName: nil)
         }
-        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: session.idToken) }
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: session.idToken) }
         let fresh = try h.signIn("owner@example.com").session
-        let changed = try h.service.setPassword(idToken: fresh.idToken, password: "a brand new password")
-        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.me(idToken: fresh.idToken) }
-        #expect(try h.service.me(idToken: changed.idToken).uid == login.uid)
+        let changed = try h.service.passwords.setPassword(idToken: fresh.idToken, password: "a brand new password")
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: fresh.idToken) }
+        #expect(try h.service.profiles.me(idToken: changed.idToken).uid == login.uid)
     }
 
     @Test("a createdAt or lastSignInAt before 1970 or past 9999 is refused, naming the field", arguments: [

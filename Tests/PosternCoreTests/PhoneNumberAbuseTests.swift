@@ -28,7 +28,7 @@ struct PhoneNumberAbuseTests {
     }
 
     static func send(_ h: FlowHarness, _ number: String) throws {
-        try h.service.sendPhoneSignIn(phoneNumber: number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
+        try h.service.phoneSignIn.send(phoneNumber: number, locale: nil, idToken: nil, clientIP: "192.0.2.1")
     }
 
     /// The code a send to `number` is refused with; nil when it is sent.
@@ -98,7 +98,7 @@ struct PhoneNumberAbuseTests {
             try Self.send(h, number)
             let code = try #require(try h.lastSMS()).code
             #expect(h.store.snapshot().sms.last?.recipient?.e164 == "+4915112345678", "\(number)")
-            return try h.service.completePhoneSignIn(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
+            return try h.service.phoneSignIn.complete(phoneNumber: number, code: code, idToken: nil, allowMigration: nil)
         }
         let first = try signIn("+4915112345678")
         #expect(first.isNewUser)

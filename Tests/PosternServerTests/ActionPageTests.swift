@@ -25,10 +25,10 @@ struct ActionPageTests {
         /// A link for an account at `email`, made as an operator would (the account is created by signing in first).
         func link(_ action: String, email: String, continueURL: String? = nil) throws -> IssuedLink {
             if action != "sign-in" {
-                let signIn = try service.issueLink(action: "sign-in", email: email, continueURL: nil, locale: nil, queue: false)
-                _ = try service.completeEmailLink(EmailLinkCompletion(oobCode: signIn.oobCode))
+                let signIn = try service.operators.issueLink(action: "sign-in", email: email, continueURL: nil, locale: nil, queue: false)
+                _ = try service.emailLink.complete(EmailLinkCompletion(oobCode: signIn.oobCode))
             }
-            return try service.issueLink(action: action, email: email, continueURL: continueURL, locale: nil, queue: false)
+            return try service.operators.issueLink(action: action, email: email, continueURL: continueURL, locale: nil, queue: false)
         }
 
         func get(_ oobCode: String, lang: String? = nil, method: String = "GET", cookie: String? = nil) -> HTTPResponse {
@@ -83,7 +83,7 @@ struct ActionPageTests {
             #expect(Self.field("csrf", in: html)?.isEmpty == false && Self.field("oobCode", in: html) == link.oobCode)
             #expect(RouterTests.header(answer, "Content-Security-Policy")?.contains("default-src 'none'") == true)
         }
-        #expect(try page.service.inspectAction(link: nil, oobCode: link.oobCode).mode == .resetPassword, "still unused")
+        #expect(try page.service.addresses.inspect(link: nil, oobCode: link.oobCode).mode == .resetPassword, "still unused")
     }
 
     @Test("the form works only with the cookie of the browser it was shown to; then the done page")
@@ -133,7 +133,7 @@ struct ActionPageTests {
             let answer = page.post(sent, cookie: cookie)
             #expect(answer.status == 400 && Self.html(answer).contains(#"<p id="retry">"#), "\(typed ?? "nil")")
         }
-        #expect(try page.service.inspectAction(link: nil, oobCode: link.oobCode).mode == .verifyEmail, "still unused")
+        #expect(try page.service.addresses.inspect(link: nil, oobCode: link.oobCode).mode == .verifyEmail, "still unused")
         let done = page.post(fields.merging(["confirm": " \(number) "]) { $1 }, cookie: cookie)
         #expect(done.status == 200 && Self.html(done).contains(#"<p id="done">"#))
     }
@@ -143,14 +143,14 @@ struct ActionPageTests {
         let page = try Page()
         let link = try page.link("sign-in", email: "sign@example.com", continueURL: "https://app.example.com/finish")
         let html = Self.html(page.get(link.oobCode, lang: "de"))
-        let code = try #require(page.service.sixDigitCode(forSignInCode: link.oobCode))
+        let code = try #require(page.service.ledger.sixDigitCode(forSignInCode: link.oobCode))
         #expect(html.contains(#"<p class="code" id="code">\#(code)</p>"#))
         let continueLink = try #require(html.range(of: #"id="continue" href=""#).map { html[$0.upperBound...].prefix { $0 != "\"" } })
         let target = try #require(URLComponents(string: String(continueLink).replacingOccurrences(of: "&amp;", with: "&")))
         #expect(target.host == "app.example.com" && target.path == "/finish")
         #expect(Set(target.queryItems ?? []) == [URLQueryItem(name: "mode", value: "signIn"), URLQueryItem(name: "oobCode", value: link.oobCode), URLQueryItem(name: "lang", value: "de")])
         #expect(html.contains(">Weiter zur App</a>"))
-        #expect(try page.service.inspectAction(link: nil, oobCode: link.oobCode).mode == .signIn, "still unused")
+        #expect(try page.service.addresses.inspect(link: nil, oobCode: link.oobCode).mode == .signIn, "still unused")
     }
 
     @Test("the German page is German: its heading, its form, and the error a weak password gets, never the API's English")

@@ -33,7 +33,7 @@ struct LinkReasonPageTests {
         #expect(RouterTests.header(plain, "Set-Cookie") == nil)
 
         let queued = try #require(h.store.queuedMail().first { $0.recipient.address == "ann@example.com" })
-        let composed = try #require(try h.service.composeMail(queued.intent, recipient: queued.recipient))
+        let composed = try #require(try h.service.mailComposer.compose(queued.intent, recipient: queued.recipient))
         guard case .signIn(let link, _, _) = composed.message.content else { Issue.record("a sign-in mail"); return }
         let oobCode = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "oobCode" }?.value)
         func page(_ cookie: String?) -> (Int, String) {

@@ -5,39 +5,21 @@ import PosternStore
 import Testing
 import PosternTestSupport
 
-/// The flows over a real store of either kind.
+/// The flows over a real store of either kind, their keys sealed under the master key file.
 struct StoreFlowHarness {
     let database: TestDatabase
-    let store: any Store
-    let clock = ManualClock()
-    let service: AuthService
+    let flows: FlowHarness
+    var store: any Store { flows.store }
+    var clock: ManualClock { flows.clock }
+    var service: AuthService { flows.service }
 
     init(_ kind: StoreKind, configure: (inout AuthConfiguration) -> Void = { _ in }, wrap: (any Store) -> any Store = { $0 }) throws {
         database = try kind.database()
-        store = wrap(try database.open())
-        let vault = KeyVault(
-            store: store, box: try MasterKeyFile.loadOrCreate(at: database.keyFile), clock: clock, maxCodeLifetime: 7 * 86_400)
-        var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
-        config.mailInterval = 0
-        config.mailPerHour = 0
-        configure(&config)
-        service = try AuthService(
-            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: .fastForTests)
+        flows = try FlowHarness(wrap(try database.open()), box: try MasterKeyFile.loadOrCreate(at: database.keyFile), configure: configure)
     }
 
     /// Runs the content stage on the newest queued message and returns its link.
-    func lastLink() throws -> String {
-        let newest = try #require(try store.read { try $0.outboxMessages(state: nil, limit: 1) }.first)
-        let composed = try #require(try service.composeMail(newest.intent, recipient: newest.recipient))
-        switch composed.message.content {
-        case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
-            .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _), .accountAlreadyExists(let link, _, _):
-            return link
-        default:
-            throw CancellationError()
-        }
-    }
+    func lastLink() throws -> String { try flows.lastLink() }
 }
 
 /// A real store that counts its transactions.
@@ -77,16 +59,16 @@ struct FlowPersistenceTests {
             return wrapped
         })
         let store = try #require(counting)
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "old@example.com"))
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: try {
+            try h.service.emailLink.send(EmailLinkRequest(email: "old@example.com"))
             return try h.lastLink()
         }()))
-        try h.service.sendEmailLink(EmailLinkRequest(email: "old@example.com"))
-        try h.service.sendEmailLink(EmailLinkRequest(email: "new@example.com"))
-        try h.service.signUp(email: "old@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
-        try h.service.requestPasswordReset(email: "ghost@example.com", continueURL: nil, locale: nil)
-        try h.service.requestPasswordReset(email: "old@example.com", continueURL: nil, locale: nil)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "poison@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "old@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "new@example.com"))
+        try h.service.passwords.signUp(email: "old@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
+        try h.service.passwords.requestReset(email: "ghost@example.com", continueURL: nil, locale: nil)
+        try h.service.passwords.requestReset(email: "old@example.com", continueURL: nil, locale: nil)
+        try h.service.emailLink.send(EmailLinkRequest(email: "poison@example.com"))
         let queued = Array(try h.store.read { try $0.outboxMessages(state: .queued, limit: 6) }.reversed())
         #expect(queued.map(\.recipient.address) == [
             "old@example.com", "new@example.com", "old@example.com", "ghost@example.com", "old@example.com", "poison@example.com",
@@ -98,7 +80,7 @@ struct FlowPersistenceTests {
         }
 
         let (reads, writes) = (store.reads.value, store.writes.value)
-        let batch = h.service.composeMails(queued.map { ($0.intent, $0.recipient) })
+        let batch = h.service.mailComposer.compose(queued.map { ($0.intent, $0.recipient) })
         // One read for the three sign-ins; the sign-up of a taken address and the two resets each
         // change their request, in a write of their own.
         #expect(store.reads.value - reads == 1)
@@ -111,53 +93,28 @@ struct FlowPersistenceTests {
         // Alone, each composes to the same kind of mail (the reset and the sign-up were saved by
         // the batch, and compose the same again).
         for (index, message) in queued.enumerated().dropLast() {
-            #expect(try h.service.composeMail(message.intent, recipient: message.recipient)?.message.kind == kinds[index] ?? nil)
+            #expect(try h.service.mailComposer.compose(message.intent, recipient: message.recipient)?.message.kind == kinds[index] ?? nil)
         }
         // A link minted inside the shared transaction works.
         guard case .signIn(let link, _, _) = try #require(try batch[1].get()).message.content else { throw CancellationError() }
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: link))
         #expect(login.email == "new@example.com" && login.isNewUser)
-    }
-
-    @Test(
-        "the batch's shared snapshot grants nothing: a request used before its batch composes gets no mail, and of two links composed from one request the second is refused once the first is used",
-        arguments: StoreKind.available)
-    func batchSnapshotGrantsNothing(kind: StoreKind) throws {
-        let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "used@example.com"))
-        let used = try #require(try h.store.read { try $0.outboxMessages(state: .queued, limit: 1) }.first)
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.sendEmailLink(EmailLinkRequest(email: "twice@example.com"))
-        let twice = try #require(try h.store.read { try $0.outboxMessages(state: .queued, limit: 1) }.first)
-
-        // The attacker's hope: a claim composed again (a crash between send and record, a second
-        // daemon) mints a second live link for one request, or mail for a request already used.
-        let batch = h.service.composeMails([(used.intent, used.recipient), (twice.intent, twice.recipient), (twice.intent, twice.recipient)])
-        #expect(try batch[0].get() == nil)
-        var links: [String] = []
-        for result in batch.dropFirst() {
-            guard case .signIn(let link, _, _) = try #require(try result.get()).message.content else { throw CancellationError() }
-            links.append(link)
-        }
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[0]))
-        #expect(throws: AuthError.self) { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[1])) }
-        #expect(throws: AuthError.self) { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: links[0])) }
     }
 
     @Test("email link, sign-up, reset, change and recovery survive reopening the database", arguments: StoreKind.available)
     func flowsPersist(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
-        let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.signUp(email: "b@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
-        let b = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-        try h.service.requestPasswordReset(email: "b@example.com", continueURL: nil, locale: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: "new password")
-        let session = try h.service.refresh(login.session.refreshToken)
-        try h.service.requestEmailChange(idToken: session.idToken, newEmail: "c@example.com", continueURL: nil)
-        _ = try h.service.applyAction(link: try h.lastLink(), oobCode: nil, newPassword: nil)
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com"))
+        let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.passwords.signUp(email: "b@example.com", password: "correct horse", idToken: nil, continueURL: nil, locale: nil)
+        let b = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+        try h.service.passwords.requestReset(email: "b@example.com", continueURL: nil, locale: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: "new password")
+        let session = try h.service.sessions.refresh(login.session.refreshToken)
+        try h.service.addresses.requestChange(idToken: session.idToken, newEmail: "c@example.com", continueURL: nil)
+        _ = try h.service.addresses.apply(link: try h.lastLink(), oobCode: nil, newPassword: nil)
         do {
-            _ = try h.service.refresh(session.refreshToken)
+            _ = try h.service.sessions.refresh(session.refreshToken)
             Issue.record("a session outlived the address change")
         } catch {
             #expect("\(error)".contains("TOKEN_REVOKED"), "\(error)")
@@ -186,58 +143,5 @@ struct FlowPersistenceTests {
         }
         #expect(!tokenHashes.isEmpty)
         #expect(Data(tokenHashes).range(of: Data(session.refreshToken.utf8)) == nil)
-    }
-
-    @Test("a failure in the middle of a flow leaves no half state", arguments: StoreKind.available)
-    func noHalfState(kind: StoreKind) throws {
-        let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
-        let link = try h.lastLink()
-        let existing = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
-        let anonymous = try h.service.signInAnonymously()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", idToken: anonymous.idToken))
-        let second = try h.lastLink()
-        // MIGRATION_REQUIRED is thrown after the transaction read the request and both accounts:
-        // nothing of it may remain — the code still works afterwards.
-        #expect(throws: AuthError.self) {
-            _ = try h.service.completeEmailLink(EmailLinkCompletion(link: second, idToken: anonymous.idToken))
-        }
-        #expect(try h.store.read { try $0.account(uid: anonymous.uid) } != nil)
-        let login = try h.service.completeEmailLink(
-            EmailLinkCompletion(link: second, idToken: anonymous.idToken, allowMigration: true))
-        #expect(login.uid == existing.uid)
-        #expect(try h.store.read { try $0.account(uid: anonymous.uid) } == nil)
-    }
-
-    @Test("50 concurrent completions of one code: exactly one succeeds", arguments: StoreKind.available)
-    func concurrentCompletions(kind: StoreKind) throws {
-        let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "race@example.com"))
-        let link = try h.lastLink()
-        let wins = Counter()
-        let refusals = Counter()
-        DispatchQueue.concurrentPerform(iterations: 50) { _ in
-            do {
-                _ = try h.service.completeEmailLink(EmailLinkCompletion(link: link))
-                wins.increment()
-            } catch let error as AuthError where error.code == "LINK_USED" {
-                refusals.increment()
-            } catch {}
-        }
-        #expect(wins.value == 1)
-        #expect(refusals.value == 49)
-        let accounts = try h.store.read { try $0.account(address: EmailAddress.parse("race@example.com")) }
-        #expect(accounts != nil)
-    }
-
-    @Test("rate limits are kept in the store, keyed by hash", arguments: StoreKind.available)
-    func rateLimitsPersist(kind: StoreKind) throws {
-        let store = try kind.database().open()
-        let bucket = Array(SHA256.hash("bucket").prefix(16))
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1000, interval: 60, perHour: 2) } == nil)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1010, interval: 60, perHour: 2) } == 50)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1060, interval: 60, perHour: 2) } == nil)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 1200, interval: 60, perHour: 2) } == 3400)
-        #expect(try store.write { try $0.rateLimit(bucket: bucket, now: 4600, interval: 60, perHour: 2) } == nil)
     }
 }

@@ -59,35 +59,6 @@ struct HousekeepingStoreTests {
         #expect(try store.read { try $0.webhookDeliveries(state: .queued, limit: 10) }.map(\.webhookID) == ["webhook-queued"])
     }
 
-    @Test("each delete takes at most its limit of rows", arguments: StoreKind.available)
-    func limits(kind: StoreKind) throws {
-        let store = try kind.database().open()
-        try store.write { tx in
-            try tx.insertAccount(Account(uid: "u", createdAt: 0))
-            for index in 0..<5 {
-                _ = try tx.consume(nonce: [UInt8(index)], expiresAt: 10)
-                try tx.insertActionRequest(
-                    ActionRequest(id: "r\(index)", purpose: .signIn, email: HousekeepingFixture.address, createdAt: 0, expiresAt: 10))
-                try tx.insertRefreshToken(
-                    RefreshTokenRecord(hash: [UInt8(index)], family: "f", uid: "u", authTime: 0, method: "m", createdAt: 0, expiresAt: 10))
-                _ = try tx.rateLimit(bucket: [UInt8(index)], now: 10, interval: 0, perHour: 0)
-                try tx.setGuessRecord(bucket: [UInt8(index)], GuessRecord(failures: 1, lastFailureAt: 10))
-            }
-        }
-        for _ in 0..<2 {
-            let removed = try store.write { tx in
-                [
-                    try tx.pruneConsumedCodes(now: 10, limit: 2), try tx.pruneActionRequests(expiredBy: 10, limit: 2),
-                    try tx.pruneRefreshTokens(expiredBy: 10, limit: 2), try tx.pruneRateEvents(atOrBefore: 10, limit: 2),
-                    try tx.pruneGuessRecords(lastFailureBy: 10, limit: 2),
-                ]
-            }
-            #expect(removed == [2, 2, 2, 2, 2])
-        }
-        #expect(try store.write { tx in try tx.pruneConsumedCodes(now: 9, limit: 10) } == 0, "nothing expired before 10")
-        #expect(try store.write { tx in try tx.pruneConsumedCodes(now: 10, limit: 10) } == 1)
-    }
-
     @Test("a dead message queued again is not purged, and a purge takes at most its limit", arguments: StoreKind.available)
     func outboxPurge(kind: StoreKind) throws {
         let store = try kind.database().open()
@@ -196,9 +167,9 @@ struct HousekeepingStoreTests {
         }.start()
         var uids: Set<String> = []
         for index in 0..<20 {
-            try h.service.sendEmailLink(EmailLinkRequest(email: "user\(index)@example.com"))
-            let login = try h.service.completeEmailLink(EmailLinkCompletion(link: try h.lastLink()))
-            _ = try h.service.refresh(login.session.refreshToken)
+            try h.service.emailLink.send(EmailLinkRequest(email: "user\(index)@example.com"))
+            let login = try h.service.emailLink.complete(EmailLinkCompletion(link: try h.lastLink()))
+            _ = try h.service.sessions.refresh(login.session.refreshToken)
             uids.insert(login.uid)
         }
         signInsDone.increment()

@@ -29,11 +29,11 @@ struct LinkReasonStoreTests {
     @Test("browser_bound round-trips; used, superseded and other browser are told; another address is untouched", arguments: StoreKind.available)
     func reasons(kind: StoreKind) throws {
         let h = try StoreFlowHarness(kind)
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com", browserVerifier: Self.cookie))
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com", browserVerifier: Self.cookie))
         let bound = try h.lastLink()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "a@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com"))
         let older = try h.lastLink()
-        try h.service.sendEmailLink(EmailLinkRequest(email: "b@example.com"))
+        try h.service.emailLink.send(EmailLinkRequest(email: "b@example.com"))
         let other = try h.lastLink()
 
         // The binding as stored: the column, and only the cookie's S256 (never the cookie).
@@ -41,15 +41,15 @@ struct LinkReasonStoreTests {
         let id = try #require(CodeNonce.requestID(of: try code(bound)))
         let stored = try #require(try reopened.read { try $0.actionRequest(id: id) })
         #expect(stored.browserBound && stored.codeChallenge == Base64URL.encode(SHA256.hash(Self.cookie)))
-        #expect(h.service.browserCheck(oobCode: try code(bound), browserVerifier: Self.cookie)?.binding == .sameBrowser)
+        #expect(h.service.ledger.browserCheck(oobCode: try code(bound), browserVerifier: Self.cookie)?.binding == .sameBrowser)
 
-        expectCode("LINK_OTHER_BROWSER") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: bound)) }
-        _ = try h.service.completeEmailLink(EmailLinkCompletion(link: bound, browserVerifier: Self.cookie))
-        expectCode("LINK_USED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: bound, browserVerifier: Self.cookie)) }
-        #expect(h.service.browserCheck(oobCode: try code(bound), browserVerifier: Self.cookie)?.signedInHere == true)
-        expectCode("LINK_SUPERSEDED") { _ = try h.service.completeEmailLink(EmailLinkCompletion(link: older)) }
+        expectCode("LINK_OTHER_BROWSER") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: bound)) }
+        _ = try h.service.emailLink.complete(EmailLinkCompletion(link: bound, browserVerifier: Self.cookie))
+        expectCode("LINK_USED") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: bound, browserVerifier: Self.cookie)) }
+        #expect(h.service.ledger.browserCheck(oobCode: try code(bound), browserVerifier: Self.cookie)?.signedInHere == true)
+        expectCode("LINK_SUPERSEDED") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: older)) }
         // b's link was not touched by a's sign-in.
-        #expect(try h.service.completeEmailLink(EmailLinkCompletion(link: other)).email == "b@example.com")
+        #expect(try h.service.emailLink.complete(EmailLinkCompletion(link: other)).email == "b@example.com")
     }
 }
 

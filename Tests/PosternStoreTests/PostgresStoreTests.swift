@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 @testable import PosternPostgres
 import PosternSQL
+import PosternTestSupport
 import Synchronization
 import Testing
 
@@ -229,18 +230,4 @@ final class Barrier: Sendable {
         let deadline = Date().addingTimeInterval(5)
         while arrived.withLock({ $0 }) < parties && Date() < deadline { usleep(1000) }
     }
-}
-
-/// Runs `body` on `count` threads of its own at once (concurrentPerform stops at the core count,
-/// and these bodies wait for one another), and returns when all have ended.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread {
-            body(index)
-            group.leave()
-        }.start()
-    }
-    group.wait()
 }

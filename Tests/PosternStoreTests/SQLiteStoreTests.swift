@@ -23,79 +23,6 @@ struct StoreTests {
         #expect(found?.email?.address == "Alice@example.com")
     }
 
-    @Test("an address belongs to at most one account", arguments: StoreKind.available)
-    func addressUniqueness(kind: StoreKind) throws {
-        let store = try kind.database().open()
-        let first = try account("u1", "a@example.com")
-        let second = try account("u2", "A@EXAMPLE.com")
-        try store.write { try $0.insertAccount(first) }
-        let error = #expect(throws: StoreError.self) { try store.write { try $0.insertAccount(second) } }
-        #expect(error?.isAddressTaken == true)
-        #expect(try store.read { try $0.account(uid: "u2") } == nil, "the refused insert left no account row")
-        // A closure may go on after addressTaken: the transaction is still usable and commits.
-        let third = try account("u3", "c@example.com")
-        try store.write { tx in
-            #expect(throws: StoreError.addressTaken) { try tx.insertAccount(second) }
-            try tx.insertAccount(third)
-        }
-        #expect(try store.read { try $0.account(uid: "u3") } == third)
-    }
-
-    @Test("a failure in the middle of a write leaves no half state, and other writers are unaffected", arguments: StoreKind.available)
-    func atomicWrites(kind: StoreKind) async throws {
-        let store = try kind.database().open()
-        struct Boom: Error {}
-        let doomed = try account("u1", "a@example.com")
-        let fine = try account("u2", "b@example.com")
-        let failing = Task.detached {
-            try store.write { tx in
-                try tx.insertAccount(doomed)
-                _ = try tx.consume(nonce: [1, 2, 3], expiresAt: 2_000_000_000)
-                throw Boom()
-            }
-        }
-        let succeeding = Task.detached { try store.write { try $0.insertAccount(fine) } }
-        await #expect(throws: Boom.self) { try await failing.value }
-        try await succeeding.value
-        #expect(try store.read { try $0.account(uid: "u1") } == nil)
-        #expect(try store.read { try $0.isConsumed(nonce: [1, 2, 3]) } == false)
-        #expect(try store.read { try $0.account(uid: "u2") } == fine)
-    }
-
-    @Test("50 threads consuming one code: exactly one wins", arguments: StoreKind.available)
-    func singleUse(kind: StoreKind) throws {
-        let store = try kind.database().open()
-        let nonce = try SecureRandom.bytes(16)
-        let wins = Counter()
-        let failures = Counter()
-        DispatchQueue.concurrentPerform(iterations: 50) { _ in
-            do {
-                if try store.write({ try $0.consume(nonce: nonce, expiresAt: 2_000_000_000) }) { wins.increment() }
-            } catch {
-                failures.increment()
-            }
-        }
-        #expect(wins.value == 1)
-        #expect(failures.value == 0, "every loser is told false, none fails")
-        #expect(try store.read { try $0.isConsumed(nonce: nonce) })
-        #expect(try store.write { try $0.pruneConsumedCodes(now: 2_000_000_001, limit: 500) } == 1)
-    }
-
-    @Test("40 threads reading a rate limit, deciding and writing: exactly the limit is let through", arguments: StoreKind.available)
-    func readDecideWriteIsSerializable(kind: StoreKind) throws {
-        // Each closure reads the bucket's events and adds one only if fewer than 5: with less than
-        // serializable isolation across connections, several would read 4 and all add theirs.
-        let store = try kind.database().open()
-        let bucket = Array(SHA256.hash("contended").prefix(16))
-        let allowed = Counter()
-        DispatchQueue.concurrentPerform(iterations: 40) { _ in
-            if (try? store.write({ try $0.rateLimit(bucket: bucket, now: 1000, interval: 0, perHour: 5) })) == .some(nil) {
-                allowed.increment()
-            }
-        }
-        #expect(allowed.value == 5)
-    }
-
     @Test("concurrent writers are all committed and durable after reopening", arguments: StoreKind.available)
     func concurrentWritersCommit(kind: StoreKind) throws {
         let database = try kind.database()
@@ -108,30 +35,6 @@ struct StoreTests {
             try (0..<400).filter { try !tx.isConsumed(nonce: [UInt8($0 & 0xFF), UInt8($0 >> 8)]) }
         }
         #expect(missing.isEmpty)
-    }
-
-    @Test("accounts update, move addresses and delete", arguments: StoreKind.available)
-    func accountLifecycle(kind: StoreKind) throws {
-        let store = try kind.database().open()
-        var alice = try account("u1", "a@example.com")
-        try store.write { [alice] in try $0.insertAccount(alice) }
-        alice.email = try EmailAddress.parse("new@example.com")
-        alice.passwordHash = "$scrypt$x"
-        alice.providers = [.password, .emailLink]
-        try store.write { [alice] in try $0.updateAccount(alice) }
-        #expect(try store.read { try $0.account(address: EmailAddress.parse("a@example.com")) } == nil)
-        #expect(try store.read { try $0.account(address: EmailAddress.parse("new@example.com")) } == alice)
-        #expect(
-            try store.read { try $0.passwordCredential(address: EmailAddress.parse("NEW@example.com")) }
-                == PasswordCredential(uid: "u1", passwordHash: "$scrypt$x"))
-        #expect(try store.read { try $0.passwordCredential(address: EmailAddress.parse("a@example.com")) } == nil)
-        let anonymous = try account("u3", nil)
-        try store.write { try $0.insertAccount(anonymous) }
-        #expect(try store.read { try $0.account(uid: "u3") }?.isAnonymous == true)
-        try store.write { try $0.deleteAccount(uid: "u1") }
-        #expect(try store.read { try $0.account(uid: "u1") } == nil)
-        let gone = alice
-        #expect(throws: StoreError.self) { try store.write { try $0.updateAccount(gone) } }
     }
 
     @Test("the key ring lives in the store, sealed under the 0600 master key file", arguments: StoreKind.available)

@@ -20,7 +20,7 @@ import Synchronization
 ///   the check then costs no write (bench/pg measured the write at a third of SQLite's send-link
 ///   throughput), and a restart forgets it (it was a minute's worth). Several daemons on one
 ///   SQLite file would each count their own.
-final class ClientLimit: Sendable {
+public final class ClientLimit: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any LimitWriter
@@ -53,7 +53,7 @@ final class ClientLimit: Sendable {
 
     /// Counts one request of `ip`.
     /// - Throws: `tooManyAttempts` past the limit; `unavailable` when the store cannot count.
-    func admit(ip: String) throws(AuthError) {
+    public func admit(ip: String) throws(AuthError) {
         guard allowed > 0 else { return }
         let now = nowMillis()
         let (allowed, window) = (allowed, window)
@@ -80,7 +80,7 @@ final class ClientLimit: Sendable {
     /// Refuses `ip` while its next request would be refused, counting nothing: a request that
     /// passes costs no write (a read of the client's row where the count is in the store).
     /// - Throws: `tooManyAttempts` while over the limit; `unavailable` when the store cannot read.
-    func refusal(ip: String) throws(AuthError) {
+    public func refusal(ip: String) throws(AuthError) {
         guard allowed > 0 else { return }
         let now = nowMillis()
         let (allowed, window) = (allowed, window)

@@ -29,7 +29,7 @@ public struct Housekeeper: Sendable {
     /// Where the removals are counted.
     public let metrics: HousekeepingMetrics
     /// What is due to change before anything is deleted, run first in each round (the daemon's:
-    /// ``AuthService/settleDuePhoneTransfers(limit:)``, which needs the keys and settings the
+    /// ``PhoneSettlement/settleDueTransfers(limit:)``, which needs the keys and settings the
     /// store alone has not): how many it settled, how many it could not.
     public typealias SettleDue = @Sendable () throws -> (moved: Int, failed: Int)
     /// The round's ``SettleDue``; nil for none (`maintenance run`).

@@ -5,7 +5,7 @@
 public struct PhoneSignInCode: Sendable, Hashable {
     /// Random: the SMS outbox's handle (`phone-sign-in:ID`) and what the code's hash is bound to.
     public var requestID: String
-    /// HMAC of the E.164 form under the phone key (``PhoneFlow``'s number hash): the row's key.
+    /// HMAC of the E.164 form under the phone key (``PhoneKeys``' number hash): the row's key.
     public var numberHash: [UInt8]
     /// The number's country calling code ("49").
     public var countryCode: String

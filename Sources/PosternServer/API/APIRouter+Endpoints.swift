@@ -18,7 +18,7 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200,
                   contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
-                return .body(200, SessionBody(try service.signInAnonymously()))
+                return .body(200, SessionBody(try service.sessions.signInAnonymously()))
             },
             // Answered from the commit of its write (APIRouter.handleLater): the busiest request
             // parks no thread.
@@ -36,7 +36,7 @@ extension APIRouter {
                 let newCookie = sentCookie == nil ? browser.map {
                     ActionPages.setBrowserCookie($0, secure: runtime.settings.publicURL.hasPrefix("https:"))
                 } : nil
-                try service.sendEmailLink(EmailLinkRequest(
+                try service.emailLink.send(EmailLinkRequest(
                     email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
                     idToken: body.idToken, approvalDevice: device, browserVerifier: browser)
                 ) { result in
@@ -59,7 +59,7 @@ extension APIRouter {
                     throw .invalidArgument("waitSeconds must be 0 to \(ApprovalWaits.longest).")
                 }
                 let login = try waits.wait(seconds: seconds) { () throws(AuthError) in
-                    try service.approvalResult(
+                    try service.emailLink.approvalResult(
                         email: body.email, codeVerifier: body.codeVerifier, idToken: body.idToken ?? c.bearer,
                         allowMigration: body.allowMigration)
                 }
@@ -72,7 +72,7 @@ extension APIRouter {
                                            .invalidIDToken, .requiresRecentLogin, .migrationRequired, .credentialAlreadyInUse, .linkOtherSession],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
-                let login = try service.completeEmailLink(EmailLinkCompletion(
+                let login = try service.emailLink.complete(EmailLinkCompletion(
                     link: body.link, oobCode: body.oobCode, code: body.code, email: body.email, codeVerifier: body.codeVerifier,
                     idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration,
                     browserVerifier: ActionPages.browserCookie(c.request)))
@@ -82,7 +82,7 @@ extension APIRouter {
                   contract: .init(request: .json(SignUpBody.self), answer: .json(AcceptedBody.self),
                                   errors: [.invalidEmail, .weakPassword, .invalidContinueURI, .invalidIDToken])) { c throws(AuthError) in
                 let body = try c.body(SignUpBody.self)
-                try service.signUp(
+                try service.passwords.signUp(
                     email: body.email, password: body.password, idToken: body.idToken, continueURL: body.continueUrl,
                     locale: body.locale, codeChallenge: body.codeChallenge)
                 return .body(202, AcceptedBody(status: .verificationSent))
@@ -93,7 +93,7 @@ extension APIRouter {
                                            .credentialAlreadyInUse],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PasswordSignInBody.self)
-                let login = try service.signInWithPassword(
+                let login = try service.passwords.signIn(
                     email: body.email, password: body.password, idToken: body.idToken ?? c.bearer,
                     allowMigration: body.allowMigration)
                 return .body(200, LoginBody(login))
@@ -104,7 +104,7 @@ extension APIRouter {
                   contract: .init(request: .json(PasswordResetBody.self), answer: .json(AcceptedBody.self),
                                   errors: [.invalidEmail, .invalidContinueURI])) { c, reply throws(AuthError) in
                 let body = try c.body(PasswordResetBody.self)
-                try service.requestPasswordReset(email: body.email, continueURL: body.continueUrl, locale: body.locale) { result in
+                try service.passwords.requestReset(email: body.email, continueURL: body.continueUrl, locale: body.locale) { result in
                     reply(result.map { sent })
                 }
             },
@@ -112,61 +112,61 @@ extension APIRouter {
                   contract: .init(request: .json(ActionBody.self), answer: .json(ActionInfoBody.self),
                                   errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded])) { c throws(AuthError) in
                 let body = try c.body(ActionBody.self)
-                let info = try service.inspectAction(link: body.link, oobCode: body.oobCode)
+                let info = try service.addresses.inspect(link: body.link, oobCode: body.oobCode)
                 return .body(200, ActionInfoBody(info))
             },
             Route(method: "POST", path: "/v1/actions/apply", summary: "Apply a reset, verification, change or recovery link", access: .public, status: 200,
                   contract: .init(request: .json(ActionBody.self), answer: .json(AppliedActionBody.self),
                                   errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .weakPassword, .userDisabled, .emailExists])) { c throws(AuthError) in
                 let body = try c.body(ActionBody.self)
-                let applied = try service.applyAction(link: body.link, oobCode: body.oobCode, newPassword: body.newPassword)
+                let applied = try service.addresses.apply(link: body.link, oobCode: body.oobCode, newPassword: body.newPassword)
                 return .body(200, AppliedActionBody(mode: applied.mode.rawValue, email: applied.email))
             },
             Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200,
                   contract: .init(request: .json(RefreshTokenBody.self), answer: .json(SessionBody.self),
                                   errors: [.invalidRefreshToken, .tokenRevoked, .userDisabled],
                                   links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
-                let session = try service.refresh(try c.body(RefreshTokenBody.self).refreshToken)
+                let session = try service.sessions.refresh(try c.body(RefreshTokenBody.self).refreshToken)
                 return .body(200, SessionBody(session))
             },
             Route(method: "POST", path: "/v1/sign-out", summary: "Revoke a refresh token's family", access: .public, status: 204,
                   contract: .init(request: .json(RefreshTokenBody.self), answer: .noContent)) { c throws(AuthError) in
-                try service.signOut(refreshToken: try c.body(RefreshTokenBody.self).refreshToken)
+                try service.sessions.signOut(refreshToken: try c.body(RefreshTokenBody.self).refreshToken)
                 return HTTPResponse(status: 204)
             },
             Route(method: "GET", path: "/v1/me", summary: "The signed-in user", access: .user, status: 200,
                   contract: .init(answer: .json(UserBody.self))) { c throws(AuthError) in
-                .body(200, UserBody(try service.me(idToken: try c.idToken())))
+                .body(200, UserBody(try service.profiles.me(idToken: try c.idToken())))
             },
             Route(method: "PATCH", path: "/v1/me", summary: "Change displayName and attributes", access: .user, status: 200,
                   contract: .init(request: .json(ProfilePatchBody.self), answer: .json(UserBody.self))) { c throws(AuthError) in
                 let body = try c.body(ProfilePatchBody.self)
                 let attributes = body.attributes.map { String(decoding: APIJSON.encode($0), as: UTF8.self) }
-                let user = try service.updateProfile(idToken: try c.idToken(), displayName: body.displayName.change, attributes: attributes)
+                let user = try service.profiles.update(idToken: try c.idToken(), displayName: body.displayName.change, attributes: attributes)
                 return .body(200, UserBody(user))
             },
             Route(method: "DELETE", path: "/v1/me", summary: "Delete the account (recent sign-in)", access: .user, status: 204,
                   contract: .init(answer: .noContent, errors: [.requiresRecentLogin])) { c throws(AuthError) in
-                try service.deleteAccount(idToken: try c.idToken())
+                try service.profiles.delete(idToken: try c.idToken())
                 return HTTPResponse(status: 204)
             },
             Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200,
                   contract: .init(request: .json(NewPasswordBody.self), answer: .json(SessionBody.self),
                                   errors: [.requiresRecentLogin, .weakPassword, .anonymousAccount])) { c throws(AuthError) in
-                let session = try service.setPassword(idToken: try c.idToken(), password: try c.body(NewPasswordBody.self).password)
+                let session = try service.passwords.setPassword(idToken: try c.idToken(), password: try c.body(NewPasswordBody.self).password)
                 return .body(200, SessionBody(session))
             },
             Route(method: "POST", path: "/v1/me/email", summary: "Ask to change the address (recent sign-in)", access: .user, status: 202,
                   contract: .init(request: .json(ChangeEmailBody.self), answer: .json(AcceptedBody.self),
                                   errors: [.requiresRecentLogin, .invalidEmail, .invalidContinueURI, .emailExists, .anonymousAccount, .tooManyAttempts])) { c throws(AuthError) in
                 let body = try c.body(ChangeEmailBody.self)
-                try service.requestEmailChange(idToken: try c.idToken(), newEmail: body.newEmail, continueURL: body.continueUrl)
+                try service.addresses.requestChange(idToken: try c.idToken(), newEmail: body.newEmail, continueURL: body.continueUrl)
                 return sent
             },
             Route(method: "POST", path: "/v1/me/verify-email", summary: "Mail a verification link", access: .user, status: 202,
                   contract: .init(request: .json(VerifyEmailBody.self), answer: .json(AcceptedBody.self),
                                   errors: [.invalidContinueURI, .anonymousAccount, .tooManyAttempts])) { c throws(AuthError) in
-                try service.requestEmailVerification(idToken: try c.idToken(), continueURL: try c.body(VerifyEmailBody.self).continueUrl)
+                try service.addresses.requestVerification(idToken: try c.idToken(), continueURL: try c.body(VerifyEmailBody.self).continueUrl)
                 return sent
             },
             Route(method: "POST", path: "/v1/admin/links", summary: "Make an action link (and optionally mail it)", access: .admin, status: 200,
@@ -178,7 +178,7 @@ extension APIRouter {
                                                 requestBody: ["oobCode": "$response.body#/oobCode"])
                                       })) { c throws(AuthError) in
                 let body = try c.body(AdminLinkBody.self)
-                let issued = try service.issueLink(
+                let issued = try service.operators.issueLink(
                     action: body.action, email: body.email, continueURL: body.continueUrl, locale: body.locale, queue: body.send ?? false)
                 return .body(200, IssuedLinkBody(
                     link: issued.link, oobCode: issued.oobCode, expiresAt: UTCTimestamp.iso8601(issued.expiresAt), queued: issued.queued))
@@ -188,21 +188,21 @@ extension APIRouter {
                                   query: [.init(name: "email", schema: .emailAddress, required: true, description: "The address to look up.")],
                                   links: [RouteContract.Link].administeringUser.filter { $0.name != "lookUp" })) { c throws(AuthError) in
                 guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
-                guard let user = try service.user(email: email) else { throw .userNotFound }
+                guard let user = try service.operators.user(email: email) else { throw .userNotFound }
                 return .body(200, UserBody(user))
             },
             Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200,
                   contract: .init(request: .json(AdminUserPatchBody.self), answer: .json(UserBody.self), errors: [.userNotFound],
                                   pathParameters: ["uid": .uid])) { c throws(AuthError) in
                 let body = try c.body(AdminUserPatchBody.self)
-                let user = try service.updateUser(
+                let user = try service.operators.updateUser(
                     uid: c.parameters["uid"] ?? "", disabled: body.disabled, emailVerified: body.emailVerified,
                     displayName: body.displayName.change)
                 return .body(200, UserBody(user))
             },
             Route(method: "DELETE", path: "/v1/admin/users/{uid}", summary: "Delete a user", access: .admin, status: 204,
                   contract: .init(answer: .noContent, errors: [.userNotFound], pathParameters: ["uid": .uid])) { c throws(AuthError) in
-                try service.deleteUser(uid: c.parameters["uid"] ?? "")
+                try service.operators.deleteUser(uid: c.parameters["uid"] ?? "")
                 return HTTPResponse(status: 204)
             },
             Route(method: "GET", path: "/v1/admin/outbox", summary: "Outbox message metadata (never bodies)", access: .admin, status: 200,
@@ -216,7 +216,7 @@ extension APIRouter {
                     }
                     state = parsed
                 }
-                let messages = try service.outboxMessages(state: state, limit: 500)
+                let messages = try service.operators.outboxMessages(state: state, limit: 500)
                 return .body(200, OutboxListBody(messages: messages.map(OutboxMessageBody.init)))
             },
             Route(method: "GET", path: "/v1/admin/outbox/{id}", summary: "A message and its delivery log (every attempt)", access: .admin,
@@ -224,7 +224,7 @@ extension APIRouter {
                   contract: .init(answer: .json(OutboxMessageDetailBody.self), errors: [.invalidArgument, .notFound],
                                   pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
                 guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
-                guard let found = try service.outboxMessage(id: id) else { throw AuthError.outboxMessageNotFound }
+                guard let found = try service.operators.outboxMessage(id: id) else { throw AuthError.outboxMessageNotFound }
                 return .body(200, OutboxMessageDetailBody(id: id, message: found.message, attempts: found.attempts))
             },
             Route(method: "POST", path: "/v1/admin/outbox/{id}/retry", summary: "Queue a dead message again", access: .admin, status: 200,
@@ -232,7 +232,7 @@ extension APIRouter {
                                   pathParameters: ["id": .integer("The message's id.")])) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 guard let id = Int64(c.parameters["id"] ?? "") else { throw .invalidArgument("id must be a message number.") }
-                guard try service.retryOutboxMessage(id: id) else {
+                guard try service.operators.retryOutboxMessage(id: id) else {
                     throw AuthError.notDead
                 }
                 return .body(200, RetriedMessageBody(id: id))
@@ -243,11 +243,11 @@ extension APIRouter {
                         mediaTypes: ["message/rfc822", "text/plain", "application/octet-stream"],
                         description: "The report as mail brought it: a delivery status notification (RFC 3464) or an abuse report (RFC 5965) sent to a message's --bounce-address reverse path. Anything else is answered `ignored` with its reason."),
                     answer: .json(BounceResultBody.self))) { c throws(AuthError) in
-                .body(200, BounceResultBody(try service.takeDeliveryReport(c.request.body)))
+                .body(200, BounceResultBody(try service.bounces.take(c.request.body)))
             },
             Route(method: "GET", path: "/v1/admin/webhooks", summary: "The webhook endpoints (never their secrets)", access: .admin, status: 200,
                   contract: .init(answer: .json(WebhookEndpointListBody.self))) { _ throws(AuthError) in
-                .body(200, WebhookEndpointListBody(endpoints: try service.webhookEndpoints.list().map(WebhookEndpointBody.init)))
+                .body(200, WebhookEndpointListBody(endpoints: try service.operators.webhookEndpoints.list().map(WebhookEndpointBody.init)))
             },
             Route(method: "POST", path: "/v1/admin/webhooks", summary: "Add a webhook endpoint (its secret is answered once)", access: .admin,
                   status: 201,
@@ -255,13 +255,13 @@ extension APIRouter {
                                   errors: [.invalidArgument])) { c throws(AuthError) in
                 let body = try c.body(WebhookEndpointRequestBody.self)
                 let events = body.events.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") }
-                let added = try service.webhookEndpoints.add(url: body.url, events: events)
+                let added = try service.operators.webhookEndpoints.add(url: body.url, events: events)
                 return .body(201, WebhookEndpointSecretBody(added))
             },
             Route(method: "DELETE", path: "/v1/admin/webhooks/{id}", summary: "Remove a webhook endpoint", access: .admin, status: 204,
                   contract: .init(answer: .noContent, errors: [.notFound],
                                   pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
-                guard try service.webhookEndpoints.remove(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                guard try service.operators.webhookEndpoints.remove(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
                 return HTTPResponse(status: 204)
             },
             Route(method: "POST", path: "/v1/admin/webhooks/{id}/rotate-secret",
@@ -270,7 +270,7 @@ extension APIRouter {
                                   errors: [.notFound],
                                   pathParameters: ["id": .string("The endpoint's id (`ep_…`).")])) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
-                guard let rotated = try service.webhookEndpoints.rotate(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                guard let rotated = try service.operators.webhookEndpoints.rotate(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
                 return .body(200, WebhookEndpointSecretBody(rotated))
             },
             Route(method: "POST", path: "/v1/admin/webhooks/{id}/test", summary: "Queue a webhook.test event for one endpoint", access: .admin,
@@ -278,7 +278,7 @@ extension APIRouter {
                   contract: .init(request: .json(EmptyBody.self), answer: .json(WebhookTestBody.self), errors: [.notFound],
                                   pathParameters: ["id": .string("The endpoint's id (`ep_…` or `settings-N`).")])) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
-                guard let id = try service.webhookEndpoints.test(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
+                guard let id = try service.operators.webhookEndpoints.test(id: c.parameters["id"] ?? "") else { throw AuthError.webhookNotFound }
                 return .body(202, WebhookTestBody(webhookId: id))
             },
         ]

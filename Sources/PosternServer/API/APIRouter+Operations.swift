@@ -15,7 +15,7 @@ extension APIRouter {
                   contract: .init(answer: .content(mediaType: "application/json", schema: .object([.required("status", .oneOf(["ready"]))])),
                                   errors: [.unavailable])) { _ throws(AuthError) in
                 do {
-                    _ = try service.outboxCounts()
+                    _ = try service.operators.outboxCounts()
                     return .json(200, #"{"status":"ready"}"#)
                 } catch {
                     return JSONAnswer.error(.unavailable("The store does not answer."))
@@ -60,7 +60,7 @@ extension APIRouter {
     ) -> HTTPResponse {
         var text = metrics.render()
         text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
-        let counts = (try? service.outboxCounts()) ?? OutboxCounts()
+        let counts = (try? service.operators.outboxCounts()) ?? OutboxCounts()
         for state in OutboxState.allCases {
             text += #"postern_outbox_messages{state="\#(state.rawValue)"} \#(counts[state])"# + "\n"
         }
@@ -81,7 +81,7 @@ extension APIRouter {
         }
         text += "# HELP postern_bounces_total Delivery and abuse reports taken in over the admin API, by outcome.\n"
         text += "# TYPE postern_bounces_total counter\n"
-        for entry in service.bounceMetrics.snapshot() {
+        for entry in service.bounces.metrics.snapshot() {
             text += #"postern_bounces_total{outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
         }
         let reclaimed = reclaims.snapshot()
@@ -92,7 +92,7 @@ extension APIRouter {
         text += #"postern_reclaimed_claims_total{table="sms_outbox"} \#(reclaimed.sms)"# + "\n"
         text += "# HELP postern_webhook_deliveries Webhook deliveries (one per event and endpoint) by state.\n"
         text += "# TYPE postern_webhook_deliveries gauge\n"
-        let deliveries = (try? service.webhookCounts()) ?? WebhookCounts()
+        let deliveries = (try? service.operators.webhookCounts()) ?? WebhookCounts()
         for state in OutboxState.allCases {
             text += #"postern_webhook_deliveries{state="\#(state.rawValue)"} \#(deliveries[state])"# + "\n"
         }

@@ -16,54 +16,54 @@ extension APIRouter {
         return [
             Route(method: "GET", path: "/v1/me/phones", summary: "The account's phone claims, pending and verified (transfers that are due are settled)", access: .user, status: 200,
                   contract: .init(answer: .json(PhoneClaimListBody.self))) { c throws(AuthError) in
-                let claims = try service.phoneClaims(idToken: try c.idToken())
+                let claims = try service.phoneOwner.list(idToken: try c.idToken())
                 return .body(200, PhoneClaimListBody(claims: claims.map(PhoneClaimBody.init)))
             },
             Route(method: "POST", path: "/v1/me/phones", summary: "Ask to add a phone number (recent sign-in): an SMS code goes to it; the same answer for every number", access: .user, status: 202,
                   contract: .init(request: .json(AddPhoneBody.self), answer: .json(PhoneClaimAcceptedBody.self),
                                   errors: [.requiresRecentLogin, .anonymousAccount] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(AddPhoneBody.self)
-                let claim = try service.addPhone(idToken: try c.idToken(), phoneNumber: body.phoneNumber, locale: body.locale, clientIP: c.clientIP)
+                let claim = try service.phoneOwner.add(idToken: try c.idToken(), phoneNumber: body.phoneNumber, locale: body.locale, clientIP: c.clientIP)
                 return accepted(202, claim.claimID, "sms_sent")
             },
             Route(method: "POST", path: "/v1/me/phones/{claimId}/verify", summary: "Prove the number with the SMS code typed into the owner's session (one person: both agree)", access: .user, status: 200,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .json(PhoneClaimAcceptedBody.self),
                                   errors: [.invalidPhoneCode, .phoneClaimNotFound, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
                 let body = try c.body(PhoneCodeBody.self)
-                let proof = try service.provePhoneAsOwner(idToken: try c.idToken(), claimID: claimID(c), code: body.code)
+                let proof = try service.phoneOwner.prove(idToken: try c.idToken(), claimID: claimID(c), code: body.code)
                 return accepted(200, proof.claimID, "proved")
             },
             Route(method: "POST", path: "/v1/me/phones/{claimId}/approve", summary: "Approve a claim the number's holder proved first (recent sign-in)", access: .user, status: 200,
                   contract: .init(request: .json(EmptyBody.self), answer: .json(PhoneClaimAcceptedBody.self),
                                   errors: [.requiresRecentLogin, .phoneClaimNotFound, .phoneClaimState], pathParameters: claimPath)) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
-                let proof = try service.approvePhoneClaim(idToken: try c.idToken(), claimID: claimID(c))
+                let proof = try service.phoneOwner.approve(idToken: try c.idToken(), claimID: claimID(c))
                 return accepted(200, proof.claimID, "approved")
             },
             Route(method: "POST", path: "/v1/me/phones/{claimId}/release", summary: "Let a verified number go now to the account that claimed it with its holder (recent sign-in)", access: .user, status: 204,
                   contract: .init(request: .json(EmptyBody.self), answer: .noContent,
                                   errors: [.requiresRecentLogin, .phoneClaimNotFound, .phoneClaimState], pathParameters: claimPath)) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
-                try service.releasePhone(idToken: try c.idToken(), claimID: claimID(c))
+                try service.phoneOwner.release(idToken: try c.idToken(), claimID: claimID(c))
                 return HTTPResponse(status: 204)
             },
             Route(method: "POST", path: "/v1/me/phones/{claimId}/object", summary: "Keep a verified number: end the claims of other accounts waiting for it", access: .user, status: 204,
                   contract: .init(request: .json(EmptyBody.self), answer: .noContent,
                                   errors: [.phoneClaimNotFound, .phoneClaimState], pathParameters: claimPath)) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
-                try service.objectToPhoneTransfer(idToken: try c.idToken(), claimID: claimID(c))
+                try service.phoneOwner.object(idToken: try c.idToken(), claimID: claimID(c))
                 return HTTPResponse(status: 204)
             },
             Route(method: "DELETE", path: "/v1/me/phones/{claimId}", summary: "Delete a phone claim (a verified number is free again)", access: .user, status: 204,
                   contract: .init(answer: .noContent, errors: [.phoneClaimNotFound], pathParameters: claimPath)) { c throws(AuthError) in
-                try service.deletePhoneClaim(idToken: try c.idToken(), claimID: claimID(c))
+                try service.phoneOwner.delete(idToken: try c.idToken(), claimID: claimID(c))
                 return HTTPResponse(status: 204)
             },
             Route(method: "POST", path: "/v1/phone/send", summary: "A sign-in code by SMS (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the same answer for every number", access: .public, status: 202,
                   contract: .init(request: .json(PhoneSignInSendBody.self), answer: .json(AcceptedBody.self),
                                   errors: [.phoneSignInDisabled, .invalidIDToken, .smsCountryNotAllowed] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(PhoneSignInSendBody.self)
-                try service.sendPhoneSignIn(
+                try service.phoneSignIn.send(
                     phoneNumber: body.phoneNumber, locale: body.locale, idToken: body.idToken ?? c.bearer, clientIP: c.clientIP)
                 return .body(202, AcceptedBody(status: .sent))
             },
@@ -73,7 +73,7 @@ extension APIRouter {
                                            .userDisabled, .migrationRequired, .credentialAlreadyInUse, .tooManyAttempts],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PhoneSignInCompleteBody.self)
-                let login = try service.completePhoneSignIn(
+                let login = try service.phoneSignIn.complete(
                     phoneNumber: body.phoneNumber, code: body.code, idToken: body.idToken ?? c.bearer, allowMigration: body.allowMigration)
                 return .body(200, LoginBody(login))
             },
@@ -81,26 +81,26 @@ extension APIRouter {
                   contract: .init(request: .json(StartPhoneClaimBody.self), answer: .json(PhoneClaimAcceptedBody.self),
                                   errors: [.invalidEmail, .anonymousAccount] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(StartPhoneClaimBody.self)
-                let claim = try service.startPhoneClaim(
+                let claim = try service.phoneHolder.start(
                     idToken: try c.idToken(), phoneNumber: body.phoneNumber, email: body.email, locale: body.locale, clientIP: c.clientIP)
                 return accepted(202, claim.claimID, "sms_sent")
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/prove", summary: "The number's holder proves it with the SMS code (5 tries, 10 minutes)", access: .public, status: 200,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .json(PhoneClaimAcceptedBody.self),
                                   errors: [.invalidPhoneCode, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
-                let proof = try service.provePhoneAsHolder(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
+                let proof = try service.phoneHolder.prove(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
                 return accepted(200, proof.claimID, "proved")
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/read", summary: "The number's holder reads the claim its SMS code proves", access: .public, status: 200,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .json(PhoneClaimBody.self),
                                   errors: [.invalidPhoneCode, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
-                let claim = try service.readPhoneClaimAsHolder(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
+                let claim = try service.phoneHolder.read(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
                 return .body(200, PhoneClaimBody(claim))
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/delete", summary: "The number's holder deletes the claim its SMS code proves (a verified number is free again)", access: .public, status: 204,
                   contract: .init(request: .json(PhoneCodeBody.self), answer: .noContent,
                                   errors: [.invalidPhoneCode, .tooManyAttempts], pathParameters: claimPath)) { c throws(AuthError) in
-                try service.deletePhoneClaimAsHolder(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
+                try service.phoneHolder.delete(claimID: claimID(c), code: try c.body(PhoneCodeBody.self).code)
                 return HTTPResponse(status: 204)
             },
         ]

@@ -142,15 +142,15 @@ public final class APIRouter: Sendable {
             guard let expected = runtime.settings.adminToken else {
                 throw AuthError.adminDisabled
             }
-            try runtime.service.admitAdminAttempt(ip: clientIP)
+            try runtime.service.adminTokenGuesses.refusal(ip: clientIP)
             let given = RouteContext(request: request, parameters: [:], clientIP: clientIP).bearer ?? ""
             guard ConstantTime.equals(Array(given.utf8), Array(expected.utf8)) else {
-                try runtime.service.countWrongAdminToken(ip: clientIP)
+                try runtime.service.adminTokenGuesses.admit(ip: clientIP)
                 throw AuthError.adminTokenWrong
             }
         }
         if route.access == .public, request.method != "GET", request.method != "HEAD" {
-            try runtime.service.admitClient(ip: clientIP)
+            try runtime.service.clientLimit.admit(ip: clientIP)
         }
     }
 

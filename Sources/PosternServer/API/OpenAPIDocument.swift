@@ -38,7 +38,7 @@ enum OpenAPIDocument {
                 let port = policy.port == (policy.scheme == "http" ? 80 : 443) ? "" : ":\(policy.port)"
                 continueURLExample = "\(policy.scheme)://\(policy.host)\(port)/welcome"
             }
-            linkActions = AuthService.issuableActions
+            linkActions = OperatorTools.issuableActions
         }
 
         /// None: every schema as written.

@@ -72,17 +72,17 @@ struct ActionPages: Sendable {
         // The browser a bindBrowser link is bound to is known by its postern_browser cookie.
         let browser = Self.browserCookie(c.request)
         do {
-            info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
+            info = try runtime.service.addresses.inspect(link: nil, oobCode: oobCode)
         } catch {
             // A used sign-in link opened again in the browser that completed it: a page, not an error.
             if PageError(error) == .used,
-                runtime.service.browserCheck(oobCode: oobCode, browserVerifier: browser)?.signedInHere == true
+                runtime.service.ledger.browserCheck(oobCode: oobCode, browserVerifier: browser)?.signedInHere == true
             {
                 return page(200, .signedIn(backLink: nil), lang: lang)
             }
             return page(error.httpStatus, .error(PageError(error)), lang: lang)
         }
-        if info.mode == .signIn, let check = runtime.service.browserCheck(oobCode: oobCode, browserVerifier: browser),
+        if info.mode == .signIn, let check = runtime.service.ledger.browserCheck(oobCode: oobCode, browserVerifier: browser),
             check.browserBound, check.binding == .otherBrowser
         {
             return page(AuthError.code(.otherBrowser).httpStatus, .error(.otherBrowser), lang: lang)
@@ -92,14 +92,14 @@ struct ActionPages: Sendable {
         let form = PageForm(oobCode: oobCode, csrf: PageToken.make(cookie: cookie, oobCode: oobCode, ring: runtime.keys.current))
         let shown: HostedPage
         switch info.mode {
-        case .signIn where (try? runtime.service.approvalPrompt(oobCode: oobCode)) != nil:
+        case .signIn where (try? runtime.service.emailLink.approvalPrompt(oobCode: oobCode)) != nil:
             // A sign-in waiting for approval: this GET only offers the button (see `submit`).
             shown = .approveReview(form)
         case .signIn:
             let target = info.continueURL.map {
                 Self.appending(to: $0, ["mode": "signIn", "oobCode": oobCode] + (lang.map { ["lang": $0] } ?? [:]))
             }
-            shown = .signIn(continueLink: target, code: runtime.service.sixDigitCode(forSignInCode: oobCode))
+            shown = .signIn(continueLink: target, code: runtime.service.ledger.sixDigitCode(forSignInCode: oobCode))
         case .resetPassword:
             shown = .resetPassword(form)
         case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
@@ -131,7 +131,7 @@ struct ActionPages: Sendable {
             if form["step"] == "review" || form["pick"] != nil {
                 return try approval(oobCode: oobCode, form: form, pageForm: PageForm(oobCode: oobCode, csrf: token), lang: lang)
             }
-            let info = try runtime.service.inspectAction(link: nil, oobCode: oobCode)
+            let info = try runtime.service.addresses.inspect(link: nil, oobCode: oobCode)
             switch info.mode {
             case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
                 // The number the page showed this browser, typed: a scanner that submits the form
@@ -146,7 +146,7 @@ struct ActionPages: Sendable {
             case .signIn, .resetPassword:
                 break
             }
-            let applied = try runtime.service.applyAction(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
+            let applied = try runtime.service.addresses.apply(link: nil, oobCode: oobCode, newPassword: form["newPassword"])
             return page(200, .done(applied.mode, email: applied.email, backLink: info.continueURL), lang: lang)
         } catch {
             return page(error.httpStatus, .error(PageError(error)), lang: lang)
@@ -159,12 +159,12 @@ struct ActionPages: Sendable {
     private func approval(oobCode: String, form: [String: String], pageForm: PageForm, lang: String?) throws(AuthError) -> HTTPResponse {
         if let text = form["pick"] {
             guard let number = Int(text) else { throw .invalidArgument("pick must be a number.") }
-            switch try runtime.service.pickApproval(oobCode: oobCode, number: number) {
+            switch try runtime.service.emailLink.pickApproval(oobCode: oobCode, number: number) {
             case .approved(let device): return page(200, .approveDone(device: device), lang: lang)
             case .cancelled: return page(200, .approveDone(device: nil), lang: lang)
             }
         }
-        guard let prompt = try runtime.service.approvalPrompt(oobCode: oobCode) else {
+        guard let prompt = try runtime.service.emailLink.approvalPrompt(oobCode: oobCode) else {
             throw .invalidCode("This sign-in does not wait for an approval.")
         }
         return page(200, .approveChoice(device: prompt.device, maskedEmail: prompt.maskedEmail, form: pageForm), lang: lang)

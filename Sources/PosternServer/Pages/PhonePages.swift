@@ -71,10 +71,10 @@ extension ActionPages {
         do {
             switch form["answer"] {
             case "refuse":
-                try runtime.service.deletePhoneClaimAsHolder(claimID: claimID, code: code)
+                try runtime.service.phoneHolder.delete(claimID: claimID, code: code)
                 return page(200, .phoneDone(refused: true), lang: lang)
             default:
-                _ = try runtime.service.provePhoneAsHolder(claimID: claimID, code: code)
+                _ = try runtime.service.phoneHolder.prove(claimID: claimID, code: code)
                 return page(200, .phoneDone(refused: false), lang: lang)
             }
         } catch {

@@ -1,18 +1,31 @@
+import Foundation
 import PosternCore
+import Synchronization
 
 /// The behaviour every ``Store`` must have, as one list of cases that each implementation runs: the
 /// in-memory store Core's tests use (`PosternCoreTests`), SQLite and PostgreSQL
 /// (`PosternStoreTests`). A Core test that passes on the in-memory store then passes on behaviour
 /// production has. (Kratos's `TestFlowPersister` is the model: one suite, every persister.)
 ///
-/// A case gets a new, empty store and checks it through the `Store` API only; what only one kind
+/// A case gets a new, empty store and checks it through the `Store` API only (directly, or through
+/// the Core services over it: the flows, the importer, the vaults, housekeeping); what only one kind
 /// of store has (SQLite's files, PostgreSQL's notifications, reopening after a crash) stays in that
 /// store's own tests. Each concern (a persister) adds its cases in a file of its own beside this
 /// one, and lists them in ``cases``.
 public enum StoreContract {
     /// Every case, in concern order.
     public static var cases: [StoreContractCase] {
-        HeartbeatContract.cases
+        AccountContract.cases
+            + KeyContract.cases
+            + ActionRequestContract.cases
+            + SessionContract.cases
+            + LimitContract.cases
+            + PhoneContract.cases
+            + SMSAdmissionContract.cases
+            + WebhookEndpointContract.cases
+            + HeartbeatContract.cases
+            + HousekeepingContract.cases
+            + FlowContract.cases
             + OutboxContract.cases
             + SMSOutboxContract.cases
             + WebhookDeliveryContract.cases
@@ -62,4 +75,49 @@ public func expectContract<T: Equatable>(
     guard actual == expected else {
         throw StoreContractFailure("\(what()): got \(actual), expected \(expected)", file: file, line: line)
     }
+}
+
+/// Fails the case unless `body` throws an error of type `type`; returns that error.
+@discardableResult
+public func expectContractThrows<E: Error, R>(
+    _ type: E.Type, _ what: @autoclosure () -> String = "an error", file: StaticString = #fileID, line: UInt = #line,
+    _ body: () throws -> R
+) throws -> E {
+    do {
+        _ = try body()
+    } catch let error as E {
+        return error
+    } catch {
+        throw StoreContractFailure("\(what()): threw \(error), expected \(E.self)", file: file, line: line)
+    }
+    throw StoreContractFailure("\(what()): threw nothing, expected \(E.self)", file: file, line: line)
+}
+
+/// The value, or a failure of the case when it is nil.
+public func requireContract<T>(
+    _ value: T?, _ what: @autoclosure () -> String = "value", file: StaticString = #fileID, line: UInt = #line
+) throws -> T {
+    guard let value else { throw StoreContractFailure("\(what()): got nil", file: file, line: line) }
+    return value
+}
+
+/// A count the threads of a case add to.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+/// Runs `body` on `count` threads of its own at once (concurrentPerform stops at the core count,
+/// and these bodies wait for one another), and returns when all have ended.
+public func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread {
+            body(index)
+            group.leave()
+        }.start()
+    }
+    group.wait()
 }

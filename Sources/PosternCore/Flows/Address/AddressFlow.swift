@@ -2,7 +2,7 @@ import Foundation
 
 /// Links that act on an account's address or password: inspecting any link, applying a reset,
 /// a verification, a change of address or its recovery, and asking for a verification or a change.
-final class AddressFlow: Sendable {
+public final class AddressFlow: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & ActionRequestWriter
@@ -22,7 +22,7 @@ final class AddressFlow: Sendable {
     /// Says what a link is and whether it still works, consuming nothing (GET/HEAD of the hosted
     /// page and `/v1/actions/inspect` use this, so mail scanners cannot burn links).
     /// - Throws: `AuthError` (`INVALID_OOB_CODE`, `EXPIRED_OOB_CODE`, or an unusable link).
-    func inspect(link: String?, oobCode: String?) throws(AuthError) -> ActionInfo {
+    public func inspect(link: String?, oobCode: String?) throws(AuthError) -> ActionInfo {
         let text = try oobCodeText(link: link, oobCode: oobCode)
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
@@ -38,7 +38,7 @@ final class AddressFlow: Sendable {
     /// Applies a reset, verification, address change or recovery link.
     /// - Throws: `AuthError`; `invalidArgument` when a reset has no `newPassword`, `weakPassword`,
     ///   `emailExists` when the new address was taken meanwhile.
-    func apply(link: String?, oobCode: String?, newPassword: String?) throws(AuthError) -> AppliedAction {
+    public func apply(link: String?, oobCode: String?, newPassword: String?) throws(AuthError) -> AppliedAction {
         let text = try oobCodeText(link: link, oobCode: oobCode)
         let info = try inspect(link: nil, oobCode: text)
         var hash: String?
@@ -118,7 +118,7 @@ final class AddressFlow: Sendable {
 
     /// Asks for a verification link to the signed-in account's address.
     /// - Throws: `AuthError.invalidIDToken`, `invalidArgument` for an anonymous account, `tooManyAttempts`.
-    func requestVerification(idToken: String, continueURL: String?) throws(AuthError) {
+    public func requestVerification(idToken: String, continueURL: String?) throws(AuthError) {
         let (account, _) = try sessions.verifyIDToken(idToken)
         guard let email = account.email else { throw .anonymousAccount("An anonymous account has no address to verify.") }
         let continueURL = try context.checkContinueURL(continueURL)
@@ -133,7 +133,7 @@ final class AddressFlow: Sendable {
     /// Asks to move a recently signed-in account to `newEmail`: the new address gets a link; the
     /// address moves only when it is applied (both the holder and the owner agreed).
     /// - Throws: `AuthError.requiresRecentLogin`, `invalidEmail`, `tooManyAttempts`.
-    func requestChange(idToken: String, newEmail: String, continueURL: String?) throws(AuthError) {
+    public func requestChange(idToken: String, newEmail: String, continueURL: String?) throws(AuthError) {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let address = try context.parseEmail(newEmail)
         guard let old = account.email else {

@@ -12,7 +12,7 @@ public struct ComposedMail: Sendable, Hashable {
 /// The outbox's content stage, run by a worker the first time it claims a message: looks the
 /// address up, mints the code and picks the mail. Only here does the service learn whether an
 /// address has an account, after the request has answered.
-final class MailComposer: Sendable {
+public final class MailComposer: Sendable {
     let context: FlowContext
     let ledger: ActionLedger
 
@@ -26,7 +26,7 @@ final class MailComposer: Sendable {
     /// account-already-exists, a reset vs nothing (or no-account). Nil means nothing is to be sent
     /// (the request expired or was used, the account is gone, a reset for an unknown address).
     /// - Throws: `AuthError` when the store or the random generator fails (the worker retries).
-    func compose(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
+    public func compose(_ intent: MailIntent, recipient: EmailAddress) throws(AuthError) -> ComposedMail? {
         try compose([(intent, recipient)])[0].get()
     }
 
@@ -35,7 +35,7 @@ final class MailComposer: Sendable {
     /// cost the store (each began on a page cache that the writer's commits had emptied, so every
     /// lookup read its pages again: 3.6 reads and 2.6 lock calls a message in a drain). One that
     /// fails fails alone; a sign-up or a reset, which changes its request, is a write of its own.
-    func compose(_ items: [(intent: MailIntent, recipient: EmailAddress)]) -> [Result<ComposedMail?, AuthError>] {
+    public func compose(_ items: [(intent: MailIntent, recipient: EmailAddress)]) -> [Result<ComposedMail?, AuthError>] {
         var read: [Int: Result<ComposedMail?, AuthError>] = [:]
         let reading = items.indices.filter { !Self.changesRequest(items[$0].intent) }
         if !reading.isEmpty {

@@ -48,7 +48,7 @@ extension EmailLinkFlow {
     /// The page's question for the sign-in link `oobCode`, or nil when the link is a plain
     /// sign-in link (the page then shows its usual continue button). Reads only.
     /// - Throws: `INVALID_OOB_CODE` / `EXPIRED_OOB_CODE` for a bad, used, cancelled or approved link.
-    func approvalPrompt(oobCode: String) throws(AuthError) -> ApprovalPrompt? {
+    public func approvalPrompt(oobCode: String) throws(AuthError) -> ApprovalPrompt? {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let request = try signInRequestForPage(oobCode, ring: ring, now: now)
@@ -59,7 +59,7 @@ extension EmailLinkFlow {
 
     /// The owner typed `number` on the page of the sign-in link `oobCode`.
     /// - Throws: `INVALID_OOB_CODE` / `EXPIRED_OOB_CODE`, also for a link that awaits no approval.
-    func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
+    public func pickApproval(oobCode: String, number: Int) throws(AuthError) -> ApprovalOutcome {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let request = try signInRequestForPage(oobCode, ring: ring, now: now)
@@ -89,7 +89,7 @@ extension EmailLinkFlow {
     /// request is used up), nil while it waits. Only the holder of the verifier gets an answer.
     /// - Throws: `INVALID_OOB_CODE` when no open request of `email` has this verifier (cancelled,
     ///   used, expired, or never asked), and the errors of a sign-in (`MIGRATION_REQUIRED`, …).
-    func approvalResult(email text: String, codeVerifier: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor? {
+    public func approvalResult(email text: String, codeVerifier: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor? {
         let email = try context.parseEmail(text)
         let presented = try sessions.presented(idToken)
         let challenge = Array(FlowContext.s256Challenge(of: codeVerifier).utf8)

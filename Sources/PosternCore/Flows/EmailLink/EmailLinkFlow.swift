@@ -5,7 +5,7 @@ import PosternCrypto
 /// Email-link sign-in: the request (link + 6-digit code by mail) and its completion by link,
 /// oobCode or address + code, resolving the six cases of API.md's table. A password sign-up's
 /// confirmation completes here too.
-final class EmailLinkFlow: Sendable {
+public final class EmailLinkFlow: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & OutboxWriter & WebhookWriter & PhoneWriter
@@ -28,7 +28,7 @@ final class EmailLinkFlow: Sendable {
     /// - Throws: `AuthError` for a malformed address, continue URL, challenge or ID token, an
     ///   approval without a challenge, and `tooManyAttempts` past the per-address limit.
     @discardableResult
-    func send(_ input: EmailLinkRequest) throws(AuthError) -> Int? {
+    public func send(_ input: EmailLinkRequest) throws(AuthError) -> Int? {
         try AnswerSlot<Int?, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done throws(AuthError) in
             try send(input, then: done)
         }
@@ -37,7 +37,7 @@ final class EmailLinkFlow: Sendable {
     /// ``send(_:)`` handing the number (or the failure of its write) to `then`, after the commit
     /// (see ``FlowContext/write(_:then:)``). What is wrong with the input is thrown before anything
     /// is written, and `then` is not called.
-    func send(_ input: EmailLinkRequest, then: @escaping @Sendable (Result<Int?, AuthError>) -> Void) throws(AuthError) {
+    public func send(_ input: EmailLinkRequest, then: @escaping @Sendable (Result<Int?, AuthError>) -> Void) throws(AuthError) {
         let email = try context.parseEmail(input.email)
         let continueURL = try context.checkContinueURL(input.continueURL)
         try FlowContext.checkChallenge(input.codeChallenge)
@@ -75,7 +75,7 @@ final class EmailLinkFlow: Sendable {
     /// - Throws: `AuthError`: `INVALID_OOB_CODE`, `EXPIRED_OOB_CODE`, `EMAIL_MISMATCH`,
     ///   `INVALID_CODE_VERIFIER`, `MIGRATION_REQUIRED` (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`,
     ///   `USER_DISABLED`, `TOO_MANY_ATTEMPTS_TRY_LATER`.
-    func complete(_ input: EmailLinkCompletion) throws(AuthError) -> LoginDescriptor {
+    public func complete(_ input: EmailLinkCompletion) throws(AuthError) -> LoginDescriptor {
         let presented = try sessions.presented(input.idToken)
         let typedEmail = try input.email.map { text throws(AuthError) in try context.parseEmail(text) }
         let ring = context.keys.current

@@ -5,7 +5,7 @@ import PosternCrypto
 /// limit), mints and verifies the one code of each request, keeps the single-use ledger, derives
 /// the 6-digit codes and keeps the per-address guess budgets. Every flow that mails a code or
 /// completes one goes through here.
-final class ActionLedger: Sendable {
+public final class ActionLedger: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & ActionRequestWriter & LimitWriter & OutboxWriter
@@ -235,6 +235,19 @@ final class ActionLedger: Sendable {
         return BrowserCheck(binding: same ? .sameBrowser : .otherBrowser, used: used, browserBound: request.browserBound)
     }
 
+    /// What a pasted text holds (a link, a bare oobCode, or 6 digits), consuming nothing.
+    /// - Throws: `AuthError.invalidCode` with a reason a person can act on.
+    public func readPasted(_ text: String) throws(AuthError) -> PastedAction {
+        try codeInput(link: text, oobCode: nil, code: nil)
+    }
+
+    /// Where the sign-in link `oobCode` stands for the browser holding `browserVerifier` (its
+    /// `postern_browser` cookie): bound or not, this browser or another, used or not. Nil for a
+    /// code that is not genuine, not a sign-in code, or names no request. Reads only.
+    public func browserCheck(oobCode: String, browserVerifier: String?) -> BrowserCheck? {
+        try? context.read { (tx: Reads) in try self.browserCheck(oobCode, verifier: browserVerifier, tx: tx) } ?? nil
+    }
+
     /// Mints the code of `request` and builds its link; nil when the state it binds to is gone.
     func mintLink(for request: ActionRequest, ring: KeyRing, now: Int64, tx: any AccountReader) throws -> (link: String, code: String)? {
         guard let binding = try Self.binding(for: request, tx: tx), let nonce = Base64URL.decode(request.id) else {
@@ -268,7 +281,7 @@ final class ActionLedger: Sendable {
 
     /// The 6-digit code for the hosted page of a sign-in link, or nil (a PKCE link's page never
     /// shows it: the person has it in the mail, and the link alone must not be enough).
-    func sixDigitCode(forSignInCode text: String) -> String? {
+    public func sixDigitCode(forSignInCode text: String) -> String? {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         return try? context.read { (tx: Reads) in

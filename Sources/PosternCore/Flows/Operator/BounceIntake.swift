@@ -52,7 +52,7 @@ public final class BounceMetrics: Sendable {
 /// the message it is about by the VERP reverse path (``BounceAddress``) — never by an address the
 /// report names, which its sender chooses — and records it. A permanent failure or a complaint
 /// suppresses the message's own recipient, as an SMTP 5xx does; a delay only records.
-final class BounceIntake: Sendable {
+public final class BounceIntake: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any OutboxWriter & WebhookWriter
@@ -60,12 +60,13 @@ final class BounceIntake: Sendable {
     typealias Reads = any OutboxReader & WebhookReader
 
     let context: FlowContext
-    let metrics = BounceMetrics()
+    public let metrics = BounceMetrics()
 
     init(context: FlowContext) { self.context = context }
 
-    /// The reverse path for outbox message `id`, or nil without `--bounce-address`.
-    func envelopeSender(messageID id: Int64, recipient: EmailAddress) -> String? {
+    /// The VERP reverse path for outbox message `id` to `recipient` (`--bounce-address`), or nil
+    /// for `--mail-from`'s.
+    public func envelopeSender(messageID id: Int64, recipient: EmailAddress) -> String? {
         context.config.bounceAddress?.envelopeSender(messageID: id, recipient: recipient, ring: context.keys.current.actionCodes)
     }
 
@@ -73,7 +74,7 @@ final class BounceIntake: Sendable {
     /// not refused: a bounce address also gets vacation replies and spam, and a feed that failed
     /// on them would make the relay send them back.
     /// - Throws: `AuthError.invalidArgument` for an empty message; `unavailable` on store trouble.
-    func take(_ raw: [UInt8]) throws(AuthError) -> BounceResult {
+    public func take(_ raw: [UInt8]) throws(AuthError) -> BounceResult {
         guard raw.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
             throw .invalidArgument("The body must be the raw report, as mail brought it (RFC 5322).")
         }

@@ -2,7 +2,7 @@ import PosternCrypto
 
 /// Passwords: verify-first sign-up, sign-in within the address's guess budget, reset requests,
 /// and setting a password on a signed-in account.
-final class PasswordFlow: Sendable {
+public final class PasswordFlow: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & SessionWriter & LimitWriter & OutboxWriter & WebhookWriter
@@ -41,8 +41,8 @@ final class PasswordFlow: Sendable {
     /// account is created without it (`needsPassword`), so nobody can choose the password of an
     /// account that the address's owner creates by clicking.
     /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
-    func signUp(
-        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, codeChallenge: String?
+    public func signUp(
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, codeChallenge: String? = nil
     ) throws(AuthError) {
         let address = try context.parseEmail(email)
         try PasswordPolicy.check(password, email: address)
@@ -67,7 +67,7 @@ final class PasswordFlow: Sendable {
     /// refused with `TOO_MANY_ATTEMPTS_TRY_LATER`, the right one included. The guess is taken in
     /// the same write as the check, so concurrent attempts cannot share one check.
     /// - Throws: `AuthError`.
-    func signIn(email: String, password: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
+    public func signIn(email: String, password: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         let presented = try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account }
         // A malformed address is refused like an unknown one, after the same work.
         let address = try? EmailAddress.parse(email)
@@ -135,7 +135,7 @@ final class PasswordFlow: Sendable {
 
     /// Asks for a reset link: records the request and queues the mail; 202 for every address.
     /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
-    func requestReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
+    public func requestReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
         try AnswerSlot<Void, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done throws(AuthError) in
             try requestReset(email: email, continueURL: continueURL, locale: locale, then: done)
         }
@@ -144,7 +144,7 @@ final class PasswordFlow: Sendable {
     /// ``requestReset(email:continueURL:locale:)`` handing its outcome to `then` after the commit
     /// (see ``FlowContext/write(_:then:)``). What is wrong with the input is thrown before anything
     /// is written, and `then` is not called.
-    func requestReset(
+    public func requestReset(
         email: String, continueURL: String?, locale: String?, then: @escaping @Sendable (Result<Void, AuthError>) -> Void
     ) throws(AuthError) {
         let address = try context.parseEmail(email)
@@ -160,7 +160,7 @@ final class PasswordFlow: Sendable {
     /// Sets or changes the password of a recently signed-in account; revokes its other sessions,
     /// mails a notice, and returns a fresh session.
     /// - Throws: `AuthError.requiresRecentLogin`, `weakPassword`, `invalidIDToken`.
-    func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
+    public func setPassword(idToken: String, password: String) throws(AuthError) -> Session {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         // A password signs in with an address: an account without one (anonymous, or made by a
         // phone sign-in) gets one first.

@@ -3,7 +3,7 @@ import PosternAPI
 
 /// What a signed-in user does with their own account: read it, change the profile the app owns,
 /// delete it.
-final class ProfileFlow: Sendable {
+public final class ProfileFlow: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & WebhookWriter
@@ -20,13 +20,13 @@ final class ProfileFlow: Sendable {
 
     /// The signed-in user's record.
     /// - Throws: `AuthError.invalidIDToken`.
-    func me(idToken: String) throws(AuthError) -> UserRecord {
+    public func me(idToken: String) throws(AuthError) -> UserRecord {
         UserRecord(try sessions.verifyIDToken(idToken).account)
     }
 
     /// Changes the display name and/or the app-owned attributes (a JSON object of at most 4 KiB).
     /// - Throws: `AuthError.invalidArgument` naming the field, `invalidIDToken`.
-    func update(idToken: String, displayName: String??, attributes: String?) throws(AuthError) -> UserRecord {
+    public func update(idToken: String, displayName: String??, attributes: String?) throws(AuthError) -> UserRecord {
         let (account, _) = try sessions.verifyIDToken(idToken)
         if case .some(.some(let name)) = displayName { try Self.checkDisplayName(name) }
         if let attributes {
@@ -56,7 +56,7 @@ final class ProfileFlow: Sendable {
 
     /// Deletes the signed-in account (sign-in within the last 5 minutes).
     /// - Throws: `AuthError.requiresRecentLogin`, `invalidIDToken`.
-    func delete(idToken: String) throws(AuthError) {
+    public func delete(idToken: String) throws(AuthError) {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let events = context.events
         let now = context.clock.unixSeconds()

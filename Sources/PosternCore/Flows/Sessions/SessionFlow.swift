@@ -4,7 +4,7 @@ import PosternCrypto
 
 /// Sessions: anonymous accounts, ID tokens (ES256) and rotating refresh tokens, their
 /// verification and revocation. Every flow that signs someone in issues through here.
-final class SessionFlow: Sendable {
+public final class SessionFlow: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & SessionWriter & PhoneWriter & WebhookWriter
@@ -17,7 +17,7 @@ final class SessionFlow: Sendable {
 
     /// Creates an anonymous account and signs it in.
     /// - Throws: `AuthError` (503 when the store is down).
-    func signInAnonymously() throws(AuthError) -> Session {
+    public func signInAnonymously() throws(AuthError) -> Session {
         let uid = try FlowContext.newID()
         let now = context.clock.unixSeconds()
         let issue = try issuer()
@@ -92,7 +92,7 @@ final class SessionFlow: Sendable {
     /// Verifies an ID token: signature (any key in the JWKS), issuer, expiry, and that the account
     /// exists, is enabled, and has not revoked its sessions since the token was issued (`sv`).
     /// - Throws: `AuthError.invalidIDToken`, or `userDisabled`.
-    func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+    public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
         let ring = context.keys.current
         guard let parsed = try? JSONWebToken.parse(token),
             let key = ring.idTokenVerifiers.first(where: { $0.keyID == parsed.keyID }), parsed.isSigned(by: key),
@@ -125,7 +125,7 @@ final class SessionFlow: Sendable {
 
     /// Verifies an ID token and that its sign-in is at most 5 minutes old.
     /// - Throws: `AuthError.requiresRecentLogin` and the errors of `verifyIDToken`.
-    func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
+    public func verifyRecentSignIn(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
         let verified = try verifyIDToken(token)
         guard isRecent(verified.claims) else { throw .requiresRecentLogin }
         return verified
@@ -143,7 +143,7 @@ final class SessionFlow: Sendable {
     /// then it gets that same successor again (two tabs refreshing at once, as Auth0's and Okta's
     /// reuse interval), so one family has one live token either way.
     /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
-    func refresh(_ token: String) throws(AuthError) -> Session {
+    public func refresh(_ token: String) throws(AuthError) -> Session {
         let hash = SHA256.hash(token)
         let now = context.clock.unixSeconds()
         let issue = try issuer()
@@ -181,7 +181,7 @@ final class SessionFlow: Sendable {
 
     /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way).
     /// - Throws: `AuthError.unavailable` when the store is down.
-    func signOut(refreshToken: String) throws(AuthError) {
+    public func signOut(refreshToken: String) throws(AuthError) {
         let hash = SHA256.hash(refreshToken)
         let events = context.events
         let now = context.clock.unixSeconds()

@@ -9,25 +9,33 @@ import PosternCrypto
 /// older) with the code only as a keyed hash bound to the request id; the number itself is in the
 /// SMS outbox, sealed, until the message is finished. Sending never looks up who holds the number:
 /// the answer is the same for every number, past the toll-fraud gate (``SMSAdmission``).
-final class PhoneSignInFlow: Sendable {
+public final class PhoneSignInFlow: Sendable {
+    /// The persisters this flow's transactions use: its closures are typed with these, so the
+    /// compiler holds the flow to them (one transaction still spans them all).
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// What this flow's reads use.
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+
     let context: FlowContext
     let sessions: SessionFlow
-    let phones: PhoneFlow
+    let settlement: PhoneSettlement
+    let budget: PhoneGuessBudget
 
-    init(context: FlowContext, sessions: SessionFlow, phones: PhoneFlow) {
+    init(context: FlowContext, sessions: SessionFlow, settlement: PhoneSettlement) {
         self.context = context
         self.sessions = sessions
-        self.phones = phones
+        self.settlement = settlement
+        budget = PhoneGuessBudget(context: context)
     }
 
-    /// The sign-in method of the sessions a phone code gives (``PhoneFlow/signInMethod``: a
-    /// number that moves to another account ends them).
-    static var method: String { PhoneFlow.signInMethod }
+    /// The sign-in method of the sessions a phone code gives (a number that moves to another
+    /// account ends them: ``PhoneSettlement``).
+    static let method = "phone"
 
     /// The request's 6-digit code: derived from its id under the phone key (as a claim's is, under
     /// another label), so the store keeps only its keyed hash and the composer derives it again.
     static func code(requestID: String, ring: KeyRing) -> String {
-        PhoneFlow.sixDigits(ring.phoneNumbers.authenticate(Array("postern-phone-sign-in-code|\(requestID)".utf8)))
+        PhoneKeys.sixDigits(ring.phoneNumbers.authenticate(Array("postern-phone-sign-in-code|\(requestID)".utf8)))
     }
 
     /// The keyed hash of `code` as the code of request `requestID`.
@@ -44,19 +52,19 @@ final class PhoneSignInFlow: Sendable {
     /// cool-off or past its hourly cap, the answer of a send, and nothing sent.
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidIDToken` for a bad token,
     ///   `smsCountryNotAllowed`, `tooManyAttempts`.
-    func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
+    public func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
         try checkEnabled()
-        let number = try phones.parseNumber(phoneNumber)
+        let number = try context.parsePhoneNumber(phoneNumber)
         let caller = SMSAdmission.Caller.of(try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account })
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let id = try FlowContext.newRequestID(at: context.clock.now())
         let request = PhoneSignInCode(
-            requestID: id, numberHash: PhoneFlow.numberHash(number, ring: ring), countryCode: number.countryCallingCode,
+            requestID: id, numberHash: PhoneKeys.numberHash(number, ring: ring), countryCode: number.countryCallingCode,
             codeHash: Self.codeHash(requestID: id, code: Self.code(requestID: id, ring: ring), ring: ring), createdAt: now,
             expiresAt: FlowContext.adding(context.config.phoneCodeLifetime, to: now), locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
-        try context.write { tx in
+        try context.write { (tx: Writes) in
             // Silenced (the number's cool-off or hourly cap): the same answer, and nothing
             // recorded — a new request would supersede the code the number's owner has.
             guard try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx) == .send else { return }
@@ -77,27 +85,28 @@ final class PhoneSignInFlow: Sendable {
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidPhoneCode` (wrong, expired,
     ///   used, superseded, or past 5 tries: one answer), `tooManyAttempts` while the number's
     ///   guessing budget is locked (every code refused, the right one included, none counted:
-    ///   ``PhoneFlow/guessBucket(numberHash:ring:)``), `invalidIDToken`, `MIGRATION_REQUIRED`
+    ///   ``PhoneGuessBudget/bucket(numberHash:ring:)``), `invalidIDToken`, `MIGRATION_REQUIRED`
     ///   (nothing consumed), `CREDENTIAL_ALREADY_IN_USE`, `USER_DISABLED`, `REQUIRES_RECENT_LOGIN`
     ///   when a signed-in (not anonymous) session would gain a free number without a sign-in in
     ///   the last 5 minutes (nothing consumed).
-    func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
+    public func complete(phoneNumber: String, code: String, idToken: String?, allowMigration: Bool?) throws(AuthError) -> LoginDescriptor {
         try checkEnabled()
-        let number = try phones.parseNumber(phoneNumber)
-        try PhoneFlow.checkCodeShape(code)
+        let number = try context.parsePhoneNumber(phoneNumber)
+        try PhoneKeys.checkCodeShape(code)
         let presented = try sessions.presented(idToken)
         let now = context.clock.unixSeconds()
         let ring = context.keys.current
-        let numberHash = PhoneFlow.numberHash(number, ring: ring)
+        let numberHash = PhoneKeys.numberHash(number, ring: ring)
         let maximumTries = context.config.maximumWrongCodes
         let issue = try sessions.issuer()
         let events = context.events
-        let phones = self.phones
-        let guessBucket = PhoneFlow.guessBucket(numberHash: numberHash, ring: ring)
-        let outcome = try context.write { tx -> Outcome in
+        let budget = budget
+        let settlement = settlement
+        let guessBucket = PhoneGuessBudget.bucket(numberHash: numberHash, ring: ring)
+        let outcome = try context.write { (tx: Writes) -> Outcome in
             // The number's budget first, which no new code resets: while it is locked every code
             // is refused unchecked, the right one included, and nothing is counted.
-            if let wait = try phones.guessLock(bucket: guessBucket, tx: tx, now: now) { return .limited(wait) }
+            if let wait = try budget.lock(bucket: guessBucket, tx: tx, now: now) { return .limited(wait) }
             // The try is counted first, in one statement: concurrent guesses never pass the limit.
             guard let request = try tx.takePhoneSignInTry(numberHash: numberHash, maximumTries: maximumTries) else {
                 return .refused("phone-sign-in-none")
@@ -108,12 +117,12 @@ final class PhoneSignInFlow: Sendable {
                 // A wrong guess at a live code counts against the number, whichever code it was
                 // (no code open, or a used one: nothing to guess, and a double submit of the
                 // right code must not lock its owner out).
-                try phones.countWrongGuess(bucket: guessBucket, tx: tx, now: now)
+                try budget.countWrongGuess(bucket: guessBucket, tx: tx, now: now)
                 return .refused("phone-sign-in-wrong")
             }
             // The right code: from here every refusal rolls back (the try is not counted, nothing consumed).
             let session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
-            let holding = try self.phones.holderSettlingTransfers(number: number, tx: tx, now: now)
+            let holding = try settlement.holderSettlingTransfers(number: number, tx: tx, now: now)
             let holder = try holding.flatMap { try tx.account(uid: $0.uid) }
             let resolution = SignInResolution.resolve(presented: session, holder: holder, allowMigration: allowMigration)
             var migration: LoginDescriptor.Migration?
@@ -181,8 +190,7 @@ final class PhoneSignInFlow: Sendable {
             context.metrics.refused(reason)
             throw AuthError.invalidPhoneCode
         case .limited(let wait):
-            context.metrics.refused("phone-locked")
-            throw AuthError.tooManyAttempts(retryAfter: wait)
+            throw budget.locked(wait)
         }
     }
 
@@ -192,9 +200,9 @@ final class PhoneSignInFlow: Sendable {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let maximumTries = context.config.maximumWrongCodes
-        return try context.read { tx in
+        return try context.read { (tx: Reads) in
             guard let request = try tx.phoneSignIn(requestID: requestID), now < request.expiresAt, request.tries < maximumTries,
-                ConstantTime.equals(PhoneFlow.numberHash(recipient, ring: ring), request.numberHash)
+                ConstantTime.equals(PhoneKeys.numberHash(recipient, ring: ring), request.numberHash)
             else { return nil }
             return SMSContent(kind: .signInCode, code: Self.code(requestID: requestID, ring: ring), localePreferences: [request.locale])
         }
