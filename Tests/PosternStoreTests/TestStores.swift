@@ -123,10 +123,3 @@ struct TestDatabase: Sendable {
         }
     }
 }
-
-/// A thread-safe counter for tests.
-final class Counter: Sendable {
-    private let count = Mutex(0)
-    func increment() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
-}

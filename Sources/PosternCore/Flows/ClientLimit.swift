@@ -51,8 +51,11 @@ public final class ClientLimit: Sendable {
         sharedInStore = !context.store.isConfinedToThisMachine
     }
 
-    /// Counts one request of `ip`.
-    /// - Throws: `tooManyAttempts` past the limit; `unavailable` when the store cannot count.
+    /// Counts one request of `ip`: a public request against `--ip-per-minute`
+    /// (`AuthService.clientLimit`), or a wrong admin token against ``AdminTokenBudget``
+    /// (`AuthService.adminTokenGuesses`).
+    /// - Throws: `tooManyAttempts` past the limit (the request that is past it is then not counted);
+    ///   `unavailable` when the store cannot count.
     public func admit(ip: String) throws(AuthError) {
         guard allowed > 0 else { return }
         let now = nowMillis()
@@ -91,7 +94,7 @@ public final class ClientLimit: Sendable {
         }
         try refuseFromCache(ip: ip, now: now)
         let bucket = bucket(ip)
-        let tat = try context.read { try $0.clientTokenTAT(bucket: bucket) }
+        let tat = try context.read { (tx: Reads) in try tx.clientTokenTAT(bucket: bucket) }
         guard let wait = ClientRatePolicy.decide(tat: tat, now: now, allowed: allowed, window: window).retryAfter else { return }
         remember(ip: ip, refusedFor: wait, now: now)
         throw .tooManyAttempts(retryAfter: wait)

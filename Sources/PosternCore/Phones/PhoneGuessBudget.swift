@@ -5,10 +5,9 @@ import PosternCrypto
 /// code sent to it — phone sign-in codes and claim codes, typed by the owner or the holder. While
 /// it is locked every code is refused unchecked, the right one included, and nothing is counted.
 struct PhoneGuessBudget: Sendable {
-    /// The persisters this flow's transactions use: its closures are typed with these, so the
-    /// compiler holds the flow to them (one transaction still spans them all).
+    /// The persisters the budget uses: its helpers take these, in the caller's transaction.
     typealias Writes = any LimitWriter
-    /// What this flow's reads use.
+    /// What its reads use.
     typealias Reads = any LimitReader
 
     let context: FlowContext

@@ -4,8 +4,11 @@ import PosternCrypto
 /// The flows (``AuthService``) over a store, on a manual clock: what a flow relies on the store
 /// for, checked through the flow.
 public struct FlowHarness: Sendable {
+    /// The store under test.
     public let store: any Store
+    /// The flows' clock, moved by the test.
     public let clock = ManualClock()
+    /// The flows.
     public let service: AuthService
 
     /// Flows over `store`, their keys sealed by `box` (nil: a fixed test key), mail unlimited

@@ -7,13 +7,6 @@ enum HeartbeatContract {
     }
 
     /// Queues `count` sign-in mails at `now`; returns their ids.
-    static func enqueue(_ store: any Store, _ count: Int, now: Int64 = 100, giveUpAt: Int64 = 10_000) throws -> [Int64] {
-        let recipient = EmailAddress.restored(localPart: "Alice", domain: "example.com")
-        return try store.write { writer in
-            try (0..<count).map { try writer.enqueue(.signIn(requestID: "r\($0)"), recipient: recipient, now: now, giveUpAt: giveUpAt) }
-        }
-    }
-
     static func enqueueWebhooks(_ store: any Store, _ count: Int) throws {
         try store.write { writer in
             for index in 0..<count {
@@ -37,7 +30,7 @@ enum HeartbeatContract {
             try expectContract(try store.read { try $0.daemonHeartbeats() }.map(\.owner), equals: ["a"], "owners left")
         },
         StoreContractCase("heartbeats", "taking back ends the leases of the dead daemon's workers and webhook claims only, keeps state and attempts, and removes its row") { store in
-            let ids = try enqueue(store, 6)
+            let ids = try OutboxContract.enqueue(store, 6)
             try enqueueWebhooks(store, 2)
             // The dead daemon "box:1:5": two workers and its webhook claims; "box:1:55" (same prefix,
             // longer) lives.
@@ -78,7 +71,7 @@ enum HeartbeatContract {
             try expectContract(takenHooks.map(\.delivery.webhookID) == ["msg_0"])
         },
         StoreContractCase("heartbeats", "a daemon that beat again after it was judged keeps its row and its claims") { store in
-            _ = try enqueue(store, 1)
+            _ = try OutboxContract.enqueue(store, 1)
             _ = try store.write { try $0.claimDue(.mail, owner: "slow:0", now: 100, leaseUntil: 250, limit: 1) }
             let judged = heartbeat("slow", at: 100)
             try store.write { try $0.beat(judged) }
@@ -96,7 +89,7 @@ enum HeartbeatContract {
             let metrics = ReclaimMetrics()
             let second = HeartbeatKeeper(
                 identity: heartbeat("beta", host: "two", at: 1_000), store: store, policy: policy, localProcess: nil, metrics: metrics)
-            _ = try enqueue(store, 8, now: 1_000, giveUpAt: 5_000)
+            _ = try OutboxContract.enqueue(store, 8, now: 1_000, giveUpAt: 5_000)
             try first.beat(now: now)
             try second.beat(now: now)
             let alphaClaims = try store.write { try $0.claimDue(.mail, owner: "alpha:0", now: 1_000, leaseUntil: 1_150, limit: 4) }
@@ -127,7 +120,7 @@ enum HeartbeatContract {
             try expectContract(try store.read { try $0.daemonHeartbeats() }.isEmpty)
         },
         StoreContractCase("heartbeats", "on one machine, a restarted daemon takes back at once the claims of the process whose pid is gone, not of a live one") { store in
-            _ = try enqueue(store, 3, now: 1_000, giveUpAt: 5_000)
+            _ = try OutboxContract.enqueue(store, 3, now: 1_000, giveUpAt: 5_000)
             try store.write { try $0.beat(DaemonHeartbeat(owner: "box:7:1", host: "box", pid: 7, startedAt: 990, beatAt: 1_000)) }
             try store.write { try $0.beat(DaemonHeartbeat(owner: "box:8:1", host: "box", pid: 8, startedAt: 990, beatAt: 1_000)) }
             _ = try store.write { try $0.claimDue(.mail, owner: "box:7:1:0", now: 1_000, leaseUntil: 1_150, limit: 2) }

@@ -179,8 +179,8 @@ enum OutboxContract {
         },
         StoreContractCase("outbox", "the doorbell rings once after a commit that queued mail; not for other writes, nor for a closure that threw") {
             store in
-            let rings = DoorbellRings()
-            store.mailDoorbell.listen { rings.ring() }
+            let rings = Counter()
+            store.mailDoorbell.listen { rings.increment() }
             let address = try EmailAddress.parse("a@example.com")
             _ = try store.write { tx in try tx.enqueue(.passwordChanged(uid: "u1"), recipient: address, now: 1000, giveUpAt: 2000) }
             try expectContract(rings.value, equals: 1, "rings after the first enqueue")
@@ -241,15 +241,3 @@ enum OutboxContract {
     ]
 }
 
-/// How often a store's doorbell rang.
-final class DoorbellRings: Sendable {
-    private let count = Mutex(0)
-    func ring() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
-}
-
-/// The value, or a failure of the case naming `what` when there is none.
-func unwrapContract<T>(_ value: T?, _ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) throws -> T {
-    guard let value else { throw StoreContractFailure("\(what()): none", file: file, line: line) }
-    return value
-}

@@ -14,8 +14,8 @@ public enum SMSOutboxContract {
     static let cases: [StoreContractCase] = [
         StoreContractCase("sms outbox", "queued with its doorbell, claimed under a lease, finished by the holder only, number erased, purged") {
             store in
-            let rings = DoorbellRings()
-            store.mailDoorbell.listen { rings.ring() }
+            let rings = Counter()
+            store.mailDoorbell.listen { rings.increment() }
             let de = try PhoneNumber.parse("+49 151 12345678", defaultRegion: nil)
             let us = try PhoneNumber.parse("+1 415 555 2671", defaultRegion: nil)
             let ids = try store.write { tx in
@@ -29,7 +29,7 @@ public enum SMSOutboxContract {
             try expectContract(ids.count, equals: Set(ids).count, "distinct ids")
             let listed = try store.read { try $0.smsMessages(state: nil, limit: 10) }
             try expectContract(listed.map(\.id), equals: ids.reversed(), "newest first")
-            let first = try unwrapContract(try store.read { try $0.smsMessage(id: ids[0]) }, "the first message")
+            let first = try requireContract(try store.read { try $0.smsMessage(id: ids[0]) }, "the first message")
             try expectContract(first.intent, equals: .phoneClaim(claimID: "c1"), "intent")
             try expectContract(first.recipient, equals: de, "recipient")
             try expectContract(first.countryCallingCode, equals: "49", "country calling code")
@@ -54,7 +54,7 @@ public enum SMSOutboxContract {
             try expectContract(try store.write { try $0.markSent(.sms, id: ids[0], owner: "a:0", now: 112, reply: "HTTP 201 SM1") }, "sent")
             try expectContract(
                 try store.write { try $0.markSent(.sms, id: ids[0], owner: "a:0", now: 113, reply: "again") } == false, "sent only once")
-            let sent = try unwrapContract(try store.read { try $0.smsMessage(id: ids[0]) }, "the sent message")
+            let sent = try requireContract(try store.read { try $0.smsMessage(id: ids[0]) }, "the sent message")
             try expectContract(sent.state, equals: .sent, "state")
             try expectContract(sent.recipient == nil, "the number is erased once the message is finished")
             try expectContract(sent.countryCallingCode, equals: "49", "the country code is kept")
@@ -63,7 +63,7 @@ public enum SMSOutboxContract {
             try expectContract(sent.finishedAt, equals: 112, "finished at")
 
             // The retry is not due before its time; then it is claimed again with its attempt counted.
-            let retrying = try unwrapContract(try store.read { try $0.smsMessage(id: ids[1]) }, "the retrying message")
+            let retrying = try requireContract(try store.read { try $0.smsMessage(id: ids[1]) }, "the retrying message")
             try expectContract(retrying.state, equals: .retrying, "state")
             try expectContract(retrying.attempts, equals: 1, "attempts")
             try expectContract(retrying.recipient, equals: us, "kept while it may still be sent")
@@ -74,7 +74,7 @@ public enum SMSOutboxContract {
             try expectContract(again.map(\.id), equals: [ids[1]], "due at 140")
             try expectContract(
                 try store.write { try $0.markDead(.sms, id: ids[1], owner: "a:0", now: 141, reply: "HTTP 400 code 21211") }, "dead")
-            let dead = try unwrapContract(try store.read { try $0.smsMessage(id: ids[1]) }, "the dead message")
+            let dead = try requireContract(try store.read { try $0.smsMessage(id: ids[1]) }, "the dead message")
             try expectContract(dead.state, equals: .dead, "state")
             try expectContract(dead.lastReply, equals: "HTTP 400 code 21211", "last reply")
             try expectContract(dead.recipient == nil, "the number is erased")
@@ -103,7 +103,7 @@ public enum SMSOutboxContract {
             try expectContract(try !store.write { try $0.keepNumber(de, ofClaim: "nope") }, "no such claim")
             try expectContract(
                 try store.write { try $0.enqueueSMS(.phoneTransferNotice(claimID: "k1"), toNumberOfClaim: "k1", now: 200, giveUpAt: 900) }, "queued")
-            let queued = try unwrapContract(try store.read { try $0.smsMessages(state: nil, limit: 10) }.first, "the notice")
+            let queued = try requireContract(try store.read { try $0.smsMessages(state: nil, limit: 10) }.first, "the notice")
             try expectContract(
                 queued.intent == .phoneTransferNotice(claimID: "k1") && queued.recipient == de && queued.countryCallingCode == "49",
                 "the notice to the claim's number")

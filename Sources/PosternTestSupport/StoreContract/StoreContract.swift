@@ -40,6 +40,7 @@ public struct StoreContractCase: Sendable, CustomStringConvertible {
     public let name: String
     private let body: @Sendable (any Store) throws -> Void
 
+    /// A case of `concern` that `body` checks on the store it is given.
     public init(_ concern: String, _ name: String, _ body: @escaping @Sendable (any Store) throws -> Void) {
         self.concern = concern
         self.name = name
@@ -101,11 +102,14 @@ public func requireContract<T>(
     return value
 }
 
-/// A count the threads of a case add to.
-final class Counter: Sendable {
+/// A count that threads (or a doorbell's listeners) add to, for tests.
+public final class Counter: Sendable {
     private let count = Mutex(0)
-    func increment() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
+    public init() {}
+    /// Adds one.
+    public func increment() { count.withLock { $0 += 1 } }
+    /// The count so far.
+    public var value: Int { count.withLock { $0 } }
 }
 
 /// Runs `body` on `count` threads of its own at once (concurrentPerform stops at the core count,

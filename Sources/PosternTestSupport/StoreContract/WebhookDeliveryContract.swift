@@ -19,7 +19,7 @@ enum WebhookDeliveryContract {
 
             // A claim takes the oldest due, with a lease, body and all.
             let a = try store.write { try $0.claimDue(.webhooks, owner: "w1", now: 100, leaseUntil: 160, limit: 1, claimable: claimable) }
-            let claimed = try unwrapContract(a.first, "the first claim")
+            let claimed = try requireContract(a.first, "the first claim")
             try expectContract(a.count, equals: 1, "at most the limit")
             try expectContract(claimed.delivery.endpoint, equals: first, "the oldest first")
             try expectContract(
@@ -31,7 +31,7 @@ enum WebhookDeliveryContract {
             // An endpoint disabled (a 410) after its delivery was queued: the claim says so.
             try store.write { try $0.disableWebhookEndpoint(second, reason: "HTTP 410", now: 101) }
             let b = try store.write { try $0.claimDue(.webhooks, owner: "w2", now: 101, leaseUntil: 161, limit: 5, claimable: claimable) }
-            let gone = try unwrapContract(b.first, "the second claim")
+            let gone = try requireContract(b.first, "the second claim")
             try expectContract(b.count == 1 && gone.delivery.endpoint == second && gone.endpointDisabled, "claimed, its endpoint disabled")
             try expectContract(
                 try store.write { try $0.claimDue(.webhooks, owner: "w3", now: 102, leaseUntil: 162, limit: 5, claimable: claimable) }.isEmpty,
@@ -47,8 +47,8 @@ enum WebhookDeliveryContract {
             try expectContract(
                 try store.write { try $0.markDead(.webhooks, id: deadID, owner: "w2", now: 104, reply: "not sent: disabled") }, "dead")
             let finished = try store.read { try $0.webhookDeliveries(state: nil, limit: 10) }
-            let sent = try unwrapContract(finished.first { $0.id == sentID }, "the delivered one")
-            let dead = try unwrapContract(finished.first { $0.id == deadID }, "the abandoned one")
+            let sent = try requireContract(finished.first { $0.id == sentID }, "the delivered one")
+            let dead = try requireContract(finished.first { $0.id == deadID }, "the abandoned one")
             try expectContract(
                 sent.state == .sent && sent.attempts == 1 && sent.finishedAt == 103 && sent.lastReply == "HTTP 204", "delivered, one attempt")
             try expectContract(
@@ -61,7 +61,7 @@ enum WebhookDeliveryContract {
                     webhookID: "msg_2", eventType: "user.deleted", body: "{}", endpoints: [first, second], now: 110, giveUpAt: 1000)
             }
             let next = try store.write { try $0.claimDue(.webhooks, owner: "w1", now: 110, leaseUntil: 170, limit: 5, claimable: claimable) }
-            let retried = try unwrapContract(next.first, "the next claim")
+            let retried = try requireContract(next.first, "the next claim")
             try expectContract(next.count == 1 && retried.delivery.endpoint == first, "only the enabled endpoint's")
             try expectContract(
                 try store.write { try $0.markRetry(.webhooks, id: retried.delivery.id, owner: "w1", at: 200, reply: "HTTP 503") }, "retry")

@@ -5,9 +5,9 @@ import Foundation
 public final class AddressFlow: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & OutboxWriter & PhoneWriter & WebhookWriter
     /// What this flow's reads use.
-    typealias Reads = any AccountReader & ActionRequestReader
+    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & OutboxReader & PhoneReader & WebhookReader
 
     let context: FlowContext
     let ledger: ActionLedger
@@ -57,7 +57,7 @@ public final class AddressFlow: Sendable {
         let ttlRecoverEmail = context.config.ttlRecoverEmail
         let ledger = self.ledger
         let events = context.events
-        let applied = try context.write { [hash] tx -> AppliedAction in
+        let applied = try context.write { [hash] (tx: Writes) -> AppliedAction in
             let (code, request) = try ledger.verifiedRequest(text, expecting: nil, ring: ring, now: now, tx: tx)
             guard let uid = request.uid, var account = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
             guard try ledger.consume(request, expiresAt: code.expiresAt, now: now, tx: tx) else {

@@ -13,6 +13,12 @@ public struct ComposedMail: Sendable, Hashable {
 /// address up, mints the code and picks the mail. Only here does the service learn whether an
 /// address has an account, after the request has answered.
 public final class MailComposer: Sendable {
+    /// What the content stage's reads use (the compiler holds it to them): a mail is made from
+    /// its request, its account and, for a phone notice, the claim.
+    typealias Reads = any AccountReader & ActionRequestReader & PhoneReader
+    /// What composing a sign-up's or a reset's mail writes (its request), beside those reads.
+    typealias Writes = any ActionRequestWriter & AccountReader & PhoneReader
+
     let context: FlowContext
     let ledger: ActionLedger
 
@@ -41,7 +47,7 @@ public final class MailComposer: Sendable {
         if !reading.isEmpty {
             let bodies = reading.map { body(items[$0].intent, recipient: items[$0].recipient) }
             do {
-                let composed = try context.read { tx in
+                let composed = try context.read { (tx: Reads) in
                     bodies.map { body in Result { () throws(AuthError) in
                         do { return try body(tx, nil) } catch { throw FlowContext.readFailure(error) }
                     } }
@@ -54,7 +60,7 @@ public final class MailComposer: Sendable {
         return items.indices.map { index in
             if let result = read[index] { return result }
             let body = body(items[index].intent, recipient: items[index].recipient)
-            return Result { () throws(AuthError) in try context.write { tx in try body(tx, tx) } }
+            return Result { () throws(AuthError) in try context.write { (tx: Writes) in try body(tx, tx) } }
         }
     }
 
@@ -71,7 +77,7 @@ public final class MailComposer: Sendable {
     /// ``changesRequest(_:)``.
     private func body(
         _ intent: MailIntent, recipient: EmailAddress
-    ) -> @Sendable (any StoreReader, (any StoreWriter)?) throws -> ComposedMail? {
+    ) -> @Sendable (Reads, Writes?) throws -> ComposedMail? {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let config = context.config

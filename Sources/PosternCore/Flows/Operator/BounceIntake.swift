@@ -60,6 +60,7 @@ public final class BounceIntake: Sendable {
     typealias Reads = any OutboxReader & WebhookReader
 
     let context: FlowContext
+    /// Delivery reports taken in, by outcome.
     public let metrics = BounceMetrics()
 
     init(context: FlowContext) { self.context = context }

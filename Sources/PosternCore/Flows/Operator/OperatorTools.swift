@@ -184,7 +184,7 @@ public final class OperatorTools: Sendable {
 
     /// Webhook deliveries by state.
     /// - Throws: `AuthError.unavailable`.
-    public func webhookCounts() throws(AuthError) -> WebhookCounts { try context.read { try $0.webhookCounts() } }
+    public func webhookCounts() throws(AuthError) -> WebhookCounts { try context.read { (tx: Reads) in try tx.webhookCounts() } }
 
     /// The webhook endpoints: list, add, remove, rotate, test (the CLI and the admin API).
     public var webhookEndpoints: WebhookEndpointVault {
@@ -206,7 +206,7 @@ public final class OperatorTools: Sendable {
     /// The SMS outbox's messages in `state` (all when nil), newest first.
     /// - Throws: `unavailable` when the store fails.
     public func smsMessages(state: OutboxState?, limit: Int) throws(AuthError) -> [SMSMessage] {
-        try context.read { try $0.smsMessages(state: state, limit: limit) }
+        try context.read { (tx: Reads) in try tx.smsMessages(state: state, limit: limit) }
     }
 
     /// Deletes sent and dead messages finished more than `olderThan` seconds ago.

@@ -85,7 +85,7 @@ public final class PasswordFlow: Sendable {
         }
         // Only the uid and the hash before the check: a known address must not cost more than an
         // unknown one (measured by bench/enumeration).
-        let holder = try address.flatMap { address throws(AuthError) in try context.read { try $0.passwordCredential(address: address) } }
+        let holder = try address.flatMap { address throws(AuthError) in try context.read { (tx: Reads) in try tx.passwordCredential(address: address) } }
         let stored = holder?.passwordHash ?? dummyPasswordHash
         // The string names its scheme: Postern's scrypt, or an imported Firebase scrypt or bcrypt
         // hash, which the rehash below replaces with Postern's.
