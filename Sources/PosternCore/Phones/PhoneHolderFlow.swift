@@ -6,11 +6,12 @@ import PosternCrypto
 /// proves, reads or deletes a claim with the code the SMS carried — the code is the key, and
 /// every failure, a missing claim included, is the same `invalidPhoneCode`.
 public final class PhoneHolderFlow: Sendable {
-    /// The persisters this flow's transactions use: its closures are typed with these, so the
-    /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// The persisters this flow's transactions use: those of claiming a number (``PhoneClaiming``),
+    /// whose steps its transactions run. Its closures are typed with these, so the compiler holds
+    /// the flow to them.
+    typealias Writes = PhoneClaiming.Writes
     /// What this flow's reads use.
-    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+    typealias Reads = PhoneClaiming.Reads
 
     let context: FlowContext
     let sessions: SessionFlow

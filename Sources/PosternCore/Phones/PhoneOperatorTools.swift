@@ -3,11 +3,12 @@ import Foundation
 /// What operators do with phone claims (`postern phones`, the admin API): look at an account's
 /// claims and remove one. Unlike the owner's and the holder's flows these need no consent.
 public final class PhoneOperatorTools: Sendable {
-    /// The persisters this flow's transactions use: its closures are typed with these, so the
-    /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// The persisters this flow's transactions use: those of claiming a number (``PhoneClaiming``),
+    /// whose steps its transactions run. Its closures are typed with these, so the compiler holds
+    /// the flow to them.
+    typealias Writes = PhoneClaiming.Writes
     /// What this flow's reads use.
-    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+    typealias Reads = PhoneClaiming.Reads
 
     let context: FlowContext
     let claiming: PhoneClaiming

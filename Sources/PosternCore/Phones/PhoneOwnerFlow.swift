@@ -7,11 +7,12 @@ import PosternCrypto
 /// asks for, and deletes a claim. The number is the account's only when both the owner and the
 /// number's holder have agreed, and at most one account holds it (`phone_numbers`' key).
 public final class PhoneOwnerFlow: Sendable {
-    /// The persisters this flow's transactions use: its closures are typed with these, so the
-    /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// The persisters this flow's transactions use: those of claiming a number (``PhoneClaiming``),
+    /// whose steps its transactions run. Its closures are typed with these, so the compiler holds
+    /// the flow to them.
+    typealias Writes = PhoneClaiming.Writes
     /// What this flow's reads use.
-    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+    typealias Reads = PhoneClaiming.Reads
 
     let context: FlowContext
     let sessions: SessionFlow

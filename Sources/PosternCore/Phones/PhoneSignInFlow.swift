@@ -10,11 +10,12 @@ import PosternCrypto
 /// SMS outbox, sealed, until the message is finished. Sending never looks up who holds the number:
 /// the answer is the same for every number, past the toll-fraud gate (``SMSAdmission``).
 public final class PhoneSignInFlow: Sendable {
-    /// The persisters this flow's transactions use: its closures are typed with these, so the
-    /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+    /// The persisters this flow's transactions use: those of claiming a number (``PhoneClaiming``),
+    /// whose steps its transactions run. Its closures are typed with these, so the compiler holds
+    /// the flow to them.
+    typealias Writes = PhoneClaiming.Writes
     /// What this flow's reads use.
-    typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
+    typealias Reads = PhoneClaiming.Reads
 
     let context: FlowContext
     let sessions: SessionFlow
