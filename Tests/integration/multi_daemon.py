@@ -43,6 +43,17 @@ def psql(conninfo, query):
     return [line.split("|") for line in out.splitlines() if line]
 
 
+def settled(conninfo):
+    """Whether no outbox row is left that a daemon may still deliver (queued, claimed, retrying).
+    A daemon delivers only a row it holds claimed and records it sent after the server's 250,
+    which smtp_server.py gives after writing the mail's file: then every delivery A and C made is
+    on disk, and none will follow. B's last DATA, sent before its death, was in the server's
+    socket from that moment; the server's event loop reads every ready socket each turn and has
+    accepted the mails of B's claims since (taken back no sooner than 6 s after its death), so it
+    has been read and written too."""
+    return psql(conninfo, "SELECT count(*) FROM outbox WHERE state NOT IN ('sent', 'dead')")[0][0] == "0"
+
+
 class Serve:
     def __init__(self, name, work, conninfo, smtp_port, port=None):
         self.name = name
@@ -188,7 +199,8 @@ def load_and_kill(daemons, conninfo, out):
             last_count, last_progress = count, time.monotonic()
         assert time.monotonic() - last_progress < 30, f"{missing} acknowledged mails missing, no delivery for 30 s"
         time.sleep(0.5)
-    time.sleep(2)  # late duplicates, if any, would come now
+    # Late duplicates, if any, have come once no daemon has mail left to act on (see settled).
+    wait_for(lambda: settled(conninfo), 60, "no mail left to send")
     per = deliveries(out)
     death = kill_info["at"]
     lost = [e for e in acknowledged if not per.get(e)]
@@ -215,7 +227,7 @@ def load_and_kill(daemons, conninfo, out):
     return per
 
 
-def six_sends(daemons, out):
+def six_sends(daemons, conninfo, out):
     """One address, 6 send-links over the 3 daemons: 5 mails (--mail-per-hour 5), in turn and at once."""
     results = {}
     for mode in ("in-turn", "at-once"):
@@ -236,9 +248,10 @@ def six_sends(daemons, out):
             for t in threads:
                 t.join()
         assert sorted(statuses, key=str) == [202] * 5 + [429], (mode, statuses)
-        time.sleep(0.5)
         mails = wait_for(lambda: len(deliveries(out).get(email, [])) >= 5 and deliveries(out)[email], 30, f"5 mails to {email}")
-        time.sleep(3)  # a 6th would have come by now
+        # A 6th would have come by now: every send was answered, so a 6th queued is in the outbox,
+        # and sent before it holds.
+        wait_for(lambda: settled(conninfo), 30, "no mail left to send")
         count = len(deliveries(out).get(email, []))
         results[mode] = count
         assert count == 5, f"{email}: {count} mails, want 5"
@@ -303,7 +316,7 @@ def main():
             b.log.close()
             daemons[1] = Serve("b", work, conninfo, smtp_port, port=b.port)
         if "six" in phase:
-            six_sends(daemons, out)
+            six_sends(daemons, conninfo, out)
         beats = psql(conninfo, "SELECT count(*) FROM daemon_heartbeats")[0][0]
         print(f"multi-daemon heartbeats: {beats} rows with 3 daemons running", flush=True)
     finally:

@@ -209,6 +209,10 @@ def six_digits(msg):
 # HTTP (webhooks, the HTTP mail provider, SMS gateways) refuses unless this allows it.
 LOOPBACK_TARGETS = ("--allow-private-targets", "127.0.0.1/32")
 
+# The states of a queued row (an outbox mail, a webhook delivery, an SMS) a worker may still act
+# on: with none left, no worker has anything to claim or holds a claim (OutboxState.isFinished).
+UNFINISHED = ("queued", "claimed", "retrying")
+
 
 class Daemon:
     """`postern serve` with its own database and mail directory under `work/name`."""
@@ -254,6 +258,18 @@ class Daemon:
 
     def post(self, path, body=None, **kw):
         return self.request("POST", path, {} if body is None else body, **kw)
+
+    def metrics(self):
+        """The samples of the daemon's /metrics (on its metrics listener): {"name{labels}": value}."""
+        status, text, _ = http_request(f"http://127.0.0.1:{self.metrics_port}", "GET", "/metrics")
+        assert status == 200, status
+        return {m[0]: float(m[1]) for m in re.findall(r"^([a-z_]+(?:\{[^}]*\})?) (\S+)$", text.decode(), re.M)}
+
+    def unfinished(self, gauge, metrics=None):
+        """Rows of a by-state gauge (postern_outbox_messages, postern_webhook_deliveries) a worker
+        may still act on."""
+        metrics = metrics if metrics is not None else self.metrics()
+        return sum(metrics.get(f'{gauge}{{state="{state}"}}', 0) for state in UNFINISHED)
 
     def kill_hard(self):
         """SIGKILL to the daemon's process group: no shutdown, no lease given back."""

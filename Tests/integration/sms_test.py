@@ -20,12 +20,11 @@ import sqlite3
 import ssl
 import subprocess
 import threading
-import time
 import urllib.parse
 
 import pytest
 
-from postern_daemon import LOOPBACK_TARGETS, POSTERN, Daemon, free_port, http_request, wait_for
+from postern_daemon import LOOPBACK_TARGETS, POSTERN, UNFINISHED, Daemon, free_port, http_request, wait_for
 from signed_receiver import SignedReceiver
 from smtp_server import make_certificates
 
@@ -157,6 +156,15 @@ def status(daemon, twilio, token_file):
     return json.loads(result.stdout)
 
 
+def settled(daemon, twilio, token_file):
+    """Whether the daemon has no SMS left to act on (`postern sms status`): its worker sends only a
+    message it holds claimed, taken from those queued or retrying, and records the outcome after
+    the provider answered, which the fake records first. So with none of them left, every request
+    the daemon made is in `twilio.requests` and it makes no other."""
+    counts = status(daemon, twilio, token_file)["counts"]
+    return sum(counts[state] for state in UNFINISHED) == 0
+
+
 def rows(daemon):
     with sqlite3.connect(daemon.database) as db:
         return db.execute("SELECT id, state, recipient, country_code, attempts, last_reply FROM sms_outbox ORDER BY id").fetchall()
@@ -178,8 +186,8 @@ def test_503_then_201_is_sent_exactly_once(daemon, twilio, token_file):
     (row,) = [r for r in rows(daemon) if r[1] == "sent"]
     assert row[2] is None, "the number is erased once sent"
     assert row[3] == "49" and row[4] == 2 and row[5].startswith("HTTP 201 SM"), row
-    # Nothing more is sent later.
-    time.sleep(2)  # (a wait that waits: wait_for(lambda: True, …) returned at once)
+    # Nothing more is sent later: the daemon has no SMS left to send.
+    wait_for(lambda: settled(daemon, twilio, token_file), 30, "no SMS left to send")
     assert len(twilio.to(number)) == 2
     assert twilio.refused == []
     log = open(daemon.log_path).read()
@@ -223,7 +231,8 @@ def test_country_outside_the_list_and_a_bad_number_are_refused_without_echo(daem
     assert bad.returncode == 64 and "15 digits" in bad.stderr and "9012" not in bad.stderr, bad.stderr
     letters = cli(daemon, "test", "+1-800-FLOWERS", extra=twilio_args(twilio, token_file))
     assert letters.returncode == 64 and "FLOWERS" not in letters.stderr, letters.stderr
-    time.sleep(2)  # (a wait that waits: wait_for(lambda: True, …) returned at once)
+    # Nothing reaches the provider: none was queued (or it would be sent before this holds).
+    wait_for(lambda: settled(daemon, twilio, token_file), 30, "no SMS left to send")
     assert len(twilio.requests) == before
 
 
