@@ -51,6 +51,7 @@ public struct Migration: Sendable, Hashable {
         "deliveryLogWithoutLists",
         "deliveryLogWithoutRecipientIndex",
         "claimNumbers",
+        "oidcCodes",
     ]
 }
 

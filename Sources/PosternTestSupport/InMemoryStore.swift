@@ -37,6 +37,8 @@ public final class InMemoryStore: Store {
         public var phoneNumbers: [[UInt8]: PhoneNumberHolder] = [:]
         /// Phone sign-in requests by their number's keyed hash (one per number).
         public var phoneSignIns: [[UInt8]: PhoneSignInCode] = [:]
+        /// OpenID Connect authorization codes by the SHA-256 of the code.
+        public var authorizationCodes: [[UInt8]: AuthorizationCodeRecord] = [:]
     }
 
     private let state = Mutex(State())
@@ -167,6 +169,7 @@ public final class InMemoryStore: Store {
             state.refreshTokens = state.refreshTokens.filter { $0.value.uid != uid }
             state.phoneClaims = state.phoneClaims.filter { $0.value.uid != uid }
             state.phoneNumbers = state.phoneNumbers.filter { $0.value.uid != uid }
+            state.authorizationCodes = state.authorizationCodes.filter { $0.value.uid != uid }
         }
         public func consume(nonce: [UInt8], expiresAt: Int64) throws -> Bool {
             guard state.consumed[nonce] == nil else { return false }
