@@ -357,3 +357,29 @@ struct FlowAttackTests {
         try h.service.emailLink.send(EmailLinkRequest(email: "a@example.com", continueURL: "https://app.example.com/x?tab=1"))
     }
 }
+
+/// A token signed with Postern's own key for another audience (an OpenID Connect client's ID token
+/// or access token will be: same key, same issuer) is not a session of the API.
+@Suite("Attack sequences: tokens of another audience")
+struct FlowTokenAudienceTests {
+    /// `token`'s claims with `aud` set to `audience`, signed again with the service's own key.
+    func resigned(_ token: String, audience: String, _ h: FlowHarness) throws -> String {
+        let parsed = try JSONWebToken.parse(token)
+        var claims = try #require(try JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any])
+        claims["aud"] = audience
+        return try JSONWebToken.sign(claims: try JSONSerialization.data(withJSONObject: claims), with: h.keys.current.idTokenSigner)
+    }
+
+    @Test("an ID token re-signed for a client's audience is refused; re-signed for Postern's own it is taken")
+    func otherAudienceRefused() throws {
+        let h = try FlowHarness()
+        let session = try h.service.sessions.signInAnonymously()
+        #expect(try h.service.profiles.me(idToken: session.idToken).uid == session.uid)
+        // The control: the same claims, signed again by the test, with the audience unchanged.
+        #expect(try h.service.profiles.me(idToken: try resigned(session.idToken, audience: "https://auth.example.com", h)).uid == session.uid)
+        for audience in ["grafana", "https://auth.example.com/oidc/userinfo", "https://auth.example.com/", ""] {
+            let forged = try resigned(session.idToken, audience: audience, h)
+            expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: forged) }
+        }
+    }
+}

@@ -9,6 +9,8 @@ struct FlowHarness {
     let clock = ManualClock()
     let store = InMemoryStore()
     let service: AuthService
+    /// The key ring the service signs with (for tests that sign tokens of their own with it).
+    let keys: KeyRingCache
 
     init(configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
         let vault = KeyVault(
@@ -24,9 +26,8 @@ struct FlowHarness {
         config.sms.defaultCountryPerHour = 0
         config.sms.globalPerDay = 0
         configure(&config)
-        service = try AuthService(
-            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
-            hasher: .fastForTests)
+        keys = try KeyRingCache(vault: vault, clock: clock)
+        service = try AuthService(store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests)
     }
 
     /// Runs the content stage on the newest queued mail.

@@ -89,7 +89,9 @@ public final class SessionFlow: Sendable {
         }
     }
 
-    /// Verifies an ID token: signature (any key in the JWKS), issuer, expiry, and that the account
+    /// Verifies an ID token: signature (any key in the JWKS), issuer, audience (Postern's own: a
+    /// token the same key signed for another audience, such as an OpenID Connect client's ID token
+    /// or access token, is not a session of this API), expiry, and that the account
     /// exists, is enabled, and has not revoked its sessions since the token was issued (`sv`).
     /// - Throws: `AuthError.invalidIDToken`, or `userDisabled`.
     public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
@@ -100,7 +102,7 @@ public final class SessionFlow: Sendable {
             let uid = object["sub"] as? String, let iat = (object["iat"] as? NSNumber)?.int64Value,
             let exp = (object["exp"] as? NSNumber)?.int64Value, let authTime = (object["auth_time"] as? NSNumber)?.int64Value,
             let version = (object["sv"] as? NSNumber)?.int64Value,
-            object["iss"] as? String == context.config.publicURL
+            object["iss"] as? String == context.config.publicURL, object["aud"] as? String == context.config.publicURL
         else { throw .invalidIDToken }
         let now = context.clock.unixSeconds()
         guard now < exp else { throw .invalidIDToken }
