@@ -363,11 +363,11 @@ struct FlowAttackTests {
 @Suite("Attack sequences: tokens of another audience")
 struct FlowTokenAudienceTests {
     /// `token`'s claims with `aud` set to `audience`, signed again with the service's own key.
-    func resigned(_ token: String, audience: String, _ h: FlowHarness) throws -> String {
+    func resigned(_ token: String, audience: String, _ h: FlowHarness, type: JSONWebToken.TokenType = .jwt) throws -> String {
         let parsed = try JSONWebToken.parse(token)
         var claims = try #require(try JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any])
         claims["aud"] = audience
-        return try JSONWebToken.sign(claims: try JSONSerialization.data(withJSONObject: claims), with: h.keys.current.idTokenSigner)
+        return try JSONWebToken.sign(claims: try JSONSerialization.data(withJSONObject: claims), with: h.keys.current.idTokenSigner, type: type)
     }
 
     @Test("an ID token re-signed for a client's audience is refused; re-signed for Postern's own it is taken")
@@ -381,5 +381,14 @@ struct FlowTokenAudienceTests {
             let forged = try resigned(session.idToken, audience: audience, h)
             expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: forged) }
         }
+    }
+
+    @Test("a token typed as an access token (at+jwt) is refused as an ID token, even with Postern's own audience")
+    func accessTokenTypeRefused() throws {
+        let h = try FlowHarness()
+        let session = try h.service.sessions.signInAnonymously()
+        let typed = try resigned(session.idToken, audience: "https://auth.example.com", h, type: .accessToken)
+        #expect(try JSONWebToken.parse(typed).type == "at+jwt")
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: typed) }
     }
 }

@@ -91,12 +91,14 @@ public final class SessionFlow: Sendable {
 
     /// Verifies an ID token: signature (any key in the JWKS), issuer, audience (Postern's own: a
     /// token the same key signed for another audience, such as an OpenID Connect client's ID token
-    /// or access token, is not a session of this API), expiry, and that the account
+    /// or access token, is not a session of this API), type (`JWT` or none: not an `at+jwt` access
+    /// token), expiry, and that the account
     /// exists, is enabled, and has not revoked its sessions since the token was issued (`sv`).
     /// - Throws: `AuthError.invalidIDToken`, or `userDisabled`.
     public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
         let ring = context.keys.current
         guard let parsed = try? JSONWebToken.parse(token),
+            parsed.type == nil || parsed.type == JSONWebToken.TokenType.jwt.rawValue,
             let key = ring.idTokenVerifiers.first(where: { $0.keyID == parsed.keyID }), parsed.isSigned(by: key),
             let object = try? JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any],
             let uid = object["sub"] as? String, let iat = (object["iat"] as? NSNumber)?.int64Value,
