@@ -309,6 +309,10 @@ enum PostgresSchema {
         CREATE INDEX oidc_codes_uid ON oidc_codes(uid);
         CREATE INDEX oidc_codes_expiry ON oidc_codes(expires_at);
         """),
+        // 17: SQLite's 21, the OpenID Connect client of a refresh token.
+        Migration("refreshTokenClients", """
+        ALTER TABLE refresh_tokens ADD COLUMN client_id TEXT;
+        """),
     ]
 
     /// The statements of each version, in order (``named`` without the steps PostgreSQL needs none for).

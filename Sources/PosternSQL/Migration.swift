@@ -52,6 +52,7 @@ public struct Migration: Sendable, Hashable {
         "deliveryLogWithoutRecipientIndex",
         "claimNumbers",
         "oidcCodes",
+        "refreshTokenClients",
     ]
 }
 

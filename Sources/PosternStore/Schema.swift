@@ -342,6 +342,11 @@ enum Schema {
         CREATE INDEX oidc_codes_uid ON oidc_codes(uid);
         CREATE INDEX oidc_codes_expiry ON oidc_codes(expires_at);
         """),
+        // 21: the OpenID Connect client a refresh token was issued to (issue 45): only that client
+        // refreshes it; NULL for the API's own sessions, which /v1/token keeps to.
+        Migration("refreshTokenClients", """
+        ALTER TABLE refresh_tokens ADD COLUMN client_id TEXT;
+        """),
     ]
 
     /// The statements of each version, in order.

@@ -156,7 +156,9 @@ public final class SessionFlow: Sendable {
         let events = context.events
         enum Outcome: Sendable { case session(Session), failed(AuthError) }
         let outcome = try context.write { (tx: Writes) -> Outcome in
-            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
+            // A token of an OpenID Connect client is refreshed by that client at its token
+            // endpoint; here it is unknown, and left as it is.
+            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now, record.clientID == nil else {
                 return .failed(.invalidRefreshToken)
             }
             if record.revoked { return .failed(.tokenRevoked) }
@@ -183,14 +185,15 @@ public final class SessionFlow: Sendable {
         }
     }
 
-    /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way).
+    /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way), and
+    /// so are an OpenID Connect client's (its revocation endpoint ends those).
     /// - Throws: `AuthError.unavailable` when the store is down.
     public func signOut(refreshToken: String) throws(AuthError) {
         let hash = SHA256.hash(refreshToken)
         let events = context.events
         let now = context.clock.unixSeconds()
         try context.write { (tx: Writes) in
-            if let record = try tx.refreshToken(hash: hash), !record.revoked {
+            if let record = try tx.refreshToken(hash: hash), !record.revoked, record.clientID == nil {
                 _ = try tx.revokeRefreshFamily(record.family)
                 try events.record(.sessionRevoked(uid: record.uid, reason: "signOut"), tx: tx, now: now)
             }
