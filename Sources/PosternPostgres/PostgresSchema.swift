@@ -289,6 +289,30 @@ enum PostgresSchema {
         Migration("claimNumbers", """
         ALTER TABLE phone_claims ADD COLUMN recipient BYTEA;
         """),
+        // 16: SQLite's 20, OpenID Connect authorization codes by their SHA-256 (issue 45).
+        Migration("oidcCodes", """
+        CREATE TABLE oidc_codes (
+            code_hash BYTEA PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            redirect_uri TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            nonce TEXT,
+            code_challenge TEXT,
+            auth_time BIGINT NOT NULL,
+            methods TEXT NOT NULL,
+            refresh_family TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            consumed_at BIGINT
+        );
+        CREATE INDEX oidc_codes_uid ON oidc_codes(uid);
+        CREATE INDEX oidc_codes_expiry ON oidc_codes(expires_at);
+        """),
+        // 17: SQLite's 21, the OpenID Connect client of a refresh token.
+        Migration("refreshTokenClients", """
+        ALTER TABLE refresh_tokens ADD COLUMN client_id TEXT;
+        """),
     ]
 
     /// The statements of each version, in order (``named`` without the steps PostgreSQL needs none for).

@@ -51,6 +51,8 @@ public struct Migration: Sendable, Hashable {
         "deliveryLogWithoutLists",
         "deliveryLogWithoutRecipientIndex",
         "claimNumbers",
+        "oidcCodes",
+        "refreshTokenClients",
     ]
 }
 

@@ -7,22 +7,23 @@ extension SQLStoreTransaction {
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
         try db.first(
-            "SELECT family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked FROM refresh_tokens WHERE token_hash = ?",
+            "SELECT family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked, client_id FROM refresh_tokens WHERE token_hash = ?",
             [.blob(hash)]
         ) { row in
             RefreshTokenRecord(
                 hash: hash, family: row.text(0) ?? "", uid: row.text(1) ?? "", authTime: row.integer(2),
                 method: row.text(3) ?? "", createdAt: row.integer(4), expiresAt: row.integer(5),
-                rotatedAt: row.optionalInteger(6), revoked: row.integer(7) != 0)
+                rotatedAt: row.optionalInteger(6), revoked: row.integer(7) != 0, clientID: row.text(8))
         }
     }
 
     public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
         try db.execute(
-            "INSERT INTO refresh_tokens (token_hash, family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO refresh_tokens (token_hash, family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked, client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 .blob(t.hash), .text(t.family), .text(t.uid), .integer(t.authTime), .text(t.method), .integer(t.createdAt),
                 .integer(t.expiresAt), t.rotatedAt.map(SQLValue.integer) ?? .null, .integer(t.revoked ? 1 : 0),
+                t.clientID.map(SQLValue.text) ?? .null,
             ])
     }
 

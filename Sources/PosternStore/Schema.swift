@@ -319,6 +319,34 @@ enum Schema {
         Migration("claimNumbers", """
         ALTER TABLE phone_claims ADD COLUMN recipient BLOB;
         """),
+        // 20: OpenID Connect authorization codes (issue 45): by the SHA-256 of the code, never the
+        // code; bound to client, redirect URI, PKCE challenge and nonce; consumed_at set once by
+        // the one redemption that wins, the row kept until pruned so a replay is told from an
+        // unknown code (and revokes the refresh family it gave). Clients are configuration.
+        Migration("oidcCodes", """
+        CREATE TABLE oidc_codes (
+            code_hash BLOB PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            redirect_uri TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            nonce TEXT,
+            code_challenge TEXT,
+            auth_time INTEGER NOT NULL,
+            methods TEXT NOT NULL,
+            refresh_family TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            consumed_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX oidc_codes_uid ON oidc_codes(uid);
+        CREATE INDEX oidc_codes_expiry ON oidc_codes(expires_at);
+        """),
+        // 21: the OpenID Connect client a refresh token was issued to (issue 45): only that client
+        // refreshes it; NULL for the API's own sessions, which /v1/token keeps to.
+        Migration("refreshTokenClients", """
+        ALTER TABLE refresh_tokens ADD COLUMN client_id TEXT;
+        """),
     ]
 
     /// The statements of each version, in order.

@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live", "oidc-live"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -103,6 +103,15 @@ public enum HousekeepingFixture {
                     requestID: name, numberHash: Array(name.utf8), countryCode: "49", codeHash: Array(name.utf8),
                     createdAt: expiresAt - 600, expiresAt: expiresAt))
             }
+            // OpenID Connect authorization codes: one that expired at the horizon (goes, though
+            // never consumed), one a second after (stays, though consumed).
+            for (name, expiresAt) in [("oidc-old", horizon(.oidcCodes)), ("oidc-live", horizon(.oidcCodes) + 1)] {
+                try tx.insertAuthorizationCode(AuthorizationCodeRecord(
+                    codeHash: SHA256.hash(Array(name.utf8)), clientID: "client", uid: "uid-1", redirectURI: "https://app.example.com/cb",
+                    scopes: ["openid"], nonce: nil, codeChallenge: nil, authTime: expiresAt - 60, methods: ["link"],
+                    refreshFamily: "family-\(name)", createdAt: expiresAt - 60, expiresAt: expiresAt))
+            }
+            _ = try tx.consumeAuthorizationCode(hash: SHA256.hash(Array("oidc-live".utf8)), at: horizon(.oidcCodes) - 30)
         }
         try store.write { tx in
             try tx.enqueueWebhook(
@@ -144,6 +153,9 @@ public enum HousekeepingFixture {
             }
             for name in ["phone-old", "phone-live"] where try tx.phoneClaim(id: name) != nil { found.insert(name) }
             for name in ["signin-old", "signin-live"] where try tx.phoneSignIn(requestID: name) != nil { found.insert(name) }
+            for name in ["oidc-old", "oidc-live"] where try tx.authorizationCode(hash: SHA256.hash(Array(name.utf8))) != nil {
+                found.insert(name)
+            }
             return found
         }
     }

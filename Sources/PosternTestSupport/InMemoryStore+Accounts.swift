@@ -39,5 +39,6 @@ extension InMemoryStore.Transaction {
         state.refreshTokens = state.refreshTokens.filter { $0.value.uid != uid }
         state.phoneClaims = state.phoneClaims.filter { $0.value.uid != uid }
         state.phoneNumbers = state.phoneNumbers.filter { $0.value.uid != uid }
+        state.authorizationCodes = state.authorizationCodes.filter { $0.value.uid != uid }
     }
 }

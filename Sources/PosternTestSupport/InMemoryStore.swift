@@ -37,6 +37,8 @@ public final class InMemoryStore: Store {
         public var phoneNumbers: [[UInt8]: PhoneNumberHolder] = [:]
         /// Phone sign-in requests by their number's keyed hash (one per number).
         public var phoneSignIns: [[UInt8]: PhoneSignInCode] = [:]
+        /// OpenID Connect authorization codes by the SHA-256 of the code.
+        public var authorizationCodes: [[UInt8]: AuthorizationCodeRecord] = [:]
     }
 
     private let state = Mutex(State())

@@ -363,11 +363,11 @@ struct FlowAttackTests {
 @Suite("Attack sequences: tokens of another audience")
 struct FlowTokenAudienceTests {
     /// `token`'s claims with `aud` set to `audience`, signed again with the service's own key.
-    func resigned(_ token: String, audience: String, _ h: FlowHarness) throws -> String {
+    func resigned(_ token: String, audience: String, _ h: FlowHarness, type: JSONWebToken.TokenType = .jwt) throws -> String {
         let parsed = try JSONWebToken.parse(token)
         var claims = try #require(try JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any])
         claims["aud"] = audience
-        return try JSONWebToken.sign(claims: try JSONSerialization.data(withJSONObject: claims), with: h.keys.current.idTokenSigner)
+        return try JSONWebToken.sign(claims: try JSONSerialization.data(withJSONObject: claims), with: h.keys.current.idTokenSigner, type: type)
     }
 
     @Test("an ID token re-signed for a client's audience is refused; re-signed for Postern's own it is taken")
@@ -381,5 +381,37 @@ struct FlowTokenAudienceTests {
             let forged = try resigned(session.idToken, audience: audience, h)
             expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: forged) }
         }
+    }
+
+    @Test("a token typed as an access token (at+jwt) is refused as an ID token, even with Postern's own audience")
+    func accessTokenTypeRefused() throws {
+        let h = try FlowHarness()
+        let session = try h.service.sessions.signInAnonymously()
+        let typed = try resigned(session.idToken, audience: "https://auth.example.com", h, type: .accessToken)
+        #expect(try JSONWebToken.parse(typed).type == "at+jwt")
+        expectAuthError("INVALID_ID_TOKEN") { _ = try h.service.profiles.me(idToken: typed) }
+    }
+}
+
+/// A refresh token issued to an OpenID Connect client is that client's: the API's own refresh and
+/// sign-out do not take it (a token leaked from a relying party does not become an API session).
+@Suite("Attack sequences: a client's refresh token at the API")
+struct FlowClientRefreshTokenTests {
+    @Test("/v1/token refuses a client's refresh token and /v1/sign-out leaves it; the API's own token still refreshes")
+    func clientTokenRefused() throws {
+        let h = try FlowHarness()
+        let session = try h.service.sessions.signInAnonymously()
+        let now = Int64(h.clock.now().timeIntervalSince1970)
+        let token = "a-refresh-token-the-provider-gave-to-grafana"
+        let record = RefreshTokenRecord(
+            hash: SHA256.hash(token), family: "oidc-family", uid: session.uid, authTime: now, method: "emailLink", createdAt: now,
+            expiresAt: now + 86_400, clientID: "grafana")
+        try h.store.write { try $0.insertRefreshToken(record) }
+        expectAuthError("INVALID_REFRESH_TOKEN") { _ = try h.service.sessions.refresh(token) }
+        try h.service.sessions.signOut(refreshToken: token)
+        // Neither rotated nor revoked: the client's token is as it was.
+        #expect(try h.store.read { try $0.refreshToken(hash: SHA256.hash(token)) } == record)
+        // The control: the API's own token refreshes.
+        #expect(try h.service.sessions.refresh(session.refreshToken).uid == session.uid)
     }
 }

@@ -123,12 +123,16 @@ public struct RefreshTokenRecord: Sendable, Hashable {
     public var rotatedAt: Int64?
     /// Revoked by sign-out, reuse, a password reset or an address recovery.
     public var revoked: Bool
+    /// The OpenID Connect client it was issued to, which alone may refresh it; nil for a session
+    /// of the API (`/v1/token`), which refuses a client's token.
+    public var clientID: String?
 
     /// Creates a record.
     public init(
         hash: [UInt8], family: String, uid: String, authTime: Int64, method: String, createdAt: Int64,
-        expiresAt: Int64, rotatedAt: Int64? = nil, revoked: Bool = false
+        expiresAt: Int64, rotatedAt: Int64? = nil, revoked: Bool = false, clientID: String? = nil
     ) {
+        self.clientID = clientID
         self.hash = hash
         self.family = family
         self.uid = uid

@@ -108,6 +108,7 @@ public struct Housekeeper: Sendable {
         case .smsOutbox: try tx.purgeFinished(.sms, before: horizon + 1, limit: limit)
         case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)
         case .phoneSignIns: try tx.prunePhoneSignIns(expiredBy: horizon, limit: limit)
+        case .oidcCodes: try tx.pruneAuthorizationCodes(expiredBy: horizon, limit: limit)
         }
     }
 }

@@ -31,6 +31,9 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     /// Phone sign-in requests (`--phone-sign-in`), at their code's expiry: neither the sign-in nor
     /// the SMS composer reads one after it.
     case phoneSignIns = "phone_sign_ins"
+    /// OpenID Connect authorization codes, consumed or not, past their expiry plus
+    /// ``RetentionPolicy/authorizationCodeGrace``.
+    case oidcCodes = "oidc_codes"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -47,6 +50,9 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
 ///   token is kept until then too, not just for ``AuthConfiguration/refreshReuseGrace``: after the
 ///   grace, presenting it again is how a replay is detected (the family is revoked, the thief's
 ///   successor with it), and a deleted token would only be "unknown";
+/// - an authorization code is refused as expired once `now >= expiresAt`; the grace keeps a used one
+///   a while longer, so that a replay soon after is still told from an unknown code and revokes
+///   what the code gave (RFC 6749 §4.1.2), rather than only failing;
 /// - a rate event counts while `at > now - 3600` (``RateLimitPolicy``);
 /// - a guess budget is forgotten once `now - lastFailureAt >= forgetAfter` (``GuessBudget``).
 public struct RetentionPolicy: Sendable, Equatable {
@@ -58,6 +64,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var rateWindow: Int64 = RateLimitPolicy.window
     /// Seconds without a failure after which a guess budget is forgotten.
     public var guessForgetAfter: Int64 = GuessBudget().forgetAfter
+    /// Seconds an OpenID Connect authorization code is kept after it expired (replay detection).
+    public var authorizationCodeGrace: Int64 = 600
 
     /// The defaults: a one-hour grace, 30 days of finished mail.
     public init() {}
@@ -79,6 +87,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         case .rateEvents: now - rateWindow
         case .rateWindows: now - SMSAdmission.day
         case .guessBudgets: now - guessForgetAfter
+        case .oidcCodes: now - authorizationCodeGrace
         }
     }
 }

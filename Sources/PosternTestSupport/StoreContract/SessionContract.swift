@@ -66,6 +66,19 @@ enum SessionContract {
             try expectContract(try store.write { try $0.pruneRefreshTokens(expiredBy: 100, limit: 2) }, equals: 1, "the second batch")
             try expectContract(try store.read { try $0.refreshToken(hash: [4]) } != nil, "the later one kept")
         },
+        StoreContractCase("sessions", "a token's OpenID Connect client reads back; none for the API's own") { store in
+            try accounts(store, ["u1"])
+            var client = token(1, family: "f")
+            client.clientID = "grafana"
+            let written = client
+            try store.write { tx in
+                try tx.insertRefreshToken(written)
+                try tx.insertRefreshToken(token(2, family: "g"))
+            }
+            try expectContract(try store.read { try $0.refreshToken(hash: [1]) }, equals: written, "the client's token")
+            try expectContract(try store.read { try $0.refreshToken(hash: [1]) }?.clientID, equals: "grafana", "its client")
+            try expectContract(try store.read { try $0.refreshToken(hash: [2]) }?.clientID == nil, "the API's token has no client")
+        },
         StoreContractCase("sessions", "a token of an account that does not exist is refused") { store in
             try expectContractThrows((any Error).self, "a token of nobody") { try store.write { try $0.insertRefreshToken(token(1, family: "a", uid: "ghost")) } }
             try expectContract(try store.read { try $0.refreshToken(hash: [1]) } == nil, "nothing stored")

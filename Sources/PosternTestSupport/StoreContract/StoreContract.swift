@@ -21,6 +21,7 @@ public enum StoreContract {
             + SessionContract.cases
             + LimitContract.cases
             + PhoneContract.cases
+            + OIDCContract.cases
             + SMSAdmissionContract.cases
             + WebhookEndpointContract.cases
             + HeartbeatContract.cases

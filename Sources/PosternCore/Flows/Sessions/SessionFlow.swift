@@ -91,12 +91,14 @@ public final class SessionFlow: Sendable {
 
     /// Verifies an ID token: signature (any key in the JWKS), issuer, audience (Postern's own: a
     /// token the same key signed for another audience, such as an OpenID Connect client's ID token
-    /// or access token, is not a session of this API), expiry, and that the account
+    /// or access token, is not a session of this API), type (`JWT` or none: not an `at+jwt` access
+    /// token), expiry, and that the account
     /// exists, is enabled, and has not revoked its sessions since the token was issued (`sv`).
     /// - Throws: `AuthError.invalidIDToken`, or `userDisabled`.
     public func verifyIDToken(_ token: String) throws(AuthError) -> (account: Account, claims: IDTokenClaims) {
         let ring = context.keys.current
         guard let parsed = try? JSONWebToken.parse(token),
+            parsed.type == nil || parsed.type == JSONWebToken.TokenType.jwt.rawValue,
             let key = ring.idTokenVerifiers.first(where: { $0.keyID == parsed.keyID }), parsed.isSigned(by: key),
             let object = try? JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any],
             let uid = object["sub"] as? String, let iat = (object["iat"] as? NSNumber)?.int64Value,
@@ -154,7 +156,9 @@ public final class SessionFlow: Sendable {
         let events = context.events
         enum Outcome: Sendable { case session(Session), failed(AuthError) }
         let outcome = try context.write { (tx: Writes) -> Outcome in
-            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now else {
+            // A token of an OpenID Connect client is refreshed by that client at its token
+            // endpoint; here it is unknown, and left as it is.
+            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now, record.clientID == nil else {
                 return .failed(.invalidRefreshToken)
             }
             if record.revoked { return .failed(.tokenRevoked) }
@@ -181,14 +185,15 @@ public final class SessionFlow: Sendable {
         }
     }
 
-    /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way).
+    /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way), and
+    /// so are an OpenID Connect client's (its revocation endpoint ends those).
     /// - Throws: `AuthError.unavailable` when the store is down.
     public func signOut(refreshToken: String) throws(AuthError) {
         let hash = SHA256.hash(refreshToken)
         let events = context.events
         let now = context.clock.unixSeconds()
         try context.write { (tx: Writes) in
-            if let record = try tx.refreshToken(hash: hash), !record.revoked {
+            if let record = try tx.refreshToken(hash: hash), !record.revoked, record.clientID == nil {
                 _ = try tx.revokeRefreshFamily(record.family)
                 try events.record(.sessionRevoked(uid: record.uid, reason: "signOut"), tx: tx, now: now)
             }
