@@ -35,12 +35,14 @@ public struct OIDCClient: Sendable, Hashable {
     public let firstParty: Bool
     /// May leave out PKCE (confidential clients only); must send `nonce` then.
     public let allowNoPKCE: Bool
+    /// When it was registered, seconds since 1970.
+    public let createdAt: Int64
 
     /// A client as the file describes it, already checked (``OIDCClients/load(_:)`` checks).
     public init(
         clientID: String, name: String, authentication: Authentication, redirectURIs: [String],
         postLogoutRedirectURIs: [String] = [], scopes: [String] = OIDCClient.defaultScopes, firstParty: Bool = false,
-        allowNoPKCE: Bool = false
+        allowNoPKCE: Bool = false, createdAt: Int64 = 0
     ) {
         self.clientID = clientID
         self.name = name
@@ -50,6 +52,7 @@ public struct OIDCClient: Sendable, Hashable {
         self.scopes = scopes
         self.firstParty = firstParty
         self.allowNoPKCE = allowNoPKCE
+        self.createdAt = createdAt
     }
 
     /// Whether it authenticates with PKCE alone.
