@@ -40,5 +40,7 @@ extension InMemoryStore.Transaction {
         state.phoneClaims = state.phoneClaims.filter { $0.value.uid != uid }
         state.phoneNumbers = state.phoneNumbers.filter { $0.value.uid != uid }
         state.authorizationCodes = state.authorizationCodes.filter { $0.value.uid != uid }
+        state.oidcBrowserSessions = state.oidcBrowserSessions.filter { $0.value.uid != uid }
+        state.oidcConsents[uid] = nil
     }
 }

@@ -39,6 +39,14 @@ public final class InMemoryStore: Store {
         public var phoneSignIns: [[UInt8]: PhoneSignInCode] = [:]
         /// OpenID Connect authorization codes by the SHA-256 of the code.
         public var authorizationCodes: [[UInt8]: AuthorizationCodeRecord] = [:]
+        /// OpenID Connect clients by id.
+        public var oidcClients: [String: OIDCClient] = [:]
+        /// Authorization requests waiting for a sign-in, by id.
+        public var oidcRequests: [String: OIDCPendingRequest] = [:]
+        /// Browser sessions by the SHA-256 of their cookie.
+        public var oidcBrowserSessions: [[UInt8]: OIDCBrowserSession] = [:]
+        /// Consents by uid, then client id.
+        public var oidcConsents: [String: [String: OIDCConsent]] = [:]
     }
 
     private let state = Mutex(State())
