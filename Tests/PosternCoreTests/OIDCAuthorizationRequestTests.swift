@@ -31,7 +31,8 @@ struct OIDCAuthorizationRequestTests {
 
     /// Checks `parameters` against the three clients above (a file that stopped parsing fails the test).
     static func validate(_ parameters: [(name: String, value: String)]) throws -> OIDCAuthorizationRequest.Outcome {
-        OIDCAuthorizationRequest.validate(parameters, clients: try OIDCClients.load(Data(clientsFile.utf8)))
+        let clients = try OIDCClients.load(Data(clientsFile.utf8))
+        return OIDCAuthorizationRequest.validate(parameters) { clients.client(id: $0) }
     }
 
     @Test("a well-formed request is valid, with its scopes, prompt, max_age, hints and locales")

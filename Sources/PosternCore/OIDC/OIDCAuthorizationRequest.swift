@@ -50,10 +50,10 @@ public struct OIDCAuthorizationRequest: Sendable, Hashable {
     static let maximumValueLength = 2_048
 
     /// Checks a request's parameters, as given in the query or form (each name once: a repeated
-    /// parameter is refused, RFC 6749 §3.1), against the registered clients. The client and the
-    /// redirect URI are checked first and refused on Postern's page; everything after is refused to
-    /// the client's redirect URI.
-    public static func validate(_ parameters: [(name: String, value: String)], clients: OIDCClients) -> Outcome {
+    /// parameter is refused, RFC 6749 §3.1), against the registered clients (`client` looks one up
+    /// by id). The client and the redirect URI are checked first and refused on Postern's page;
+    /// everything after is refused to the client's redirect URI.
+    public static func validate(_ parameters: [(name: String, value: String)], client lookUp: (String) -> OIDCClient?) -> Outcome {
         var values: [String: String] = [:]
         var repeated: Set<String> = []
         for (name, value) in parameters {
@@ -63,7 +63,7 @@ public struct OIDCAuthorizationRequest: Sendable, Hashable {
         guard !repeated.contains("client_id"), let clientID = values["client_id"], !clientID.isEmpty else {
             return .refusedOnPage(reason: "The request names no client (client_id), or names it twice.")
         }
-        guard let client = clients.client(id: clientID) else {
+        guard let client = lookUp(clientID) else {
             return .refusedOnPage(reason: "The application that sent you here is not registered with this sign-in service.")
         }
         guard !repeated.contains("redirect_uri"), let redirectURI = values["redirect_uri"], client.redirectURIMatches(redirectURI) else {
