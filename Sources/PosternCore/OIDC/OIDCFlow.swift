@@ -129,7 +129,7 @@ public final class OIDCFlow: Sendable {
                 EmailLinkRequest(
                     email: typed, continueURL: resumeURL(request: id), locale: found.request.uiLocales.first,
                     browserVerifier: browser))
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue || error.code == APIErrorCode.invalidArgument.rawValue {
+        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
             return .signIn(found.view, retry: .badAddress)
         }
         return .checkMail(found.view, email: typed, retry: false)
@@ -203,7 +203,7 @@ public final class OIDCFlow: Sendable {
         let typed = email.trimmingCharacters(in: .whitespaces)
         do {
             try passwords.requestReset(email: typed, continueURL: nil, locale: found.request.uiLocales.first)
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue || error.code == APIErrorCode.invalidArgument.rawValue {
+        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
             return .signIn(found.view, retry: .badAddress)
         }
         return .forgotSent(found.view, email: typed)
