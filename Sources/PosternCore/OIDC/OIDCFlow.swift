@@ -39,6 +39,9 @@ public final class OIDCFlow: Sendable {
     /// The issuer: `--public-url`, exactly.
     public var issuer: String { context.config.publicURL }
 
+    /// How long a browser session lives, in seconds (its cookie's `Max-Age`).
+    public var sessionLifetime: Int64 { context.config.oidcSessionLifetime }
+
     /// Where the email link sends the browser back to finish request `id` (the action page turns it
     /// into a button that posts to it).
     public func resumeURL(request id: String) -> String { issuer + OIDCDiscovery.Path.resume + "?request=" + id }
