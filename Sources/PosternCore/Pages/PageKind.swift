@@ -1,4 +1,5 @@
-/// Every page the hosted action page (`/action`) shows, with the template variables each may use.
+/// Every hosted page (the action page's `/action`, the phone page's `/phone`, the OpenID Connect
+/// provider's `/oidc/…`), with the template variables each may use.
 ///
 /// The template of a kind is `templates/LOCALE/page-KIND.html`, put into the locale's layout
 /// `page.html` at its `{{>content}}`. `en` must have the layout and every kind; another locale may
