@@ -251,7 +251,7 @@ struct ActionPages: Sendable {
         main { max-width: 28rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 8px; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
         h1 { font-size: 1.4rem; margin-top: 0; }
         label { display: block; margin: 1rem 0 .3rem; }
-        input[type=password], input#code, input#pick { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
+        input[type=password], input[type=email], input#code, input#pick { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
         button, .button { display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; background: #2456d6; color: #fff; border: 0; border-radius: 4px; font-size: 1rem; text-decoration: none; cursor: pointer; }
         .code { font-size: 2rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .product { margin: 0 0 .5rem; color: #5b6474; font-weight: 600; }
@@ -259,6 +259,9 @@ struct ActionPages: Sendable {
         footer a { color: #2456d6; }
         input#pick { width: 6rem; font-size: 1.6rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .secondary { background: #5b6474; }
+        h2 { font-size: 1.1rem; margin: 2rem 0 0; }
+        details { margin-top: 1rem; }
+        summary { cursor: pointer; color: #2456d6; }
         """
 }
 
