@@ -31,7 +31,7 @@ struct OIDCPages: Sendable {
             400: "A page saying what is wrong (an unknown client or redirect URI is never redirected to).",
             403: "The form's token does not match this browser.",
         ]
-        func step(_ path: String, _ summary: String, fields: [JSONSchema.Field], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
+        func step(_ path: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
             Route(method: "POST", path: path, summary: summary, access: .public, status: 200,
                   contract: .init(
                       request: .form(.object([
@@ -48,11 +48,11 @@ struct OIDCPages: Sendable {
             }.answeringErrors { error, request in errorPage(error, request) }
         }
         return [
-            Route(method: "GET", path: Path.authorize, summary: "OpenID Connect authorization endpoint: the hosted sign-in page, or a redirect", access: .public, status: 200,
+            Route(method: "GET", path: Path.authorization, summary: "OpenID Connect authorization endpoint: the hosted sign-in page, or a redirect", access: .public, status: 200,
                   contract: .init(answer: htmlAnswer, query: authorizeQuery, otherStatuses: pageStatuses)) { c throws(AuthError) in
                 try authorize(c, parameters: c.request.query.map { (name: $0.key, value: $0.value) })
             }.answeringErrors { error, request in errorPage(error, request) },
-            Route(method: "POST", path: Path.authorize, summary: "OpenID Connect authorization endpoint, the parameters as a form", access: .public, status: 200,
+            Route(method: "POST", path: Path.authorization, summary: "OpenID Connect authorization endpoint, the parameters as a form", access: .public, status: 200,
                   contract: .init(request: .form(.object(authorizeQuery.map { .optional($0.name, .string()) })), answer: htmlAnswer, otherStatuses: pageStatuses)) { c throws(AuthError) in
                 try authorize(c, parameters: ActionPages.formPairs(c.request.body))
             }.answeringErrors { error, request in errorPage(error, request) },
@@ -134,7 +134,8 @@ struct OIDCPages: Sendable {
     private func authorize(_ c: RouteContext, parameters: [(name: String, value: String)]) throws(AuthError) -> HTTPResponse {
         try runtime.service.clientLimit.admit(ip: c.clientIP)
         let existing = ActionPages.browserCookie(c.request)
-        let browser = try existing ?? Self.newCookie()
+        let browser: String
+        if let existing { browser = existing } else { browser = try Self.newCookie() }
         let outcome = try flow.authorize(parameters, browser: browser, session: sessionCookie(c.request))
         var response = answer(OIDCPageAnswer(outcome), browser: browser, request: c.request,
                               lang: Self.language(parameters.first { $0.name == "ui_locales" }?.value))
@@ -174,7 +175,8 @@ struct OIDCPages: Sendable {
 
     private func logout(_ request: HTTPRequest, parameters: [String: String]) throws(AuthError) -> HTTPResponse {
         let existing = ActionPages.browserCookie(request)
-        let browser = try existing ?? Self.newCookie()
+        let browser: String
+        if let existing { browser = existing } else { browser = try Self.newCookie() }
         let lang = Self.language(parameters["ui_locales"])
         var response = signedOut(try flow.logout(parameters, session: sessionCookie(request), confirmed: false), browser: browser, lang: lang)
         if existing == nil { response.headers.append(("Set-Cookie", ActionPages.setBrowserCookie(browser, secure: secure))) }
