@@ -50,6 +50,8 @@ public final class AuthService: Sendable {
     public let phoneOperator: PhoneOperatorTools
     /// Sign-in by phone (`--phone-sign-in`).
     public let phoneSignIn: PhoneSignInFlow
+    /// The OpenID Connect provider: authorization, the hosted sign-in page, tokens, logout.
+    public let oidc: OIDCFlow
     /// Code requests recorded, codes consumed and codes refused.
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -91,5 +93,6 @@ public final class AuthService: Sendable {
         phoneOperator = PhoneOperatorTools(context: context, claiming: claiming)
         phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, settlement: phoneSettlement)
         smsComposer = SMSComposer(claims: PhoneClaimSMS(context: context, settlement: phoneSettlement), signIn: phoneSignIn)
+        oidc = OIDCFlow(context: context, emailLink: emailLink, passwords: passwords, sessions: sessions)
     }
 }
