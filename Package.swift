@@ -67,7 +67,7 @@ let package = Package(
             name: "PosternCore", dependencies: ["PosternAPI", "PosternCrypto", "PosternIDNA", "PosternPhoneNumbers"],
             swiftSettings: strict),
         // The stores' SQL, written once over a session seam; SQLite and PostgreSQL each own their handle.
-        .target(name: "PosternSQL", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
+        .target(name: "PosternSQL", dependencies: ["PosternAPI", "PosternCore", "PosternCrypto"], swiftSettings: strict),
         .target(name: "PosternStore", dependencies: ["PosternCore", "PosternCrypto", "PosternSQL", "CSQLite"], swiftSettings: strict),
         .target(name: "PosternPostgres", dependencies: ["PosternCore", "PosternSQL", "CLibPQ"], swiftSettings: strict),
         .target(name: "PosternMail", dependencies: ["PosternCore", "CCurl"], swiftSettings: strict),

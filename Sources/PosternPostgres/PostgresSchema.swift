@@ -313,6 +313,49 @@ enum PostgresSchema {
         Migration("refreshTokenClients", """
         ALTER TABLE refresh_tokens ADD COLUMN client_id TEXT;
         """),
+        // 18: SQLite's 22, the OpenID Connect provider's clients, pending requests, browser sessions
+        // and consents.
+        Migration("oidcClientsAndSessions", """
+        CREATE TABLE oidc_clients (
+            client_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            secret_hash BYTEA,
+            redirect_uris TEXT NOT NULL,
+            post_logout_redirect_uris TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            first_party INTEGER NOT NULL DEFAULT 0,
+            allow_no_pkce INTEGER NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE oidc_requests (
+            id TEXT PRIMARY KEY,
+            browser_hash BYTEA NOT NULL,
+            client_id TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX oidc_requests_expiry ON oidc_requests(expires_at);
+        CREATE TABLE oidc_browser_sessions (
+            hash BYTEA PRIMARY KEY,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            auth_time BIGINT NOT NULL,
+            methods TEXT NOT NULL,
+            session_version BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX oidc_browser_sessions_uid ON oidc_browser_sessions(uid);
+        CREATE INDEX oidc_browser_sessions_expiry ON oidc_browser_sessions(expires_at);
+        CREATE TABLE oidc_consents (
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            client_id TEXT NOT NULL REFERENCES oidc_clients(client_id) ON DELETE CASCADE,
+            scopes TEXT NOT NULL,
+            granted_at BIGINT NOT NULL,
+            PRIMARY KEY (uid, client_id)
+        );
+        CREATE INDEX oidc_consents_client ON oidc_consents(client_id);
+        """),
     ]
 
     /// The statements of each version, in order (``named`` without the steps PostgreSQL needs none for).

@@ -53,6 +53,7 @@ public struct Migration: Sendable, Hashable {
         "claimNumbers",
         "oidcCodes",
         "refreshTokenClients",
+        "oidcClientsAndSessions",
     ]
 }
 

@@ -347,6 +347,52 @@ enum Schema {
         Migration("refreshTokenClients", """
         ALTER TABLE refresh_tokens ADD COLUMN client_id TEXT;
         """),
+        // 22: the OpenID Connect provider's registered clients (a confidential one's secret only as
+        // its SHA-256; NULL for a public client), the authorization requests waiting for a sign-in
+        // (bound to the SHA-256 of the browser's cookie), browser sessions by the SHA-256 of their
+        // cookie, and consents. An account's deletion takes its sessions and consents, a client's
+        // its consents (the store deletes its codes and revokes its refresh tokens).
+        Migration("oidcClientsAndSessions", """
+        CREATE TABLE oidc_clients (
+            client_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            secret_hash BLOB,
+            redirect_uris TEXT NOT NULL,
+            post_logout_redirect_uris TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            first_party INTEGER NOT NULL DEFAULT 0,
+            allow_no_pkce INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE oidc_requests (
+            id TEXT PRIMARY KEY,
+            browser_hash BLOB NOT NULL,
+            client_id TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX oidc_requests_expiry ON oidc_requests(expires_at);
+        CREATE TABLE oidc_browser_sessions (
+            hash BLOB PRIMARY KEY,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            auth_time INTEGER NOT NULL,
+            methods TEXT NOT NULL,
+            session_version INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX oidc_browser_sessions_uid ON oidc_browser_sessions(uid);
+        CREATE INDEX oidc_browser_sessions_expiry ON oidc_browser_sessions(expires_at);
+        CREATE TABLE oidc_consents (
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            client_id TEXT NOT NULL REFERENCES oidc_clients(client_id) ON DELETE CASCADE,
+            scopes TEXT NOT NULL,
+            granted_at INTEGER NOT NULL,
+            PRIMARY KEY (uid, client_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX oidc_consents_client ON oidc_consents(client_id);
+        """),
     ]
 
     /// The statements of each version, in order.

@@ -36,6 +36,12 @@ struct MigrationNameTests {
         #expect(version(after: "deliveryLogWithoutRecipientIndex", in: PostgresSchema.named) == 14)
         #expect(version(after: "claimNumbers", in: Schema.named) == 19)
         #expect(version(after: "claimNumbers", in: PostgresSchema.named) == 15)
+        #expect(version(after: "oidcCodes", in: Schema.named) == 20)
+        #expect(version(after: "oidcCodes", in: PostgresSchema.named) == 16)
+        #expect(version(after: "refreshTokenClients", in: Schema.named) == 21)
+        #expect(version(after: "refreshTokenClients", in: PostgresSchema.named) == 17)
+        #expect(version(after: "oidcClientsAndSessions", in: Schema.named) == 22)
+        #expect(version(after: "oidcClientsAndSessions", in: PostgresSchema.named) == 18)
         #expect(Schema.migrations == Schema.named.compactMap(\.sql))
     }
 }
