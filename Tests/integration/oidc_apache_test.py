@@ -79,6 +79,13 @@ class Apache:
     def __init__(self, postern_url, register):
         # Under /tmp, not the test's private work dir: the children (nobody) must read the page.
         self.directory = tempfile.mkdtemp(prefix="postern-apache-")
+        try:
+            self._start(postern_url, register)
+        except BaseException:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise
+
+    def _start(self, postern_url, register):
         os.chmod(self.directory, 0o755)
         os.makedirs(os.path.join(self.directory, "www", "private"), mode=0o755)
         with open(os.path.join(self.directory, "www", "private", "whoami.shtml"), "w") as f:

@@ -87,7 +87,11 @@ def postern():
     work = os.environ.get("E2E_WORK") or os.path.join("/tmp", "postern-oidc-authlib-" + secrets.token_hex(4))
     os.makedirs(work, exist_ok=True)
     daemon = Daemon(work, "oidc-authlib", *LIMITS_OFF, "--admin-token", ADMIN)
-    provider = Postern(daemon)
+    try:
+        provider = Postern(daemon)
+    except BaseException:
+        daemon.stop()
+        raise
     yield provider
     assert daemon.stop() == 0, open(daemon.log_path).read()[-4000:]
     log = open(daemon.log_path).read()
