@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live", "oidc-live"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live", "oidc-live", "oidc-request-live", "oidc-session-live"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -112,6 +112,17 @@ public enum HousekeepingFixture {
                     refreshFamily: "family-\(name)", createdAt: expiresAt - 60, expiresAt: expiresAt))
             }
             _ = try tx.consumeAuthorizationCode(hash: SHA256.hash(Array("oidc-live".utf8)), at: horizon(.oidcCodes) - 30)
+            // Pending authorization requests and browser sessions: at their expiry (goes), a second after (stays).
+            for (name, expiresAt) in [("oidc-request-old", horizon(.oidcRequests)), ("oidc-request-live", horizon(.oidcRequests) + 1)] {
+                try tx.insertOIDCPendingRequest(OIDCPendingRequest(
+                    id: name, browserHash: SHA256.hash(Array(name.utf8)), clientID: "client", parameters: ["state": name],
+                    createdAt: expiresAt - 900, expiresAt: expiresAt))
+            }
+            for (name, expiresAt) in [("oidc-session-old", horizon(.oidcBrowserSessions)), ("oidc-session-live", horizon(.oidcBrowserSessions) + 1)] {
+                try tx.insertOIDCBrowserSession(OIDCBrowserSession(
+                    hash: SHA256.hash(Array(name.utf8)), uid: "uid-1", authTime: expiresAt - 86_400, methods: ["link"], sessionVersion: 0,
+                    createdAt: expiresAt - 86_400, expiresAt: expiresAt))
+            }
         }
         try store.write { tx in
             try tx.enqueueWebhook(
@@ -154,6 +165,10 @@ public enum HousekeepingFixture {
             for name in ["phone-old", "phone-live"] where try tx.phoneClaim(id: name) != nil { found.insert(name) }
             for name in ["signin-old", "signin-live"] where try tx.phoneSignIn(requestID: name) != nil { found.insert(name) }
             for name in ["oidc-old", "oidc-live"] where try tx.authorizationCode(hash: SHA256.hash(Array(name.utf8))) != nil {
+                found.insert(name)
+            }
+            for name in ["oidc-request-old", "oidc-request-live"] where try tx.oidcPendingRequest(id: name) != nil { found.insert(name) }
+            for name in ["oidc-session-old", "oidc-session-live"] where try tx.oidcBrowserSession(hash: SHA256.hash(Array(name.utf8))) != nil {
                 found.insert(name)
             }
             return found

@@ -109,6 +109,8 @@ public struct Housekeeper: Sendable {
         case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)
         case .phoneSignIns: try tx.prunePhoneSignIns(expiredBy: horizon, limit: limit)
         case .oidcCodes: try tx.pruneAuthorizationCodes(expiredBy: horizon, limit: limit)
+        case .oidcRequests: try tx.pruneOIDCPendingRequests(expiredBy: horizon, limit: limit)
+        case .oidcBrowserSessions: try tx.pruneOIDCBrowserSessions(expiredBy: horizon, limit: limit)
         }
     }
 }

@@ -34,6 +34,11 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     /// OpenID Connect authorization codes, consumed or not, past their expiry plus
     /// ``RetentionPolicy/authorizationCodeGrace``.
     case oidcCodes = "oidc_codes"
+    /// OpenID Connect authorization requests waiting for a sign-in, at their expiry: the hosted
+    /// page refuses one from then on.
+    case oidcRequests = "oidc_requests"
+    /// OpenID Connect browser sessions, at their expiry: a browser signs in again from then on.
+    case oidcBrowserSessions = "oidc_browser_sessions"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -53,6 +58,7 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
 /// - an authorization code is refused as expired once `now >= expiresAt`; the grace keeps a used one
 ///   a while longer, so that a replay soon after is still told from an unknown code and revokes
 ///   what the code gave (RFC 6749 §4.1.2), rather than only failing;
+/// - a pending authorization request and a browser session are refused once `now >= expiresAt`;
 /// - a rate event counts while `at > now - 3600` (``RateLimitPolicy``);
 /// - a guess budget is forgotten once `now - lastFailureAt >= forgetAfter` (``GuessBudget``).
 public struct RetentionPolicy: Sendable, Equatable {
@@ -81,7 +87,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// The newest time of a row of `rows` that may be deleted at `now`: rows at or before it go.
     public func horizon(for rows: ExpiringRows, now: Int64) -> Int64 {
         switch rows {
-        case .consumedCodes, .refreshTokens, .clientRate, .phoneSignIns: now
+        case .consumedCodes, .refreshTokens, .clientRate, .phoneSignIns, .oidcRequests, .oidcBrowserSessions: now
         case .actionRequests, .phoneClaims: now - actionRequestGrace
         case .outbox, .webhookDeliveries, .outboxAttempts, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow

@@ -39,6 +39,9 @@ public final class OIDCFlow: Sendable {
     /// The issuer: `--public-url`, exactly.
     public var issuer: String { context.config.publicURL }
 
+    /// How long a browser session lives, in seconds (its cookie's `Max-Age`).
+    public var sessionLifetime: Int64 { context.config.oidcSessionLifetime }
+
     /// Where the email link sends the browser back to finish request `id` (the action page turns it
     /// into a button that posts to it).
     public func resumeURL(request id: String) -> String { issuer + OIDCDiscovery.Path.resume + "?request=" + id }
@@ -129,7 +132,7 @@ public final class OIDCFlow: Sendable {
                 EmailLinkRequest(
                     email: typed, continueURL: resumeURL(request: id), locale: found.request.uiLocales.first,
                     browserVerifier: browser))
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue || error.code == APIErrorCode.invalidArgument.rawValue {
+        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
             return .signIn(found.view, retry: .badAddress)
         }
         return .checkMail(found.view, email: typed, retry: false)
@@ -203,7 +206,7 @@ public final class OIDCFlow: Sendable {
         let typed = email.trimmingCharacters(in: .whitespaces)
         do {
             try passwords.requestReset(email: typed, continueURL: nil, locale: found.request.uiLocales.first)
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue || error.code == APIErrorCode.invalidArgument.rawValue {
+        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
             return .signIn(found.view, retry: .badAddress)
         }
         return .forgotSent(found.view, email: typed)
