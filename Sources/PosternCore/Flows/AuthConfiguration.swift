@@ -69,6 +69,7 @@ public struct AuthConfiguration: Sendable {
         bounceAddress = settings.bounceAddress
         sms = settings.smsConfiguration
         phoneTransferSeconds = settings.phoneTransferSeconds
+        oidcSessionLifetime = settings.oidcSessionDays * 86_400
         phoneCodeLifetime = settings.phoneCodeTTL
         phoneSignIn = settings.phoneSignIn
         sms.phoneSignIn = settings.phoneSignIn
