@@ -1,3 +1,4 @@
+import PosternAPI
 import PosternCrypto
 
 /// A relying party registered with the OpenID Connect provider (`postern oidc clients add`,
@@ -14,7 +15,7 @@ public struct OIDCClient: Sendable, Hashable {
     }
 
     /// The scopes a client may be allowed.
-    public static let knownScopes = ["openid", "email", "profile", "offline_access"]
+    public static let knownScopes = OIDCClientRequestBody.knownScopes
     /// What a client that names no `scopes` may ask for.
     public static let defaultScopes = ["openid", "email", "profile"]
 

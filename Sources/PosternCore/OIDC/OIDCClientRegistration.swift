@@ -1,3 +1,5 @@
+import PosternAPI
+
 /// What an operator registers a relying party with (`postern oidc clients add`,
 /// `POST /v1/admin/oidc/clients`), before it is checked. ``validated()`` applies the rules every
 /// registration meets; the client id and the secret are Postern's to make (``OIDCClientRegistry``).
@@ -35,7 +37,7 @@ public struct OIDCClientRegistration: Sendable, Hashable {
     /// The most redirect URIs (and post-logout ones) one client may register.
     public static let maximumURIs = 50
     /// The longest redirect URI.
-    public static let maximumURILength = 2_000
+    public static let maximumURILength = OIDCClientRequestBody.uriMaximumLength
 
     /// The registration checked: the scopes given (each once, in their order) or the defaults.
     /// - Throws: ``OIDCClientRegistrationError`` naming the first field that is wrong (and, in a
