@@ -223,7 +223,20 @@ struct OIDCPages: Sendable {
 
     // MARK: pieces
 
-    func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse { pages.page(status, shown, lang: lang) }
+    /// A page of the provider: the action page's headers, but a CSP without `form-action`:
+    /// Chromium and Safari apply `form-action` to the redirect that answers a form (the 302 to
+    /// the client's `redirect_uri` after the code, the link's button, consent or logout), and
+    /// would stop every sign-in there (seen with Chromium 156). The forms post to this origin.
+    func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
+        var response = pages.page(status, shown, lang: lang)
+        response.headers = response.headers.map { name, value in
+            name == "Content-Security-Policy" ? (name, Self.contentSecurityPolicy) : (name, value)
+        }
+        return response
+    }
+
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
 
     /// An error as a page: the limits (429 with Retry-After), a malformed request (400: an
     /// encoded NUL, which the router refuses before any handler), and the store's failures (503).
