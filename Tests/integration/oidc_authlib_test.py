@@ -279,7 +279,13 @@ def token_error(call):
 
 def test_discovery_is_what_authlib_accepts(postern):
     document = postern.discovery
-    OpenIDProviderMetadata(document).validate()
+    # Discovery 1.0 §3 says RS256 MUST be among the ID token's algorithms; Postern signs with ES256
+    # only (its one key type; docs/oidc.md says so). authlib's validator refuses exactly that, and
+    # takes the rest of the document once RS256 is listed: the deviation is that one, and no other.
+    with pytest.raises(ValueError, match="RS256"):
+        OpenIDProviderMetadata(document).validate()
+    OpenIDProviderMetadata({**document, "id_token_signing_alg_values_supported": ["ES256", "RS256"]}).validate()
+    assert document["id_token_signing_alg_values_supported"] == ["ES256"]
     base = postern.issuer
     assert document["issuer"] == base
     assert document["authorization_endpoint"] == base + "/oidc/authorize"
