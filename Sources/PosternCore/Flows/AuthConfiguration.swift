@@ -19,6 +19,8 @@ public struct AuthConfiguration: Sendable {
     public var idTokenLifetime: Int64 = 3600
     /// Lifetime of a refresh token.
     public var refreshTokenLifetime: Int64 = 30 * 86_400
+    /// Lifetime of the OpenID Connect provider's browser session (`--oidc-session-days`).
+    public var oidcSessionLifetime: Int64 = 14 * 86_400
     /// Seconds after a refresh token's exchange in which presenting it again gets the same
     /// successor instead of revoking the family (concurrent refreshes from two tabs).
     public var refreshReuseGrace: Int64 = 30
@@ -67,6 +69,7 @@ public struct AuthConfiguration: Sendable {
         bounceAddress = settings.bounceAddress
         sms = settings.smsConfiguration
         phoneTransferSeconds = settings.phoneTransferSeconds
+        oidcSessionLifetime = settings.oidcSessionDays * 86_400
         phoneCodeLifetime = settings.phoneCodeTTL
         phoneSignIn = settings.phoneSignIn
         sms.phoneSignIn = settings.phoneSignIn

@@ -51,6 +51,8 @@ public final class AuthService: Sendable {
     public let phoneOperator: PhoneOperatorTools
     /// Sign-in by phone (`--phone-sign-in`).
     public let phoneSignIn: PhoneSignInFlow
+    /// The OpenID Connect provider: authorization, the hosted sign-in page, tokens, logout.
+    public let oidc: OIDCFlow
     /// The OpenID Connect provider's registered clients (`postern oidc clients`, the admin API).
     public let oidcClients: OIDCClientRegistry
     /// Code requests recorded, codes consumed and codes refused.
@@ -94,6 +96,7 @@ public final class AuthService: Sendable {
         phoneOperator = PhoneOperatorTools(context: context, claiming: claiming)
         phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, settlement: phoneSettlement)
         smsComposer = SMSComposer(claims: PhoneClaimSMS(context: context, settlement: phoneSettlement), signIn: phoneSignIn)
+        oidc = OIDCFlow(context: context, emailLink: emailLink, passwords: passwords, sessions: sessions)
         oidcClients = OIDCClientRegistry(context: context)
     }
 }

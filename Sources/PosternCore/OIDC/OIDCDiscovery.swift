@@ -13,6 +13,15 @@ public enum OIDCDiscovery {
         public static let userinfo = "/oidc/userinfo"
         public static let revocation = "/oidc/revoke"
         public static let endSession = "/oidc/logout"
+        /// The hosted page's steps (forms post here; not in the metadata).
+        public static let signIn = "/oidc/sign-in"
+        public static let code = "/oidc/code"
+        public static let password = "/oidc/password"
+        public static let forgot = "/oidc/forgot"
+        public static let restart = "/oidc/restart"
+        public static let consent = "/oidc/consent"
+        /// Where a sign-in link sent by the hosted page continues (`?request=ID`).
+        public static let resume = "/oidc/resume"
     }
 
     /// The metadata for `issuer` (`--public-url`, used exactly as given: Discovery §4.3 requires

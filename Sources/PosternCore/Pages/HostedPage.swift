@@ -26,6 +26,27 @@ public enum HostedPage: Sendable, Hashable {
     case phoneClaim(claimID: String, csrf: String)
     /// The phone page's form proved the number (`refused` false) or deleted the claim (true).
     case phoneDone(refused: Bool)
+    /// The OpenID Connect provider's sign-in page for `clientName`: the address field (prefilled
+    /// with `loginHint`) that asks for a link, and when `passwords` the password form and the
+    /// "forgot your password" form; `retry` says why the last try failed.
+    case oidcSignIn(OIDCPageForm, clientName: String, loginHint: String?, passwords: Bool, retry: OIDCSignInRetry? = nil)
+    /// After the address: "check your mail", in the same words for every address (never whether
+    /// it has an account), and the field for the mail's 6-digit code (`retry`: the last one was wrong).
+    case oidcCheckMail(OIDCPageForm, email: String, retry: Bool = false)
+    /// After "forgot your password": the same words for every address.
+    case oidcForgotSent(email: String)
+    /// The mail's link opened in the browser that started the sign-in: one button that POSTs the
+    /// link's `oobCode` (a GET consumes nothing).
+    case oidcContinue(OIDCPageForm, oobCode: String, clientName: String)
+    /// What `clientName` asks to see (`scopes`) for the account `email`: allow or deny.
+    case oidcConsent(OIDCPageForm, clientName: String, scopes: [String], email: String)
+    /// "Sign out (of `clientName`)?" with a button: a logout without a valid ID token hint asks
+    /// first. The form's `request` is the logout's state token.
+    case oidcLogoutConfirm(OIDCPageForm, clientName: String?)
+    /// The browser session has ended.
+    case oidcSignedOut
+    /// Why the provider shows an error on its own page instead of redirecting to the client.
+    case oidcRefused(OIDCPageRefusal)
 
     /// The kind, which picks the template.
     public var kind: PageKind {
@@ -33,13 +54,18 @@ public enum HostedPage: Sendable, Hashable {
         case .signIn: .signIn
         case .resetPassword: .resetPassword
         case .confirm: .confirm
-        case .done, .signedIn: .done
-        case .error: .error
+        case .done, .signedIn, .oidcForgotSent, .oidcSignedOut: .done
+        case .error, .oidcRefused: .error
         case .approveReview: .approveReview
         case .approveChoice: .approveChoice
         case .approveDone: .approveDone
         case .phoneClaim: .phoneClaim
         case .phoneDone: .phoneDone
+        case .oidcSignIn: .oidcSignIn
+        case .oidcCheckMail: .oidcCheckMail
+        case .oidcContinue: .oidcContinue
+        case .oidcConsent: .oidcConsent
+        case .oidcLogoutConfirm: .oidcLogout
         }
     }
 }

@@ -1,4 +1,5 @@
-/// Every page the hosted action page (`/action`) shows, with the template variables each may use.
+/// Every hosted page (the action page's `/action`, the phone page's `/phone`, the OpenID Connect
+/// provider's `/oidc/…`), with the template variables each may use.
 ///
 /// The template of a kind is `templates/LOCALE/page-KIND.html`, put into the locale's layout
 /// `page.html` at its `{{>content}}`. `en` must have the layout and every kind; another locale may
@@ -26,6 +27,18 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     case phoneClaim = "phone-claim"
     /// The outcome of that page's form: proved, or refused (the claim deleted).
     case phoneDone = "phone-done"
+    /// The OpenID Connect provider's sign-in page: the address that asks for a link, and (when
+    /// the operator allows passwords) the password form and the "forgot your password" form. Its
+    /// "forgot" answer and "signed out" are `done` pages, its refusals `error` pages.
+    case oidcSignIn = "oidc-sign-in"
+    /// "Check your mail" and the field for the mail's 6-digit code.
+    case oidcCheckMail = "oidc-check-mail"
+    /// The mail's link in the browser that started the sign-in: one button that completes it.
+    case oidcContinue = "oidc-continue"
+    /// What a client asks to see, allow or deny.
+    case oidcConsent = "oidc-consent"
+    /// "Sign out?" before a logout that came without a valid ID token hint.
+    case oidcLogout = "oidc-logout"
 
     /// The file name of the kind's template, e.g. `page-sign-in.html`.
     public var fileName: String { "page-\(rawValue).html" }
@@ -56,8 +69,21 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .approveDone: [.message, .device]
         case .phoneClaim: [.message, .claimID, .csrf, .codeLabel, .submitLabel, .cancelLabel]
         case .phoneDone: [.message]
+        case .oidcSignIn:
+            Self.oidcFormVariables.union([
+                .message, .email, .emailLabel, .submitLabel, .passwordHeading, .passwordLabel, .passwordSubmitLabel, .forgotLabel,
+                .forgotSubmitLabel,
+            ])
+        case .oidcCheckMail: Self.oidcFormVariables.union(Self.sentenceVariables).union([.message, .codeLabel, .submitLabel, .restartLabel])
+        case .oidcContinue: Self.oidcFormVariables.union([.message, .oobCode, .submitLabel])
+        case .oidcConsent:
+            Self.oidcFormVariables.union(Self.sentenceVariables).union(Self.scopeVariables).union([.message, .submitLabel, .cancelLabel])
+        case .oidcLogout: Self.oidcFormVariables.union([.message, .submitLabel])
         }
     }
+
+    private static let oidcFormVariables: Set<PageVariable> = [.request, .csrf]
+    private static let scopeVariables: Set<PageVariable> = [.scopeOpenID, .scopeEmail, .scopeProfile, .scopeOfflineAccess]
 
     /// The variables the kind's template must use, or the page cannot do its job: a form without
     /// its code, token or language (the answer to the form would be in English), a sign-in page
@@ -78,6 +104,12 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .approveDone: [.message]
         case .phoneClaim: [.claimID, .csrf, .lang]
         case .phoneDone: [.message]
+        case .oidcSignIn, .oidcLogout: [.request, .csrf, .lang]
+        // The address goes back with the code: the code is checked against it.
+        case .oidcCheckMail: [.request, .csrf, .lang, .email]
+        case .oidcContinue: [.request, .csrf, .lang, .oobCode]
+        // Every scope, or a template could leave out what the person is asked to allow.
+        case .oidcConsent: Self.scopeVariables.union([.request, .csrf, .lang])
         }
     }
 }

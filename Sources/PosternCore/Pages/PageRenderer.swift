@@ -105,8 +105,70 @@ public struct PageRenderer: Sendable {
         case .phoneDone(let refused):
             context[.heading] = word(.phoneHeading)
             context[.message] = word(refused ? .phoneRefused : .phoneProved)
+        case .oidcSignIn(let form, let clientName, let loginHint, let passwords, let retry):
+            context[.heading] = Self.naming(word(.oidcSignInHeading), clientName)
+            fill(form, submit: word(.oidcSendLink), into: &context)
+            context[.emailLabel] = word(.oidcEmailLabel)
+            context[.email] = loginHint
+            context[.message] = retry.map { word($0 == .wrongPassword ? .oidcWrongPassword : .oidcBadAddress) }
+            if passwords {
+                context[.passwordHeading] = word(.oidcPasswordHeading)
+                context[.passwordLabel] = word(.oidcPasswordLabel)
+                context[.passwordSubmitLabel] = word(.oidcPasswordSubmit)
+                context[.forgotLabel] = word(.oidcForgot)
+                context[.forgotSubmitLabel] = word(.oidcForgotSubmit)
+            }
+        case .oidcCheckMail(let form, let email, let retry):
+            context[.heading] = word(.oidcCheckMailHeading)
+            fill(form, submit: word(.oidcCheckMailSubmit), into: &context)
+            fill(sentence: word(.oidcCheckMailBody), email: email, into: &context)
+            context[.codeLabel] = word(.oidcCheckMailCode)
+            context[.message] = retry ? word(.oidcCheckMailWrong) : nil
+            context[.restartLabel] = word(.oidcCheckMailRestart)
+        case .oidcForgotSent(let email):
+            context[.heading] = word(.oidcCheckMailHeading)
+            fill(sentence: word(.oidcForgotSent), email: email, into: &context)
+        case .oidcContinue(let form, let oobCode, let clientName):
+            context[.heading] = Self.naming(word(.oidcContinueHeading), clientName)
+            fill(form, submit: word(.oidcContinueSubmit), into: &context)
+            context[.message] = word(.oidcContinueBody)
+            context[.oobCode] = oobCode
+        case .oidcConsent(let form, let clientName, let scopes, let email):
+            context[.heading] = Self.naming(word(.oidcConsentHeading), clientName)
+            fill(form, submit: word(.oidcConsentAllow), into: &context)
+            context[.cancelLabel] = word(.oidcConsentDeny)
+            context[.message] = Self.naming(word(.oidcConsentBody), clientName)
+            fill(sentence: word(.oidcConsentAccount), email: email, into: &context)
+            // `openid` is always asked for (the request's check); it is listed whatever the list says.
+            context[.scopeOpenID] = word(.oidcScopeOpenID)
+            context[.scopeEmail] = scopes.contains("email") ? word(.oidcScopeEmail) : nil
+            context[.scopeProfile] = scopes.contains("profile") ? word(.oidcScopeProfile) : nil
+            context[.scopeOfflineAccess] = scopes.contains("offline_access") ? word(.oidcScopeOfflineAccess) : nil
+        case .oidcLogoutConfirm(let form, let clientName):
+            context[.heading] = clientName.map { Self.naming(word(.oidcLogoutHeadingOf), $0) } ?? word(.oidcLogoutHeading)
+            fill(form, submit: word(.oidcLogoutSubmit), into: &context)
+            context[.message] = word(.oidcLogoutBody)
+        case .oidcSignedOut:
+            context[.heading] = word(.oidcSignedOutHeading)
+            fill(sentence: word(.oidcSignedOut), email: "", into: &context)
+        case .oidcRefused(let refusal):
+            context[.heading] = word(.oidcRefusedHeading)
+            context[.message] = word(Self.word(for: refusal))
         }
         return context
+    }
+
+    private func fill(_ form: OIDCPageForm, submit: String, into context: inout TemplateContext<PageVariable>) {
+        context[.request] = form.request
+        context[.csrf] = form.csrf
+        context[.submitLabel] = submit
+    }
+
+    /// `words` with the client's name in place of its `%@` (the first; the name is not searched
+    /// again). The engine escapes the whole when it renders it.
+    private static func naming(_ words: String, _ clientName: String) -> String {
+        guard let slot = words.range(of: "%@") else { return words }
+        return words[..<slot.lowerBound] + clientName + words[slot.upperBound...]
     }
 
     private func fill(_ form: PageForm, mode: EmailAction, submit: String, into context: inout TemplateContext<PageVariable>) {
@@ -157,6 +219,18 @@ public struct PageRenderer: Sendable {
         case .unavailable: .errorUnavailable
         }
     }
+
+    private static func word(for refusal: OIDCPageRefusal) -> PageWord {
+        switch refusal {
+        case .unknownClient: .oidcRefusedUnknownClient
+        case .badRedirectURI: .oidcRefusedBadRedirectURI
+        case .requestExpired: .oidcRefusedRequestExpired
+        case .otherBrowser: .oidcRefusedOtherBrowser
+        case .form: .oidcRefusedForm
+        case .tooManyAttempts: .oidcRefusedTooMany
+        case .unavailable: .errorUnavailable
+        }
+    }
 }
 
 extension HostedPage {
@@ -164,6 +238,7 @@ extension HostedPage {
     /// checking that every page template renders.
     public static func sample(of kind: PageKind) -> HostedPage {
         let form = PageForm(oobCode: "SAMPLE-not-a-real-code_0123456789abcdefghij", csrf: "SAMPLE-csrf-token")
+        let oidcForm = OIDCPageForm(request: "SAMPLE-request-0123456789", csrf: "SAMPLE-csrf-token")
         switch kind {
         case .signIn: return .signIn(continueLink: "https://app.example.com/finish?mode=signIn&oobCode=SAMPLE", code: "123456")
         case .resetPassword: return .resetPassword(form)
@@ -175,6 +250,13 @@ extension HostedPage {
         case .approveDone: return .approveDone(device: "Chrome on Linux")
         case .phoneClaim: return .phoneClaim(claimID: "SAMPLE-claim-0123456789", csrf: "SAMPLE-csrf-token")
         case .phoneDone: return .phoneDone(refused: false)
+        case .oidcSignIn:
+            return .oidcSignIn(oidcForm, clientName: "Example Wiki", loginHint: "jane.doe@example.com", passwords: true)
+        case .oidcCheckMail: return .oidcCheckMail(oidcForm, email: "jane.doe@example.com")
+        case .oidcContinue: return .oidcContinue(oidcForm, oobCode: form.oobCode, clientName: "Example Wiki")
+        case .oidcConsent:
+            return .oidcConsent(oidcForm, clientName: "Example Wiki", scopes: OIDCClient.knownScopes, email: "jane.doe@example.com")
+        case .oidcLogout: return .oidcLogoutConfirm(oidcForm, clientName: "Example Wiki")
         }
     }
 }

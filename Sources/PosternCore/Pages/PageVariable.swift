@@ -61,6 +61,28 @@ public enum PageVariable: Int, TemplateVariable {
     case confirmNumber
     /// The words before that number ("To confirm, type this number:").
     case confirmLabel
+    /// An OIDC page form's `request` field: the pending authorization request.
+    case request
+    /// The address field's label.
+    case emailLabel
+    /// The words above the password form; the sign-in page shows that form only when present.
+    case passwordHeading
+    /// The password form's button words.
+    case passwordSubmitLabel
+    /// "Forgot your password?"
+    case forgotLabel
+    /// The button of the "forgot your password" form.
+    case forgotSubmitLabel
+    /// The button that starts over with another address.
+    case restartLabel
+    /// What the `openid` scope lets a client do, when it asks for it.
+    case scopeOpenID
+    /// What the `email` scope lets a client do, when it asks for it.
+    case scopeEmail
+    /// What the `profile` scope lets a client do, when it asks for it.
+    case scopeProfile
+    /// What the `offline_access` scope lets a client do, when it asks for it.
+    case scopeOfflineAccess
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -94,6 +116,17 @@ public enum PageVariable: Int, TemplateVariable {
         case .cancelLabel: "cancelLabel"
         case .confirmNumber: "confirmNumber"
         case .confirmLabel: "confirmLabel"
+        case .request: "request"
+        case .emailLabel: "emailLabel"
+        case .passwordHeading: "passwordHeading"
+        case .passwordSubmitLabel: "passwordSubmitLabel"
+        case .forgotLabel: "forgotLabel"
+        case .forgotSubmitLabel: "forgotSubmitLabel"
+        case .restartLabel: "restartLabel"
+        case .scopeOpenID: "scopeOpenid"
+        case .scopeEmail: "scopeEmail"
+        case .scopeProfile: "scopeProfile"
+        case .scopeOfflineAccess: "scopeOfflineAccess"
         }
     }
 }

@@ -90,6 +90,8 @@ public struct Settings: Sendable, Equatable {
     /// holder and that account's owner agreed to, unless the first releases it sooner or objects
     /// (`--phone-transfer-days`, fractions allowed).
     public var phoneTransferSeconds: Int64 = 7 * 86_400
+    /// How long the OpenID Connect provider's browser session lasts (`--oidc-session-days`).
+    public var oidcSessionDays: Int64 = 14
     /// Seconds a phone claim's SMS code proves the number (`--phone-code-ttl`, default 600).
     public var phoneCodeTTL: Int64 = 600
     /// Whether an SMS code signs in (`--phone-sign-in`; off: the phone sign-in endpoints refuse).
@@ -349,6 +351,7 @@ public struct Settings: Sendable, Equatable {
             }
             s.phoneTransferSeconds = max(1, Int64((days * 86_400).rounded()))
         },
+        number("oidc-session-days", "POSTERN_OIDC_SESSION_DAYS", "days a browser signed in on the OpenID Connect provider's hosted page stays signed in (its session cookie), so that the next application or prompt=none needs no mail; prompt=login and max_age still ask again (default 14)", minimum: 1, maximum: 365) { s, v in s.oidcSessionDays = v },
         number("phone-code-ttl", "POSTERN_PHONE_CODE_TTL", "seconds the 6-digit code of a phone claim's SMS proves the number (default 600)", minimum: 5, maximum: 3600) { s, v in s.phoneCodeTTL = v },
         boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (POST /v1/phone/send and /v1/phone/complete; a new number makes a new account); signed-out callers can then be sent SMS, so --sms-countries and the SMS caps are the gate (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
     ] + smsDescriptors

@@ -15,8 +15,9 @@ public enum MailWord: String, Sendable, Hashable, CaseIterable {
     case dayOther = "day.other"
 }
 
-/// The words the hosted action page says, from `LOCALE/page.strings` (the same format as
-/// `words.strings`); `%@` in a value stands for an address, filled in by the page. The page's
+/// The words the hosted pages say (the action page's and the OpenID Connect provider's), from
+/// `LOCALE/page.strings` (the same format as `words.strings`); `%@` in a value stands for the
+/// address or the client's name the page fills in. The page's
 /// title is the app name (`--app-name`) and its heading.
 public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case signInHeading = "signIn.heading"
@@ -76,6 +77,48 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case phoneRefuse = "phone.refuse"
     case phoneProved = "phone.proved"
     case phoneRefused = "phone.refused"
+    case oidcSignInHeading = "oidc.signIn.heading"
+    case oidcEmailLabel = "oidc.signIn.email"
+    case oidcSendLink = "oidc.signIn.sendLink"
+    case oidcPasswordHeading = "oidc.signIn.passwordHeading"
+    case oidcPasswordLabel = "oidc.signIn.password"
+    case oidcPasswordSubmit = "oidc.signIn.passwordSubmit"
+    case oidcForgot = "oidc.signIn.forgot"
+    case oidcForgotSubmit = "oidc.signIn.forgotSubmit"
+    case oidcWrongPassword = "oidc.signIn.wrongPassword"
+    case oidcBadAddress = "oidc.signIn.badAddress"
+    case oidcCheckMailHeading = "oidc.checkMail.heading"
+    case oidcCheckMailBody = "oidc.checkMail.body"
+    case oidcCheckMailCode = "oidc.checkMail.code"
+    case oidcCheckMailSubmit = "oidc.checkMail.submit"
+    case oidcCheckMailWrong = "oidc.checkMail.wrong"
+    case oidcCheckMailRestart = "oidc.checkMail.restart"
+    case oidcForgotSent = "oidc.forgotSent"
+    case oidcContinueHeading = "oidc.continue.heading"
+    case oidcContinueBody = "oidc.continue.body"
+    case oidcContinueSubmit = "oidc.continue.submit"
+    case oidcConsentHeading = "oidc.consent.heading"
+    case oidcConsentBody = "oidc.consent.body"
+    case oidcConsentAccount = "oidc.consent.account"
+    case oidcConsentAllow = "oidc.consent.allow"
+    case oidcConsentDeny = "oidc.consent.deny"
+    case oidcScopeOpenID = "oidc.scope.openid"
+    case oidcScopeEmail = "oidc.scope.email"
+    case oidcScopeProfile = "oidc.scope.profile"
+    case oidcScopeOfflineAccess = "oidc.scope.offline_access"
+    case oidcLogoutHeading = "oidc.logout.heading"
+    case oidcLogoutHeadingOf = "oidc.logout.headingOf"
+    case oidcLogoutBody = "oidc.logout.body"
+    case oidcLogoutSubmit = "oidc.logout.submit"
+    case oidcSignedOutHeading = "oidc.signedOut.heading"
+    case oidcSignedOut = "oidc.signedOut.body"
+    case oidcRefusedHeading = "oidc.refused.heading"
+    case oidcRefusedUnknownClient = "oidc.refused.unknownClient"
+    case oidcRefusedBadRedirectURI = "oidc.refused.badRedirectUri"
+    case oidcRefusedRequestExpired = "oidc.refused.requestExpired"
+    case oidcRefusedOtherBrowser = "oidc.refused.otherBrowser"
+    case oidcRefusedForm = "oidc.refused.form"
+    case oidcRefusedTooMany = "oidc.refused.tooMany"
 }
 
 /// The words of every locale for one kind of key, with `en` as the fallback.

@@ -24,7 +24,8 @@ public final class APIRouter: Sendable {
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
-            + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime) + Self.oidcClientRoutes(runtime)
+            + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
+            + Self.oidcRoutes(runtime) + OIDCPages(runtime: runtime).routes() + Self.oidcClientRoutes(runtime)
         let contract = OpenAPIDocument.render(
             routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))
         routes.append(OpenAPIDocument.route(serving: contract))

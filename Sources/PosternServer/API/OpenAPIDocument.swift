@@ -135,7 +135,7 @@ enum OpenAPIDocument {
         switch route.access {
         case .user: operation["security"] = [["idToken": []]]
         case .admin: operation["security"] = [["adminToken": []]]
-        case .public, .operations: break
+        case .public, .operations, .client: break
         }
 
         switch contract.request {
@@ -238,7 +238,7 @@ enum OpenAPIDocument {
         case .user: codes.append(.invalidIDToken)
         // 429: past the admin token's guess budget of the client's address (AdminTokenBudget).
         case .admin: codes += [.unauthorized, .notFound, .tooManyAttempts]
-        case .public, .operations: break
+        case .public, .operations, .client: break
         }
         if route.path.hasPrefix("/v1/") { codes += [.internalFailure, .unavailable] }
         var byStatus: [Int: [APIErrorCode]] = [:]

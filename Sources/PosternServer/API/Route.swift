@@ -12,6 +12,10 @@ enum RouteAccess: String, Sendable {
     case admin
     /// Operations: health, metrics, keys, the contract.
     case operations
+    /// An OpenID Connect client, by its own credentials (the token endpoint's client
+    /// authentication, an access token): not counted per IP, since one relying party's server
+    /// makes every exchange of its users, and its credentials are 256 random bits.
+    case client
 }
 
 /// What a handler gets: the request, its path parameters, the client IP, the bearer token.

@@ -95,6 +95,11 @@ struct ActionPages: Sendable {
         case .signIn where (try? runtime.service.emailLink.approvalPrompt(oobCode: oobCode)) != nil:
             // A sign-in waiting for approval: this GET only offers the button (see `submit`).
             shown = .approveReview(form)
+        case .signIn where runtime.service.oidc.pendingRequestID(continueURL: info.continueURL) != nil:
+            // A link the OpenID Connect provider's hosted page sent: a button that finishes the
+            // sign-in in this browser (only the one that asked), posting to /oidc/resume.
+            let requestID = runtime.service.oidc.pendingRequestID(continueURL: info.continueURL) ?? ""
+            return OIDCPages(runtime: runtime).continuation(requestID: requestID, oobCode: oobCode, browser: browser, lang: lang)
         case .signIn:
             let target = info.continueURL.map {
                 Self.appending(to: $0, ["mode": "signIn", "oobCode": oobCode] + (lang.map { ["lang": $0] } ?? [:]))
@@ -212,14 +217,22 @@ struct ActionPages: Sendable {
         return nil
     }
 
-    /// Decodes an `application/x-www-form-urlencoded` body.
+    /// Decodes an `application/x-www-form-urlencoded` body; a name given twice keeps its first value.
     static func formFields(_ body: [UInt8]) -> [String: String] {
         var fields: [String: String] = [:]
+        for (key, value) in formPairs(body) where fields[key] == nil { fields[key] = value }
+        return fields
+    }
+
+    /// Decodes an `application/x-www-form-urlencoded` body into its fields in order, repeats
+    /// kept (OAuth refuses a repeated parameter, so it must see them).
+    static func formPairs(_ body: [UInt8]) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
         for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = PercentDecoding.decode(parts[0], plusIsSpace: true) ?? ""
             let value = parts.count > 1 ? (PercentDecoding.decode(parts[1], plusIsSpace: true) ?? "") : ""
-            if !key.isEmpty, fields[key] == nil { fields[key] = value }
+            if !key.isEmpty { fields.append((key, value)) }
         }
         return fields
     }
@@ -238,7 +251,7 @@ struct ActionPages: Sendable {
         main { max-width: 28rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 8px; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
         h1 { font-size: 1.4rem; margin-top: 0; }
         label { display: block; margin: 1rem 0 .3rem; }
-        input[type=password], input#code, input#pick { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
+        input[type=password], input[type=email], input#code, input#pick { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #b8bfcc; border-radius: 4px; }
         button, .button { display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; background: #2456d6; color: #fff; border: 0; border-radius: 4px; font-size: 1rem; text-decoration: none; cursor: pointer; }
         .code { font-size: 2rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .product { margin: 0 0 .5rem; color: #5b6474; font-weight: 600; }
@@ -246,6 +259,9 @@ struct ActionPages: Sendable {
         footer a { color: #2456d6; }
         input#pick { width: 6rem; font-size: 1.6rem; letter-spacing: .3rem; font-family: ui-monospace, Menlo, monospace; }
         .secondary { background: #5b6474; }
+        h2 { font-size: 1.1rem; margin: 2rem 0 0; }
+        details { margin-top: 1rem; }
+        summary { cursor: pointer; color: #2456d6; }
         """
 }
 

@@ -148,41 +148,53 @@ public final class SessionFlow: Sendable {
     /// reuse interval), so one family has one live token either way.
     /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
     public func refresh(_ token: String) throws(AuthError) -> Session {
+        let issue = try issuer()
+        return try rotate(token, clientID: nil) { account, record, lineage, tx in
+            try issue(account, record.method, record.authTime, lineage, tx)
+        }
+    }
+
+    /// The one rule of refresh-token rotation, for the API's sessions (`clientID` nil) and an
+    /// OpenID Connect client's (only that client's tokens): finds the token, refuses an expired,
+    /// revoked or other client's one, hands a reuse within `refreshReuseGrace` the same successor
+    /// (``RefreshLineage/again(_:)``), revokes the family on any other reuse, and otherwise marks
+    /// it rotated and has `issue` store its successor (``RefreshLineage/successor(of:family:)``),
+    /// all in one transaction. `issue` gets the enabled account, the presented token's record and
+    /// the lineage.
+    /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
+    func rotate<T: Sendable>(
+        _ token: String, clientID: String?,
+        issue: @escaping @Sendable (Account, RefreshTokenRecord, RefreshLineage, any SessionWriter) throws -> T
+    ) throws(AuthError) -> T {
         let hash = SHA256.hash(token)
         let now = context.clock.unixSeconds()
-        let issue = try issuer()
         let successor = successorToken(of: token)
         let grace = context.config.refreshReuseGrace
         let events = context.events
-        enum Outcome: Sendable { case session(Session), failed(AuthError) }
-        let outcome = try context.write { (tx: Writes) -> Outcome in
+        let outcome = try context.write { (tx: Writes) -> Result<T, AuthError> in
             // A token of an OpenID Connect client is refreshed by that client at its token
-            // endpoint; here it is unknown, and left as it is.
-            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now, record.clientID == nil else {
-                return .failed(.invalidRefreshToken)
+            // endpoint; anywhere else it is unknown, and left as it is.
+            guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now, record.clientID == clientID else {
+                return .failure(.invalidRefreshToken)
             }
-            if record.revoked { return .failed(.tokenRevoked) }
+            if record.revoked { return .failure(.tokenRevoked) }
             if let rotatedAt = record.rotatedAt {
                 if now - rotatedAt <= grace, let next = try tx.refreshToken(hash: SHA256.hash(successor)),
                     next.family == record.family, next.rotatedAt == nil, !next.revoked, next.expiresAt > now,
                     let account = try tx.account(uid: record.uid), !account.disabled
                 {
-                    return .session(try issue(account, record.method, record.authTime, .again(successor), tx))
+                    return .success(try issue(account, record, .again(successor), tx))
                 }
                 _ = try tx.revokeRefreshFamily(record.family)
                 try events.record(.sessionRefreshReuseDetected(uid: record.uid), tx: tx, now: now)
-                return .failed(.tokenRevoked)
+                return .failure(.tokenRevoked)
             }
-            guard let account = try tx.account(uid: record.uid) else { return .failed(.invalidRefreshToken) }
-            guard !account.disabled else { return .failed(.userDisabled) }
+            guard let account = try tx.account(uid: record.uid) else { return .failure(.invalidRefreshToken) }
+            guard !account.disabled else { return .failure(.userDisabled) }
             try tx.markRefreshTokenRotated(hash: hash, at: now)
-            return .session(
-                try issue(account, record.method, record.authTime, .successor(of: successor, family: record.family), tx))
+            return .success(try issue(account, record, .successor(of: successor, family: record.family), tx))
         }
-        switch outcome {
-        case .session(let session): return session
-        case .failed(let error): throw error
-        }
+        return try outcome.get()
     }
 
     /// Signs out: revokes the refresh token's family. Unknown tokens are ignored (204 either way), and

@@ -1,0 +1,269 @@
+import Foundation
+import PosternAPI
+import PosternCore
+import PosternCrypto
+
+/// The OpenID Connect provider's hosted sign-in page: the authorization endpoint's face and its
+/// forms (docs/oidc.md). Every form carries the pending request and a CSRF token bound to the
+/// browser's `postern_browser` cookie; the request itself is bound to that cookie too, so a link
+/// or a form from another browser completes nothing. The decisions are `OIDCFlow`'s; this file
+/// turns them into pages, redirects and cookies.
+struct OIDCPages: Sendable {
+    let runtime: ServerContext
+    var pages: ActionPages { ActionPages(runtime: runtime) }
+    var flow: OIDCFlow { runtime.service.oidc }
+    var secure: Bool { runtime.settings.publicURL.hasPrefix("https:") }
+
+    /// The browser session's cookie: `__Host-` on https (no Domain, Path=/, Secure: no subdomain
+    /// can set or shadow it).
+    var sessionCookieName: String { secure ? "__Host-postern_session" : "postern_session" }
+
+    typealias Path = OIDCDiscovery.Path
+
+    func routes() -> [Route] {
+        let authorizeQuery: [RouteContract.Query] = [
+            "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt",
+            "max_age", "login_hint", "ui_locales", "id_token_hint", "response_mode",
+        ].map { .init(name: $0, schema: .string(), required: false, description: "OpenID Connect Core 1.0 §3.1.2.1.") }
+        let htmlAnswer = RouteContract.Answer.content(mediaType: "text/html", schema: .string("An HTML page."))
+        let pageStatuses: [Int: String] = [
+            302: "To the client's redirect URI with a code or an error, state and iss (RFC 9207).",
+            400: "A page saying what is wrong (an unknown client or redirect URI is never redirected to).",
+            403: "The form's token does not match this browser.",
+            429: "Too many requests from this address or for this address: a page with Retry-After.",
+            503: "The store does not answer: a page saying to try again.",
+        ]
+        func step(_ path: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
+            Route(method: "POST", path: path, summary: summary, access: .public, status: 200,
+                  contract: .init(
+                      request: .form(.object([
+                          .optional("request", .string("The pending authorization request (the page's hidden field).")),
+                          .optional("csrf", .string("The form's token, bound to this browser's cookie and the request.")),
+                          .optional("lang", .locale),
+                      ] + fields)),
+                      answer: htmlAnswer, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                let form = ActionPages.formFields(c.request.body)
+                guard let id = form["request"], let browser = ActionPages.browserCookie(c.request), let token = form["csrf"],
+                    PageToken.check(token, cookie: browser, oobCode: Self.binding(id), ring: runtime.keys.current)
+                else { return page(403, .oidcRefused(.form), lang: form["lang"]) }
+                return try body(self, form, id, c.request)
+            }.answeringErrors { error, request in errorPage(error, request) }
+        }
+        return [
+            Route(method: "GET", path: Path.authorization, summary: "OpenID Connect authorization endpoint: the hosted sign-in page, or a redirect", access: .public, status: 200,
+                  contract: .init(answer: htmlAnswer, query: authorizeQuery, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                try authorize(c, parameters: c.request.query.map { (name: $0.key, value: $0.value) })
+            }.answeringErrors { error, request in errorPage(error, request) },
+            Route(method: "POST", path: Path.authorization, summary: "OpenID Connect authorization endpoint, the parameters as a form", access: .public, status: 200,
+                  contract: .init(request: .form(.object(authorizeQuery.map { .optional($0.name, .string()) })), answer: htmlAnswer, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                try authorize(c, parameters: ActionPages.formPairs(c.request.body))
+            }.answeringErrors { error, request in errorPage(error, request) },
+            step(Path.signIn, "The sign-in page's address: mails a link bound to this browser and its 6-digit code",
+                 fields: [.optional("email", .string("The address typed."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                return pages.answer(OIDCPageAnswer(try pages.flow.sendLink(request: id, browser: browser, email: form["email"] ?? "")), browser: browser, request: request)
+            },
+            step(Path.code, "The 6-digit code from the mail, typed in the browser that asked",
+                 fields: [.optional("email", .string("The address.")), .optional("code", .string("The 6 digits."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                let code = (form["code"] ?? "").filter { $0 != " " }
+                let answer = try pages.flow.completeWithCode(
+                    request: id, browser: browser, email: form["email"] ?? "", code: code, session: pages.sessionCookie(request))
+                return pages.answer(answer, browser: browser, request: request)
+            },
+            step(Path.password, "Sign in with the address and password instead",
+                 fields: [.optional("email", .string("The address.")), .optional("password", .string("The password."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                let answer = try pages.flow.completeWithPassword(
+                    request: id, browser: browser, email: form["email"] ?? "", password: form["password"] ?? "", session: pages.sessionCookie(request))
+                return pages.answer(answer, browser: browser, request: request)
+            },
+            step(Path.forgot, "Forgot your password: mails a reset link (the same page for every address)",
+                 fields: [.optional("email", .string("The address."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                return pages.answer(OIDCPageAnswer(try pages.flow.forgotPassword(request: id, browser: browser, email: form["email"] ?? "")), browser: browser, request: request)
+            },
+            step(Path.restart, "Use another address: the sign-in page again", fields: []) { pages, _, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                return pages.answer(OIDCPageAnswer(try pages.flow.restart(request: id, browser: browser)), browser: browser, request: request)
+            },
+            step(Path.resume, "The mail's link, opened in the browser that asked: completes the sign-in",
+                 fields: [.optional("oobCode", .oobCode)]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                let answer = try pages.flow.completeWithLink(
+                    request: id, browser: browser, oobCode: form["oobCode"] ?? "", session: pages.sessionCookie(request))
+                return pages.answer(answer, browser: browser, request: request)
+            },
+            step(Path.consent, "The consent screen's answer",
+                 fields: [.optional("decision", .oneOf(["allow", "deny"], "What the person pressed."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                let outcome = try pages.flow.consent(
+                    request: id, browser: browser, session: pages.sessionCookie(request), allow: form["decision"] == "allow")
+                return pages.answer(OIDCPageAnswer(outcome), browser: browser, request: request)
+            },
+            Route(method: "GET", path: Path.endSession, summary: "RP-initiated logout: signs out with a valid id_token_hint, else asks", access: .public, status: 200,
+                  contract: .init(
+                      answer: htmlAnswer,
+                      query: ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"].map {
+                          .init(name: $0, schema: .string(), required: false, description: "OpenID Connect RP-Initiated Logout 1.0 §2.")
+                      },
+                      otherStatuses: pageStatuses.merging([302: "To the registered post_logout_redirect_uri, with state."]) { $1 })) { c throws(AuthError) in
+                try logout(c.request, parameters: c.request.query)
+            }.answeringErrors { error, request in errorPage(error, request) },
+            Route(method: "POST", path: Path.endSession, summary: "RP-initiated logout as a form, and the confirmation page's answer", access: .public, status: 200,
+                  contract: .init(
+                      request: .form(.object([
+                          .optional("request", .string("The confirmation page's state.")), .optional("csrf", .string("The form's token.")),
+                          .optional("id_token_hint", .string()), .optional("client_id", .string()), .optional("post_logout_redirect_uri", .string()),
+                          .optional("state", .string()),
+                      ])),
+                      answer: htmlAnswer,
+                      otherStatuses: pageStatuses.merging([302: "To the registered post_logout_redirect_uri, with state."]) { $1 })) { c throws(AuthError) in
+                let form = ActionPages.formFields(c.request.body)
+                guard let state = form["request"] else { return try logout(c.request, parameters: form) }
+                guard let browser = ActionPages.browserCookie(c.request), let token = form["csrf"],
+                    PageToken.check(token, cookie: browser, oobCode: Self.logoutBinding(state), ring: runtime.keys.current)
+                else { return page(403, .oidcRefused(.form), lang: form["lang"]) }
+                return signedOut(try flow.logout(OIDCFlow.logoutParameters(state: state), session: sessionCookie(c.request), confirmed: true), browser: browser, lang: form["lang"])
+            }.answeringErrors { error, request in errorPage(error, request) },
+        ]
+    }
+
+    // MARK: the endpoint and the steps
+
+    /// The authorization endpoint: sets the `postern_browser` cookie the request will be bound to
+    /// when the browser has none, and counts against the per-IP limit (it may store a request).
+    private func authorize(_ c: RouteContext, parameters: [(name: String, value: String)]) throws(AuthError) -> HTTPResponse {
+        try runtime.service.clientLimit.admit(ip: c.clientIP)
+        let existing = ActionPages.browserCookie(c.request)
+        let browser: String
+        if let existing { browser = existing } else { browser = try Self.newCookie() }
+        let outcome = try flow.authorize(parameters, browser: browser, session: sessionCookie(c.request))
+        var response = answer(OIDCPageAnswer(outcome), browser: browser, request: c.request,
+                              lang: Self.language(parameters.first { $0.name == "ui_locales" }?.value))
+        if existing == nil { response.headers.append(("Set-Cookie", ActionPages.setBrowserCookie(browser, secure: secure))) }
+        return response
+    }
+
+    /// A step's answer: the page, or the redirect, with the new browser session's cookie.
+    func answer(_ answer: OIDCPageAnswer, browser: String?, request: HTTPRequest, lang: String? = nil) -> HTTPResponse {
+        let form = { (pending: OIDCPending) in
+            OIDCPageForm(request: pending.id, csrf: PageToken.make(cookie: browser ?? "", oobCode: Self.binding(pending.id), ring: runtime.keys.current))
+        }
+        func language(_ pending: OIDCPending) -> String? {
+            lang ?? ActionPages.formFields(request.body)["lang"] ?? pending.uiLocales.lazy.compactMap(Self.language).first
+        }
+        var response: HTTPResponse
+        switch answer.outcome {
+        case .refused(let refusal):
+            response = page(refusal == .tooManyAttempts ? 429 : 400, .oidcRefused(refusal), lang: lang)
+        case .redirect(let url):
+            response = HTTPResponse(status: 302, headers: [("Location", url), ("Referrer-Policy", "no-referrer")])
+        case .signIn(let pending, let retry):
+            response = page(retry == nil ? 200 : 400, .oidcSignIn(form(pending), clientName: pending.clientName, loginHint: pending.loginHint, passwords: true, retry: retry), lang: language(pending))
+        case .checkMail(let pending, let email, let retry):
+            response = page(retry ? 400 : 200, .oidcCheckMail(form(pending), email: email, retry: retry), lang: language(pending))
+        case .forgotSent(let pending, let email):
+            response = page(200, .oidcForgotSent(email: email), lang: language(pending))
+        case .consent(let pending, let email):
+            response = page(200, .oidcConsent(form(pending), clientName: pending.clientName, scopes: pending.scopes, email: email), lang: language(pending))
+        }
+        if let session = answer.newSession {
+            let age = runtime.service.oidc.sessionLifetime
+            response.headers.append(("Set-Cookie", "\(sessionCookieName)=\(session); Path=/; Max-Age=\(age); HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")"))
+        }
+        return response
+    }
+
+    private func logout(_ request: HTTPRequest, parameters: [String: String]) throws(AuthError) -> HTTPResponse {
+        let existing = ActionPages.browserCookie(request)
+        let browser: String
+        if let existing { browser = existing } else { browser = try Self.newCookie() }
+        let lang = Self.language(parameters["ui_locales"])
+        var response = signedOut(try flow.logout(parameters, session: sessionCookie(request), confirmed: false), browser: browser, lang: lang)
+        if existing == nil { response.headers.append(("Set-Cookie", ActionPages.setBrowserCookie(browser, secure: secure))) }
+        return response
+    }
+
+    /// Logout's answer; the session cookie is cleared whenever the session was ended.
+    private func signedOut(_ outcome: OIDCLogoutOutcome, browser: String, lang: String?) -> HTTPResponse {
+        let clear = ("Set-Cookie", "\(sessionCookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
+        switch outcome {
+        case .redirect(let url):
+            return HTTPResponse(status: 302, headers: [("Location", url), ("Referrer-Policy", "no-referrer"), clear])
+        case .signedOut:
+            var response = page(200, .oidcSignedOut, lang: lang)
+            response.headers.append(clear)
+            return response
+        case .confirm(let state, let clientName):
+            let csrf = PageToken.make(cookie: browser, oobCode: Self.logoutBinding(state), ring: runtime.keys.current)
+            return page(200, .oidcLogoutConfirm(OIDCPageForm(request: state, csrf: csrf), clientName: clientName), lang: lang)
+        case .refused(let refusal):
+            return page(400, .oidcRefused(refusal), lang: lang)
+        }
+    }
+
+    /// The action page's face for a sign-in link the hosted page sent: the button that finishes
+    /// the sign-in in this browser, or why not.
+    func continuation(requestID: String, oobCode: String, browser: String?, lang: String?) -> HTTPResponse {
+        do {
+            switch try flow.continuation(request: requestID, browser: browser) {
+            case .success(let pending):
+                let form = OIDCPageForm(
+                    request: pending.id, csrf: PageToken.make(cookie: browser ?? "", oobCode: Self.binding(pending.id), ring: runtime.keys.current))
+                return page(200, .oidcContinue(form, oobCode: oobCode, clientName: pending.clientName),
+                            lang: lang ?? pending.uiLocales.lazy.compactMap(Self.language).first)
+            case .failure(let refusal):
+                return page(400, .oidcRefused(refusal), lang: lang)
+            }
+        } catch {
+            return errorPage(error, nil)
+        }
+    }
+
+    // MARK: pieces
+
+    /// A page of the provider: the action page's headers, but a CSP without `form-action`:
+    /// Chromium and Safari apply `form-action` to the redirect that answers a form (the 302 to
+    /// the client's `redirect_uri` after the code, the link's button, consent or logout), and
+    /// would stop every sign-in there (seen with Chromium 156). The forms post to this origin.
+    func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
+        var response = pages.page(status, shown, lang: lang)
+        response.headers = response.headers.map { name, value in
+            name == "Content-Security-Policy" ? (name, Self.contentSecurityPolicy) : (name, value)
+        }
+        return response
+    }
+
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+    /// An error as a page: the limits (429 with Retry-After), a malformed request (400: an
+    /// encoded NUL, which the router refuses before any handler), and the store's failures (503).
+    func errorPage(_ error: AuthError, _ request: HTTPRequest?) -> HTTPResponse {
+        var response: HTTPResponse
+        switch error.kind {
+        case .rateLimited: response = page(429, .oidcRefused(.tooManyAttempts), lang: nil)
+        case .invalidInput: response = page(400, .oidcRefused(.requestExpired), lang: nil)
+        default: response = page(503, .oidcRefused(.unavailable), lang: nil)
+        }
+        if let retryAfter = error.details["retryAfter"] { response.headers.append(("Retry-After", retryAfter)) }
+        return response
+    }
+
+    /// The browser session's cookie, if well-formed.
+    func sessionCookie(_ request: HTTPRequest) -> String? { ActionPages.cookie(sessionCookieName, in: request) }
+
+    /// What a form's CSRF token binds besides the browser: the request.
+    static func binding(_ requestID: String) -> String { "oidc:\(requestID)" }
+    static func logoutBinding(_ state: String) -> String { "oidc-logout:\(state)" }
+
+    /// The first of `ui_locales` the pages have words for.
+    static func language(_ uiLocales: String?) -> String? {
+        (uiLocales ?? "").split(separator: " ").lazy.map { String($0.prefix(2)).lowercased() }.first { ["en", "de"].contains($0) }
+    }
+
+    static func newCookie() throws(AuthError) -> String {
+        do { return Base64URL.encode(try SecureRandom.bytes(32)) } catch { throw .internalError("\(error)") }
+    }
+}
