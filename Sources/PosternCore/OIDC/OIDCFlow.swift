@@ -18,10 +18,10 @@ public final class OIDCFlow: Sendable {
     static let codeLifetime: Int64 = 60
     /// How long the hosted page keeps a request waiting for its sign-in (a sign-in link's life).
     static let pendingLifetime: Int64 = 900
-    /// The `amr` values (RFC 8176's `pwd` and `otp`; Postern's own `link` for the emailed link,
-    /// which RFC 8176 has no value for).
+    /// The `amr` values (RFC 8176's `pwd` and `otp`; Postern's own `link` for the emailed link
+    /// and `approval` for approve-on-another-device, which RFC 8176 has no values for).
     public enum Method: String, Sendable {
-        case link, otp, pwd
+        case link, otp, pwd, approval
     }
 
     let context: FlowContext
@@ -323,7 +323,7 @@ public final class OIDCFlow: Sendable {
     /// After a sign-in on the hosted page: the API session the sign-in flow issued is revoked
     /// (nobody holds it), the browser's old session ends and a new one starts; then the consent
     /// screen, or a code.
-    private func signedIn(_ found: Pending, login: LoginDescriptor, method: Method, replacing old: String?) throws(AuthError) -> OIDCPageAnswer {
+    func signedIn(_ found: Pending, login: LoginDescriptor, method: Method, replacing old: String?) throws(AuthError) -> OIDCPageAnswer {
         let now = context.clock.unixSeconds()
         let cookie = try Self.randomToken()
         let lifetime = context.config.oidcSessionLifetime
