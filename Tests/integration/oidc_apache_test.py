@@ -176,6 +176,14 @@ def press(form, value=None):
     buttons[0].click()
 
 
+def console(driver):
+    """What Chromium logged (a Content-Security-Policy refusal shows here, not on the page)."""
+    try:
+        return [entry.get("message") for entry in driver.get_log("browser")]
+    except Exception as error:  # the log is a diagnosis only
+        return [f"(no console log: {error})"]
+
+
 def on_page_with_form(driver, path, timeout=20):
     def found():
         return any((f.get_attribute("action") or "").split("?")[0].endswith(path)
@@ -218,7 +226,8 @@ def test_chromium_walks_from_the_protected_page_through_the_mail_link_to_remote_
         try:
             user = wait_for(shown, 30, "the protected page")
         except AssertionError:
-            raise AssertionError(f"at {driver.current_url}: {driver.page_source[:2000]}\n{apache.error_log()}")
+            raise AssertionError(f"at {driver.current_url}: {driver.page_source[:2000]}\n"
+                                 f"the browser's console: {console(driver)}\n{apache.error_log()}")
         assert driver.current_url == protected, driver.current_url
         assert user == address, (user, driver.page_source[:1000])
 
