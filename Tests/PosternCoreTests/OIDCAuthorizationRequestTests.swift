@@ -9,15 +9,15 @@ import Testing
 @Suite("OIDC authorization request")
 struct OIDCAuthorizationRequestTests {
     static let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-    static let clientsFile = #"""
-            {"clients": [
-              {"clientId": "app", "public": true, "redirectUris": ["https://app.example.com/cb", "http://127.0.0.1/cb"],
-               "scopes": ["openid", "email", "profile", "offline_access"]},
-              {"clientId": "legacy", "secretHash": "\#(OIDCClient.secretHash(of: "s"))", "allowNoPkce": true,
-               "redirectUris": ["https://legacy.example.com/cb"]},
-              {"clientId": "other", "public": true, "redirectUris": ["https://other.example.com/cb"]}
-            ]}
-            """#
+    static let clients = [
+        OIDCClient(
+            clientID: "app", name: "App", authentication: .publicClient, redirectURIs: ["https://app.example.com/cb", "http://127.0.0.1/cb"],
+            scopes: ["openid", "email", "profile", "offline_access"]),
+        OIDCClient(
+            clientID: "legacy", name: "Legacy", authentication: .secretHash(OIDCClient.secretHash(of: "s")),
+            redirectURIs: ["https://legacy.example.com/cb"], allowNoPKCE: true),
+        OIDCClient(clientID: "other", name: "Other", authentication: .publicClient, redirectURIs: ["https://other.example.com/cb"]),
+    ]
 
     /// A request of `app` that passes, with `changes` applied (nil removes a parameter).
     static func request(_ changes: [String: String?] = [:], extra: [(name: String, value: String)] = []) -> [(name: String, value: String)] {
@@ -29,10 +29,9 @@ struct OIDCAuthorizationRequestTests {
         return base.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) } + extra
     }
 
-    /// Checks `parameters` against the three clients above (a file that stopped parsing fails the test).
+    /// Checks `parameters` against the three clients above.
     static func validate(_ parameters: [(name: String, value: String)]) throws -> OIDCAuthorizationRequest.Outcome {
-        let clients = try OIDCClients.load(Data(clientsFile.utf8))
-        return OIDCAuthorizationRequest.validate(parameters) { clients.client(id: $0) }
+        OIDCAuthorizationRequest.validate(parameters) { id in clients.first { $0.clientID == id } }
     }
 
     @Test("a well-formed request is valid, with its scopes, prompt, max_age, hints and locales")

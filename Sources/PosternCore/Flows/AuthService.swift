@@ -9,7 +9,8 @@ import PosternCrypto
 /// phone numbers by consent of both parties (`PhoneOwnerFlow`, `PhoneHolderFlow`,
 /// `PhoneSettlement`, `PhoneOperatorTools`), sign-in by phone (`PhoneSignInFlow`), the outboxes'
 /// content stages (`MailComposer`, `SMSComposer`), delivery reports (`BounceIntake`), the per-client
-/// limits (`ClientLimit`) and operator tools (`OperatorTools`). It forwards nothing: a new endpoint
+/// limits (`ClientLimit`), operator tools (`OperatorTools`) and the OpenID Connect provider's
+/// registered clients (`OIDCClientRegistry`). It forwards nothing: a new endpoint
 /// touches its flow and its route. Request paths do constant work and only record; what a mail
 /// says is decided later by the composers.
 ///
@@ -52,6 +53,8 @@ public final class AuthService: Sendable {
     public let phoneSignIn: PhoneSignInFlow
     /// The OpenID Connect provider: authorization, the hosted sign-in page, tokens, logout.
     public let oidc: OIDCFlow
+    /// The OpenID Connect provider's registered clients (`postern oidc clients`, the admin API).
+    public let oidcClients: OIDCClientRegistry
     /// Code requests recorded, codes consumed and codes refused.
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -94,5 +97,6 @@ public final class AuthService: Sendable {
         phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, settlement: phoneSettlement)
         smsComposer = SMSComposer(claims: PhoneClaimSMS(context: context, settlement: phoneSettlement), signIn: phoneSignIn)
         oidc = OIDCFlow(context: context, emailLink: emailLink, passwords: passwords, sessions: sessions)
+        oidcClients = OIDCClientRegistry(context: context)
     }
 }

@@ -1,7 +1,9 @@
+import PosternAPI
 import PosternCrypto
 
-/// A relying party registered with the OpenID Connect provider (one entry of `--oidc-clients`).
-/// Holds no secret: a confidential client's secret only as its SHA-256.
+/// A relying party registered with the OpenID Connect provider (`postern oidc clients add`,
+/// `POST /v1/admin/oidc/clients`; the store's `oidc_clients`). Holds no secret: a confidential
+/// client's secret only as its SHA-256.
 public struct OIDCClient: Sendable, Hashable {
     /// How the client proves itself at the token endpoint.
     public enum Authentication: Sendable, Hashable {
@@ -13,11 +15,9 @@ public struct OIDCClient: Sendable, Hashable {
     }
 
     /// The scopes a client may be allowed.
-    public static let knownScopes = ["openid", "email", "profile", "offline_access"]
+    public static let knownScopes = OIDCClientRequestBody.knownScopes
     /// What a client that names no `scopes` may ask for.
     public static let defaultScopes = ["openid", "email", "profile"]
-    /// The prefix of a `secretHash`: `sha256:` then the SHA-256 of the secret, base64url.
-    public static let secretHashPrefix = "sha256:"
 
     /// `client_id`: 1–128 of `A-Z a-z 0-9 . _ ~ -`.
     public let clientID: String
@@ -29,7 +29,7 @@ public struct OIDCClient: Sendable, Hashable {
     public let redirectURIs: [String]
     /// Where RP-initiated logout may send the browser back to, compared exactly.
     public let postLogoutRedirectURIs: [String]
-    /// The scopes it may ask for, in the file's order.
+    /// The scopes it may ask for, in the order registered.
     public let scopes: [String]
     /// No consent screen.
     public let firstParty: Bool
@@ -38,7 +38,7 @@ public struct OIDCClient: Sendable, Hashable {
     /// When it was registered, seconds since 1970.
     public let createdAt: Int64
 
-    /// A client as the file describes it, already checked (``OIDCClients/load(_:)`` checks).
+    /// A client as registered, already checked (``OIDCClientRegistration/validated()`` checks).
     public init(
         clientID: String, name: String, authentication: Authentication, redirectURIs: [String],
         postLogoutRedirectURIs: [String] = [], scopes: [String] = OIDCClient.defaultScopes, firstParty: Bool = false,
@@ -58,16 +58,15 @@ public struct OIDCClient: Sendable, Hashable {
     /// Whether it authenticates with PKCE alone.
     public var isPublic: Bool { authentication == .publicClient }
 
-    /// The `secretHash` of `secret`, as the clients file holds it.
-    public static func secretHash(of secret: String) -> String {
-        secretHashPrefix + Base64URL.encode(SHA256.hash(Array(secret.utf8)))
-    }
+    /// What the store keeps of a confidential client's `secret`: its SHA-256 (a fast hash is
+    /// enough for 32 random bytes, and keeps a slow one off every token request).
+    public static func secretHash(of secret: String) -> [UInt8] { SHA256.hash(Array(secret.utf8)) }
 
     /// Whether `secret` is this client's, in time independent of where it differs; false for a
     /// public client.
     public func acceptsSecret(_ secret: String) -> Bool {
         guard case .secretHash(let expected) = authentication else { return false }
-        return ConstantTime.equals(SHA256.hash(Array(secret.utf8)), expected)
+        return ConstantTime.equals(Self.secretHash(of: secret), expected)
     }
 
     /// Whether `uri`, from an authorization or token request, is one of the registered redirect

@@ -24,25 +24,37 @@ extension APIRouter {
         ])
         return [
             Route(method: "GET", path: Path.discovery, summary: "OpenID Provider metadata (Discovery 1.0)", access: .operations, status: 200,
-                  contract: .init(answer: .content(mediaType: "application/json", schema: .string("The provider's metadata.")))) { _ throws(AuthError) in
+                  contract: .init(answer: .content(mediaType: "application/json", schema: .object("The provider's metadata.", [
+                      .required("issuer", .string()), .required("authorization_endpoint", .string()), .required("token_endpoint", .string()),
+                      .required("userinfo_endpoint", .string()), .required("jwks_uri", .string()),
+                      .required("response_types_supported", .array(.string())), .required("code_challenge_methods_supported", .array(.string())),
+                  ])))) { _ throws(AuthError) in
                 var response = HTTPResponse.json(200, OIDCDiscovery.document(issuer: flow.issuer).sortedJSONText)
                 response.headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=300")]
                 return response
             },
             Route(method: "POST", path: Path.token, summary: "OpenID Connect token endpoint: the code (with PKCE) or a refresh token for tokens", access: .client, status: 200,
-                  contract: .init(request: .form(tokenForm), answer: .content(mediaType: "application/json", schema: .string("{access_token, token_type, expires_in, id_token, scope, refresh_token?}")),
+                  contract: .init(request: .form(tokenForm), answer: .content(mediaType: "application/json", schema: .object("The tokens (no-store).", [
+                      .required("access_token", .string("A JWT, typ at+jwt (RFC 9068).")), .required("token_type", .oneOf(["Bearer"])),
+                      .required("expires_in", .integer()), .required("id_token", .string("The ID token, aud the client.")), .required("scope", .string()),
+                      .optional("refresh_token", .string("With scope offline_access.")),
+                  ])),
                                   otherStatuses: oauthErrors)) { c throws(AuthError) in
                 oauth(c.request) { () throws(OIDCProtocolError) in
                     try flow.token(ActionPages.formPairs(c.request.body), authorization: c.request.headers["authorization"])
                 }
             },
             Route(method: "GET", path: Path.userinfo, summary: "OpenID Connect userinfo: the claims the access token's scopes allow", access: .client, status: 200,
-                  contract: .init(answer: .content(mediaType: "application/json", schema: .string("{sub, email?, email_verified?, name?}")),
+                  contract: .init(answer: .content(mediaType: "application/json", schema: .object("The claims the token's scopes allow.", [
+                      .required("sub", .string()), .optional("email", .string()), .optional("email_verified", .boolean()), .optional("name", .string()),
+                  ])),
                                   otherStatuses: [401: "invalid_token, with WWW-Authenticate: Bearer."])) { c throws(AuthError) in
                 oauth(c.request) { () throws(OIDCProtocolError) in try flow.userinfo(authorization: c.request.headers["authorization"]) }
             },
             Route(method: "POST", path: Path.userinfo, summary: "OpenID Connect userinfo, by POST", access: .client, status: 200,
-                  contract: .init(answer: .content(mediaType: "application/json", schema: .string("{sub, email?, email_verified?, name?}")),
+                  contract: .init(answer: .content(mediaType: "application/json", schema: .object("The claims the token's scopes allow.", [
+                      .required("sub", .string()), .optional("email", .string()), .optional("email_verified", .boolean()), .optional("name", .string()),
+                  ])),
                                   otherStatuses: [401: "invalid_token, with WWW-Authenticate: Bearer."])) { c throws(AuthError) in
                 oauth(c.request) { () throws(OIDCProtocolError) in try flow.userinfo(authorization: c.request.headers["authorization"]) }
             },
@@ -59,7 +71,11 @@ extension APIRouter {
                 }
             },
             Route(method: "GET", path: "/v1/me/oidc/consents", summary: "The clients the user consented to", access: .user, status: 200,
-                  contract: .init(answer: .content(mediaType: "application/json", schema: .string("{consents: [{clientId, scopes, grantedAt}]}")))) { c throws(AuthError) in
+                  contract: .init(answer: .content(mediaType: "application/json", schema: .object([
+                      .required("consents", .array(.object([
+                          .required("clientId", .string()), .required("scopes", .array(.string())), .required("grantedAt", .integer()),
+                      ]))),
+                  ])))) { c throws(AuthError) in
                 let consents = try flow.consents(idToken: try c.idToken()).map { consent -> JSONValue in
                     .object(["clientId": .string(consent.clientID), "scopes": .array(consent.scopes.map(JSONValue.string)), "grantedAt": .integer(consent.grantedAt)])
                 }

@@ -25,7 +25,7 @@ public final class APIRouter: Sendable {
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
             + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
-            + Self.oidcRoutes(runtime) + OIDCPages(runtime: runtime).routes()
+            + Self.oidcRoutes(runtime) + OIDCPages(runtime: runtime).routes() + Self.oidcClientRoutes(runtime)
         let contract = OpenAPIDocument.render(
             routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))
         routes.append(OpenAPIDocument.route(serving: contract))

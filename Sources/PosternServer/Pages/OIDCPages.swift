@@ -30,6 +30,8 @@ struct OIDCPages: Sendable {
             302: "To the client's redirect URI with a code or an error, state and iss (RFC 9207).",
             400: "A page saying what is wrong (an unknown client or redirect URI is never redirected to).",
             403: "The form's token does not match this browser.",
+            429: "Too many requests from this address or for this address: a page with Retry-After.",
+            503: "The store does not answer: a page saying to try again.",
         ]
         func step(_ path: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
             Route(method: "POST", path: path, summary: summary, access: .public, status: 200,
@@ -105,7 +107,7 @@ struct OIDCPages: Sendable {
                       query: ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"].map {
                           .init(name: $0, schema: .string(), required: false, description: "OpenID Connect RP-Initiated Logout 1.0 §2.")
                       },
-                      otherStatuses: [302: "To the registered post_logout_redirect_uri, with state."])) { c throws(AuthError) in
+                      otherStatuses: pageStatuses.merging([302: "To the registered post_logout_redirect_uri, with state."]) { $1 })) { c throws(AuthError) in
                 try logout(c.request, parameters: c.request.query)
             }.answeringErrors { error, request in errorPage(error, request) },
             Route(method: "POST", path: Path.endSession, summary: "RP-initiated logout as a form, and the confirmation page's answer", access: .public, status: 200,
@@ -116,7 +118,7 @@ struct OIDCPages: Sendable {
                           .optional("state", .string()),
                       ])),
                       answer: htmlAnswer,
-                      otherStatuses: [302: "To the registered post_logout_redirect_uri, with state.", 403: "The form's token does not match this browser."])) { c throws(AuthError) in
+                      otherStatuses: pageStatuses.merging([302: "To the registered post_logout_redirect_uri, with state."]) { $1 })) { c throws(AuthError) in
                 let form = ActionPages.formFields(c.request.body)
                 guard let state = form["request"] else { return try logout(c.request, parameters: form) }
                 guard let browser = ActionPages.browserCookie(c.request), let token = form["csrf"],
@@ -221,12 +223,30 @@ struct OIDCPages: Sendable {
 
     // MARK: pieces
 
-    func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse { pages.page(status, shown, lang: lang) }
+    /// A page of the provider: the action page's headers, but a CSP without `form-action`:
+    /// Chromium and Safari apply `form-action` to the redirect that answers a form (the 302 to
+    /// the client's `redirect_uri` after the code, the link's button, consent or logout), and
+    /// would stop every sign-in there (seen with Chromium 156). The forms post to this origin.
+    func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
+        var response = pages.page(status, shown, lang: lang)
+        response.headers = response.headers.map { name, value in
+            name == "Content-Security-Policy" ? (name, Self.contentSecurityPolicy) : (name, value)
+        }
+        return response
+    }
 
-    /// An error as a page: the limits (429 with Retry-After) and the store's failures (503).
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+    /// An error as a page: the limits (429 with Retry-After), a malformed request (400: an
+    /// encoded NUL, which the router refuses before any handler), and the store's failures (503).
     func errorPage(_ error: AuthError, _ request: HTTPRequest?) -> HTTPResponse {
-        let limited = error.kind == .rateLimited
-        var response = page(limited ? 429 : 503, .oidcRefused(limited ? .tooManyAttempts : .unavailable), lang: nil)
+        var response: HTTPResponse
+        switch error.kind {
+        case .rateLimited: response = page(429, .oidcRefused(.tooManyAttempts), lang: nil)
+        case .invalidInput: response = page(400, .oidcRefused(.requestExpired), lang: nil)
+        default: response = page(503, .oidcRefused(.unavailable), lang: nil)
+        }
         if let retryAfter = error.details["retryAfter"] { response.headers.append(("Retry-After", retryAfter)) }
         return response
     }
