@@ -23,6 +23,9 @@ struct CommandFailure: Error {
 struct ParsedArguments {
     var words: [String] = []
     var options: [String: String] = [:]
+    /// Every value of each option, in order, for an option given more than once
+    /// (`--redirect-uri A --redirect-uri B`); `options` keeps the last.
+    var optionValues: [String: [String]] = [:]
     var switches: Set<String> = []
     /// Every option name given, in order (for the check against the command's declarations).
     var given: [String] = []
@@ -50,6 +53,7 @@ struct ParsedArguments {
             if let equals = name.firstIndex(of: "=") {
                 let key = String(name[..<equals])
                 options[key] = String(name[name.index(after: equals)...])
+                optionValues[key, default: []].append(String(name[name.index(after: equals)...]))
                 given.append(key)
                 continue
             }
@@ -70,6 +74,7 @@ struct ParsedArguments {
                 break
             }
             options[name] = arguments[index]
+            optionValues[name, default: []].append(arguments[index])
             given.append(name)
             index += 1
         }

@@ -17,6 +17,10 @@ extension SQLStoreTransaction {
         }
     }
 
+    public func isRefreshFamilyRevoked(_ family: String) throws -> Bool {
+        try db.first("SELECT 1 FROM refresh_tokens WHERE family = ? AND revoked = 1 LIMIT 1", [.text(family)]) { _ in true } ?? false
+    }
+
     public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
         try db.execute(
             "INSERT INTO refresh_tokens (token_hash, family, uid, auth_time, method, created_at, expires_at, rotated_at, revoked, client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

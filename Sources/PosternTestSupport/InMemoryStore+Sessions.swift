@@ -17,6 +17,10 @@ extension InMemoryStore.Transaction {
 
     public func markRefreshTokenRotated(hash: [UInt8], at: Int64) throws { state.refreshTokens[hash]?.rotatedAt = at }
 
+    public func isRefreshFamilyRevoked(_ family: String) throws -> Bool {
+        state.refreshTokens.values.contains { $0.family == family && $0.revoked }
+    }
+
     public func revokeRefreshFamily(_ family: String) throws -> Int {
         var count = 0
         for (key, token) in state.refreshTokens where token.family == family && !token.revoked {

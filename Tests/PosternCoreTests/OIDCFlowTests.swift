@@ -454,6 +454,29 @@ struct OIDCAttackTests {
         #expect(try o.flow.logout(["id_token_hint": idToken, "client_id": "notes"], session: nil, confirmed: false) == .refused(.unknownClient))
     }
 
+    @Test("revoking a grant that gave no refresh token ends its access token at userinfo; a replayed code ends the first access token")
+    func revokedAccessToken() throws {
+        let o = try OIDCHarness()
+        let plain = o.parameters(scope: "openid email")
+        let (redirect, _) = try o.signInByLink("ada@example.com", parameters: plain)
+        let body = try o.exchange(try #require(OIDCHarness.query(redirect, "code")))
+        guard case .string(let access)? = body["access_token"] else { throw FlowHarness.HarnessError.noMail }
+        #expect(body["refresh_token"] == nil)
+        _ = try o.flow.userinfo(authorization: "Bearer " + access)
+        try o.flow.revoke([("token", access), ("client_id", "grafana"), ("client_secret", o.confidentialSecret)], authorization: nil)
+        #expect(oauthError { _ = try o.flow.userinfo(authorization: "Bearer " + access) } == "invalid_token")
+        // Another client cannot revoke it: its own revocation changes nothing.
+        let (second, _) = try o.signInByLink("ada@example.com", parameters: plain)
+        let code = try #require(OIDCHarness.query(second, "code"))
+        let kept = try o.exchange(code)
+        guard case .string(let keptAccess)? = kept["access_token"] else { throw FlowHarness.HarnessError.noMail }
+        try o.flow.revoke([("token", keptAccess), ("client_id", "notes")], authorization: nil)
+        _ = try o.flow.userinfo(authorization: "Bearer " + keptAccess)
+        // The code replayed: what it gave dies.
+        #expect(oauthError { _ = try o.exchange(code) } == "invalid_grant")
+        #expect(oauthError { _ = try o.flow.userinfo(authorization: "Bearer " + keptAccess) } == "invalid_token")
+    }
+
     @Test("a pending request expires, and a removed client's request is not finished")
     func pendingExpiry() throws {
         let o = try OIDCHarness()

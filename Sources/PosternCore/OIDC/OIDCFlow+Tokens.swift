@@ -120,7 +120,7 @@ extension OIDCFlow {
                 case nil:
                     return .failure(.invalidGrant("the code is unknown or expired"))
                 case .replayed(let record):
-                    if try tx.revokeRefreshFamily(record.refreshFamily) > 0 {
+                    if try Self.revokeGrant(record.refreshFamily, uid: record.uid, clientID: record.clientID, now: now, tx: tx) {
                         try events.record(.sessionRevoked(uid: record.uid, reason: "oidcCodeReplayed"), tx: tx, now: now)
                     }
                     return .failure(.invalidGrant("the code was used already"))
@@ -244,13 +244,18 @@ extension OIDCFlow {
         }
         let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         guard let claims = verifiedAccessToken(token), let uid = claims["sub"] as? String,
-            let version = (claims["sv"] as? NSNumber)?.int64Value
+            let version = (claims["sv"] as? NSNumber)?.int64Value, let family = claims["sid"] as? String
         else { throw .invalidToken("the access token is malformed, expired or not this provider's") }
-        let account: Account?
-        do { account = try context.read { (tx: Reads) in try tx.account(uid: uid) } } catch { throw .unavailable(error) }
-        guard let account, !account.disabled, account.sessionVersion == version else {
+        let found: (Account?, Bool)
+        do {
+            found = try context.read { (tx: Reads) in (try tx.account(uid: uid), try tx.isRefreshFamilyRevoked(family)) }
+        } catch {
+            throw .unavailable(error)
+        }
+        guard let account = found.0, !account.disabled, account.sessionVersion == version else {
             throw .invalidToken("the access token's account cannot sign in")
         }
+        guard !found.1 else { throw .invalidToken("the access token's grant was revoked") }
         let scopes = (claims["scope"] as? String ?? "").split(separator: " ").map(String.init)
         var body = Self.userClaims(account, scopes: scopes)
         body["sub"] = .string(account.uid)
@@ -311,13 +316,30 @@ extension OIDCFlow {
             try context.write { (tx: Writes) in
                 var doomed = access
                 if doomed == nil, let record = try tx.refreshToken(hash: hash), record.clientID == clientID { doomed = (record.family, record.uid) }
-                if let (family, uid) = doomed, try tx.revokeRefreshFamily(family) > 0 {
+                if let (family, uid) = doomed, try Self.revokeGrant(family, uid: uid, clientID: clientID, now: now, tx: tx) {
                     try events.record(.sessionRevoked(uid: uid, reason: "oidcRevoked"), tx: tx, now: now)
                 }
             }
         } catch {
             throw .unavailable(error)
         }
+    }
+
+    /// Revokes a grant: its refresh tokens, and — so that its access tokens die too, when it gave
+    /// no refresh token — a revoked marker of the family that outlives every access token it
+    /// gave (userinfo asks ``SessionReader/isRefreshFamilyRevoked(_:)``). True when something
+    /// live was revoked.
+    static func revokeGrant(_ family: String, uid: String, clientID: String, now: Int64, tx: any SessionWriter) throws -> Bool {
+        let revoked = try tx.revokeRefreshFamily(family)
+        if try !tx.isRefreshFamilyRevoked(family) {
+            try tx.insertRefreshToken(
+                RefreshTokenRecord(
+                    hash: SHA256.hash(Array("postern-oidc-revoked-grant|\(family)".utf8)), family: family, uid: uid, authTime: now,
+                    method: OIDCGrant.prefix + "revoked", createdAt: now, expiresAt: now + accessTokenLifetime + 60, revoked: true,
+                    clientID: clientID))
+            return true
+        }
+        return revoked > 0
     }
 
     // MARK: client authentication

@@ -2,6 +2,9 @@
 public protocol SessionReader {
     /// The refresh token whose SHA-256 is `hash`.
     func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
+    /// Whether any token of `family` is revoked (an OpenID Connect grant's access tokens die with
+    /// it: userinfo asks).
+    func isRefreshFamilyRevoked(_ family: String) throws -> Bool
 }
 
 /// Session changes.

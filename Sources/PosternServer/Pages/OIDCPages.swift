@@ -30,9 +30,9 @@ struct OIDCPages: Sendable {
             302: "To the client's redirect URI with a code or an error, state and iss (RFC 9207).",
             400: "A page saying what is wrong (an unknown client or redirect URI is never redirected to).",
             403: "The form's token does not match this browser.",
-            429: "Too many requests from this address or for this address: a page with Retry-After.",
-            503: "The store does not answer: a page saying to try again.",
         ]
+        // A page too: 429 past a limit (with Retry-After), 503 when the store does not answer.
+        let pageErrors: [APIErrorCode] = [.tooManyAttempts, .unavailable]
         func step(_ path: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
             Route(method: "POST", path: path, summary: summary, access: .public, status: 200,
                   contract: .init(
@@ -41,7 +41,7 @@ struct OIDCPages: Sendable {
                           .optional("csrf", .string("The form's token, bound to this browser's cookie and the request.")),
                           .optional("lang", .locale),
                       ] + fields)),
-                      answer: htmlAnswer, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                      answer: htmlAnswer, errors: pageErrors, otherStatuses: pageStatuses)) { c throws(AuthError) in
                 let form = ActionPages.formFields(c.request.body)
                 guard let id = form["request"], let browser = ActionPages.browserCookie(c.request), let token = form["csrf"],
                     PageToken.check(token, cookie: browser, oobCode: Self.binding(id), ring: runtime.keys.current)
@@ -51,11 +51,11 @@ struct OIDCPages: Sendable {
         }
         return [
             Route(method: "GET", path: Path.authorization, summary: "OpenID Connect authorization endpoint: the hosted sign-in page, or a redirect", access: .public, status: 200,
-                  contract: .init(answer: htmlAnswer, query: authorizeQuery, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                  contract: .init(answer: htmlAnswer, errors: pageErrors, query: authorizeQuery, otherStatuses: pageStatuses)) { c throws(AuthError) in
                 try authorize(c, parameters: c.request.query.map { (name: $0.key, value: $0.value) })
             }.answeringErrors { error, request in errorPage(error, request) },
             Route(method: "POST", path: Path.authorization, summary: "OpenID Connect authorization endpoint, the parameters as a form", access: .public, status: 200,
-                  contract: .init(request: .form(.object(authorizeQuery.map { .optional($0.name, .string()) })), answer: htmlAnswer, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                  contract: .init(request: .form(.object(authorizeQuery.map { .optional($0.name, .string()) })), answer: htmlAnswer, errors: pageErrors, otherStatuses: pageStatuses)) { c throws(AuthError) in
                 try authorize(c, parameters: ActionPages.formPairs(c.request.body))
             }.answeringErrors { error, request in errorPage(error, request) },
             step(Path.signIn, "The sign-in page's address: mails a link bound to this browser and its 6-digit code",
@@ -103,7 +103,7 @@ struct OIDCPages: Sendable {
             },
             Route(method: "GET", path: Path.endSession, summary: "RP-initiated logout: signs out with a valid id_token_hint, else asks", access: .public, status: 200,
                   contract: .init(
-                      answer: htmlAnswer,
+                      answer: htmlAnswer, errors: pageErrors,
                       query: ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"].map {
                           .init(name: $0, schema: .string(), required: false, description: "OpenID Connect RP-Initiated Logout 1.0 §2.")
                       },
@@ -117,7 +117,7 @@ struct OIDCPages: Sendable {
                           .optional("id_token_hint", .string()), .optional("client_id", .string()), .optional("post_logout_redirect_uri", .string()),
                           .optional("state", .string()),
                       ])),
-                      answer: htmlAnswer,
+                      answer: htmlAnswer, errors: pageErrors,
                       otherStatuses: pageStatuses.merging([302: "To the registered post_logout_redirect_uri, with state."]) { $1 })) { c throws(AuthError) in
                 let form = ActionPages.formFields(c.request.body)
                 guard let state = form["request"] else { return try logout(c.request, parameters: form) }

@@ -79,6 +79,18 @@ enum SessionContract {
             try expectContract(try store.read { try $0.refreshToken(hash: [1]) }?.clientID, equals: "grafana", "its client")
             try expectContract(try store.read { try $0.refreshToken(hash: [2]) }?.clientID == nil, "the API's token has no client")
         },
+        StoreContractCase("sessions", "a family reads as revoked once any of its tokens is, and only then") { store in
+            try accounts(store, ["u1"])
+            try store.write { tx in
+                try tx.insertRefreshToken(token(1, family: "a"))
+                try tx.insertRefreshToken(token(2, family: "b"))
+            }
+            try expectContract(try store.read { try $0.isRefreshFamilyRevoked("a") } == false, "a live")
+            try expectContract(try store.read { try $0.isRefreshFamilyRevoked("nobody") } == false, "an unknown family")
+            _ = try store.write { try $0.revokeRefreshFamily("a") }
+            try expectContract(try store.read { try $0.isRefreshFamilyRevoked("a") }, "a revoked")
+            try expectContract(try store.read { try $0.isRefreshFamilyRevoked("b") } == false, "b still live")
+        },
         StoreContractCase("sessions", "a token of an account that does not exist is refused") { store in
             try expectContractThrows((any Error).self, "a token of nobody") { try store.write { try $0.insertRefreshToken(token(1, family: "a", uid: "ghost")) } }
             try expectContract(try store.read { try $0.refreshToken(hash: [1]) } == nil, "nothing stored")

@@ -6,6 +6,11 @@ public struct OIDCClientCredentials: Sendable {
     public let client: OIDCClient
     /// 32 random bytes, base64url (43 characters); nil for a public client.
     public let secret: String?
+
+    public init(client: OIDCClient, secret: String?) {
+        self.client = client
+        self.secret = secret
+    }
 }
 
 /// The OpenID Connect provider's registered relying parties, as operators keep them (`postern oidc
