@@ -138,6 +138,27 @@ struct OIDCPagesTests {
         #expect(provider.harness.store.queuedMail().count == mails, "no mail for a live session")
     }
 
+    @Test("the check-mail page is the same, byte for byte but the address, for an account and for no account")
+    func enumeration() throws {
+        let provider = try Provider()
+        _ = try provider.signIn(Browser(provider.router), email: "known@example.com")
+        var pages: [String] = []
+        for address in ["known@example.com", "nobody@example.com"] {
+            let browser = Browser(provider.router)
+            let page = browser.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+            let sent = browser.send("POST", "/oidc/sign-in", form: [
+                "request": try #require(Self.field("request", in: page)), "csrf": try #require(Self.field("csrf", in: page)), "email": address,
+            ])
+            #expect(sent.status == 200)
+            // The request id and the form's token are this browser's own; the address is what was typed.
+            var html = Self.html(sent).replacingOccurrences(of: address, with: "ADDRESS")
+            for name in ["request", "csrf"] { html = html.replacingOccurrences(of: Self.field(name, in: sent) ?? "-", with: name.uppercased()) }
+            pages.append(html)
+        }
+        #expect(pages[0] == pages[1])
+        #expect(provider.harness.store.queuedMail().count == 3, "a mail for each, the known address's and the unknown's")
+    }
+
     @Test("discovery names the issuer and the endpoints under it")
     func discovery() throws {
         let provider = try Provider()

@@ -99,23 +99,24 @@ extension OIDCFlow {
         guard let code = form["code"], !code.isEmpty else { throw .invalidRequest("code is missing") }
         let hash = SHA256.hash(code)
         let now = context.clock.unixSeconds()
-        let found: AuthorizationCodeRecord?
-        do { found = try context.read { (tx: Reads) in try tx.authorizationCode(hash: hash) } } catch { throw .unavailable(error) }
-        guard let found else { throw .invalidGrant("the code is unknown or expired") }
-        if let refusal = found.refusal(client: client.clientID, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"], now: now) {
-            throw .invalidGrant(Self.sentence(refusal))
-        }
         let events = context.events
-        let grant = OIDCGrant(methods: found.methods, scopes: found.scopes)
+        let redirectURI = form["redirect_uri"]
+        let verifier = form["code_verifier"]
         // The refresh token is stored with the code's consumption, in one transaction: a replay
         // that comes after finds it and revokes it.
-        let refresh: String?
-        do throws(AuthError) { refresh = found.scopes.contains("offline_access") ? try Self.randomToken() : nil } catch { throw .unavailable(error) }
+        let refresh: String
+        do throws(AuthError) { refresh = try Self.randomToken() } catch { throw .unavailable(error) }
         let lifetime = context.config.refreshTokenLifetime
         let clientID = client.clientID
+        // One transaction: the code's bindings are checked before it is consumed (a refused
+        // redemption consumes nothing), then it is consumed atomically.
         let outcome: Result<(Account, AuthorizationCodeRecord), OIDCProtocolError>
         do {
             outcome = try context.write { (tx: Writes) -> Result<(Account, AuthorizationCodeRecord), OIDCProtocolError> in
+                guard let found = try tx.authorizationCode(hash: hash) else { return .failure(.invalidGrant("the code is unknown or expired")) }
+                if let refusal = found.refusal(client: clientID, redirectURI: redirectURI, codeVerifier: verifier, now: now) {
+                    return .failure(.invalidGrant(Self.sentence(refusal)))
+                }
                 switch try tx.consumeAuthorizationCode(hash: hash, at: now) {
                 case nil:
                     return .failure(.invalidGrant("the code is unknown or expired"))
@@ -128,11 +129,12 @@ extension OIDCFlow {
                     guard let account = try tx.account(uid: record.uid), !account.disabled else {
                         return .failure(.invalidGrant("the account cannot sign in"))
                     }
-                    if let refresh {
+                    if record.scopes.contains("offline_access") {
                         try tx.insertRefreshToken(
                             RefreshTokenRecord(
                                 hash: SHA256.hash(refresh), family: record.refreshFamily, uid: account.uid, authTime: record.authTime,
-                                method: grant.storedMethod, createdAt: now, expiresAt: now + lifetime, clientID: clientID))
+                                method: OIDCGrant(methods: record.methods, scopes: record.scopes).storedMethod, createdAt: now,
+                                expiresAt: now + lifetime, clientID: clientID))
                     }
                     return .success((account, record))
                 }
@@ -141,9 +143,10 @@ extension OIDCFlow {
             throw .unavailable(error)
         }
         let (account, record) = try outcome.get()
+        let grant = OIDCGrant(methods: record.methods, scopes: record.scopes)
         return try answer(
             account: account, client: client, grant: grant, authTime: record.authTime, nonce: record.nonce, family: record.refreshFamily,
-            refreshToken: refresh, now: now)
+            refreshToken: record.scopes.contains("offline_access") ? refresh : nil, now: now)
     }
 
     /// The refresh token grant: only the client's own tokens, rotated with the API's rule

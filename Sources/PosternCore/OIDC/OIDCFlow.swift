@@ -285,7 +285,8 @@ public final class OIDCFlow: Sendable {
     ) throws(AuthError) -> OIDCPending {
         let id = try Self.randomToken()
         var kept: [String: String] = [:]
-        for (name, value) in parameters { kept[name] = value }
+        // The hint is an ID token: it decided this request, and is not kept in the database.
+        for (name, value) in parameters where name != "id_token_hint" { kept[name] = value }
         let record = OIDCPendingRequest(
             id: id, browserHash: SHA256.hash(browser), clientID: request.client.clientID, parameters: kept, createdAt: now,
             expiresAt: now + Self.pendingLifetime)

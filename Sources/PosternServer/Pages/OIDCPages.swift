@@ -152,9 +152,11 @@ struct OIDCPages: Sendable {
     // MARK: the endpoint and the steps
 
     /// The authorization endpoint: sets the `postern_browser` cookie the request will be bound to
-    /// when the browser has none, and counts against the per-IP limit (it may store a request).
+    /// when the browser has none, and counts against the per-IP limit (it may store a request;
+    /// HEAD is answered as GET and counted as one).
     private func authorize(_ c: RouteContext, parameters: [(name: String, value: String)]) throws(AuthError) -> HTTPResponse {
-        try runtime.service.clientLimit.admit(ip: c.clientIP)
+        // A POST was counted by the router already, as every public POST is.
+        if c.request.method != "POST" { try runtime.service.clientLimit.admit(ip: c.clientIP) }
         let existing = ActionPages.browserCookie(c.request)
         let browser: String
         if let existing { browser = existing } else { browser = try Self.newCookie() }
