@@ -18,25 +18,22 @@ extension OIDCFlow {
     /// - Throws: `AuthError` for the limits of send-link (`TOO_MANY_ATTEMPTS_TRY_LATER`), an
     ///   unusable device name, and the store.
     public func requestApproval(request id: String, browser: String?, email: String, device: String) throws(AuthError) -> OIDCPageOutcome {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return .refused(refusal)
-        case .success(let value): found = value
+        try step(id, browser: browser) { found throws(AuthError) in
+            guard let browser else { return .refused(.otherBrowser) }
+            let typed = email.trimmingCharacters(in: .whitespaces)
+            let verifier = Self.approvalVerifier(browser: browser, request: id)
+            let number: Int?
+            do throws(AuthError) {
+                number = try emailLink.send(
+                    EmailLinkRequest(
+                        email: typed, locale: found.request.uiLocales.first, codeChallenge: FlowContext.s256Challenge(of: verifier),
+                        approvalDevice: device))
+            } catch where error.code == APIErrorCode.invalidEmail.rawValue {
+                return .signIn(found.view, retry: .badAddress)
+            }
+            guard let number else { throw .internalError("an approval was recorded without its number") }
+            return .approve(found.view, email: typed, number: number, waiting: false)
         }
-        guard let browser else { return .refused(.otherBrowser) }
-        let typed = email.trimmingCharacters(in: .whitespaces)
-        let verifier = Self.approvalVerifier(browser: browser, request: id)
-        let number: Int?
-        do {
-            number = try emailLink.send(
-                EmailLinkRequest(
-                    email: typed, locale: found.request.uiLocales.first, codeChallenge: FlowContext.s256Challenge(of: verifier),
-                    approvalDevice: device))
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
-            return .signIn(found.view, retry: .badAddress)
-        }
-        guard let number else { throw .internalError("an approval was recorded without its number") }
-        return .approve(found.view, email: typed, number: number, waiting: false)
     }
 
     /// Continue, pressed in the browser holding request `id` after `number` (shown again while it
@@ -46,24 +43,21 @@ extension OIDCFlow {
     /// by a new one.
     /// - Throws: `AuthError` for the sign-in's own refusals (`USER_DISABLED`, …) and the store.
     public func completeApproved(request id: String, browser: String?, email: String, number: Int, session: String?) throws(AuthError) -> OIDCPageAnswer {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return OIDCPageAnswer(.refused(refusal))
-        case .success(let value): found = value
+        try signInStep(id, browser: browser) { found throws(AuthError) in
+            guard let browser else { return OIDCPageAnswer(.refused(.otherBrowser)) }
+            let typed = email.trimmingCharacters(in: .whitespaces)
+            let login: LoginDescriptor?
+            do throws(AuthError) {
+                login = try emailLink.approvalResult(
+                    email: typed, codeVerifier: Self.approvalVerifier(browser: browser, request: id), idToken: nil, allowMigration: nil)
+            } catch where error.kind == .invalidInput {
+                // No open approval of this address has this browser's verifier: cancelled by a wrong
+                // number, expired, used, or never asked for (an address changed in the form).
+                return OIDCPageAnswer(.signIn(found.view, retry: .approvalEnded))
+            }
+            guard let login else { return OIDCPageAnswer(.approve(found.view, email: typed, number: number, waiting: true)) }
+            return try signedIn(found, login: login, method: .approval, replacing: session)
         }
-        guard let browser else { return OIDCPageAnswer(.refused(.otherBrowser)) }
-        let typed = email.trimmingCharacters(in: .whitespaces)
-        let login: LoginDescriptor?
-        do {
-            login = try emailLink.approvalResult(
-                email: typed, codeVerifier: Self.approvalVerifier(browser: browser, request: id), idToken: nil, allowMigration: nil)
-        } catch where error.kind == .invalidInput {
-            // No open approval of this address has this browser's verifier: cancelled by a wrong
-            // number, expired, used, or never asked for (an address changed in the form).
-            return OIDCPageAnswer(.signIn(found.view, retry: .approvalEnded))
-        }
-        guard let login else { return OIDCPageAnswer(.approve(found.view, email: typed, number: number, waiting: true)) }
-        return try signedIn(found, login: login, method: .approval, replacing: session)
     }
 
     /// The approval's PKCE verifier for `browser`'s request `id`: base64url(SHA-256) of both, 43
