@@ -94,6 +94,13 @@ extension JSONValue {
 
     private static func appendQuoted(_ string: String, to text: inout String) {
         text += "\""
+        // Most strings (ids, tokens, addresses) need no escape: appended whole, not scalar by
+        // scalar (measured: the token endpoint's answer spent more time here than signing).
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += string
+            text += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""
