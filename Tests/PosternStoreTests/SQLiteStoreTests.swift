@@ -139,6 +139,20 @@ struct SQLiteStoreTests {
         #expect(try SQLiteStore(path: database.path).schemaVersion() == Schema.migrations.count)
     }
 
+    @Test("a client registered before migration 23 signs with ES256, as it did; a row of another algorithm is corrupt")
+    func clientsBeforeSigningAlgorithm() throws {
+        let (old, db) = try SQLiteOutboxTests.database(atSchema: 22)
+        try db.execute("""
+            INSERT INTO oidc_clients (client_id, name, secret_hash, redirect_uris, post_logout_redirect_uris, scopes, first_party, allow_no_pkce, created_at)
+            VALUES ('grafana', 'Grafana', NULL, '["https://grafana.example.com/cb"]', '[]', 'openid email', 0, 0, 500)
+            """)
+        let migrated = try SQLiteStore(path: old.path)
+        #expect(try migrated.schemaVersion() == Schema.migrations.count)
+        #expect(try migrated.read { try $0.oidcClient(id: "grafana") }?.idTokenSignedResponseAlg == .es256)
+        try db.execute("UPDATE oidc_clients SET id_token_signed_response_alg = 'HS256'")
+        #expect(throws: StoreError.self) { try migrated.read { try $0.oidcClient(id: "grafana") } }
+    }
+
     @Test("the master key file sits beside the database, and its key is not in the file")
     func keyFileBesideDatabase() throws {
         let database = try TemporaryDatabase()
