@@ -285,4 +285,64 @@ struct PageRendererOIDCTests {
         #expect(problems.first?.detail == "page-oidc-check-mail must use {{email}}")
         #expect(problems.dropFirst().first?.detail == "page-oidc-consent must use {{scopeOfflineAccess}}")
     }
+
+    @Test("sign-in: the address form's second button asks for an approval on another device instead", arguments: languages)
+    func signInOffersApproval(lang: String) throws {
+        let html = pages.render(.oidcSignIn(form, clientName: "Grafana", loginHint: nil, passwords: false), lang: lang).html
+        let linkForm = try #require(forms(html).first)
+        // Enter still sends the link: the link's button comes first.
+        let send = try #require(linkForm.range(of: #"id="send-link""#))
+        let approve = try #require(linkForm.range(
+            of: #"<button type="submit" formaction="/oidc/approve" class="secondary" id="approve">\#(shown(.oidcApproveButton, lang))</button>"#))
+        #expect(send.lowerBound < approve.lowerBound)
+        let ended = pages.render(.oidcSignIn(form, clientName: "G", loginHint: "a@example.com", passwords: false, retry: .approvalEnded), lang: lang).html
+        #expect(ended.contains(#"<p id="retry">\#(shown(.oidcApprovalEnded, lang))</p>"#))
+        #expect(Set([shown(.oidcApprovalEnded, lang), shown(.oidcWrongPassword, lang), shown(.oidcBadAddress, lang)]).count == 3)
+    }
+
+    @Test("approve: the number to type on the other device, Continue to /oidc/approved with the address and number, and the restart form", arguments: languages)
+    func approve(lang: String) throws {
+        let html = pages.render(.oidcApprove(form, email: "jane@example.com", number: 47), lang: lang).html
+        #expect(html.contains("<h1>\(shown(.oidcApproveHeading, lang))</h1>"))
+        let sent = words.word(.oidcApproveBody, locale: lang).components(separatedBy: "%@").map(HTMLEscaping.escape)
+        #expect(html.contains(#"<p id="sent">\#(sent[0])<strong>jane@example.com</strong>\#(sent[1])</p>"#))
+        let instruction = words.word(.oidcApproveNumber, locale: lang).components(separatedBy: "%@").map(HTMLEscaping.escape)
+        #expect(html.contains(#"<p id="approval">\#(instruction[0])<strong id="number" class="code">47</strong>\#(instruction[1])</p>"#))
+        let all = forms(html)
+        #expect(actions(html) == ["/oidc/approved", "/oidc/restart"])
+        try #require(all.count == 2)
+        for form in all { expectHiddenFields(form, lang: lang) }
+        #expect(all[0].contains(#"<input type="hidden" name="email" value="jane@example.com">"#))
+        #expect(all[0].contains(#"<input type="hidden" name="number" value="47">"#))
+        #expect(all[0].contains(">\(shown(.oidcApproveSubmit, lang))</button>"))
+        #expect(!all[0].contains(#"type="text""#), "nothing to type here: the number is typed on the other device")
+        #expect(all[1].contains(">\(shown(.oidcCheckMailRestart, lang))</button>"))
+        #expect(!html.contains(#"id="retry""#))
+        let waiting = pages.render(.oidcApprove(form, email: "jane@example.com", number: 47, waiting: true), lang: lang).html
+        #expect(waiting.contains(#"<p id="retry">\#(shown(.oidcApproveWaiting, lang))</p>"#))
+        // The same page for every address: two differ only by the address (and the number drawn).
+        let other = pages.render(.oidcApprove(form, email: "nobody-here@mail.example.org", number: 47), lang: lang).html
+        #expect(html.replacingOccurrences(of: "jane@example.com", with: "ADDRESS") == other.replacingOccurrences(of: "nobody-here@mail.example.org", with: "ADDRESS"))
+    }
+
+    @Test("approve: the address and the form's fields are escaped", arguments: languages)
+    func approveEscaping(lang: String) throws {
+        let evilAddress = #""><img src=x onerror=alert(3)>@example.com"#
+        let html = pages.render(.oidcApprove(OIDCPageForm(request: #"r"><script>"#, csrf: "t'<"), email: evilAddress, number: 12, waiting: true), lang: lang).html
+        #expect(!html.contains("<script") && !html.contains("<img") && !html.contains(#"" onerror"#))
+        #expect(html.contains("<strong>&quot;&gt;&lt;img src=x onerror=alert(3)&gt;@example.com</strong>"))
+        #expect(html.contains(#"<input type="hidden" name="email" value="&quot;&gt;&lt;img src=x onerror=alert(3)&gt;@example.com">"#))
+        #expect(html.contains(#"<input type="hidden" name="request" value="r&quot;&gt;&lt;script&gt;">"#))
+        #expect(html.contains(#"<input type="hidden" name="csrf" value="t&#39;&lt;">"#))
+    }
+
+    @Test("templates check keeps the approve page from dropping the number or the address")
+    func approveChecked() {
+        var sources = MailFixtures.minimalSources()
+        sources["en/page-oidc-approve.html"] = "<form>{{request}} {{csrf}} {{lang}} {{email}}</form>"
+        let problems = TemplateSet(sources: sources).check()
+        #expect(problems.map(\.templateName) == ["en/page-oidc-approve.html"], "\(problems)")
+        #expect(problems.first?.code == .missingVariable)
+        #expect(problems.first?.detail == "page-oidc-approve must use {{approvalNumber}}")
+    }
 }

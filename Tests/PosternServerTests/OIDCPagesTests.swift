@@ -138,6 +138,27 @@ struct OIDCPagesTests {
         #expect(provider.harness.store.queuedMail().count == mails, "no mail for a live session")
     }
 
+    @Test("the check-mail page is the same, byte for byte but the address, for an account and for no account")
+    func enumeration() throws {
+        let provider = try Provider()
+        _ = try provider.signIn(Browser(provider.router), email: "known@example.com")
+        var pages: [String] = []
+        for address in ["known@example.com", "nobody@example.com"] {
+            let browser = Browser(provider.router)
+            let page = browser.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+            let sent = browser.send("POST", "/oidc/sign-in", form: [
+                "request": try #require(Self.field("request", in: page)), "csrf": try #require(Self.field("csrf", in: page)), "email": address,
+            ])
+            #expect(sent.status == 200)
+            // The request id and the form's token are this browser's own; the address is what was typed.
+            var html = Self.html(sent).replacingOccurrences(of: address, with: "ADDRESS")
+            for name in ["request", "csrf"] { html = html.replacingOccurrences(of: Self.field(name, in: sent) ?? "-", with: name.uppercased()) }
+            pages.append(html)
+        }
+        #expect(pages[0] == pages[1])
+        #expect(provider.harness.store.queuedMail().count == 3, "a mail for each, the known address's and the unknown's")
+    }
+
     @Test("discovery names the issuer and the endpoints under it")
     func discovery() throws {
         let provider = try Provider()
@@ -248,5 +269,83 @@ struct OIDCPagesTests {
             contentType: "application/x-www-form-urlencoded"))
         #expect(unknown.status == 400 && RouterTests.json(unknown)["error"] as? String == "invalid_grant")
         #expect(!provider.harness.log().contains { $0.contains(Self.secret) || $0.contains(wrong) })
+    }
+
+    @Test("approve on another device: the number here, the link reviewed and the number typed there, Continue here → 302 with a code (amr approval)")
+    func approveOnAnotherDevice() throws {
+        let provider = try Provider()
+        let person = Browser(provider.router)
+        let page = person.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+        #expect(Self.html(page).contains(#"formaction="/oidc/approve""#))
+        let request = try #require(Self.field("request", in: page))
+        let csrf = try #require(Self.field("csrf", in: page))
+        let asked = person.send("POST", "/oidc/approve", form: ["request": request, "csrf": csrf, "email": "ada@example.com"])
+        #expect(asked.status == 200)
+        #expect(Self.html(asked).contains(#"action="/oidc/approved""#))
+        let number = try #require(Self.field("number", in: asked))
+        #expect(Self.html(asked).contains(#"<strong id="number" class="code">\#(number)</strong>"#))
+        let continueForm = [
+            "request": try #require(Self.field("request", in: asked)), "csrf": try #require(Self.field("csrf", in: asked)),
+            "email": try #require(Self.field("email", in: asked)), "number": number,
+        ]
+        // Continue before the number was typed there: the page again, saying so.
+        let early = person.send("POST", "/oidc/approved", form: continueForm)
+        #expect(early.status == 200 && RouterTests.header(early, "Location") == nil)
+        #expect(Self.html(early).contains(#"id="retry""#) && Self.field("number", in: early) == number)
+
+        // Another browser with the person's request and a token of its own: refused, nothing taken.
+        let stranger = Browser(provider.router)
+        let strangers = stranger.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+        let forged = stranger.send("POST", "/oidc/approved", form: continueForm.merging(["csrf": try #require(Self.field("csrf", in: strangers))]) { $1 })
+        #expect(forged.status == 403 && RouterTests.header(forged, "Location") == nil)
+
+        // The other device: the link's page, its review button, the number typed.
+        let phone = Browser(provider.router)
+        let oobCode = try provider.lastMail().oobCode
+        let opened = phone.send("GET", "/action", query: ["mode": "signIn", "oobCode": oobCode])
+        #expect(opened.status == 200 && !Self.html(opened).contains("/oidc/"))
+        let phoneCSRF = try #require(Self.field("csrf", in: opened))
+        let review = phone.send("POST", "/action", form: ["mode": "signIn", "oobCode": oobCode, "csrf": phoneCSRF, "step": "review"])
+        #expect(review.status == 200 && Self.html(review).contains(#"name="pick""#))
+        let picked = phone.send("POST", "/action", form: ["mode": "signIn", "oobCode": oobCode, "csrf": phoneCSRF, "pick": number])
+        #expect(picked.status == 200)
+        #expect(phone.cookies.keys.contains { $0.contains("postern_session") } == false, "the other device is not signed in")
+
+        // The stranger's own request with the person's address: not its approval.
+        let own = stranger.send("POST", "/oidc/approved", form: [
+            "request": try #require(Self.field("request", in: strangers)), "csrf": try #require(Self.field("csrf", in: strangers)),
+            "email": "ada@example.com", "number": number,
+        ])
+        #expect(own.status == 400 && RouterTests.header(own, "Location") == nil)
+
+        let done = person.send("POST", "/oidc/approved", form: continueForm)
+        #expect(done.status == 302)
+        let location = RouterTests.header(done, "Location")
+        #expect(location?.hasPrefix(Self.redirect + "?code=") == true && Self.query(location, "state") == "s1")
+        #expect(done.headers.contains { $0.0 == "Set-Cookie" && $0.1.hasPrefix("__Host-postern_session=") })
+        let token = provider.router.handle(RouterTests.request(
+            "POST", "/oidc/token",
+            body: "grant_type=authorization_code&code=\(Self.query(location, "code") ?? "")&redirect_uri=\(Self.encoded(Self.redirect))&code_verifier=\(Self.verifier)&client_id=rp&client_secret=\(Self.secret)",
+            contentType: "application/x-www-form-urlencoded"))
+        let idToken = try #require(RouterTests.json(token)["id_token"] as? String)
+        let claims = try #require(try JSONSerialization.jsonObject(with: JSONWebToken.parse(idToken).claims) as? [String: Any])
+        #expect(claims["amr"] as? [String] == ["approval"])
+    }
+
+    @Test("approve: a number that is not two digits is the form's refusal, not the page again")
+    func approvedNumberChecked() throws {
+        let provider = try Provider()
+        let person = Browser(provider.router)
+        let page = person.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+        let form = ["request": try #require(Self.field("request", in: page)), "csrf": try #require(Self.field("csrf", in: page)), "email": "ada@example.com"]
+        let asked = person.send("POST", "/oidc/approve", form: form)
+        let number = try #require(Self.field("number", in: asked))
+        // A live approval, not given yet: its own number shows the page again (200), any other is refused.
+        for bad in ["", "7", "100", "x1", "-1"] {
+            let answer = person.send("POST", "/oidc/approved", form: form.merging(["number": bad]) { $1 })
+            #expect(answer.status == 400 && RouterTests.header(answer, "Location") == nil, "\(bad)")
+            #expect(Self.field("number", in: answer) == nil, "\(bad)")
+        }
+        #expect(person.send("POST", "/oidc/approved", form: form.merging(["number": number]) { $1 }).status == 200)
     }
 }

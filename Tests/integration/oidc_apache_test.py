@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 from postern_daemon import (HTTP, Daemon, action_link, free_port, remember_group, start_chromium, stop_chromium,
@@ -176,10 +177,22 @@ def press(form, value=None):
     buttons[0].click()
 
 
+def console(driver):
+    """What Chromium logged (a Content-Security-Policy refusal shows here, not on the page)."""
+    try:
+        return [entry.get("message") for entry in driver.get_log("browser")]
+    except Exception as error:  # the log is a diagnosis only
+        return [f"(no console log: {error})"]
+
+
 def on_page_with_form(driver, path, timeout=20):
     def found():
-        return any((f.get_attribute("action") or "").split("?")[0].endswith(path)
-                   for f in driver.find_elements(By.TAG_NAME, "form"))
+        # Asked while the browser may still be leaving the last page: its elements go stale.
+        try:
+            return any((f.get_attribute("action") or "").split("?")[0].endswith(path)
+                       for f in driver.find_elements(By.TAG_NAME, "form"))
+        except StaleElementReferenceException:
+            return False
     try:
         wait_for(found, timeout, f"a page with a form to {path}")
     except AssertionError:
@@ -213,12 +226,16 @@ def test_chromium_walks_from_the_protected_page_through_the_mail_link_to_remote_
         press(form_posting_to(driver, "/oidc/consent"), "allow")
 
         def shown():
-            found = driver.find_elements(By.ID, "remote-user")
-            return found and found[0].text
+            try:
+                found = driver.find_elements(By.ID, "remote-user")
+                return found and found[0].text
+            except StaleElementReferenceException:
+                return False
         try:
             user = wait_for(shown, 30, "the protected page")
         except AssertionError:
-            raise AssertionError(f"at {driver.current_url}: {driver.page_source[:2000]}\n{apache.error_log()}")
+            raise AssertionError(f"at {driver.current_url}: {driver.page_source[:2000]}\n"
+                                 f"the browser's console: {console(driver)}\n{apache.error_log()}")
         assert driver.current_url == protected, driver.current_url
         assert user == address, (user, driver.page_source[:1000])
 

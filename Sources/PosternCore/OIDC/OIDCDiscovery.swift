@@ -21,6 +21,10 @@ public enum OIDCDiscovery {
         public static let forgot = "/oidc/forgot"
         public static let restart = "/oidc/restart"
         public static let consent = "/oidc/consent"
+        /// Approve on another device: asks, and shows the number to type there.
+        public static let approve = "/oidc/approve"
+        /// Continue, once the number was typed on the other device.
+        public static let approved = "/oidc/approved"
         /// Where a sign-in link sent by the hosted page continues (`?request=ID`).
         public static let resume = "/oidc/resume"
     }

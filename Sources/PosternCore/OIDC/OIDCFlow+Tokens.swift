@@ -82,11 +82,29 @@ extension OIDCFlow {
     /// `authorization`: the `Authorization` header, for `client_secret_basic`.
     /// - Throws: `OIDCProtocolError` as OAuth answers it.
     public func token(_ parameters: [(name: String, value: String)], authorization: String?) throws(OIDCProtocolError) -> JSONValue {
+        try AnswerSlot<JSONValue, OIDCProtocolError>.waiting(missing: OIDCProtocolError("server_error", "the request failed", status: 500)) {
+            done throws(OIDCProtocolError) in try token(parameters, authorization: authorization, then: done)
+        }
+    }
+
+    /// ``token(_:authorization:)`` handing its answer to `then` instead of returning it: a code's
+    /// redemption after the commit of its one write (on the store's writer thread when the store
+    /// queues writes, as send-link answers), a refresh from another thread. What is wrong before
+    /// anything is written (the form, the client's authentication) is thrown, and `then` is not
+    /// called. The caller's thread never waits on a write.
+    public func token(
+        _ parameters: [(name: String, value: String)], authorization: String?,
+        then: @escaping @Sendable (Result<JSONValue, OIDCProtocolError>) -> Void
+    ) throws(OIDCProtocolError) {
         let form = try Self.single(parameters)
         let client = try authenticate(form: form, authorization: authorization)
         switch form["grant_type"] {
-        case "authorization_code": return try redeem(form: form, client: client)
-        case "refresh_token": return try refresh(form: form, client: client)
+        case "authorization_code":
+            try redeem(form: form, client: client, then: then)
+        case "refresh_token":
+            DispatchQueue.global().async { [self] in
+                then(Result { () throws(OIDCProtocolError) in try refresh(form: form, client: client) })
+            }
         case nil: throw .invalidRequest("grant_type is missing")
         case .some: throw OIDCProtocolError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
         }
@@ -94,56 +112,66 @@ extension OIDCFlow {
 
     /// The authorization code grant: the code's bindings (client, redirect URI, PKCE) checked
     /// before it is consumed; consumed once, atomically; a replay revokes the refresh tokens the
-    /// code gave (RFC 6749 §4.1.2).
-    private func redeem(form: [String: String], client: OIDCClient) throws(OIDCProtocolError) -> JSONValue {
+    /// code gave (RFC 6749 §4.1.2). One transaction; the tokens are signed after its commit.
+    private func redeem(
+        form: [String: String], client: OIDCClient, then: @escaping @Sendable (Result<JSONValue, OIDCProtocolError>) -> Void
+    ) throws(OIDCProtocolError) {
         guard let code = form["code"], !code.isEmpty else { throw .invalidRequest("code is missing") }
         let hash = SHA256.hash(code)
         let now = context.clock.unixSeconds()
-        let found: AuthorizationCodeRecord?
-        do { found = try context.read { (tx: Reads) in try tx.authorizationCode(hash: hash) } } catch { throw .unavailable(error) }
-        guard let found else { throw .invalidGrant("the code is unknown or expired") }
-        if let refusal = found.refusal(client: client.clientID, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"], now: now) {
-            throw .invalidGrant(Self.sentence(refusal))
-        }
         let events = context.events
-        let grant = OIDCGrant(methods: found.methods, scopes: found.scopes)
+        let redirectURI = form["redirect_uri"]
+        let verifier = form["code_verifier"]
         // The refresh token is stored with the code's consumption, in one transaction: a replay
         // that comes after finds it and revokes it.
-        let refresh: String?
-        do throws(AuthError) { refresh = found.scopes.contains("offline_access") ? try Self.randomToken() : nil } catch { throw .unavailable(error) }
+        let refresh: String
+        do throws(AuthError) { refresh = try Self.randomToken() } catch { throw .unavailable(error) }
         let lifetime = context.config.refreshTokenLifetime
         let clientID = client.clientID
-        let outcome: Result<(Account, AuthorizationCodeRecord), OIDCProtocolError>
-        do {
-            outcome = try context.write { (tx: Writes) -> Result<(Account, AuthorizationCodeRecord), OIDCProtocolError> in
-                switch try tx.consumeAuthorizationCode(hash: hash, at: now) {
-                case nil:
-                    return .failure(.invalidGrant("the code is unknown or expired"))
-                case .replayed(let record):
-                    if try Self.revokeGrant(record.refreshFamily, uid: record.uid, clientID: record.clientID, now: now, tx: tx) {
-                        try events.record(.sessionRevoked(uid: record.uid, reason: "oidcCodeReplayed"), tx: tx, now: now)
-                    }
-                    return .failure(.invalidGrant("the code was used already"))
-                case .consumed(let record):
-                    guard let account = try tx.account(uid: record.uid), !account.disabled else {
-                        return .failure(.invalidGrant("the account cannot sign in"))
-                    }
-                    if let refresh {
-                        try tx.insertRefreshToken(
-                            RefreshTokenRecord(
-                                hash: SHA256.hash(refresh), family: record.refreshFamily, uid: account.uid, authTime: record.authTime,
-                                method: grant.storedMethod, createdAt: now, expiresAt: now + lifetime, clientID: clientID))
-                    }
-                    return .success((account, record))
-                }
+        // The code's bindings are checked before it is consumed (a refused redemption consumes
+        // nothing), then it is consumed atomically.
+        let body = { @Sendable (tx: any StoreWriter) throws -> Result<(Account, AuthorizationCodeRecord), OIDCProtocolError> in
+            let tx: Writes = tx
+            guard let found = try tx.authorizationCode(hash: hash) else { return .failure(.invalidGrant("the code is unknown or expired")) }
+            if let refusal = found.refusal(client: clientID, redirectURI: redirectURI, codeVerifier: verifier, now: now) {
+                return .failure(.invalidGrant(Self.sentence(refusal)))
             }
-        } catch {
-            throw .unavailable(error)
+            switch try tx.consumeAuthorizationCode(hash: hash, at: now) {
+            case nil:
+                return .failure(.invalidGrant("the code is unknown or expired"))
+            case .replayed(let record):
+                if try Self.revokeGrant(record.refreshFamily, uid: record.uid, clientID: record.clientID, now: now, tx: tx) {
+                    try events.record(.sessionRevoked(uid: record.uid, reason: "oidcCodeReplayed"), tx: tx, now: now)
+                }
+                return .failure(.invalidGrant("the code was used already"))
+            case .consumed(let record):
+                guard let account = try tx.account(uid: record.uid), !account.disabled else {
+                    return .failure(.invalidGrant("the account cannot sign in"))
+                }
+                if record.scopes.contains("offline_access") {
+                    try tx.insertRefreshToken(
+                        RefreshTokenRecord(
+                            hash: SHA256.hash(refresh), family: record.refreshFamily, uid: account.uid, authTime: record.authTime,
+                            method: OIDCGrant(methods: record.methods, scopes: record.scopes).storedMethod, createdAt: now,
+                            expiresAt: now + lifetime, clientID: clientID))
+                }
+                return .success((account, record))
+            }
         }
-        let (account, record) = try outcome.get()
-        return try answer(
-            account: account, client: client, grant: grant, authTime: record.authTime, nonce: record.nonce, family: record.refreshFamily,
-            refreshToken: refresh, now: now)
+        context.write(body) { [self] committed in
+            then(Result { () throws(OIDCProtocolError) in
+                let outcome: Result<(Account, AuthorizationCodeRecord), OIDCProtocolError>
+                switch committed {
+                case .success(let value): outcome = value
+                case .failure(let error): throw .unavailable(error)
+                }
+                let (account, record) = try outcome.get()
+                return try answer(
+                    account: account, client: client, grant: OIDCGrant(methods: record.methods, scopes: record.scopes),
+                    authTime: record.authTime, nonce: record.nonce, family: record.refreshFamily,
+                    refreshToken: record.scopes.contains("offline_access") ? refresh : nil, now: now)
+            })
+        }
     }
 
     /// The refresh token grant: only the client's own tokens, rotated with the API's rule

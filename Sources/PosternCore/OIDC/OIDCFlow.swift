@@ -18,10 +18,10 @@ public final class OIDCFlow: Sendable {
     static let codeLifetime: Int64 = 60
     /// How long the hosted page keeps a request waiting for its sign-in (a sign-in link's life).
     static let pendingLifetime: Int64 = 900
-    /// The `amr` values (RFC 8176's `pwd` and `otp`; Postern's own `link` for the emailed link,
-    /// which RFC 8176 has no value for).
+    /// The `amr` values (RFC 8176's `pwd` and `otp`; Postern's own `link` for the emailed link
+    /// and `approval` for approve-on-another-device, which RFC 8176 has no values for).
     public enum Method: String, Sendable {
-        case link, otp, pwd
+        case link, otp, pwd, approval
     }
 
     let context: FlowContext
@@ -103,10 +103,7 @@ public final class OIDCFlow: Sendable {
     /// The sign-in page of request `id` again (the "use another address" button), for the browser
     /// it belongs to.
     public func restart(request id: String, browser: String?) throws(AuthError) -> OIDCPageOutcome {
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return .refused(refusal)
-        case .success(let found): return .signIn(found.view, retry: nil)
-        }
+        try step(id, browser: browser) { found throws(AuthError) in .signIn(found.view, retry: nil) }
     }
 
     /// What the action page shows for a sign-in link sent by request `id`, opened in `browser`:
@@ -120,114 +117,96 @@ public final class OIDCFlow: Sendable {
     /// email link's send with its limits. The same page follows for every address.
     /// - Throws: `AuthError` for the limits (`TOO_MANY_ATTEMPTS_TRY_LATER`) and the store.
     public func sendLink(request id: String, browser: String?, email: String) throws(AuthError) -> OIDCPageOutcome {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return .refused(refusal)
-        case .success(let value): found = value
+        try step(id, browser: browser) { found throws(AuthError) in
+            guard let browser else { return .refused(.otherBrowser) }
+            let typed = email.trimmingCharacters(in: .whitespaces)
+            do throws(AuthError) {
+                try emailLink.send(
+                    EmailLinkRequest(
+                        email: typed, continueURL: resumeURL(request: id), locale: found.request.uiLocales.first,
+                        browserVerifier: browser))
+            } catch where error.code == APIErrorCode.invalidEmail.rawValue {
+                return .signIn(found.view, retry: .badAddress)
+            }
+            return .checkMail(found.view, email: typed, retry: false)
         }
-        guard let browser else { return .refused(.otherBrowser) }
-        let typed = email.trimmingCharacters(in: .whitespaces)
-        do {
-            try emailLink.send(
-                EmailLinkRequest(
-                    email: typed, continueURL: resumeURL(request: id), locale: found.request.uiLocales.first,
-                    browserVerifier: browser))
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
-            return .signIn(found.view, retry: .badAddress)
-        }
-        return .checkMail(found.view, email: typed, retry: false)
     }
 
     /// Completes request `id` with the 6-digit code mailed to `email`, typed in the browser holding
     /// the request; `session`: the browser's session cookie, replaced by a new one.
     /// - Throws: `AuthError` for the guess budget and the store.
     public func completeWithCode(request id: String, browser: String?, email: String, code: String, session: String?) throws(AuthError) -> OIDCPageAnswer {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return OIDCPageAnswer(.refused(refusal))
-        case .success(let value): found = value
+        try signInStep(id, browser: browser) { found throws(AuthError) in
+            let typed = email.trimmingCharacters(in: .whitespaces)
+            let login: LoginDescriptor
+            do throws(AuthError) {
+                login = try emailLink.complete(EmailLinkCompletion(code: code, email: typed))
+            } catch where Self.isWrongSecret(error) {
+                return OIDCPageAnswer(.checkMail(found.view, email: typed, retry: true))
+            }
+            return try signedIn(found, login: login, method: .otp, replacing: session)
         }
-        let typed = email.trimmingCharacters(in: .whitespaces)
-        let login: LoginDescriptor
-        do {
-            login = try emailLink.complete(EmailLinkCompletion(code: code, email: typed))
-        } catch where Self.isWrongSecret(error) {
-            return OIDCPageAnswer(.checkMail(found.view, email: typed, retry: true))
-        }
-        return try signedIn(found, login: login, method: .otp, replacing: session)
     }
 
     /// Completes request `id` with the sign-in link's code, opened in the browser that asked for it:
     /// any other browser (a phone's mail app, a scanner with its own cookies) completes nothing.
     /// - Throws: `AuthError` for the store.
     public func completeWithLink(request id: String, browser: String?, oobCode: String, session: String?) throws(AuthError) -> OIDCPageAnswer {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return OIDCPageAnswer(.refused(refusal))
-        case .success(let value): found = value
+        try signInStep(id, browser: browser) { found throws(AuthError) in
+            let login: LoginDescriptor
+            do throws(AuthError) {
+                login = try emailLink.complete(EmailLinkCompletion(oobCode: oobCode, browserVerifier: browser))
+            } catch where error.code == APIErrorCode.linkOtherBrowser.rawValue {
+                return OIDCPageAnswer(.refused(.otherBrowser))
+            } catch where error.kind == .invalidInput || error.kind == .notFound || error.kind == .conflict {
+                // Used, expired, superseded, or not a sign-in link: start again from the application.
+                return OIDCPageAnswer(.refused(.requestExpired))
+            }
+            return try signedIn(found, login: login, method: .link, replacing: session)
         }
-        let login: LoginDescriptor
-        do {
-            login = try emailLink.complete(EmailLinkCompletion(oobCode: oobCode, browserVerifier: browser))
-        } catch where error.code == APIErrorCode.linkOtherBrowser.rawValue {
-            return OIDCPageAnswer(.refused(.otherBrowser))
-        } catch where error.kind == .invalidInput || error.kind == .notFound || error.kind == .conflict {
-            // Used, expired, superseded, or not a sign-in link: start again from the application.
-            return OIDCPageAnswer(.refused(.requestExpired))
-        }
-        return try signedIn(found, login: login, method: .link, replacing: session)
     }
 
     /// Completes request `id` with an address and password.
     /// - Throws: `AuthError` for the guess budget and the store.
     public func completeWithPassword(request id: String, browser: String?, email: String, password: String, session: String?) throws(AuthError) -> OIDCPageAnswer {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return OIDCPageAnswer(.refused(refusal))
-        case .success(let value): found = value
+        try signInStep(id, browser: browser) { found throws(AuthError) in
+            let login: LoginDescriptor
+            do throws(AuthError) {
+                login = try passwords.signIn(email: email.trimmingCharacters(in: .whitespaces), password: password, idToken: nil, allowMigration: nil)
+            } catch where Self.isWrongSecret(error) || error.code == APIErrorCode.userDisabled.rawValue {
+                return OIDCPageAnswer(.signIn(found.view, retry: .wrongPassword))
+            }
+            return try signedIn(found, login: login, method: .pwd, replacing: session)
         }
-        let login: LoginDescriptor
-        do {
-            login = try passwords.signIn(email: email.trimmingCharacters(in: .whitespaces), password: password, idToken: nil, allowMigration: nil)
-        } catch where Self.isWrongSecret(error) || error.code == APIErrorCode.userDisabled.rawValue {
-            return OIDCPageAnswer(.signIn(found.view, retry: .wrongPassword))
-        }
-        return try signedIn(found, login: login, method: .pwd, replacing: session)
     }
 
     /// "Forgot your password?": a reset link to `email` (the same page for every address).
     /// - Throws: `AuthError` for the limits and the store.
     public func forgotPassword(request id: String, browser: String?, email: String) throws(AuthError) -> OIDCPageOutcome {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return .refused(refusal)
-        case .success(let value): found = value
+        try step(id, browser: browser) { found throws(AuthError) in
+            let typed = email.trimmingCharacters(in: .whitespaces)
+            do throws(AuthError) {
+                try passwords.requestReset(email: typed, continueURL: nil, locale: found.request.uiLocales.first)
+            } catch where error.code == APIErrorCode.invalidEmail.rawValue {
+                return .signIn(found.view, retry: .badAddress)
+            }
+            return .forgotSent(found.view, email: typed)
         }
-        let typed = email.trimmingCharacters(in: .whitespaces)
-        do {
-            try passwords.requestReset(email: typed, continueURL: nil, locale: found.request.uiLocales.first)
-        } catch where error.code == APIErrorCode.invalidEmail.rawValue {
-            return .signIn(found.view, retry: .badAddress)
-        }
-        return .forgotSent(found.view, email: typed)
     }
 
     /// The consent screen's answer for request `id`, from the browser session that saw it.
     /// - Throws: `AuthError` for the store.
     public func consent(request id: String, browser: String?, session: String?, allow: Bool) throws(AuthError) -> OIDCPageOutcome {
-        let found: Pending
-        switch try pending(id, browser: browser) {
-        case .failure(let refusal): return .refused(refusal)
-        case .success(let value): found = value
+        try step(id, browser: browser) { found throws(AuthError) in
+            let now = context.clock.unixSeconds()
+            guard let signedIn = try liveSession(session, now: now) else { return .signIn(found.view, retry: nil) }
+            guard allow else {
+                _ = try context.write { (tx: Writes) in try tx.deleteOIDCPendingRequest(id: id) }
+                return .redirect(errorRedirect(found.request, error: "access_denied", description: "the person did not allow it"))
+            }
+            let consent = OIDCConsent(uid: signedIn.account.uid, clientID: found.request.client.clientID, scopes: found.request.scopes, grantedAt: now)
+            return .redirect(try issueCode(found.request, session: signedIn.record, pendingID: id, now: now, consent: consent))
         }
-        let now = context.clock.unixSeconds()
-        guard let signedIn = try liveSession(session, now: now) else { return .signIn(found.view, retry: nil) }
-        guard allow else {
-            _ = try context.write { (tx: Writes) in try tx.deleteOIDCPendingRequest(id: id) }
-            return .redirect(errorRedirect(found.request, error: "access_denied", description: "the person did not allow it"))
-        }
-        let consent = OIDCConsent(uid: signedIn.account.uid, clientID: found.request.client.clientID, scopes: found.request.scopes, grantedAt: now)
-        return .redirect(try issueCode(found.request, session: signedIn.record, pendingID: id, now: now, consent: consent))
     }
 
     // MARK: consents, for their owner
@@ -260,6 +239,23 @@ public final class OIDCFlow: Sendable {
         }
     }
 
+    /// Runs a step of the hosted page on request `id` from `browser`: `body` with the request, or
+    /// the page that says why there is none (expired, another browser's, its client removed).
+    func step(_ id: String, browser: String?, _ body: (Pending) throws(AuthError) -> OIDCPageOutcome) throws(AuthError) -> OIDCPageOutcome {
+        switch try pending(id, browser: browser) {
+        case .failure(let refusal): return .refused(refusal)
+        case .success(let found): return try body(found)
+        }
+    }
+
+    /// ``step(_:browser:_:)`` for a step that may sign someone in.
+    func signInStep(_ id: String, browser: String?, _ body: (Pending) throws(AuthError) -> OIDCPageAnswer) throws(AuthError) -> OIDCPageAnswer {
+        switch try pending(id, browser: browser) {
+        case .failure(let refusal): return OIDCPageAnswer(.refused(refusal))
+        case .success(let found): return try body(found)
+        }
+    }
+
     /// Request `id` if it is live and this browser's, checked again against the client as it is
     /// registered now; else why not.
     func pending(_ id: String, browser: String?) throws(AuthError) -> Result<Pending, OIDCPageRefusal> {
@@ -285,7 +281,8 @@ public final class OIDCFlow: Sendable {
     ) throws(AuthError) -> OIDCPending {
         let id = try Self.randomToken()
         var kept: [String: String] = [:]
-        for (name, value) in parameters { kept[name] = value }
+        // The hint is an ID token: it decided this request, and is not kept in the database.
+        for (name, value) in parameters where name != "id_token_hint" { kept[name] = value }
         let record = OIDCPendingRequest(
             id: id, browserHash: SHA256.hash(browser), clientID: request.client.clientID, parameters: kept, createdAt: now,
             expiresAt: now + Self.pendingLifetime)
@@ -323,7 +320,7 @@ public final class OIDCFlow: Sendable {
     /// After a sign-in on the hosted page: the API session the sign-in flow issued is revoked
     /// (nobody holds it), the browser's old session ends and a new one starts; then the consent
     /// screen, or a code.
-    private func signedIn(_ found: Pending, login: LoginDescriptor, method: Method, replacing old: String?) throws(AuthError) -> OIDCPageAnswer {
+    func signedIn(_ found: Pending, login: LoginDescriptor, method: Method, replacing old: String?) throws(AuthError) -> OIDCPageAnswer {
         let now = context.clock.unixSeconds()
         let cookie = try Self.randomToken()
         let lifetime = context.config.oidcSessionLifetime

@@ -24,6 +24,9 @@ public enum OIDCSignInRetry: Sendable, Hashable {
     case wrongPassword
     /// What was typed is not an email address.
     case badAddress
+    /// The approval on the other device ended before it was given: a wrong number was typed
+    /// there, or it expired, or it was used. Ask again, or have a link sent.
+    case approvalEnded
 }
 
 /// An authorization request waiting on the hosted page, as its pages show it.
@@ -58,6 +61,9 @@ public enum OIDCPageOutcome: Sendable, Hashable {
     case signIn(OIDCPending, retry: OIDCSignInRetry?)
     /// "Check your mail", with the 6-digit code's field; `retry`: the last code was wrong.
     case checkMail(OIDCPending, email: String, retry: Bool)
+    /// "Approve on your other device": the same page for every address, showing `number` to type
+    /// on the other device's page (`waiting`: Continue was pressed before it was typed there).
+    case approve(OIDCPending, email: String, number: Int, waiting: Bool)
     /// "If the address has an account with a password, a reset link is on its way."
     case forgotSent(OIDCPending, email: String)
     /// The consent screen for the signed-in `email`.

@@ -33,6 +33,10 @@ public enum HostedPage: Sendable, Hashable {
     /// After the address: "check your mail", in the same words for every address (never whether
     /// it has an account), and the field for the mail's 6-digit code (`retry`: the last one was wrong).
     case oidcCheckMail(OIDCPageForm, email: String, retry: Bool = false)
+    /// After "approve on my other device": the same words for every address (`email`, prefilled
+    /// again with Continue), the `number` to type on the other device's page, and Continue
+    /// (`waiting`: it was pressed before the number was typed there).
+    case oidcApprove(OIDCPageForm, email: String, number: Int, waiting: Bool = false)
     /// After "forgot your password": the same words for every address.
     case oidcForgotSent(email: String)
     /// The mail's link opened in the browser that started the sign-in: one button that POSTs the
@@ -66,6 +70,7 @@ public enum HostedPage: Sendable, Hashable {
         case .oidcContinue: .oidcContinue
         case .oidcConsent: .oidcConsent
         case .oidcLogoutConfirm: .oidcLogout
+        case .oidcApprove: .oidcApprove
         }
     }
 }

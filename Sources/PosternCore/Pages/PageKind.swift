@@ -39,6 +39,8 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
     case oidcConsent = "oidc-consent"
     /// "Sign out?" before a logout that came without a valid ID token hint.
     case oidcLogout = "oidc-logout"
+    /// Approve on another device: the number to type there, and Continue here.
+    case oidcApprove = "oidc-approve"
 
     /// The file name of the kind's template, e.g. `page-sign-in.html`.
     public var fileName: String { "page-\(rawValue).html" }
@@ -72,13 +74,16 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .oidcSignIn:
             Self.oidcFormVariables.union([
                 .message, .email, .emailLabel, .submitLabel, .passwordHeading, .passwordLabel, .passwordSubmitLabel, .forgotLabel,
-                .forgotSubmitLabel,
+                .forgotSubmitLabel, .approveLabel,
             ])
         case .oidcCheckMail: Self.oidcFormVariables.union(Self.sentenceVariables).union([.message, .codeLabel, .submitLabel, .restartLabel])
         case .oidcContinue: Self.oidcFormVariables.union([.message, .oobCode, .submitLabel])
         case .oidcConsent:
             Self.oidcFormVariables.union(Self.sentenceVariables).union(Self.scopeVariables).union([.message, .submitLabel, .cancelLabel])
         case .oidcLogout: Self.oidcFormVariables.union([.message, .submitLabel])
+        case .oidcApprove:
+            Self.oidcFormVariables.union(Self.sentenceVariables)
+                .union([.message, .approvalStart, .approvalNumber, .approvalEnd, .submitLabel, .restartLabel])
         }
     }
 
@@ -110,6 +115,9 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
         case .oidcContinue: [.request, .csrf, .lang, .oobCode]
         // Every scope, or a template could leave out what the person is asked to allow.
         case .oidcConsent: Self.scopeVariables.union([.request, .csrf, .lang])
+        // The number to type on the other device, and the address and number going back with
+        // Continue: the approval is looked up by the address, the page shown again with the number.
+        case .oidcApprove: [.request, .csrf, .lang, .email, .approvalNumber]
         }
     }
 }

@@ -110,7 +110,8 @@ public struct PageRenderer: Sendable {
             fill(form, submit: word(.oidcSendLink), into: &context)
             context[.emailLabel] = word(.oidcEmailLabel)
             context[.email] = loginHint
-            context[.message] = retry.map { word($0 == .wrongPassword ? .oidcWrongPassword : .oidcBadAddress) }
+            context[.message] = retry.map { word(Self.word(for: $0)) }
+            context[.approveLabel] = word(.oidcApproveButton)
             if passwords {
                 context[.passwordHeading] = word(.oidcPasswordHeading)
                 context[.passwordLabel] = word(.oidcPasswordLabel)
@@ -124,6 +125,16 @@ public struct PageRenderer: Sendable {
             fill(sentence: word(.oidcCheckMailBody), email: email, into: &context)
             context[.codeLabel] = word(.oidcCheckMailCode)
             context[.message] = retry ? word(.oidcCheckMailWrong) : nil
+            context[.restartLabel] = word(.oidcCheckMailRestart)
+        case .oidcApprove(let form, let email, let number, let waiting):
+            context[.heading] = word(.oidcApproveHeading)
+            fill(form, submit: word(.oidcApproveSubmit), into: &context)
+            fill(sentence: word(.oidcApproveBody), email: email, into: &context)
+            let instruction = Self.split(word(.oidcApproveNumber))
+            context[.approvalStart] = instruction.start
+            context[.approvalNumber] = String(number)
+            context[.approvalEnd] = instruction.end
+            context[.message] = waiting ? word(.oidcApproveWaiting) : nil
             context[.restartLabel] = word(.oidcCheckMailRestart)
         case .oidcForgotSent(let email):
             context[.heading] = word(.oidcCheckMailHeading)
@@ -181,13 +192,17 @@ public struct PageRenderer: Sendable {
     /// A sentence with `%@` for the address, split around it so the template can mark the address
     /// up; a sentence without `%@` is all `sentenceStart`.
     private func fill(sentence: String, email: String, into context: inout TemplateContext<PageVariable>) {
-        guard let slot = sentence.range(of: "%@") else {
-            context[.sentenceStart] = sentence
-            return
-        }
-        context[.sentenceStart] = String(sentence[..<slot.lowerBound])
+        let parts = Self.split(sentence)
+        context[.sentenceStart] = parts.start
+        guard let end = parts.end else { return }
         context[.email] = email
-        context[.sentenceEnd] = String(sentence[slot.upperBound...])
+        context[.sentenceEnd] = end
+    }
+
+    /// `sentence` around its first `%@`: the words before and after it (`end` nil without one).
+    private static func split(_ sentence: String) -> (start: String, end: String?) {
+        guard let slot = sentence.range(of: "%@") else { return (sentence, nil) }
+        return (String(sentence[..<slot.lowerBound]), String(sentence[slot.upperBound...]))
     }
 
     /// The words of the page for each action a link can carry.
@@ -217,6 +232,14 @@ public struct PageRenderer: Sendable {
         case .addressTaken: .errorTaken
         case .tooManyAttempts: .errorTooMany
         case .unavailable: .errorUnavailable
+        }
+    }
+
+    private static func word(for retry: OIDCSignInRetry) -> PageWord {
+        switch retry {
+        case .wrongPassword: .oidcWrongPassword
+        case .badAddress: .oidcBadAddress
+        case .approvalEnded: .oidcApprovalEnded
         }
     }
 
@@ -257,6 +280,7 @@ extension HostedPage {
         case .oidcConsent:
             return .oidcConsent(oidcForm, clientName: "Example Wiki", scopes: OIDCClient.knownScopes, email: "jane.doe@example.com")
         case .oidcLogout: return .oidcLogoutConfirm(oidcForm, clientName: "Example Wiki")
+        case .oidcApprove: return .oidcApprove(oidcForm, email: "jane.doe@example.com", number: 47, waiting: false)
         }
     }
 }

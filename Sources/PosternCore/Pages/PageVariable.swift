@@ -83,6 +83,14 @@ public enum PageVariable: Int, TemplateVariable {
     case scopeProfile
     /// What the `offline_access` scope lets a client do, when it asks for it.
     case scopeOfflineAccess
+    /// The sign-in page's second button on the address form: approve on another device.
+    case approveLabel
+    /// The number to type on the other device's page (an approval's 2 digits).
+    case approvalNumber
+    /// The words of the approve page's instruction before that number.
+    case approvalStart
+    /// The words of that instruction after the number.
+    case approvalEnd
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -127,6 +135,10 @@ public enum PageVariable: Int, TemplateVariable {
         case .scopeEmail: "scopeEmail"
         case .scopeProfile: "scopeProfile"
         case .scopeOfflineAccess: "scopeOfflineAccess"
+        case .approveLabel: "approveLabel"
+        case .approvalNumber: "approvalNumber"
+        case .approvalStart: "approvalStart"
+        case .approvalEnd: "approvalEnd"
         }
     }
 }

@@ -33,15 +33,22 @@ extension APIRouter {
                 response.headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=300")]
                 return response
             },
-            Route(method: "POST", path: Path.token, summary: "OpenID Connect token endpoint: the code (with PKCE) or a refresh token for tokens", access: .client, status: 200,
+            // Answered from the commit of the code's one write, as send-link is: the request
+            // threads do not wait on the writer, so one group commit carries many exchanges.
+            Route.answeringLater(method: "POST", path: Path.token, summary: "OpenID Connect token endpoint: the code (with PKCE) or a refresh token for tokens", access: .client, status: 200,
                   contract: .init(request: .form(tokenForm), answer: .content(mediaType: "application/json", schema: .object("The tokens (no-store).", [
                       .required("access_token", .string("A JWT, typ at+jwt (RFC 9068).")), .required("token_type", .oneOf(["Bearer"])),
                       .required("expires_in", .integer()), .required("id_token", .string("The ID token, aud the client.")), .required("scope", .string()),
                       .optional("refresh_token", .string("With scope offline_access.")),
                   ])),
-                                  otherStatuses: oauthErrors)) { c throws(AuthError) in
-                oauth(c.request) { () throws(OIDCProtocolError) in
-                    try flow.token(ActionPages.formPairs(c.request.body), authorization: c.request.headers["authorization"])
+                                  otherStatuses: oauthErrors)) { c, done throws(AuthError) in
+                let request = c.request
+                do throws(OIDCProtocolError) {
+                    try flow.token(ActionPages.formPairs(request.body), authorization: request.headers["authorization"]) { result in
+                        done(.success(oauth(request) { () throws(OIDCProtocolError) in try result.get() }))
+                    }
+                } catch {
+                    done(.success(oauth(request) { () throws(OIDCProtocolError) in throw error }))
                 }
             },
             Route(method: "GET", path: Path.userinfo, summary: "OpenID Connect userinfo: the claims the access token's scopes allow", access: .client, status: 200,

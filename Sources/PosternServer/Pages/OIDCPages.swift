@@ -71,6 +71,26 @@ struct OIDCPages: Sendable {
                     request: id, browser: browser, email: form["email"] ?? "", code: code, session: pages.sessionCookie(request))
                 return pages.answer(answer, browser: browser, request: request)
             },
+            step(Path.approve, "Approve on another device: mails a link whose page asks for the number this page shows (the same page for every address)",
+                 fields: [.optional("email", .string("The address typed."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                let device = DeviceName(userAgent: request.headers["user-agent"]).text
+                let outcome = try pages.flow.requestApproval(request: id, browser: browser, email: form["email"] ?? "", device: device)
+                return pages.answer(OIDCPageAnswer(outcome), browser: browser, request: request)
+            },
+            step(Path.approved, "Continue after the number was typed on the other device: completes the sign-in once approved",
+                 fields: [
+                     .optional("email", .string("The address (the page's hidden field).")),
+                     .optional("number", .string("The number the page showed (its hidden field).", pattern: "^[0-9]{2}$")),
+                 ]) { pages, form, id, request throws(AuthError) in
+                guard let number = form["number"].flatMap({ Int($0) }), (10...99).contains(number) else {
+                    return pages.page(400, .oidcRefused(.form), lang: form["lang"])
+                }
+                let browser = ActionPages.browserCookie(request)
+                let answer = try pages.flow.completeApproved(
+                    request: id, browser: browser, email: form["email"] ?? "", number: number, session: pages.sessionCookie(request))
+                return pages.answer(answer, browser: browser, request: request)
+            },
             step(Path.password, "Sign in with the address and password instead",
                  fields: [.optional("email", .string("The address.")), .optional("password", .string("The password."))]) { pages, form, id, request throws(AuthError) in
                 let browser = ActionPages.browserCookie(request)
@@ -132,9 +152,11 @@ struct OIDCPages: Sendable {
     // MARK: the endpoint and the steps
 
     /// The authorization endpoint: sets the `postern_browser` cookie the request will be bound to
-    /// when the browser has none, and counts against the per-IP limit (it may store a request).
+    /// when the browser has none, and counts against the per-IP limit (it may store a request;
+    /// HEAD is answered as GET and counted as one).
     private func authorize(_ c: RouteContext, parameters: [(name: String, value: String)]) throws(AuthError) -> HTTPResponse {
-        try runtime.service.clientLimit.admit(ip: c.clientIP)
+        // A POST was counted by the router already, as every public POST is.
+        if c.request.method != "POST" { try runtime.service.clientLimit.admit(ip: c.clientIP) }
         let existing = ActionPages.browserCookie(c.request)
         let browser: String
         if let existing { browser = existing } else { browser = try Self.newCookie() }
@@ -163,6 +185,8 @@ struct OIDCPages: Sendable {
             response = page(retry == nil ? 200 : 400, .oidcSignIn(form(pending), clientName: pending.clientName, loginHint: pending.loginHint, passwords: true, retry: retry), lang: language(pending))
         case .checkMail(let pending, let email, let retry):
             response = page(retry ? 400 : 200, .oidcCheckMail(form(pending), email: email, retry: retry), lang: language(pending))
+        case .approve(let pending, let email, let number, let waiting):
+            response = page(200, .oidcApprove(form(pending), email: email, number: number, waiting: waiting), lang: language(pending))
         case .forgotSent(let pending, let email):
             response = page(200, .oidcForgotSent(email: email), lang: language(pending))
         case .consent(let pending, let email):
