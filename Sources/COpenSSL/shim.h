@@ -12,6 +12,8 @@
 #include <openssl/err.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
 #include <openssl/bn.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>

@@ -5,6 +5,8 @@ public struct OIDCClientRequestBody: Sendable, Hashable, Codable {
     public static let knownScopes = ["openid", "email", "profile", "offline_access"]
     /// The longest redirect URI the core registers (`OIDCClientRegistration.maximumURILength`).
     public static let uriMaximumLength = 2_000
+    /// The JWS algorithms a client's tokens may be signed with (the core's `JSONWebToken.Algorithm`).
+    public static let signingAlgorithms = ["ES256", "RS256"]
 
     /// What the consent screen shows.
     public var name: String
@@ -18,10 +20,12 @@ public struct OIDCClientRequestBody: Sendable, Hashable, Codable {
     public var allowNoPkce: Bool?
     /// Default `openid email profile`.
     public var scopes: [String]?
+    /// The JWS algorithm of its ID tokens and access tokens: `ES256` (the default) or `RS256`.
+    public var idTokenSignedResponseAlg: String?
 
     public init(
         name: String, redirectUris: [String], public isPublic: Bool? = nil, firstParty: Bool? = nil, postLogoutRedirectUris: [String]? = nil,
-        allowNoPkce: Bool? = nil, scopes: [String]? = nil
+        allowNoPkce: Bool? = nil, scopes: [String]? = nil, idTokenSignedResponseAlg: String? = nil
     ) {
         self.name = name
         self.redirectUris = redirectUris
@@ -30,6 +34,7 @@ public struct OIDCClientRequestBody: Sendable, Hashable, Codable {
         self.postLogoutRedirectUris = postLogoutRedirectUris
         self.allowNoPkce = allowNoPkce
         self.scopes = scopes
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
     }
 }
 
@@ -47,12 +52,14 @@ extension OIDCClientRequestBody: DocumentedBody {
             .optional("postLogoutRedirectUris", .array(uri, "Where RP-initiated logout may return to; the redirect URIs' rules.")),
             .optional("allowNoPkce", .boolean("May leave out PKCE, then must send a nonce: confidential clients only. Default false.")),
             .optional("scopes", .array(.oneOf(knownScopes), "What it may ask for, with openid. Default openid email profile.")),
+            .optional("idTokenSignedResponseAlg", .oneOf(
+                signingAlgorithms, "The JWS algorithm of its ID tokens and access tokens: RS256 for a relying party that takes nothing else. Default ES256.")),
         ])
     }
     public static var example: Self {
         Self(
             name: "Grafana", redirectUris: ["https://grafana.example.com/login/generic_oauth"], public: false, firstParty: true,
             postLogoutRedirectUris: ["https://grafana.example.com/login"], allowNoPkce: false,
-            scopes: ["openid", "email", "profile", "offline_access"])
+            scopes: ["openid", "email", "profile", "offline_access"], idTokenSignedResponseAlg: "ES256")
     }
 }

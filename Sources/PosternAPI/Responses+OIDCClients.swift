@@ -9,11 +9,13 @@ public struct OIDCClientBody: Sendable, Hashable, Codable {
     public var firstParty: Bool
     public var allowNoPkce: Bool
     public var scopes: [String]
+    /// `ES256` or `RS256`: the JWS algorithm of its ID tokens and access tokens.
+    public var idTokenSignedResponseAlg: String
     public var createdAt: String
 
     public init(
         clientId: String, name: String, redirectUris: [String], postLogoutRedirectUris: [String], public isPublic: Bool, firstParty: Bool,
-        allowNoPkce: Bool, scopes: [String], createdAt: String
+        allowNoPkce: Bool, scopes: [String], idTokenSignedResponseAlg: String = "ES256", createdAt: String
     ) {
         self.clientId = clientId
         self.name = name
@@ -23,6 +25,7 @@ public struct OIDCClientBody: Sendable, Hashable, Codable {
         self.firstParty = firstParty
         self.allowNoPkce = allowNoPkce
         self.scopes = scopes
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
         self.createdAt = createdAt
     }
 }
@@ -56,6 +59,7 @@ extension OIDCClientBody: DocumentedBody {
             .required("firstParty", .boolean("No consent screen.")),
             .required("allowNoPkce", .boolean("May leave out PKCE (then must send a nonce).")),
             .required("scopes", .array(.oneOf(OIDCClientRequestBody.knownScopes))),
+            .required("idTokenSignedResponseAlg", .oneOf(OIDCClientRequestBody.signingAlgorithms, "The JWS algorithm of its ID tokens and access tokens.")),
             .required("createdAt", .timestamp),
         ])
     }
@@ -63,7 +67,7 @@ extension OIDCClientBody: DocumentedBody {
         Self(
             clientId: "Q2xpZW50SWRFeGFtcGxlMQ", name: "Grafana", redirectUris: ["https://grafana.example.com/login/generic_oauth"],
             postLogoutRedirectUris: ["https://grafana.example.com/login"], public: false, firstParty: true, allowNoPkce: false,
-            scopes: ["openid", "email", "profile", "offline_access"], createdAt: JSONSchema.Example.timestamp)
+            scopes: ["openid", "email", "profile", "offline_access"], idTokenSignedResponseAlg: "ES256", createdAt: JSONSchema.Example.timestamp)
     }
 }
 

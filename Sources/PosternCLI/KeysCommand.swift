@@ -8,7 +8,7 @@ struct KeysCommand: Subcommand {
     static let abstract = "list the signing keys, or rotate them"
     static let usage = """
         Usage: postern keys list [--json]
-               postern keys rotate [--purpose action-code|id-token]
+               postern keys rotate [--purpose action-code|id-token|id-token-rsa]
 
         list    the keys in the store: id, purpose, status, created, retired, verify-until (never secrets).
         rotate  a new active key per purpose; the old one is retired and keeps verifying until
@@ -18,7 +18,7 @@ struct KeysCommand: Subcommand {
         """
 
     static let options: [OptionDeclaration] = [
-        .value("purpose", "PURPOSE", "rotate: only the key of this purpose (action-code or id-token)"),
+        .value("purpose", "PURPOSE", "rotate: only the key of this purpose (action-code, id-token or id-token-rsa)"),
         .flag("json", "list: print the keys as JSON"),
     ]
     /// The store, and the lifetimes that say how long a retired key keeps verifying.
@@ -35,7 +35,7 @@ struct KeysCommand: Subcommand {
             throw CommandFailure(code: .usage, message: "keys needs list or rotate; see postern keys --help")
         }
         if let name = arguments.options["purpose"], !KeyPurpose.rotating.contains(where: { $0.rawValue == name }) {
-            throw CommandFailure(code: .usage, message: "--purpose must be action-code or id-token")
+            throw CommandFailure(code: .usage, message: "--purpose must be action-code, id-token or id-token-rsa")
         }
         _ = try arguments.settings()
     }
@@ -48,7 +48,7 @@ struct KeysCommand: Subcommand {
             let purposes: [KeyPurpose]
             if let name = arguments.options["purpose"] {
                 guard let purpose = KeyPurpose.rotating.first(where: { $0.rawValue == name }) else {
-                    throw CommandFailure(code: .usage, message: "--purpose must be action-code or id-token")
+                    throw CommandFailure(code: .usage, message: "--purpose must be action-code, id-token or id-token-rsa")
                 }
                 purposes = [purpose]
             } else {

@@ -11,7 +11,7 @@ struct OIDCCommand: Subcommand {
     static let usage = """
         Usage: postern oidc clients add --name NAME --redirect-uri URI [--redirect-uri URI …]
                    [--public] [--first-party] [--post-logout-redirect-uri URI …] [--allow-no-pkce]
-                   [--scope SCOPE …] [--json]
+                   [--scope SCOPE …] [--id-token-alg ES256|RS256] [--json]
                postern oidc clients list [--json]
                postern oidc clients remove CLIENT_ID
                postern oidc clients rotate-secret CLIENT_ID [--json]
@@ -26,6 +26,8 @@ struct OIDCCommand: Subcommand {
                        no secret. --first-party: no consent screen. --allow-no-pkce (confidential
                        clients only): it may leave out PKCE and must send a nonce then. --scope:
                        openid, email, profile, offline_access (default openid email profile).
+                       --id-token-alg: how its ID tokens and access tokens are signed, ES256
+                       (the default) or RS256 for a relying party that takes nothing else.
         list           the registered clients, oldest first; never a secret.
         remove         removes a client: its consents and authorization codes are deleted and the
                        refresh tokens issued to it revoked (its users sign in again).
@@ -44,6 +46,7 @@ struct OIDCCommand: Subcommand {
         .value("post-logout-redirect-uri", "URI", "add: where logout may return to (once for each)"),
         .flag("allow-no-pkce", "add: a confidential client that may leave out PKCE"),
         .value("scope", "SCOPE", "add: a scope it may ask for (once for each; default openid email profile)"),
+        .value("id-token-alg", "ALG", "add: ES256 (default) or RS256, the algorithm of its ID tokens and access tokens"),
         .flag("json", "add, list, rotate-secret: print JSON"),
     ]
     static let settings = SettingsGroup.flags(.storage, .flows)
@@ -60,7 +63,8 @@ struct OIDCCommand: Subcommand {
             name: arguments.options["name"] ?? "", redirectURIs: arguments.optionValues["redirect-uri"] ?? [],
             isPublic: arguments.switches.contains("public"), firstParty: arguments.switches.contains("first-party"),
             postLogoutRedirectURIs: arguments.optionValues["post-logout-redirect-uri"] ?? [],
-            allowNoPKCE: arguments.switches.contains("allow-no-pkce"), scopes: arguments.optionValues["scope"])
+            allowNoPKCE: arguments.switches.contains("allow-no-pkce"), scopes: arguments.optionValues["scope"],
+            idTokenSignedResponseAlg: arguments.options["id-token-alg"])
     }
 
     /// The usage errors, found before anything is opened.
@@ -75,7 +79,7 @@ struct OIDCCommand: Subcommand {
             throw CommandFailure(
                 code: .usage, message: wanted == 3 ? "oidc clients \(action) takes no argument" : "oidc clients \(action) needs one CLIENT_ID")
         }
-        let addOnly = ["name", "redirect-uri", "public", "first-party", "post-logout-redirect-uri", "allow-no-pkce", "scope"]
+        let addOnly = ["name", "redirect-uri", "public", "first-party", "post-logout-redirect-uri", "allow-no-pkce", "scope", "id-token-alg"]
         if action != "add", let option = arguments.given.first(where: addOnly.contains) {
             throw CommandFailure(code: .usage, message: "--\(option) is for oidc clients add")
         }
@@ -97,6 +101,7 @@ struct OIDCCommand: Subcommand {
         case .postLogoutRedirectURIs: ("--post-logout-redirect-uri", registration.postLogoutRedirectURIs)
         case .scopes: ("--scope", registration.scopes ?? [])
         case .allowNoPKCE: ("--allow-no-pkce", [])
+        case .idTokenSignedResponseAlg: ("--id-token-alg", [])
         }
         let value = error.index.flatMap { values.indices.contains($0) ? " \(values[$0].debugDescription)" : nil } ?? ""
         return "\(option)\(value): \(error.reason)"
@@ -114,7 +119,8 @@ struct OIDCCommand: Subcommand {
                 try clients.add(
                     name: registration.name, redirectURIs: registration.redirectURIs, public: registration.isPublic,
                     firstParty: registration.firstParty, postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
-                    allowNoPKCE: registration.allowNoPKCE, scopes: registration.scopes)
+                    allowNoPKCE: registration.allowNoPKCE, scopes: registration.scopes,
+                    idTokenSignedResponseAlg: registration.idTokenSignedResponseAlg)
             }
             print(Self.describe(added, json: json))
         case "list":
@@ -159,6 +165,7 @@ struct OIDCCommand: Subcommand {
         var traits = [client.isPublic ? "public" : "confidential"]
         if client.firstParty { traits.append("first-party") }
         if client.allowNoPKCE { traits.append("no-pkce-allowed") }
+        if client.idTokenSignedResponseAlg != .es256 { traits.append(client.idTokenSignedResponseAlg.rawValue) }
         return [
             "client_id: \(client.clientID)", client.name, traits.joined(separator: ","), "scopes=\(client.scopes.joined(separator: " "))",
             "redirect=\(client.redirectURIs.joined(separator: " "))",

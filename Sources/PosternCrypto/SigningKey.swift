@@ -147,9 +147,10 @@ public final class SigningKey: Sendable {
     }
 }
 
-/// Owns an `EVP_PKEY`. `@unchecked Sendable`: OpenSSL 3 allows concurrent signing and verifying with
-/// one key object as long as it is not modified, and nothing modifies it after creation.
-private final class PKey: @unchecked Sendable {
+/// Owns an `EVP_PKEY` (of ``SigningKey`` and ``RSASigningKey``). `@unchecked Sendable`: OpenSSL 3
+/// allows concurrent signing and verifying with one key object as long as it is not modified, and
+/// nothing modifies it after creation.
+final class PKey: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
     deinit { EVP_PKEY_free(pointer) }

@@ -356,6 +356,10 @@ enum PostgresSchema {
         );
         CREATE INDEX oidc_consents_client ON oidc_consents(client_id);
         """),
+        // 19: SQLite's 23, the JWS algorithm of a client's tokens.
+        Migration("oidcClientSigningAlgorithm", """
+        ALTER TABLE oidc_clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256';
+        """),
     ]
 
     /// The statements of each version, in order (``named`` without the steps PostgreSQL needs none for).

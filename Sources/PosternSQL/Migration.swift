@@ -54,6 +54,7 @@ public struct Migration: Sendable, Hashable {
         "oidcCodes",
         "refreshTokenClients",
         "oidcClientsAndSessions",
+        "oidcClientSigningAlgorithm",
     ]
 }
 

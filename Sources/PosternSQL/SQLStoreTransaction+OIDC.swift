@@ -1,6 +1,7 @@
 import Foundation
 import PosternAPI
 import PosternCore
+import PosternCrypto
 
 extension SQLStoreTransaction {
     // MARK: OpenID Connect authorization codes
@@ -55,16 +56,17 @@ extension SQLStoreTransaction {
     // MARK: OpenID Connect clients
 
     private static let clientColumns =
-        "client_id, name, secret_hash, redirect_uris, post_logout_redirect_uris, scopes, first_party, allow_no_pkce, created_at"
+        "client_id, name, secret_hash, redirect_uris, post_logout_redirect_uris, scopes, first_party, allow_no_pkce, created_at, id_token_signed_response_alg"
 
     private func readClient(_ row: any SQLRow) throws -> OIDCClient {
         guard let id = row.text(0), let name = row.text(1), let redirects = row.text(3).flatMap(Self.jsonList),
-            let postLogout = row.text(4).flatMap(Self.jsonList), let scopes = row.text(5)
+            let postLogout = row.text(4).flatMap(Self.jsonList), let scopes = row.text(5),
+            let algorithm = row.text(9).flatMap(JSONWebToken.Algorithm.init(rawValue:))
         else { throw StoreError.corrupt("oidc client row") }
         return OIDCClient(
             clientID: id, name: name, authentication: row.blob(2).map(OIDCClient.Authentication.secretHash) ?? .publicClient,
             redirectURIs: redirects, postLogoutRedirectURIs: postLogout, scopes: Self.tokens(scopes), firstParty: row.integer(6) != 0,
-            allowNoPKCE: row.integer(7) != 0, createdAt: row.integer(8))
+            allowNoPKCE: row.integer(7) != 0, idTokenSignedResponseAlg: algorithm, createdAt: row.integer(8))
     }
 
     /// The columns of `clientColumns` after the client id, then the id (an UPDATE's order).
@@ -77,7 +79,7 @@ extension SQLStoreTransaction {
         return [
             .text(c.name), secret, .text(jsonText(c.redirectURIs)), .text(jsonText(c.postLogoutRedirectURIs)),
             .text(c.scopes.joined(separator: " ")), .integer(c.firstParty ? 1 : 0), .integer(c.allowNoPKCE ? 1 : 0),
-            .integer(c.createdAt), .text(c.clientID),
+            .integer(c.createdAt), .text(c.idTokenSignedResponseAlg.rawValue), .text(c.clientID),
         ]
     }
 
@@ -108,14 +110,14 @@ extension SQLStoreTransaction {
 
     public func insertOIDCClient(_ client: OIDCClient) throws {
         let inserted = try db.execute(
-            "INSERT INTO oidc_clients (name, secret_hash, redirect_uris, post_logout_redirect_uris, scopes, first_party, allow_no_pkce, created_at, client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO oidc_clients (name, secret_hash, redirect_uris, post_logout_redirect_uris, scopes, first_party, allow_no_pkce, created_at, id_token_signed_response_alg, client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             Self.clientValues(client))
         guard inserted == 1 else { throw StoreError.duplicate("oidc_clients_pkey") }
     }
 
     public func updateOIDCClient(_ client: OIDCClient) throws {
         let changed = try db.execute(
-            "UPDATE oidc_clients SET name = ?, secret_hash = ?, redirect_uris = ?, post_logout_redirect_uris = ?, scopes = ?, first_party = ?, allow_no_pkce = ?, created_at = ? WHERE client_id = ?",
+            "UPDATE oidc_clients SET name = ?, secret_hash = ?, redirect_uris = ?, post_logout_redirect_uris = ?, scopes = ?, first_party = ?, allow_no_pkce = ?, created_at = ?, id_token_signed_response_alg = ? WHERE client_id = ?",
             Self.clientValues(client))
         guard changed == 1 else { throw StoreError.notFound("oidc client") }
     }

@@ -393,6 +393,12 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX oidc_consents_client ON oidc_consents(client_id);
         """),
+        // 23: the JWS algorithm of a client's ID tokens and access tokens (OpenID Connect
+        // Registration's id_token_signed_response_alg): ES256, or RS256 for a relying party that
+        // takes nothing else. The clients registered before sign with ES256, as they did.
+        Migration("oidcClientSigningAlgorithm", """
+        ALTER TABLE oidc_clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256';
+        """),
     ]
 
     /// The statements of each version, in order.

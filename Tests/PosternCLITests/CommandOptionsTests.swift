@@ -100,6 +100,7 @@ struct CommandOptionsTests {
     @Test("the command lines the scripts and integration tests use stay valid", arguments: [
         ["keys", "list", "--database", "x.db", "--master-key-file", "x.key", "--json"],
         ["keys", "rotate", "--purpose", "action-code"],
+        ["keys", "rotate", "--purpose", "id-token-rsa"],
         ["send-link", "--action", "sign-in", "--email", "ann@example.com", "--print", "--database", "x.db", "--public-url",
          "http://127.0.0.1:1", "--allowed-continue-hosts", "app.example.com"],
         ["handle-link", "https://127.0.0.1/x", "--inspect", "--json", "--database", "x.db", "--public-url", "http://127.0.0.1:1",

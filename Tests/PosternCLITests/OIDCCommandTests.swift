@@ -38,6 +38,8 @@ struct OIDCCommandTests {
         #expect(registration.postLogoutRedirectURIs == ["https://grafana.example.com/login"])
         #expect(registration.scopes == ["openid", "offline_access"])
         #expect(try command(Self.add).registration.scopes == nil, "the defaults")
+        #expect(try command(Self.add).registration.idTokenSignedResponseAlg == nil)
+        #expect(try command(Self.add + ["--id-token-alg", "RS256"]).registration.signingAlgorithm == .rs256)
         let open = try command(["oidc", "clients", "add", "--name", "Notes", "--redirect-uri", "com.example.notes:/cb", "--public"])
         #expect(open.registration.isPublic)
         for arguments in [["oidc", "clients", "list", "--json"], ["oidc", "clients", "remove", "abc"], ["oidc", "clients", "rotate-secret", "abc"]] {
@@ -66,6 +68,9 @@ struct OIDCCommandTests {
         (["oidc", "clients", "add", "--name", "A", "--redirect-uri", "https://a.example/cb", "--public", "--allow-no-pkce"],
          "--allow-no-pkce: is for confidential clients only"),
         (["oidc", "clients", "add", "--name", "", "--redirect-uri", "https://a.example/cb"], "--name: must be 1 to 256"),
+        (["oidc", "clients", "add", "--name", "A", "--redirect-uri", "https://a.example/cb", "--id-token-alg", "HS256"],
+         "--id-token-alg: must be ES256 or RS256"),
+        (["oidc", "clients", "list", "--id-token-alg", "RS256"], "--id-token-alg is for oidc clients add"),
         (["oidc", "clients", "list", "--public"], "--public is for oidc clients add"),
         (["oidc", "clients", "remove", "x", "--name", "A"], "--name is for oidc clients add"),
         (["oidc", "clients", "list", "--events", "*"], "--events is an option of `postern webhooks`, not of `postern oidc clients`"),
@@ -108,6 +113,10 @@ struct OIDCCommandTests {
         for listed in [OIDCCommand.describe([client], json: false), OIDCCommand.describe([client], json: true)] {
             #expect(listed.contains(client.clientID) && !listed.contains(secret) && !listed.contains("clientSecret"))
         }
+        let rs256 = OIDCClient(
+            clientID: "r", name: "Legacy", authentication: .publicClient, redirectURIs: ["com.example.r:/cb"], idTokenSignedResponseAlg: .rs256)
+        #expect(OIDCCommand.line(rs256).contains("public,RS256") && !OIDCCommand.line(client).contains("256"))
+        #expect(OIDCCommand.describe([rs256], json: true).contains(#""idTokenSignedResponseAlg":"RS256""#))
         #expect(OIDCCommand.describe([], json: false) == "no OpenID Connect clients")
         #expect(OIDCCommand.describe([], json: true) == #"{"clients":[]}"#)
     }
@@ -129,8 +138,13 @@ struct OIDCCommandTests {
         let client = try #require(try stored().first)
         #expect(client.name == "Grafana" && client.scopes == ["openid", "email"] && !client.isPublic)
         #expect(try command(["oidc", "clients", "list"] + database).run() == 0)
+        #expect(client.idTokenSignedResponseAlg == .es256, "the default")
         #expect(try command(["oidc", "clients", "rotate-secret", client.clientID] + database).run() == 0)
         #expect(try stored().first?.authentication != client.authentication, "a new secret's hash")
+        #expect(try command(Self.add + ["--id-token-alg", "RS256"] + database).run() == 0)
+        let rs256 = try stored().filter { $0.idTokenSignedResponseAlg == .rs256 }
+        #expect(rs256.count == 1 && rs256.first?.clientID != client.clientID)
+        #expect(try command(["oidc", "clients", "remove", try #require(rs256.first).clientID] + database).run() == 0)
         #expect(try command(["oidc", "clients", "remove", client.clientID] + database).run() == 0)
         #expect(try stored().isEmpty)
         let unknown = #expect(throws: CommandFailure.self) { try command(["oidc", "clients", "remove", client.clientID] + database).run() }

@@ -3,6 +3,7 @@ import PosternCore
 import PosternCrypto
 import Testing
 import PosternTestSupport
+import Synchronization
 
 @Suite("Action codes")
 struct ActionCodeTests {
@@ -103,8 +104,9 @@ struct KeyRingTests {
     let clock = ManualClock()
     let store = InMemoryStore()
 
-    func vault() throws -> KeyVault {
-        KeyVault(store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 3600)
+    func vault(rsaKeys: RSAKeySource = .madeOncePerProcess) throws -> KeyVault {
+        KeyVault(
+            store: store, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 3600, rsaKeys: rsaKeys)
     }
 
     @Test("a retired key still verifies until its codes expire; a removed key does not")
@@ -136,13 +138,74 @@ struct KeyRingTests {
     func idTokenRotation() throws {
         let keys = try vault()
         let first = try keys.prepare()
-        #expect(first.jwks["keys"]?.count == 1)
+        let ecKeys = { (ring: KeyRing) in ring.jwks["keys"]?.filter { $0["kty"] == "EC" }.count }
+        #expect(ecKeys(first) == 1)
         try keys.rotate(.idToken)
         let second = try keys.open()
-        #expect(second.jwks["keys"]?.count == 2)
+        #expect(ecKeys(second) == 2)
         #expect(second.idTokenSigner.keyID != first.idTokenSigner.keyID)
+        #expect(second.idTokenRSASigner.keyID == first.idTokenRSASigner.keyID, "one purpose rotates alone")
         clock.advance(by: 3600)
-        #expect(try keys.prepare().jwks["keys"]?.count == 1)
+        #expect(ecKeys(try keys.prepare()) == 1)
+    }
+
+    @Test("the RS256 key is made beside the ES256 one, rotates by the same rules, and is published after the ES256 keys")
+    func rsaRotation() throws {
+        let keys = try vault(rsaKeys: .generating)
+        let first = try keys.prepare()
+        #expect(first.jwks["keys"]?.map { $0["alg"] } == ["ES256", "RS256"])
+        #expect(first.jwks["keys"]?.last?["kid"] == first.idTokenRSASigner.keyID)
+        let record = try #require(try keys.list().first { $0.purpose == .idTokenRSA })
+        #expect(record.status == .active && String(record.id) == first.idTokenRSASigner.keyID)
+        let claims = Data(#"{"sub":"u1"}"#.utf8)
+        let token = try JSONWebToken.parse(try JSONWebToken.sign(claims: claims, with: first.idTokenSigner(.rs256)))
+        #expect(token.algorithm == .rs256 && token.keyID == first.idTokenRSASigner.keyID)
+
+        try keys.rotate(.idTokenRSA)
+        let second = try keys.open()
+        #expect(second.idTokenRSASigner.keyID != first.idTokenRSASigner.keyID)
+        #expect(second.idTokenSigner.keyID == first.idTokenSigner.keyID, "one purpose rotates alone")
+        #expect(second.jwks["keys"]?.map { $0["alg"] } == ["ES256", "RS256", "RS256"])
+        #expect(second.idTokenRSAVerifiers.map(\.keyID) == [second.idTokenRSASigner.keyID, first.idTokenRSASigner.keyID])
+        // The retired key still verifies what it signed; the new one does not.
+        let retired = try #require(second.publishedKey(keyID: token.keyID))
+        #expect(token.isSigned(by: retired) && !token.isSigned(by: second.idTokenRSASigner))
+        #expect(try keys.list().first { $0.id == record.id }?.verifyUntil == clock.unixSeconds() + 3600)
+
+        clock.advance(by: 3599)
+        #expect(try keys.prepare().publishedKey(keyID: token.keyID) != nil)
+        clock.advance(by: 1)
+        let pruned = try keys.prepare()
+        #expect(pruned.publishedKey(keyID: token.keyID) == nil)
+        #expect(pruned.jwks["keys"]?.map { $0["alg"] } == ["ES256", "RS256"])
+    }
+
+    @Test("an RSA key is made only when its purpose has no active key: not at every start")
+    func rsaKeyMadeOnlyWhenMissing() throws {
+        let made = Mutex(0)
+        let counting = RSAKeySource {
+            made.withLock { $0 += 1 }
+            return try RSAKeySource.madeOncePerProcess.privateKeyDER()
+        }
+        let keys = try vault(rsaKeys: counting)
+        let first = try keys.prepare()
+        #expect(made.withLock { $0 } == 1)
+        let again = try keys.prepare()
+        #expect(made.withLock { $0 } == 1)
+        #expect(again.idTokenRSASigner.keyID == first.idTokenRSASigner.keyID)
+        try keys.rotate(.idTokenRSA)
+        #expect(made.withLock { $0 } == 2)
+        #expect(try keys.list().filter { $0.purpose == .idTokenRSA }.map(\.status) == [.active, .retired])
+    }
+
+    @Test("the key a kid names: either kind for the provider's tokens, none for an unknown kid")
+    func publishedKey() throws {
+        let ring = try vault().prepare()
+        #expect(ring.publishedKey(keyID: ring.idTokenSigner.keyID)?.algorithm == .es256)
+        #expect(ring.publishedKey(keyID: ring.idTokenRSASigner.keyID)?.algorithm == .rs256)
+        #expect(ring.idTokenSigner(.es256).keyID == ring.idTokenSigner.keyID)
+        #expect(ring.idTokenSigner(.rs256).keyID == ring.idTokenRSASigner.keyID)
+        #expect(ring.publishedKey(keyID: "0") == nil)
     }
 
     @Test("secrets are sealed: the stored bytes are not the key, and another master key cannot open them")

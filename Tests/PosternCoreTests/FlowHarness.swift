@@ -14,7 +14,8 @@ struct FlowHarness {
 
     init(configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
         let vault = KeyVault(
-            store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400)
+            store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400,
+            rsaKeys: .madeOncePerProcess)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0

@@ -11,11 +11,12 @@ struct OIDCClientRegistrationTests {
 
     static func registration(
         redirectURIs: [String] = ["https://grafana.example.com/login/generic_oauth"], isPublic: Bool = false,
-        postLogoutRedirectURIs: [String] = [], allowNoPKCE: Bool = false, scopes: [String]? = nil, name: String = "Grafana"
+        postLogoutRedirectURIs: [String] = [], allowNoPKCE: Bool = false, scopes: [String]? = nil, name: String = "Grafana",
+        idTokenSignedResponseAlg: String? = nil
     ) -> OIDCClientRegistration {
         OIDCClientRegistration(
             name: name, redirectURIs: redirectURIs, isPublic: isPublic, postLogoutRedirectURIs: postLogoutRedirectURIs,
-            allowNoPKCE: allowNoPKCE, scopes: scopes)
+            allowNoPKCE: allowNoPKCE, scopes: scopes, idTokenSignedResponseAlg: idTokenSignedResponseAlg)
     }
 
     /// A client as registered (checked), with the id `clientID`.
@@ -49,6 +50,17 @@ struct OIDCClientRegistrationTests {
         #expect(!(try Self.client(notes)).acceptsSecret(""))
     }
 
+    @Test("the signing algorithm: ES256 when none is named, else the one named, for a public client too")
+    func signingAlgorithm() throws {
+        #expect(try Self.registration().validated().signingAlgorithm == .es256)
+        #expect(try Self.registration(idTokenSignedResponseAlg: "ES256").validated().signingAlgorithm == .es256)
+        #expect(try Self.registration(idTokenSignedResponseAlg: "RS256").validated().signingAlgorithm == .rs256)
+        #expect(
+            try Self.registration(redirectURIs: ["com.example.notes:/cb"], isPublic: true, idTokenSignedResponseAlg: "RS256").validated()
+                .signingAlgorithm == .rs256)
+        #expect(Self.registration(idTokenSignedResponseAlg: "HS256").signingAlgorithm == nil)
+    }
+
     @Test("each bad field is refused with an error naming it (and the entry of a list)", arguments: [
         (registration(name: ""), "name: must be 1 to 256"),
         (registration(name: String(repeating: "n", count: 257)), "name: must be 1 to 256"),
@@ -62,6 +74,10 @@ struct OIDCClientRegistrationTests {
         (registration(scopes: ["email"]), "scopes: must include openid"),
         (registration(scopes: []), "scopes: must include openid"),
         (registration(isPublic: true, allowNoPKCE: true), "allowNoPkce: is for confidential clients only"),
+        (registration(idTokenSignedResponseAlg: "HS256"), "idTokenSignedResponseAlg: must be ES256 or RS256"),
+        (registration(idTokenSignedResponseAlg: "rs256"), "idTokenSignedResponseAlg: must be ES256 or RS256"),
+        (registration(idTokenSignedResponseAlg: "none"), "idTokenSignedResponseAlg: must be ES256 or RS256"),
+        (registration(idTokenSignedResponseAlg: ""), "idTokenSignedResponseAlg: must be ES256 or RS256"),
     ])
     func refused(registration: OIDCClientRegistration, expected: String) {
         #expect {

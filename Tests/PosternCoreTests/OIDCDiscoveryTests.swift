@@ -4,7 +4,7 @@ import PosternCore
 import Testing
 
 /// The OpenID Provider metadata: a pure function of the issuer, announcing only what the provider
-/// does (code flow, S256, ES256, `iss` in the response).
+/// does (code flow, S256, ES256 and RS256, `iss` in the response).
 @Suite("OIDC discovery")
 struct OIDCDiscoveryTests {
     @Test("the document names the issuer exactly, its endpoints under it, and the code flow with S256 only")
@@ -23,7 +23,7 @@ struct OIDCDiscoveryTests {
         #expect(fields["jwks_uri"] == .string("https://auth.example.com/.well-known/jwks.json"))
         #expect(fields["response_types_supported"] == .array([.string("code")]))
         #expect(fields["code_challenge_methods_supported"] == .array([.string("S256")]))
-        #expect(fields["id_token_signing_alg_values_supported"] == .array([.string("ES256")]))
+        #expect(fields["id_token_signing_alg_values_supported"] == .array([.string("ES256"), .string("RS256")]), "RS256 is mandatory (Core §15.1)")
         #expect(fields["authorization_response_iss_parameter_supported"] == .bool(true))
         #expect(fields["scopes_supported"] == .array(["openid", "email", "profile", "offline_access"].map(JSONValue.string)))
         // Discovery §3's REQUIRED members are all there.
@@ -33,7 +33,7 @@ struct OIDCDiscoveryTests {
         }
         // Nothing implicit or hybrid, no `plain`, no other signing algorithm (no `none`).
         let text = document.sortedJSONText
-        for absent in ["\"token\"", "id_token token", "\"plain\"", "RS256", "implicit"] {
+        for absent in ["\"token\"", "id_token token", "\"plain\"", "HS256", "implicit"] {
             #expect(!text.contains(absent), "\(absent)")
         }
         #expect(OIDCDiscovery.document(issuer: "https://auth.example.com") == document)

@@ -253,6 +253,30 @@ struct ContractTests {
         #expect(document["components"]?["securitySchemes"]?["adminToken"]?["scheme"] == "bearer")
     }
 
+    @Test("the JWKS holds to its schema: the ES256 key, then the RS256 key, each matching its own alternative")
+    func jwks() throws {
+        let document = try Self.document()
+        let (router, _) = try RouterTests.harness()
+        let answer = router.handle(RouterTests.request("GET", "/.well-known/jwks.json"))
+        #expect(answer.status == 200)
+        let jwks = try APIJSON.decode(JSONValue.self, from: answer.body)
+        let schema = try #require(document["paths"]?["/.well-known/jwks.json"]?["get"]?["responses"]?["200"]?["content"]?["application/json"]?["schema"])
+        #expect(Self.problems(jwks, schema, in: document, at: "jwks") == [])
+        let keys = try #require(jwks["keys"]?.arrayValue)
+        #expect(keys.map { $0["alg"] } == ["ES256", "RS256"])
+        let alternatives = try #require(schema["properties"]?["keys"]?["items"]?["anyOf"]?.arrayValue)
+        for key in keys {
+            let matching = alternatives.filter { alternative in
+                let required = alternative["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                return required.allSatisfy { key[$0] != nil }
+                    && required.allSatisfy { name in
+                        alternative["properties"]?[name]?["enum"]?.arrayValue.map { $0.contains(key[name] ?? .null) } ?? true
+                    }
+            }
+            #expect(matching.count == 1, "\(key)")
+        }
+    }
+
     @Test("a route that states no contract still renders: its summary and success status, no body")
     func bareRoute() throws {
         let route = Route(method: "GET", path: "/.well-known/example", summary: "An example", access: .operations, status: 200) { _ throws(AuthError) in

@@ -39,6 +39,7 @@ struct OIDCClientAdminTests {
         #expect(added.client.redirectUris == ["https://grafana.example.com/login/generic_oauth"])
         #expect(added.client.postLogoutRedirectUris == ["https://grafana.example.com/login"])
         #expect(added.client.scopes == ["openid", "email", "offline_access"] && added.client.createdAt.hasSuffix("Z"))
+        #expect(added.client.idTokenSignedResponseAlg == "ES256", "the default")
         let id = added.client.clientId
         // The stored client takes the secret it was answered with.
         #expect(try h.service.oidcClients.client(id: id)?.acceptsSecret(secret) == true)
@@ -78,6 +79,21 @@ struct OIDCClientAdminTests {
         #expect(rotate.status == 400 && RouterTests.errorCode(rotate) == "INVALID_ARGUMENT")
     }
 
+    @Test("a client registered for RS256 is answered and listed with it, and keeps it through a secret's rotation")
+    func rs256Client() throws {
+        let h = try RouterTests.harnessWithService(adminToken: Self.token)
+        let created = Self.send(
+            h.router, "POST", "/v1/admin/oidc/clients",
+            body: #"{"name": "Legacy", "redirectUris": ["https://legacy.example.com/cb"], "idTokenSignedResponseAlg": "RS256"}"#)
+        #expect(created.status == 201)
+        let client = try Self.decode(OIDCClientSecretBody.self, created).client
+        #expect(client.idTokenSignedResponseAlg == "RS256")
+        #expect(try h.service.oidcClients.client(id: client.clientId)?.idTokenSignedResponseAlg == .rs256)
+        let rotated = Self.send(h.router, "POST", "/v1/admin/oidc/clients/\(client.clientId)/rotate-secret", body: "{}")
+        #expect(try Self.decode(OIDCClientSecretBody.self, rotated).client.idTokenSignedResponseAlg == "RS256")
+        #expect(try Self.decode(OIDCClientListBody.self, Self.send(h.router, "GET", "/v1/admin/oidc/clients")).clients == [client])
+    }
+
     @Test("bad input is 400 INVALID_ARGUMENT naming the field, and nothing is registered", arguments: [
         (#"{"redirectUris": ["https://a.example/cb"]}"#, "name is required."),
         (#"{"name": "A"}"#, "redirectUris is required."),
@@ -94,6 +110,10 @@ struct OIDCClientAdminTests {
         (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "public": true, "allowNoPkce": true}"#, "allowNoPkce: is for confidential clients only"),
         (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "public": "yes"}"#, "public must be true or false."),
         (#"{"name": "", "redirectUris": ["https://a.example/cb"]}"#, "name: must be 1 to 256"),
+        (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "idTokenSignedResponseAlg": "HS256"}"#,
+         "idTokenSignedResponseAlg: must be ES256 or RS256"),
+        (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "idTokenSignedResponseAlg": "none"}"#,
+         "idTokenSignedResponseAlg: must be ES256 or RS256"),
     ])
     func refused(body: String, expected: String) throws {
         let h = try RouterTests.harnessWithService(adminToken: Self.token)

@@ -51,7 +51,9 @@ struct RouterTests {
         configure: (inout Settings) -> Void = { _ in }
     ) throws -> (router: APIRouter, service: AuthService, log: @Sendable () -> [String]) {
         let clock = ManualClock()
-        let vault = KeyVault(store: keyStore, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 86_400)
+        let vault = KeyVault(
+            store: keyStore, box: try SecretBox(key: Array(repeating: 9, count: 32)), clock: clock, maxCodeLifetime: 86_400,
+            rsaKeys: .madeOncePerProcess)
         let keys = try KeyRingCache(vault: vault, clock: clock)
         var settings = Settings()
         settings.adminToken = adminToken

@@ -42,6 +42,8 @@ struct MigrationNameTests {
         #expect(version(after: "refreshTokenClients", in: PostgresSchema.named) == 17)
         #expect(version(after: "oidcClientsAndSessions", in: Schema.named) == 22)
         #expect(version(after: "oidcClientsAndSessions", in: PostgresSchema.named) == 18)
+        #expect(version(after: "oidcClientSigningAlgorithm", in: Schema.named) == 23)
+        #expect(version(after: "oidcClientSigningAlgorithm", in: PostgresSchema.named) == 19)
         #expect(Schema.migrations == Schema.named.compactMap(\.sql))
     }
 }

@@ -64,6 +64,30 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try MasterKeyFile.loadOrCreate(at: database.keyFile) }
     }
 
+    @Test("a database from before RS256 gets its RSA key at its next start, beside the keys it had", arguments: StoreKind.available)
+    func rsaKeyAddedToExistingDatabase(kind: StoreKind) throws {
+        let database = try kind.database()
+        let box = try MasterKeyFile.loadOrCreate(at: database.keyFile)
+        let clock = ManualClock()
+        let vault = { (store: any Store) in
+            KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: 600, rsaKeys: .madeOncePerProcess)
+        }
+        let before = try vault(try database.open()).prepare()
+        // What a database made before the purpose existed holds: every key but the RSA one.
+        try database.withSQL { try $0.execute("DELETE FROM keys WHERE purpose = 'id-token-rsa'") }
+        let old = try database.open()
+        #expect(throws: StoreError.self, "no active RSA key yet") { try vault(old).open() }
+        let started = try vault(old).prepare()
+        #expect(started.idTokenSigner.keyID == before.idTokenSigner.keyID)
+        #expect(started.actionCodes.activeKeyID == before.actionCodes.activeKeyID)
+        #expect(started.idTokenRSASigner.keyID != before.idTokenRSASigner.keyID)
+        #expect(started.jwks["keys"]?.map { $0["kid"] } == [started.idTokenSigner.keyID, started.idTokenRSASigner.keyID])
+        let reopened = try vault(try database.open()).open()
+        #expect(reopened.idTokenRSASigner.publicJWK == started.idTokenRSASigner.publicJWK)
+        let rows = try database.withSQL { try $0.first("SELECT count(*) FROM keys WHERE purpose = 'id-token-rsa'") { $0.integer(0) } }
+        #expect(rows == 1)
+    }
+
     @Test("a write that may sync later is committed and seen at once", arguments: StoreKind.available)
     func writeSyncingLaterIsCommitted(kind: StoreKind) throws {
         let database = try kind.database()
@@ -113,6 +137,20 @@ struct SQLiteStoreTests {
         let mode = try FileManager.default.attributesOfItem(atPath: database.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(try SQLiteStore(path: database.path).schemaVersion() == Schema.migrations.count)
+    }
+
+    @Test("a client registered before migration 23 signs with ES256, as it did; a row of another algorithm is corrupt")
+    func clientsBeforeSigningAlgorithm() throws {
+        let (old, db) = try SQLiteOutboxTests.database(atSchema: 22)
+        try db.execute("""
+            INSERT INTO oidc_clients (client_id, name, secret_hash, redirect_uris, post_logout_redirect_uris, scopes, first_party, allow_no_pkce, created_at)
+            VALUES ('grafana', 'Grafana', NULL, '["https://grafana.example.com/cb"]', '[]', 'openid email', 0, 0, 500)
+            """)
+        let migrated = try SQLiteStore(path: old.path)
+        #expect(try migrated.schemaVersion() == Schema.migrations.count)
+        #expect(try migrated.read { try $0.oidcClient(id: "grafana") }?.idTokenSignedResponseAlg == .es256)
+        try db.execute("UPDATE oidc_clients SET id_token_signed_response_alg = 'HS256'")
+        #expect(throws: StoreError.self) { try migrated.read { try $0.oidcClient(id: "grafana") } }
     }
 
     @Test("the master key file sits beside the database, and its key is not in the file")

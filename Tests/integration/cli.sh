@@ -120,6 +120,9 @@ expect_exit 0 "$postern" users disable --email ann@example.com
 expect_exit 0 "$postern" keys rotate --purpose action-code
 expect_exit 0 "$postern" keys list --json
 python3 -c 'import json; d=json.load(open("out.txt")); assert sorted(k["status"] for k in d if k["purpose"]=="action-code")==["active","retired"], d'
+expect_exit 0 "$postern" keys rotate --purpose id-token-rsa
+expect_exit 0 "$postern" keys list --json
+python3 -c 'import json; d=json.load(open("out.txt")); assert sorted(k["status"] for k in d if k["purpose"]=="id-token-rsa")==["active","retired"], d'
 # Housekeeping for cron: one round now, what it removed per table; expired rows go, live ones stay.
 expect_exit 64 "$postern" maintenance
 expect_exit 64 "$postern" maintenance sweep

@@ -30,6 +30,7 @@ from authlib.integrations.base_client.errors import OAuthError  # noqa: E402
 from authlib.oidc.core import CodeIDToken  # noqa: E402
 from authlib.oidc.discovery import OpenIDProviderMetadata  # noqa: E402
 from joserfc import jwt  # noqa: E402
+from joserfc.errors import UnsupportedAlgorithmError  # noqa: E402
 from joserfc.jwk import KeySet  # noqa: E402
 from joserfc.jws import JWSRegistry  # noqa: E402
 
@@ -102,9 +103,9 @@ def postern():
 class RelyingParty:
     """One registered client as authlib drives it, with what it must remember per authorization."""
 
-    def __init__(self, postern, client_id, secret, redirect_uri, auth_method, scope=FULL_SCOPE):
+    def __init__(self, postern, client_id, secret, redirect_uri, auth_method, scope=FULL_SCOPE, alg="ES256"):
         self.postern, self.client_id, self.secret, self.redirect_uri = postern, client_id, secret, redirect_uri
-        self.auth_method, self.scope = auth_method, scope
+        self.auth_method, self.scope, self.alg = auth_method, scope, alg
 
     def session(self, auth_method=None):
         session = OAuth2Session(self.client_id, self.secret, scope=self.scope, redirect_uri=self.redirect_uri,
@@ -144,7 +145,7 @@ class RelyingParty:
         metadata = self.postern.discovery
         decoded = jwt.decode(token["id_token"], self.postern.keys(),
                              registry=JWSRegistry(algorithms=metadata["id_token_signing_alg_values_supported"]))
-        assert decoded.header["alg"] == "ES256" and decoded.header.get("kid"), decoded.header
+        assert decoded.header["alg"] == self.alg and decoded.header.get("kid"), decoded.header
         claims = CodeIDToken(decoded.claims, decoded.header,
                              {"iss": {"essential": True, "value": self.postern.issuer},
                               "aud": {"essential": True, "value": self.client_id}},
@@ -279,13 +280,12 @@ def token_error(call):
 
 def test_discovery_is_what_authlib_accepts(postern):
     document = postern.discovery
-    # Discovery 1.0 §3 says RS256 MUST be among the ID token's algorithms; Postern signs with ES256
-    # only (its one key type; docs/oidc.md says so). authlib's validator refuses exactly that, and
-    # takes the rest of the document once RS256 is listed: the deviation is that one, and no other.
+    # Discovery 1.0 §3: RS256 MUST be among the ID token's algorithms. It is (a client is registered
+    # for ES256, the default, or RS256), and authlib's validator takes the whole document as it is.
+    OpenIDProviderMetadata(document).validate()
+    # The control: without RS256 the same validator refuses it.
     with pytest.raises(ValueError, match="RS256"):
-        OpenIDProviderMetadata(document).validate()
-    OpenIDProviderMetadata({**document, "id_token_signing_alg_values_supported": ["ES256", "RS256"]}).validate()
-    assert document["id_token_signing_alg_values_supported"] == ["ES256"]
+        OpenIDProviderMetadata({**document, "id_token_signing_alg_values_supported": ["ES256"]}).validate()
     base = postern.issuer
     assert document["issuer"] == base
     assert document["authorization_endpoint"] == base + "/oidc/authorize"
@@ -296,11 +296,15 @@ def test_discovery_is_what_authlib_accepts(postern):
     assert document["jwks_uri"] == base + "/.well-known/jwks.json"
     assert document["code_challenge_methods_supported"] == ["S256"]
     assert document["response_types_supported"] == ["code"]
-    assert document["id_token_signing_alg_values_supported"] == ["ES256"]
+    assert document["id_token_signing_alg_values_supported"] == ["ES256", "RS256"]
     assert document["authorization_response_iss_parameter_supported"] is True
     assert set(document["token_endpoint_auth_methods_supported"]) == {"client_secret_basic", "client_secret_post", "none"}
     keys = postern.keys().as_dict()["keys"]
-    assert keys and all(k["kty"] == "EC" and k["crv"] == "P-256" and k.get("kid") for k in keys), keys
+    # The ES256 keys first, then the RS256 ones (2048 bits, e = 65537), each with its kid.
+    assert [k["kty"] for k in keys] == ["EC", "RSA"] and all(k.get("kid") for k in keys), keys
+    assert keys[0]["crv"] == "P-256", keys
+    modulus = base64.urlsafe_b64decode(keys[1]["n"] + "=" * (-len(keys[1]["n"]) % 4))
+    assert len(modulus) == 256 and modulus[0] >= 0x80 and keys[1]["e"] == "AQAB", keys[1]
 
 
 def test_web_client_link_in_the_same_browser_consent_and_a_valid_id_token(postern, web, person):
@@ -315,6 +319,38 @@ def test_web_client_link_in_the_same_browser_consent_and_a_valid_id_token(poster
     access = jwt.decode(token["access_token"], postern.keys(), registry=JWSRegistry(algorithms=["ES256"]))
     assert access.header.get("typ") == "at+jwt" and access.claims["sub"] == claims["sub"], (access.header, access.claims)
     assert access.claims["iss"] == postern.issuer and access.claims["client_id"] == web.client_id, access.claims
+
+
+def test_rs256_client_gets_id_and_access_tokens_authlib_validates_against_the_jwks(postern):
+    """A confidential client registered for RS256 (client_secret_post): the link in the same
+    browser, consent, and an ID token authlib checks against the JWKS's RSA key; the access token
+    is RS256 too and works at userinfo; a refresh is RS256 again."""
+    client_id, secret = postern.register(name="authlib rs256", redirectUris=[WEB_REDIRECT],
+                                         scopes=["openid", "email", "offline_access"], idTokenSignedResponseAlg="RS256")
+    status, listed, _ = postern.daemon.get("/v1/admin/oidc/clients", token=ADMIN)
+    assert status == 200 and [c["idTokenSignedResponseAlg"] for c in listed["clients"] if c["clientId"] == client_id] == ["RS256"], listed
+    rp = RelyingParty(postern, client_id, secret, WEB_REDIRECT, "client_secret_post", scope="openid email offline_access",
+                      alg="RS256")
+    address = unique("rsa")
+    browser = Browser()
+    session, url, started = rp.start()
+    _, mail = ask_for_mail(postern, browser, url, address)
+    callback = redirected_to(consented(browser, signed_in_by_link(postern, browser, mail)), WEB_REDIRECT)
+    token, claims = rp.finish(session, callback, started)
+    assert claims["email"] == address and claims["aud"] == client_id, dict(claims)
+    rsa_kids = [k["kid"] for k in postern.keys().as_dict()["keys"] if k["kty"] == "RSA"]
+    assert jwt.decode(token["id_token"], postern.keys(), registry=JWSRegistry(algorithms=["RS256"])).header["kid"] in rsa_kids
+    # A relying party that allows ES256 only refuses it: the header's alg is the key's.
+    with pytest.raises(UnsupportedAlgorithmError):
+        jwt.decode(token["id_token"], postern.keys(), registry=JWSRegistry(algorithms=["ES256"]))
+    access = jwt.decode(token["access_token"], postern.keys(), registry=JWSRegistry(algorithms=["RS256"]))
+    assert access.header["alg"] == "RS256" and access.header.get("typ") == "at+jwt", access.header
+    assert access.claims["client_id"] == client_id and access.claims["sub"] == claims["sub"], access.claims
+    answer = rp.userinfo(token)
+    assert answer.status_code == 200 and answer.json()["sub"] == claims["sub"], (answer.status_code, answer.text)
+    refreshed = rp.session().refresh_token(postern.endpoint("token_endpoint"), refresh_token=token["refresh_token"])
+    postern.secrets += [refreshed["access_token"], refreshed["id_token"], refreshed["refresh_token"]]
+    assert jwt.decode(refreshed["id_token"], postern.keys(), registry=JWSRegistry(algorithms=["RS256"])).claims["sub"] == claims["sub"]
 
 
 def test_userinfo_answers_the_bearer_of_the_access_token(postern, web, person):

@@ -2,8 +2,13 @@
 public enum KeyPurpose: String, Sendable, Hashable, CaseIterable {
     /// HMAC-SHA256 keys that sign action codes.
     case actionCode = "action-code"
-    /// ES256 keys that sign ID tokens.
+    /// ES256 keys that sign ID tokens (the API's sessions and the OpenID Connect provider's
+    /// tokens).
     case idToken = "id-token"
+    /// RS256 keys (RSA, 2048 bits) that sign the OpenID Connect provider's tokens for clients
+    /// registered with `idTokenSignedResponseAlg` RS256 (OpenID Connect Core §15.1 makes RS256
+    /// mandatory); never the API's sessions.
+    case idTokenRSA = "id-token-rsa"
     /// A Firebase project's password-hash signer key, stored by `postern users import --from
     /// firebase` so that the imported hashes verify; never rotated (it signs nothing), kept while
     /// any account may still hold such a hash.
@@ -14,7 +19,7 @@ public enum KeyPurpose: String, Sendable, Hashable, CaseIterable {
     case phoneNumber = "phone-number"
 
     /// The purposes that always have an active key and that `keys rotate` rotates.
-    public static let rotating: [KeyPurpose] = [.actionCode, .idToken]
+    public static let rotating: [KeyPurpose] = [.actionCode, .idToken, .idTokenRSA]
 }
 
 /// A key's place in its life: one active key per purpose signs; retired keys only verify.

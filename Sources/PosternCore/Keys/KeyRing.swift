@@ -4,17 +4,55 @@ import PosternCrypto
 public struct KeyRing: Sendable {
     /// Mints and verifies action codes.
     public let actionCodes: ActionCodeAuthority
-    /// Signs ID tokens.
+    /// Signs ES256 ID tokens: the API's sessions, and the OpenID Connect provider's tokens for
+    /// clients registered with ES256.
     public let idTokenSigner: SigningKey
-    /// Every ID-token key that may still verify (active first): the JWKS.
+    /// Every ES256 ID-token key that may still verify (active first): the only keys the API's
+    /// sessions verify under.
     public let idTokenVerifiers: [SigningKey]
+    /// Signs RS256 tokens: the OpenID Connect provider's, for clients registered with RS256.
+    public let idTokenRSASigner: RSASigningKey
+    /// Every RS256 key that may still verify (active first).
+    public let idTokenRSAVerifiers: [RSASigningKey]
     /// Checks passwords against stored hashes of every scheme, with the imported Firebase keys.
     public let passwords: PasswordVerifier
     /// Keys numbers and phone-claim codes (never rotated: see `KeyPurpose.phoneNumber`).
     public let phoneNumbers: HMACKey
 
-    /// The JWKS document (RFC 7517) listing the public keys.
-    public var jwks: [String: [[String: String]]] { ["keys": idTokenVerifiers.map(\.publicJWK)] }
+    /// The JWKS document (RFC 7517) listing the public keys: the ES256 keys, then the RS256 keys.
+    public var jwks: [String: [[String: String]]] {
+        ["keys": idTokenVerifiers.map(\.publicJWK) + idTokenRSAVerifiers.map(\.publicJWK)]
+    }
+
+    /// The active ID-token key of `algorithm`.
+    public func idTokenSigner(_ algorithm: JSONWebToken.Algorithm) -> any JSONWebSigningKey {
+        switch algorithm {
+        case .es256: idTokenSigner
+        case .rs256: idTokenRSASigner
+        }
+    }
+
+    /// The key of either algorithm that the JWKS publishes under `keyID`, nil for none: what
+    /// verifies the OpenID Connect provider's tokens (the API's sessions take ``idTokenVerifiers``
+    /// alone). A token still verifies only under a key of the algorithm its header names.
+    public func publishedKey(keyID: String) -> (any JSONWebSigningKey)? {
+        if let key = idTokenVerifiers.first(where: { $0.keyID == keyID }) { return key }
+        return idTokenRSAVerifiers.first { $0.keyID == keyID }
+    }
+}
+
+/// Where the key vault's new RS256 keys come from: a 2048-bit key made then and there, which
+/// takes OpenSSL a tenth of a second or more (tests, which open thousands of rings, take one made
+/// once per process: `PosternTestSupport`'s `RSAKeySource.madeOncePerProcess`).
+public struct RSAKeySource: Sendable {
+    /// The PKCS#8 DER of a new private key.
+    public let privateKeyDER: @Sendable () throws -> [UInt8]
+
+    /// A source of `privateKeyDER`'s keys.
+    public init(privateKeyDER: @escaping @Sendable () throws -> [UInt8]) { self.privateKeyDER = privateKeyDER }
+
+    /// A new key each time: what the daemon and the command line use.
+    public static let generating = RSAKeySource { try RSASigningKey(generatingWithID: "").privateKeyDER() }
 }
 
 /// Creates, rotates, prunes and opens the key ring kept in the store.
@@ -30,29 +68,35 @@ public struct KeyVault: Sendable {
     let maxCodeLifetime: Int64
     /// Lifetime of an ID token.
     let idTokenLifetime: Int64
+    /// Makes the RS256 keys.
+    let rsaKeys: RSAKeySource
 
     /// Creates the vault over `store`, sealing secrets with `box`.
     public init(
-        store: any Store, box: SecretBox, clock: any WallClock, maxCodeLifetime: Int64, idTokenLifetime: Int64 = 3600
+        store: any Store, box: SecretBox, clock: any WallClock, maxCodeLifetime: Int64, idTokenLifetime: Int64 = 3600,
+        rsaKeys: RSAKeySource = .generating
     ) {
         self.store = store
         self.box = box
         self.clock = clock
         self.maxCodeLifetime = maxCodeLifetime
         self.idTokenLifetime = idTokenLifetime
+        self.rsaKeys = rsaKeys
     }
 
     /// Makes sure each purpose has an active key, removes keys past `verifyUntil`, and opens the ring.
+    /// A purpose added since the store was made (`idTokenRSA`) gets its first key here, as in a new store.
     /// - Throws: `StoreError`, or `CryptoError` when a sealed key does not open under the master key.
     public func prepare() throws -> KeyRing {
         let now = clock.unixSeconds()
         for purpose in KeyPurpose.rotating {
-            let fresh = try makeKey(purpose, now: now)
+            // Made outside the transaction (an RSA key takes a while), and only when missing.
+            let missing = try store.read { (tx: any KeyReader) in try !Self.hasActiveKey(purpose, tx) }
+            let fresh = missing ? try makeKey(purpose, now: now) : nil
             try store.write { (tx: any KeyWriter) in
                 _ = try tx.removeExpiredKeys(purpose: purpose, now: now)
-                if try !tx.keys(purpose: purpose).contains(where: { $0.status == .active }) {
-                    try tx.insertKey(fresh)
-                }
+                // Another process may have made one meanwhile: the first one stays.
+                if let fresh, try !Self.hasActiveKey(purpose, tx) { try tx.insertKey(fresh) }
             }
         }
         let phoneKey = try makeKey(.phoneNumber, now: now)
@@ -60,6 +104,10 @@ public struct KeyVault: Sendable {
             if try tx.keys(purpose: .phoneNumber).isEmpty { try tx.insertKey(phoneKey) }
         }
         return try open()
+    }
+
+    private static func hasActiveKey(_ purpose: KeyPurpose, _ tx: any KeyReader) throws -> Bool {
+        try tx.keys(purpose: purpose).contains { $0.status == .active }
     }
 
     /// Makes a new active key for `purpose` and retires the current one.
@@ -95,10 +143,10 @@ public struct KeyVault: Sendable {
     ///   `CryptoError` when a key does not open under the master key.
     public func open() throws -> KeyRing {
         let now = clock.unixSeconds()
-        let (codeKeys, tokenKeys, hashKeys, phoneKeys) = try store.read { (tx: any KeyReader) in
+        let (codeKeys, tokenKeys, rsaKeys, hashKeys, phoneKeys) = try store.read { (tx: any KeyReader) in
             (
-                try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken), try tx.keys(purpose: .firebaseHashKey),
-                try tx.keys(purpose: .phoneNumber)
+                try tx.keys(purpose: .actionCode), try tx.keys(purpose: .idToken), try tx.keys(purpose: .idTokenRSA),
+                try tx.keys(purpose: .firebaseHashKey), try tx.keys(purpose: .phoneNumber)
             )
         }
         let usable = { (keys: [KeyRecord]) in keys.filter { $0.status == .active || ($0.verifyUntil ?? 0) > now } }
@@ -108,20 +156,19 @@ public struct KeyVault: Sendable {
             let key = try ActionCodeAuthority.Key(id: record.id, secret: try openSecret(record))
             if record.status == .active && actionActive == nil { actionActive = key } else { actionRetired.append(key) }
         }
-        var signers: [SigningKey] = []
-        var signer: SigningKey?
-        for record in usable(tokenKeys) {
-            let key = try SigningKey(privateKeyDER: try openSecret(record), keyID: String(record.id))
-            if record.status == .active && signer == nil { signer = key }
-            signers.append(key)
+        let (signer, signers) = try openSigners(usable(tokenKeys)) { der, id throws in try SigningKey(privateKeyDER: der, keyID: id) }
+        let (rsaSigner, rsaSigners) = try openSigners(usable(rsaKeys)) { der, id throws in
+            try RSASigningKey(privateKeyDER: der, keyID: id)
         }
-        guard let actionActive, let signer, let phoneRecord = phoneKeys.first else { throw StoreError.notFound("active key") }
+        guard let actionActive, let signer, let rsaSigner, let phoneRecord = phoneKeys.first else {
+            throw StoreError.notFound("active key")
+        }
         let phoneNumbers = try HMACKey(key: try openSecret(phoneRecord))
         var firebaseKeys: [UInt32: [UInt8]] = [:]
         for record in hashKeys { firebaseKeys[record.id] = try openSecret(record) }
         return KeyRing(
             actionCodes: ActionCodeAuthority(active: actionActive, retired: actionRetired),
-            idTokenSigner: signer, idTokenVerifiers: signers, passwords: PasswordVerifier(firebaseSignerKeys: firebaseKeys),
+            idTokenSigner: signer, idTokenVerifiers: signers, idTokenRSASigner: rsaSigner, idTokenRSAVerifiers: rsaSigners, passwords: PasswordVerifier(firebaseSignerKeys: firebaseKeys),
             phoneNumbers: phoneNumbers)
     }
 
@@ -140,6 +187,21 @@ public struct KeyVault: Sendable {
         return record.id
     }
 
+    /// The signing keys of `records` (each with its record's id as `kid`), opened: the first active
+    /// one, and all of them in order.
+    private func openSigners<Key>(
+        _ records: [KeyRecord], _ open: ([UInt8], String) throws -> Key
+    ) throws -> (active: Key?, all: [Key]) {
+        var active: Key?
+        var all: [Key] = []
+        for record in records {
+            let key = try open(try openSecret(record), String(record.id))
+            if record.status == .active && active == nil { active = key }
+            all.append(key)
+        }
+        return (active, all)
+    }
+
     private func openSecret(_ record: KeyRecord) throws -> [UInt8] {
         try box.open(record.sealedSecret, context: Self.sealContext(record.id, record.purpose))
     }
@@ -153,6 +215,8 @@ public struct KeyVault: Sendable {
             var id: UInt32 = 0
             while id == 0 { id = try SecureRandom.uniform(below: UInt32.max) }
             return try sealedKey(purpose, id: id, secret: try SigningKey(generatingWithID: String(id)).privateKeyDER(), now: now)
+        // The kid is the record's id, given when the key is opened: the DER holds no id.
+        case .idTokenRSA: return try sealedKey(purpose, secret: try rsaKeys.privateKeyDER(), now: now)
         }
     }
 

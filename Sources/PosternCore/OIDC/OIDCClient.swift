@@ -35,6 +35,10 @@ public struct OIDCClient: Sendable, Hashable {
     public let firstParty: Bool
     /// May leave out PKCE (confidential clients only); must send `nonce` then.
     public let allowNoPKCE: Bool
+    /// The JWS algorithm of its ID tokens and access tokens (OpenID Connect Registration's
+    /// `id_token_signed_response_alg`): ES256 by default, RS256 for a relying party that takes
+    /// nothing else.
+    public let idTokenSignedResponseAlg: JSONWebToken.Algorithm
     /// When it was registered, seconds since 1970.
     public let createdAt: Int64
 
@@ -42,7 +46,7 @@ public struct OIDCClient: Sendable, Hashable {
     public init(
         clientID: String, name: String, authentication: Authentication, redirectURIs: [String],
         postLogoutRedirectURIs: [String] = [], scopes: [String] = OIDCClient.defaultScopes, firstParty: Bool = false,
-        allowNoPKCE: Bool = false, createdAt: Int64 = 0
+        allowNoPKCE: Bool = false, idTokenSignedResponseAlg: JSONWebToken.Algorithm = .es256, createdAt: Int64 = 0
     ) {
         self.clientID = clientID
         self.name = name
@@ -52,6 +56,7 @@ public struct OIDCClient: Sendable, Hashable {
         self.scopes = scopes
         self.firstParty = firstParty
         self.allowNoPKCE = allowNoPKCE
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
         self.createdAt = createdAt
     }
 

@@ -1,4 +1,5 @@
 import PosternAPI
+import PosternCrypto
 
 /// What an operator registers a relying party with (`postern oidc clients add`,
 /// `POST /v1/admin/oidc/clients`), before it is checked. ``validated()`` applies the rules every
@@ -18,10 +19,12 @@ public struct OIDCClientRegistration: Sendable, Hashable {
     public var allowNoPKCE: Bool
     /// What it may ask for; nil for ``OIDCClient/defaultScopes``.
     public var scopes: [String]?
+    /// The JWS algorithm of its tokens, by name (`ES256`, `RS256`); nil for ES256.
+    public var idTokenSignedResponseAlg: String?
 
     public init(
         name: String, redirectURIs: [String], isPublic: Bool = false, firstParty: Bool = false, postLogoutRedirectURIs: [String] = [],
-        allowNoPKCE: Bool = false, scopes: [String]? = nil
+        allowNoPKCE: Bool = false, scopes: [String]? = nil, idTokenSignedResponseAlg: String? = nil
     ) {
         self.name = name
         self.redirectURIs = redirectURIs
@@ -30,6 +33,14 @@ public struct OIDCClientRegistration: Sendable, Hashable {
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.allowNoPKCE = allowNoPKCE
         self.scopes = scopes
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
+    }
+
+    /// The algorithm its tokens are signed with: the one named, ES256 when none is (nil for a
+    /// name that is not one of ``JSONWebToken/Algorithm``, which ``validated()`` refuses).
+    public var signingAlgorithm: JSONWebToken.Algorithm? {
+        guard let name = idTokenSignedResponseAlg else { return .es256 }
+        return JSONWebToken.Algorithm(rawValue: name)
     }
 
     /// The longest name.
@@ -57,6 +68,10 @@ public struct OIDCClientRegistration: Sendable, Hashable {
         guard scopes.contains("openid") else { throw OIDCClientRegistrationError(.scopes, "must include openid") }
         guard !(allowNoPKCE && isPublic) else {
             throw OIDCClientRegistrationError(.allowNoPKCE, "is for confidential clients only: a public client has PKCE alone")
+        }
+        guard signingAlgorithm != nil else {
+            throw OIDCClientRegistrationError(
+                .idTokenSignedResponseAlg, "must be \(JSONWebToken.Algorithm.allCases.map(\.rawValue).joined(separator: " or "))")
         }
         var checked = self
         checked.scopes = scopes.reduce(into: []) { kept, scope in if !kept.contains(scope) { kept.append(scope) } }
@@ -158,6 +173,7 @@ public struct OIDCClientRegistrationError: Error, Sendable, Hashable, CustomStri
         case postLogoutRedirectURIs = "postLogoutRedirectUris"
         case scopes
         case allowNoPKCE = "allowNoPkce"
+        case idTokenSignedResponseAlg
     }
 
     public let field: Field

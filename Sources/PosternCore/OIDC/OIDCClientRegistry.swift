@@ -32,13 +32,14 @@ public final class OIDCClientRegistry: Sendable {
     ///   (``OIDCClientRegistration/validated()``), `unavailable`.
     public func add(
         name: String, redirectURIs: [String], public isPublic: Bool = false, firstParty: Bool = false,
-        postLogoutRedirectURIs: [String] = [], allowNoPKCE: Bool = false, scopes: [String]? = nil
+        postLogoutRedirectURIs: [String] = [], allowNoPKCE: Bool = false, scopes: [String]? = nil, idTokenSignedResponseAlg: String? = nil
     ) throws(AuthError) -> OIDCClientCredentials {
         let registration: OIDCClientRegistration
         do {
             registration = try OIDCClientRegistration(
                 name: name, redirectURIs: redirectURIs, isPublic: isPublic, firstParty: firstParty,
-                postLogoutRedirectURIs: postLogoutRedirectURIs, allowNoPKCE: allowNoPKCE, scopes: scopes
+                postLogoutRedirectURIs: postLogoutRedirectURIs, allowNoPKCE: allowNoPKCE, scopes: scopes,
+                idTokenSignedResponseAlg: idTokenSignedResponseAlg
             ).validated()
         } catch {
             throw .invalidArgument(error.description)
@@ -49,7 +50,8 @@ public final class OIDCClientRegistry: Sendable {
             authentication: secret.map { .secretHash(OIDCClient.secretHash(of: $0)) } ?? .publicClient,
             redirectURIs: registration.redirectURIs, postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
             scopes: registration.scopes ?? OIDCClient.defaultScopes, firstParty: registration.firstParty,
-            allowNoPKCE: registration.allowNoPKCE, createdAt: context.clock.unixSeconds())
+            allowNoPKCE: registration.allowNoPKCE, idTokenSignedResponseAlg: registration.signingAlgorithm ?? .es256,
+            createdAt: context.clock.unixSeconds())
         try context.write { (tx: Writes) in try tx.insertOIDCClient(client) }
         return OIDCClientCredentials(client: client, secret: secret)
     }
@@ -85,7 +87,7 @@ public final class OIDCClientRegistry: Sendable {
             let updated = OIDCClient(
                 clientID: client.clientID, name: client.name, authentication: .secretHash(hash), redirectURIs: client.redirectURIs,
                 postLogoutRedirectURIs: client.postLogoutRedirectURIs, scopes: client.scopes, firstParty: client.firstParty,
-                allowNoPKCE: client.allowNoPKCE, createdAt: client.createdAt)
+                allowNoPKCE: client.allowNoPKCE, idTokenSignedResponseAlg: client.idTokenSignedResponseAlg, createdAt: client.createdAt)
             try tx.updateOIDCClient(updated)
             return updated
         }

@@ -1,4 +1,5 @@
 import PosternAPI
+import PosternCrypto
 
 /// The OpenID Provider's metadata (Discovery 1.0 §3, RFC 8414), served at
 /// `/.well-known/openid-configuration`: a pure function of the issuer, so that every daemon of a
@@ -45,7 +46,8 @@ public enum OIDCDiscovery {
             "response_modes_supported": strings(["query"]),
             "grant_types_supported": strings(["authorization_code", "refresh_token"]),
             "subject_types_supported": strings(["public"]),
-            "id_token_signing_alg_values_supported": strings(["ES256"]),
+            // RS256 is mandatory (Core §15.1, Discovery §3); a client is registered for one of them.
+            "id_token_signing_alg_values_supported": strings(JSONWebToken.Algorithm.allCases.map(\.rawValue)),
             "scopes_supported": strings(OIDCClient.knownScopes),
             "claims_supported": strings(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "azp", "email", "email_verified", "name"]),
             "code_challenge_methods_supported": strings(["S256"]),

@@ -213,12 +213,13 @@ extension OIDCFlow {
             refreshToken: successor, now: now)
     }
 
-    /// The token response: an ID token and an access token signed now, and the refresh token.
+    /// The token response: an ID token and an access token signed now with the client's
+    /// algorithm (``OIDCClient/idTokenSignedResponseAlg``), and the refresh token.
     private func answer(
         account: Account, client: OIDCClient, grant: OIDCGrant, authTime: Int64, nonce: String?, family: String, refreshToken: String?,
         now: Int64
     ) throws(OIDCProtocolError) -> JSONValue {
-        let signer = context.keys.current.idTokenSigner
+        let signer = context.keys.current.idTokenSigner(client.idTokenSignedResponseAlg)
         var idClaims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(account.uid), "aud": .string(client.clientID), "azp": .string(client.clientID),
             "iat": .integer(now), "exp": .integer(now + context.config.idTokenLifetime), "auth_time": .integer(authTime),
@@ -300,11 +301,12 @@ extension OIDCFlow {
         return claims
     }
 
-    /// The claims of a token signed by a key of the ring, of `type`, from this issuer; nil otherwise.
+    /// The claims of a token signed by a key of the JWKS (ES256 or RS256: whichever the client it
+    /// was issued to is registered for), of `type`, from this issuer; nil otherwise.
     func verifiedClaims(_ token: String, type: String) -> [String: Any]? {
         let ring = context.keys.current
         guard let parsed = try? JSONWebToken.parse(token), (parsed.type ?? "JWT") == type,
-            let key = ring.idTokenVerifiers.first(where: { $0.keyID == parsed.keyID }), parsed.isSigned(by: key),
+            let key = ring.publishedKey(keyID: parsed.keyID), parsed.isSigned(by: key),
             let claims = try? JSONSerialization.jsonObject(with: parsed.claims) as? [String: Any], claims["iss"] as? String == issuer
         else { return nil }
         return claims

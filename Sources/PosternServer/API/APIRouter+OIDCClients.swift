@@ -19,7 +19,8 @@ extension APIRouter {
                 let body = try c.body(OIDCClientRequestBody.self)
                 let added = try clients.add(
                     name: body.name, redirectURIs: body.redirectUris, public: body.public ?? false, firstParty: body.firstParty ?? false,
-                    postLogoutRedirectURIs: body.postLogoutRedirectUris ?? [], allowNoPKCE: body.allowNoPkce ?? false, scopes: body.scopes)
+                    postLogoutRedirectURIs: body.postLogoutRedirectUris ?? [], allowNoPKCE: body.allowNoPkce ?? false, scopes: body.scopes,
+                    idTokenSignedResponseAlg: body.idTokenSignedResponseAlg)
                 return .body(201, OIDCClientSecretBody(added))
             },
             Route(method: "DELETE", path: "/v1/admin/oidc/clients/{clientId}",
@@ -58,7 +59,7 @@ extension OIDCClientBody {
         self.init(
             clientId: client.clientID, name: client.name, redirectUris: client.redirectURIs, postLogoutRedirectUris: client.postLogoutRedirectURIs,
             public: client.isPublic, firstParty: client.firstParty, allowNoPkce: client.allowNoPKCE, scopes: client.scopes,
-            createdAt: UTCTimestamp.iso8601(client.createdAt))
+            idTokenSignedResponseAlg: client.idTokenSignedResponseAlg.rawValue, createdAt: UTCTimestamp.iso8601(client.createdAt))
     }
 }
 

@@ -39,18 +39,32 @@ extension APIRouter {
 }
 
 extension APIRouter {
-    /// A JSON Web Key Set of ES256 public keys (RFC 7517).
-    static let jwksSchema = JSONSchema.object("The public keys that verify ID tokens (RFC 7517).", [
-        .required("keys", .array(.object([
-            .required("kty", .oneOf(["EC"])),
-            .required("crv", .oneOf(["P-256"])),
-            .required("x", .string("base64url")),
-            .required("y", .string("base64url")),
+    /// A JSON Web Key Set (RFC 7517): the ES256 public keys, then the RS256 ones.
+    static let jwksSchema: JSONSchema = {
+        var key = JSONSchema.object("An ES256 key (EC P-256: crv, x, y) or an RS256 key (RSA: n, e).", [
+            .required("kty", .oneOf(["EC", "RSA"])),
             .required("kid", .string()),
-            .required("alg", .oneOf(["ES256"])),
+            .required("alg", .oneOf(["ES256", "RS256"])),
             .required("use", .oneOf(["sig"])),
-        ]))),
-    ])
+            .optional("crv", .oneOf(["P-256"])),
+            .optional("x", .string("base64url")),
+            .optional("y", .string("base64url")),
+            .optional("n", .string("The modulus, base64url (2048 bits).")),
+            .optional("e", .string("The public exponent, base64url.")),
+        ])
+        key.anyOf = [
+            .object([
+                .required("kty", .oneOf(["EC"])), .required("alg", .oneOf(["ES256"])), .required("crv", .oneOf(["P-256"])),
+                .required("x", .string()), .required("y", .string()),
+            ]),
+            .object([
+                .required("kty", .oneOf(["RSA"])), .required("alg", .oneOf(["RS256"])), .required("n", .string()), .required("e", .string()),
+            ]),
+        ]
+        return .object("The public keys that verify ID tokens and the OpenID Connect provider's access tokens (RFC 7517).", [
+            .required("keys", .array(key))
+        ])
+    }()
 
     /// The Prometheus text: HTTP counters, outbox states, action-code events, housekeeping and
     /// the claims taken back from dead daemons.

@@ -16,7 +16,7 @@ public struct FlowHarness: Sendable {
     public init(_ store: any Store, box: SecretBox? = nil, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
         self.store = store
         let box = try box ?? SecretBox(key: Array(repeating: 5, count: 32))
-        let vault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: 7 * 86_400)
+        let vault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: 7 * 86_400, rsaKeys: .madeOncePerProcess)
         var config = AuthConfiguration(publicURL: "https://auth.example.com", allowedContinueHosts: ["app.example.com"])
         config.mailInterval = 0
         config.mailPerHour = 0

@@ -1,4 +1,5 @@
 import PosternCore
+import PosternCrypto
 import Synchronization
 
 /// The OpenID Connect provider's rows. Authorization codes: by the hash of the code, bound to what
@@ -133,13 +134,14 @@ enum OIDCContract {
 }
 
 extension OIDCContract {
-    /// A confidential client with every field set, registered at `createdAt`.
+    /// A confidential client with every field set (none at its default: it signs with RS256),
+    /// registered at `createdAt`.
     static func client(_ id: String, createdAt: Int64 = 500) -> OIDCClient {
         OIDCClient(
             clientID: id, name: "Grafana \"ops\" – Zürich", authentication: .secretHash(Array(repeating: 0x5A, count: 32)),
             redirectURIs: ["https://grafana.example.com/login/generic_oauth", "http://127.0.0.1/callback?x=1&y=%2F"],
             postLogoutRedirectURIs: ["https://grafana.example.com/login"], scopes: ["openid", "email", "profile", "offline_access"],
-            firstParty: true, allowNoPKCE: true, createdAt: createdAt)
+            firstParty: true, allowNoPKCE: true, idTokenSignedResponseAlg: .rs256, createdAt: createdAt)
     }
 
     /// A public client with the defaults.
@@ -190,6 +192,8 @@ extension OIDCContract {
                 redirectURIs: ["https://grafana.example.com/cb"], scopes: ["openid"], createdAt: 500)
             try store.write { try $0.updateOIDCClient(rotated) }
             try expectContract(try store.read { try $0.oidcClient(id: "grafana") }, equals: rotated, "replaced")
+            try expectContract(
+                try store.read { try $0.oidcClient(id: "grafana") }?.idTokenSignedResponseAlg, equals: .es256, "its algorithm replaced too")
             try expectStoreError(.notFound("oidc client"), "an unknown client") {
                 try store.write { try $0.updateOIDCClient(publicClient("gitea")) }
             }
