@@ -33,8 +33,8 @@ struct OIDCPages: Sendable {
         ]
         // A page too: 429 past a limit (with Retry-After), 503 when the store does not answer.
         let pageErrors: [APIErrorCode] = [.tooManyAttempts, .unavailable]
-        func step(_ path: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
-            Route(method: "POST", path: path, summary: summary, access: .public, status: 200,
+        func step(_ stepPath: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
+            Route(method: "POST", path: stepPath, summary: summary, access: .public, status: 200,
                   contract: .init(
                       request: .form(.object([
                           .optional("request", .string("The pending authorization request (the page's hidden field).")),
