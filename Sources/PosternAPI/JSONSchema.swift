@@ -67,6 +67,8 @@ public struct JSONSchema: Sendable {
     public var booleanEnumeration: [Bool]?
     /// Whether null is allowed too.
     public var nullable = false
+    /// The fewest items an array may have.
+    public var minItems: Int?
     /// An object's properties, in order.
     public var properties: [Property] = []
     /// Whether an object may hold keys other than `properties` (nil: not said, which allows them).
@@ -159,10 +161,11 @@ public struct JSONSchema: Sendable {
     }
 
     /// An array of `items`.
-    public static func array(_ items: JSONSchema, _ description: String? = nil) -> JSONSchema {
+    public static func array(_ items: JSONSchema, _ description: String? = nil, minItems: Int? = nil) -> JSONSchema {
         var schema = JSONSchema(type: .array)
         schema.description = description
         schema.items = items
+        schema.minItems = minItems
         return schema
     }
 
@@ -218,8 +221,8 @@ public struct JSONSchema: Sendable {
         if let maxLength = schema.maxLength { object["maxLength"] = .integer(Int64(maxLength)) }
         if let minimum = schema.minimum { object["minimum"] = .integer(minimum) }
         if let maximum = schema.maximum { object["maximum"] = .integer(maximum) }
-        if let values = schema.enumeration { object["enum"] = .array(values.map(JSONValue.string)) }
         // OpenAPI 3.0.3: with `nullable`, an `enum` must list null itself for null to be allowed.
+        if let values = schema.enumeration { object["enum"] = .array(values.map(JSONValue.string) + (schema.nullable ? [.null] : [])) }
         if let values = schema.booleanEnumeration { object["enum"] = .array(values.map(JSONValue.bool) + (schema.nullable ? [.null] : [])) }
         if schema.nullable { object["nullable"] = .bool(true) }
         if !schema.properties.isEmpty {
@@ -232,6 +235,7 @@ public struct JSONSchema: Sendable {
         if let additional = schema.additionalProperties { object["additionalProperties"] = .bool(additional) }
         if !schema.anyOf.isEmpty { object["anyOf"] = .array(schema.anyOf.map { $0.json(refine: refine) }) }
         if let items = schema.items { object["items"] = items.json(refine: refine) }
+        if let minItems = schema.minItems { object["minItems"] = .integer(Int64(minItems)) }
         return .object(object)
     }
 }

@@ -46,12 +46,12 @@ extension OIDCClientRequestBody: DocumentedBody {
             maxLength: uriMaximumLength)
         return .object("A relying party to register; a bad field is 400 INVALID_ARGUMENT naming it (`redirectUris[1]: …`).", [
             .required("name", .string("What the consent screen shows: one line.", minLength: 1, maxLength: 256)),
-            .required("redirectUris", .array(uri, "Where the authorization response may go: at least one.")),
+            .required("redirectUris", .array(uri, "Where the authorization response may go: at least one.", minItems: 1)),
             .optional("public", .boolean("A public client (PKCE alone, no secret). Default false.")),
             .optional("firstParty", .boolean("No consent screen. Default false.")),
             .optional("postLogoutRedirectUris", .array(uri, "Where RP-initiated logout may return to; the redirect URIs' rules.")),
             .optional("allowNoPkce", .boolean("May leave out PKCE, then must send a nonce: confidential clients only. Default false.")),
-            .optional("scopes", .array(.oneOf(knownScopes), "What it may ask for, with openid. Default openid email profile.")),
+            .optional("scopes", .array(.oneOf(knownScopes), "What it may ask for; openid is added when missing. Default openid email profile.")),
             .optional("idTokenSignedResponseAlg", .oneOf(
                 signingAlgorithms, "The JWS algorithm of its ID tokens and access tokens: RS256 for a relying party that takes nothing else. Default ES256.")),
         ])

@@ -50,7 +50,7 @@ struct OIDCClientRegistryTests {
         expectAuthError("INVALID_ARGUMENT") {
             _ = try h.service.oidcClients.add(name: "Notes", redirectURIs: ["com.example.notes:/cb"], public: true, allowNoPKCE: true)
         }
-        expectAuthError("INVALID_ARGUMENT") { _ = try h.service.oidcClients.add(name: "Grafana", redirectURIs: [Self.redirect], scopes: ["email"]) }
+        expectAuthError("INVALID_ARGUMENT") { _ = try h.service.oidcClients.add(name: "Grafana", redirectURIs: [Self.redirect], scopes: ["admin"]) }
         #expect(try h.service.oidcClients.list().isEmpty)
     }
 

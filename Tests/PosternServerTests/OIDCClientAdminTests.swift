@@ -106,7 +106,6 @@ struct OIDCClientAdminTests {
         (#"{"name": "A", "redirectUris": ["com.example.app:/cb"]}"#, "redirectUris[0]: a confidential client's redirect URI must be https"),
         (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "postLogoutRedirectUris": ["http://a.example/"]}"#, "postLogoutRedirectUris[0]:"),
         (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "scopes": ["openid", "admin"]}"#, #"scopes[1]: "admin" is not one of"#),
-        (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "scopes": ["email"]}"#, "scopes: must include openid"),
         (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "public": true, "allowNoPkce": true}"#, "allowNoPkce: is for confidential clients only"),
         (#"{"name": "A", "redirectUris": ["https://a.example/cb"], "public": "yes"}"#, "public must be true or false."),
         (#"{"name": "", "redirectUris": ["https://a.example/cb"]}"#, "name: must be 1 to 256"),

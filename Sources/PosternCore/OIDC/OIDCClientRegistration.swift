@@ -65,7 +65,6 @@ public struct OIDCClientRegistration: Sendable, Hashable {
             throw OIDCClientRegistrationError(
                 .scopes, index: index, "\(unknown.debugDescription) is not one of \(OIDCClient.knownScopes.joined(separator: ", "))")
         }
-        guard scopes.contains("openid") else { throw OIDCClientRegistrationError(.scopes, "must include openid") }
         guard !(allowNoPKCE && isPublic) else {
             throw OIDCClientRegistrationError(.allowNoPKCE, "is for confidential clients only: a public client has PKCE alone")
         }
@@ -74,7 +73,8 @@ public struct OIDCClientRegistration: Sendable, Hashable {
                 .idTokenSignedResponseAlg, "must be \(JSONWebToken.Algorithm.allCases.map(\.rawValue).joined(separator: " or "))")
         }
         var checked = self
-        checked.scopes = scopes.reduce(into: []) { kept, scope in if !kept.contains(scope) { kept.append(scope) } }
+        // openid is every client's (an OpenID Connect request must ask for it): listed or not, it is first.
+        checked.scopes = (["openid"] + scopes).reduce(into: []) { kept, scope in if !kept.contains(scope) { kept.append(scope) } }
         return checked
     }
 

@@ -272,7 +272,8 @@ enum OpenAPIDocument {
         }
         for (status, meaning) in route.contract.otherStatuses {
             var response: [String: JSONValue] = ["description": .string(meaning)]
-            if let mediaType = route.contract.answer.mediaType, mediaType != "application/json" {
+            // A redirect has no body to describe.
+            if let mediaType = route.contract.answer.mediaType, mediaType != "application/json", !(300..<400).contains(status) {
                 response["content"] = .object([mediaType: .object(["schema": ["type": "string"]])])
             }
             responses[status] = .object(response)
