@@ -45,7 +45,7 @@ extension OIDCClientRequestBody: DocumentedBody {
             "An absolute URI without fragment or user information, compared byte for byte: https; http only on 127.0.0.1 or [::1] (any port matches; localhost is refused); or, for a public client, a private-use scheme with a dot (com.example.app:/callback). At most 50.",
             maxLength: uriMaximumLength)
         return .object("A relying party to register; a bad field is 400 INVALID_ARGUMENT naming it (`redirectUris[1]: …`).", [
-            .required("name", .string("What the consent screen shows: one line.", minLength: 1, maxLength: 256)),
+            .required("name", .string("What the consent screen shows: one line (no control character).", pattern: "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", minLength: 1, maxLength: 256)),
             .required("redirectUris", .array(uri, "Where the authorization response may go: at least one.", minItems: 1)),
             .optional("public", .boolean("A public client (PKCE alone, no secret). Default false.")),
             .optional("firstParty", .boolean("No consent screen. Default false.")),

@@ -62,6 +62,12 @@ def positive_rejection_names_a_credential(ctx, response, case):
     if (error.get("code") == "INVALID_ARGUMENT" and case.path == "/v1/admin/webhooks"
             and "--allow-private-targets" in (error.get("message") or "")):
         return None
+    # And an OpenID Connect client's redirect URIs: https, or http on a loopback address, or a
+    # public client's private-use scheme; no fragment, no user information (the field's
+    # description says so; no string pattern states what a URI means).
+    if (error.get("code") == "INVALID_ARGUMENT" and case.path == "/v1/admin/oidc/clients"
+            and (error.get("message") or "").startswith(("redirectUris[", "postLogoutRedirectUris["))):
+        return None
     if error.get("code") not in CREDENTIAL_CODES:
         raise AssertionError(
             f"a schema-valid request was refused {error.get('code')}: {error.get('message')}")
