@@ -3,25 +3,7 @@
 -- with that code, then the next. Times each pair with the monotonic clock (LuaJIT's ffi) and
 -- reports the count and percentiles of the pairs, not of the single requests.
 -- args: QUERY COOKIE BASIC REDIRECT_URI VERIFIER
-local ffi = require("ffi")
-ffi.cdef[[
-typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
-int clock_gettime(int clock, bench_timespec *now);
-]]
-local threads = {}
-local count = 0
-
-function setup(thread)
-  thread:set("id", count)
-  count = count + 1
-  table.insert(threads, thread)
-end
-
-local clock = ffi.new("bench_timespec")
-local function now_us()
-  ffi.C.clock_gettime(1, clock)
-  return tonumber(clock.tv_sec) * 1000000 + tonumber(clock.tv_nsec) / 1000
-end
+dofile("bench/oidc-common.lua")
 
 function init(args)
   query, cookie, basic = args[1], args[2], args[3]

@@ -2,14 +2,7 @@
 -- client and PKCE S256 (one challenge for all: the verifier is the same in every exchange), each
 -- answered 302 to the client with a code. Writes the codes, one a line, to FILE.<thread>.
 -- args: QUERY (the authorization request without state and nonce) COOKIE FILE
-local threads = {}
-local count = 0
-
-function setup(thread)
-  thread:set("id", count)
-  count = count + 1
-  table.insert(threads, thread)
-end
+dofile("bench/oidc-common.lua")
 
 function init(args)
   query, made, bad, n = args[1], 0, 0, 0

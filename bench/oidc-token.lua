@@ -6,25 +6,7 @@
 -- sends it SIGINT once every thread has stopped). The rate is the exchanges over the time from
 -- the first request to the last exchange (the monotonic clock, by LuaJIT's ffi), across threads.
 -- args: FILE THREADS BASIC REDIRECT_URI VERIFIER
-local ffi = require("ffi")
-ffi.cdef[[
-typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
-int clock_gettime(int clock, bench_timespec *now);
-]]
-local threads = {}
-local count = 0
-
-function setup(thread)
-  thread:set("id", count)
-  count = count + 1
-  table.insert(threads, thread)
-end
-
-local clock = ffi.new("bench_timespec")
-local function now_us()
-  ffi.C.clock_gettime(1, clock)
-  return tonumber(clock.tv_sec) * 1000000 + tonumber(clock.tv_nsec) / 1000
-end
+dofile("bench/oidc-common.lua")
 
 function init(args)
   codes, at, ok, bad, answered, first_us, last_us = {}, 1, 0, 0, 0, 0, 0
