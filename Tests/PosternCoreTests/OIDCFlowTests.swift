@@ -380,6 +380,21 @@ struct OIDCAttackTests {
         #expect(own.newSession != nil)
     }
 
+    @Test("a link asked for through the API with this page's continue URL, not bound to the browser, completes nothing here")
+    func unboundLink() throws {
+        let o = try OIDCHarness()
+        guard case .signIn(let victims, _) = try o.flow.authorize(o.parameters(), browser: OIDCHarness.browser, session: nil) else {
+            Issue.record("no sign-in page")
+            return
+        }
+        // The attacker asks for a link to their own address, continuing at the victim's request.
+        try o.h.service.emailLink.send(EmailLinkRequest(email: "mallory@example.com", continueURL: o.flow.resumeURL(request: victims.id)))
+        let answer = try o.flow.completeWithLink(request: victims.id, browser: OIDCHarness.browser, oobCode: try o.lastOOBCode(), session: nil)
+        #expect(answer.outcome == .refused(.otherBrowser))
+        #expect(answer.newSession == nil)
+        #expect(try o.h.service.addresses.inspect(link: nil, oobCode: try o.lastOOBCode()).mode == .signIn, "not consumed")
+    }
+
     @Test("a disabled user's tokens and browser session stop at once; a deleted user's too")
     func disabledUser() throws {
         let o = try OIDCHarness()

@@ -153,6 +153,12 @@ public final class OIDCFlow: Sendable {
     /// - Throws: `AuthError` for the store.
     public func completeWithLink(request id: String, browser: String?, oobCode: String, session: String?) throws(AuthError) -> OIDCPageAnswer {
         try signInStep(id, browser: browser) { found throws(AuthError) in
+            // Only a link the hosted page sent for this browser: a link asked for elsewhere (the
+            // API's send-link, with this page's continue URL) is nobody's proof of this browser.
+            guard let check = emailLink.ledger.browserCheck(oobCode: oobCode, browserVerifier: browser) else {
+                return OIDCPageAnswer(.refused(.requestExpired))
+            }
+            guard check.browserBound, check.binding == .sameBrowser else { return OIDCPageAnswer(.refused(.otherBrowser)) }
             let login: LoginDescriptor
             do throws(AuthError) {
                 login = try emailLink.complete(EmailLinkCompletion(oobCode: oobCode, browserVerifier: browser))
