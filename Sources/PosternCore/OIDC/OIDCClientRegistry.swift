@@ -95,7 +95,5 @@ public final class OIDCClientRegistry: Sendable {
     }
 
     /// A new client secret: 32 random bytes, base64url.
-    static func newSecret() throws(AuthError) -> String {
-        do { return Base64URL.encode(try SecureRandom.bytes(32)) } catch { throw .internalError("random generator: \(error)") }
-    }
+    static func newSecret() throws(AuthError) -> String { try OIDCFlow.randomToken() }
 }

@@ -403,8 +403,8 @@ public final class OIDCFlow: Sendable {
         return out
     }
 
-    /// 32 random bytes, base64url: codes, request ids and session cookies.
-    static func randomToken() throws(AuthError) -> String {
+    /// 32 random bytes, base64url: codes, request ids, session and browser cookies, client secrets.
+    public static func randomToken() throws(AuthError) -> String {
         do { return Base64URL.encode(try SecureRandom.bytes(32)) } catch { throw .internalError("\(error)") }
     }
 

@@ -159,7 +159,7 @@ struct OIDCPages: Sendable {
         if c.request.method != "POST" { try runtime.service.clientLimit.admit(ip: c.clientIP) }
         let existing = ActionPages.browserCookie(c.request)
         let browser: String
-        if let existing { browser = existing } else { browser = try Self.newCookie() }
+        if let existing { browser = existing } else { browser = try OIDCFlow.randomToken() }
         let outcome = try flow.authorize(parameters, browser: browser, session: sessionCookie(c.request))
         var response = answer(OIDCPageAnswer(outcome), browser: browser, request: c.request,
                               lang: Self.language(parameters.first { $0.name == "ui_locales" }?.value))
@@ -202,7 +202,7 @@ struct OIDCPages: Sendable {
     private func logout(_ request: HTTPRequest, parameters: [String: String]) throws(AuthError) -> HTTPResponse {
         let existing = ActionPages.browserCookie(request)
         let browser: String
-        if let existing { browser = existing } else { browser = try Self.newCookie() }
+        if let existing { browser = existing } else { browser = try OIDCFlow.randomToken() }
         let lang = Self.language(parameters["ui_locales"])
         var response = signedOut(try flow.logout(parameters, session: sessionCookie(request), confirmed: false), browser: browser, lang: lang)
         if existing == nil { response.headers.append(("Set-Cookie", ActionPages.setBrowserCookie(browser, secure: secure))) }
@@ -285,9 +285,5 @@ struct OIDCPages: Sendable {
     /// The first of `ui_locales` the pages have words for.
     static func language(_ uiLocales: String?) -> String? {
         (uiLocales ?? "").split(separator: " ").lazy.map { String($0.prefix(2)).lowercased() }.first { ["en", "de"].contains($0) }
-    }
-
-    static func newCookie() throws(AuthError) -> String {
-        do { return Base64URL.encode(try SecureRandom.bytes(32)) } catch { throw .internalError("\(error)") }
     }
 }
