@@ -64,8 +64,8 @@ struct OIDCPagesTests {
         let harness: RouterTests.Harness
         var router: APIRouter { harness.router }
 
-        init(firstParty: Bool = true) throws {
-            harness = try RouterTests.harnessWithService { settings in settings.publicURL = "https://auth.example.com" }
+        init(firstParty: Bool = true, ipPerMinute: Int64 = 0) throws {
+            harness = try RouterTests.harnessWithService(ipPerMinute: ipPerMinute) { settings in settings.publicURL = "https://auth.example.com" }
             let client = OIDCClient(
                 clientID: "rp", name: "Relying <Party>", authentication: .secretHash(SHA256.hash(Array(OIDCPagesTests.secret.utf8))),
                 redirectURIs: [OIDCPagesTests.redirect], postLogoutRedirectURIs: ["https://rp.example.com/bye"],
@@ -157,6 +157,26 @@ struct OIDCPagesTests {
         }
         #expect(pages[0] == pages[1])
         #expect(provider.harness.store.queuedMail().count == 3, "a mail for each, the known address's and the unknown's")
+    }
+
+    @Test("the per-IP limit: authorize GETs past it are a 429 page with Retry-After, and the address form then sends no mail")
+    func perIPLimit() throws {
+        let provider = try Provider(ipPerMinute: 2)
+        let browser = Browser(provider.router)
+        let page = browser.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+        #expect(page.status == 200)
+        let request = try #require(Self.field("request", in: page))
+        let csrf = try #require(Self.field("csrf", in: page))
+        var limited: HTTPResponse?
+        for _ in 0..<5 {
+            let again = browser.send("GET", "/oidc/authorize", query: provider.authorizeQuery)
+            if again.status == 429 { limited = again; break }
+        }
+        let refused = try #require(limited, "the limit never answered")
+        #expect(RouterTests.header(refused, "Retry-After") != nil && RouterTests.header(refused, "Location") == nil)
+        let sent = browser.send("POST", "/oidc/sign-in", form: ["request": request, "csrf": csrf, "email": "ada@example.com"])
+        #expect(sent.status == 429)
+        #expect(provider.harness.store.queuedMail().isEmpty, "no mail past the limit")
     }
 
     @Test("discovery names the issuer and the endpoints under it")
