@@ -25,4 +25,12 @@ static inline OSSL_PARAM postern_param_utf8(const char *key, char *value) {
     return OSSL_PARAM_construct_utf8_string(key, value, 0);
 }
 static inline OSSL_PARAM postern_param_end(void) { return OSSL_PARAM_construct_end(); }
+/* EVP_PKEY_PUBLIC_KEY is a macro of macros, which Swift does not import. */
+static inline int postern_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+/* A parameter builder keeps its keys' names by reference until it is turned into parameters: a
+   name Swift passes as a String is gone by then. These are the literals' own, static pointers. */
+static inline const char *postern_name_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *postern_name_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+static inline const char *postern_name_group(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
+static inline const char *postern_name_public_key(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
 #endif

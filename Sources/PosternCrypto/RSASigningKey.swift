@@ -56,6 +56,27 @@ public final class RSASigningKey: JSONWebSigningKey {
         self.publicJWK = try Self.jwk(of: key, keyID: keyID)
     }
 
+    /// A key that only verifies: the public key of a JWK's modulus `n` and exponent `e` (unsigned
+    /// big-endian), such as an identity provider publishes. ``sign(_:)`` and ``privateKeyDER()``
+    /// throw for it.
+    /// - Throws: `CryptoError.malformed` when the numbers are not an RSA public key of at least 2048 bits.
+    public init(publicModulus n: [UInt8], exponent e: [UInt8], keyID: String) throws(CryptoError) {
+        let modulus = n.isEmpty ? nil : BN_bin2bn(n, Int32(n.count), nil)
+        let exponent = e.isEmpty ? nil : BN_bin2bn(e, Int32(e.count), nil)
+        defer {
+            BN_free(modulus)
+            BN_free(exponent)
+        }
+        guard let modulus, let exponent else { throw .malformed("RSA public key") }
+        self.key = try PKey.publicKey(type: "RSA", what: "RSA public key") { builder in
+            OSSL_PARAM_BLD_push_BN(builder, postern_name_rsa_n(), modulus) == 1
+                && OSSL_PARAM_BLD_push_BN(builder, postern_name_rsa_e(), exponent) == 1
+        }
+        guard EVP_PKEY_get_bits(key.pointer) >= Self.minimumBits else { throw .malformed("RSA public key (under 2048 bits)") }
+        self.keyID = keyID
+        self.publicJWK = try Self.jwk(of: key, keyID: keyID)
+    }
+
     /// The private key as PKCS#8 DER (a PrivateKeyInfo), for storage (sealed) in the key ring.
     /// - Throws: `CryptoError` when OpenSSL cannot encode the key.
     public func privateKeyDER() throws(CryptoError) -> [UInt8] {

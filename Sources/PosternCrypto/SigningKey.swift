@@ -34,6 +34,26 @@ public final class SigningKey: Sendable {
         guard publicPoint().count == 65 else { throw .malformed("signing key (not P-256)") }
     }
 
+    /// A key that only verifies: the P-256 public point of a JWK's `x` and `y` (32 bytes each),
+    /// such as an identity provider publishes. ``sign(_:)`` and ``privateKeyDER()`` throw for it.
+    /// - Throws: `CryptoError.malformed` when the coordinates are not a point of P-256.
+    public init(publicX x: [UInt8], y: [UInt8], keyID: String) throws(CryptoError) {
+        guard x.count == 32, y.count == 32 else { throw .malformed("P-256 public key") }
+        let point: [UInt8] = [4] + x + y
+        let made: Result<PKey, CryptoError> = point.withUnsafeBufferPointer { bytes in
+            "prime256v1".withCString { group in
+                Result { () throws(CryptoError) -> PKey in
+                    try PKey.publicKey(type: "EC", what: "P-256 public key") { builder in
+                        OSSL_PARAM_BLD_push_utf8_string(builder, postern_name_group(), group, 0) == 1
+                            && OSSL_PARAM_BLD_push_octet_string(builder, postern_name_public_key(), bytes.baseAddress, bytes.count) == 1
+                    }
+                }
+            }
+        }
+        self.key = try made.get()
+        self.keyID = keyID
+    }
+
     /// The private key as DER, for storage (wrapped) in the key ring.
     /// - Throws: `CryptoError` when OpenSSL cannot encode the key.
     public func privateKeyDER() throws(CryptoError) -> [UInt8] {
