@@ -82,6 +82,20 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case phoneClaimState = "PHONE_CLAIM_STATE"
     /// Sign-in by phone is off on this server (`--phone-sign-in`) (404).
     case phoneSignInDisabled = "PHONE_SIGN_IN_DISABLED"
+    /// An identity provider's ID token was refused: forged, expired, for another app, of another
+    /// issuer, used before, or its nonce does not match; one answer for all (400).
+    case invalidProviderToken = "INVALID_PROVIDER_TOKEN"
+    /// No identity provider of that name is configured (`--identity-providers`) (404).
+    case providerNotConfigured = "PROVIDER_NOT_CONFIGURED"
+    /// The provider's address has an account this identity may not join yet (the provider or the
+    /// account has not verified the address): sign in by link, then link the provider (409).
+    case accountExistsWithDifferentCredential = "ACCOUNT_EXISTS_WITH_DIFFERENT_CREDENTIAL"
+    /// The account holds an identity of this provider already: unlink it first (409).
+    case providerAlreadyLinked = "PROVIDER_ALREADY_LINKED"
+    /// The account has no identity of this provider (404).
+    case providerNotLinked = "PROVIDER_NOT_LINKED"
+    /// Removing it would leave the account no way to sign in (409).
+    case lastSignInMethod = "LAST_SIGN_IN_METHOD"
     /// The body is larger than 64 KiB (413).
     case payloadTooLarge = "PAYLOAD_TOO_LARGE"
     /// A body was sent with a content type other than JSON (415).
@@ -99,12 +113,13 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded,
             .linkOtherBrowser, .emailMismatch, .invalidCodeVerifier,
             .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken, .invalidPhoneNumber,
-            .invalidPhoneCode, .smsCountryNotAllowed:
+            .invalidPhoneCode, .smsCountryNotAllowed, .invalidProviderToken:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
-        case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled: 404
+        case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled, .providerNotConfigured, .providerNotLinked: 404
         case .methodNotAllowed: 405
-        case .migrationRequired, .credentialAlreadyInUse, .linkOtherSession, .emailExists, .notDead, .anonymousAccount, .phoneClaimState: 409
+        case .migrationRequired, .credentialAlreadyInUse, .linkOtherSession, .emailExists, .notDead, .anonymousAccount, .phoneClaimState,
+            .accountExistsWithDifferentCredential, .providerAlreadyLinked, .lastSignInMethod: 409
         case .payloadTooLarge: 413
         case .unsupportedMediaType: 415
         case .tooManyAttempts: 429

@@ -14,4 +14,6 @@ public enum WireLimits {
     public static let attributesMaximumBytes = 4096
     /// Most characters of the device name an approval page shows.
     public static let deviceNameMaximumLength = 64
+    /// Most bytes of an identity provider's ID token (Apple's and Google's are about 1 KiB).
+    public static let providerTokenMaximumLength = 16_384
 }

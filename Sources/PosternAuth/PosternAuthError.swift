@@ -89,6 +89,21 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case phoneClaimState(String)
     /// The server does not offer sign-in by phone (`PHONE_SIGN_IN_DISABLED`).
     case phoneSignInDisabled
+    // Identity providers (Sign in with Apple, Google, …).
+    /// The provider's ID token was refused: expired, for another app, used before, or its nonce
+    /// does not match (`INVALID_PROVIDER_TOKEN`). Ask the provider for a new one.
+    case invalidProviderToken
+    /// The server has no such provider configured (`PROVIDER_NOT_CONFIGURED`).
+    case providerNotConfigured
+    /// The provider's address has an account that this identity may not join yet: sign in by
+    /// email link, then link the provider (`ACCOUNT_EXISTS_WITH_DIFFERENT_CREDENTIAL`).
+    case accountExistsWithDifferentCredential
+    /// The account has an identity of this provider already (`PROVIDER_ALREADY_LINKED`).
+    case providerAlreadyLinked
+    /// The account has no identity of this provider (`PROVIDER_NOT_LINKED`).
+    case providerNotLinked
+    /// It is the account's last way to sign in (`LAST_SIGN_IN_METHOD`).
+    case lastSignInMethod
     // Limits.
     /// Too many attempts; try again after `retryAfter` seconds (`TOO_MANY_ATTEMPTS_TRY_LATER`).
     case tooManyAttempts(retryAfter: Int?)
@@ -160,6 +175,12 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .phoneClaimNotFound: return .phoneClaimNotFound
         case .phoneClaimState: return .phoneClaimState(detail.message)
         case .phoneSignInDisabled: return .phoneSignInDisabled
+        case .invalidProviderToken: return .invalidProviderToken
+        case .providerNotConfigured: return .providerNotConfigured
+        case .accountExistsWithDifferentCredential: return .accountExistsWithDifferentCredential
+        case .providerAlreadyLinked: return .providerAlreadyLinked
+        case .providerNotLinked: return .providerNotLinked
+        case .lastSignInMethod: return .lastSignInMethod
         case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
         case .unavailable: return .unavailable
         case .internalFailure: return .internalFailure
@@ -206,6 +227,13 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .phoneClaimNotFound: "This account has no such phone number request."
         case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"
         case .phoneSignInDisabled: "This service does not offer sign-in by phone."
+        case .invalidProviderToken: "The sign-in was refused. Try signing in again."
+        case .providerNotConfigured: "This service does not offer sign-in with that provider."
+        case .accountExistsWithDifferentCredential:
+            "An account with this address exists already. Sign in with the email link first, then add this sign-in method in your account."
+        case .providerAlreadyLinked: "This account already has a sign-in with that provider."
+        case .providerNotLinked: "This account has no sign-in with that provider."
+        case .lastSignInMethod: "This is the account's last way to sign in, so it cannot be removed."
         case .tooManyAttempts(let retryAfter):
             retryAfter.map { "Too many attempts. Try again in \($0) seconds." } ?? "Too many attempts. Try again later."
         case .unavailable: "The service is unavailable just now. Try again shortly."

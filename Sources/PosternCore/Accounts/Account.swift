@@ -1,9 +1,36 @@
-/// A sign-in method an account has used.
-public enum Provider: String, Sendable, Hashable, CaseIterable, Codable {
-    case password
-    case emailLink
+/// A way an account has signed in: `password`, `emailLink`, `phone`, or an identity provider's
+/// name (`apple`, `google`, `oidc:<id>`: ``IdentityProvider/accountProviderName``), as the API's
+/// `providers` lists them.
+public struct Provider: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+
+    /// A known method or a provider name of the right shape; nil for anything else (an import's
+    /// or a stored value's typo is refused, not kept).
+    public init?(rawValue: String) {
+        guard Self.methods.contains(rawValue) || Self.isIdentityProviderName(rawValue) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(known: String) { rawValue = known }
+
+    public static let password = Provider(known: "password")
+    public static let emailLink = Provider(known: "emailLink")
     /// An SMS code to a number the account holds verified (`--phone-sign-in`).
-    case phone
+    public static let phone = Provider(known: "phone")
+    /// Sign in with Apple, Google, or another OpenID provider of `--identity-providers`.
+    public static func identity(_ provider: IdentityProvider) -> Provider { Provider(known: provider.accountProviderName) }
+
+    /// True for `apple`, `google` and `oidc:<id>`: an identity provider's sign-in.
+    public var isIdentityProvider: Bool { Self.isIdentityProviderName(rawValue) }
+
+    private static let methods: Set<String> = ["password", "emailLink", "phone"]
+
+    /// `apple`, `google`, or `oidc:` and an id as ``IdentityProvider/parseList(_:)`` accepts it.
+    static func isIdentityProviderName(_ name: String) -> Bool {
+        if name == "apple" || name == "google" { return true }
+        guard name.hasPrefix("oidc:") else { return false }
+        return IdentityProvider.isValidID(String(name.dropFirst(5)))
+    }
 }
 
 /// A user account: anonymous, or with an address.
@@ -34,10 +61,11 @@ public struct Account: Sendable, Hashable {
     /// (claim `sv`) and are refused once it changes.
     public var sessionVersion: Int64
 
-    /// True when the account has no address and has never signed in by phone (an anonymous
-    /// session). An account made by a phone sign-in has no address but is not anonymous: it is
-    /// never upgraded or migrated away as an anonymous one would be.
-    public var isAnonymous: Bool { email == nil && !providers.contains(.phone) }
+    /// True when the account has no address, has never signed in by phone and holds no identity
+    /// provider's sign-in (an anonymous session). An account made by a phone or provider sign-in
+    /// has no address perhaps but is not anonymous: it is never upgraded or migrated away as an
+    /// anonymous one would be.
+    public var isAnonymous: Bool { email == nil && !providers.contains { $0 == .phone || $0.isIdentityProvider } }
 
     /// Creates an account record.
     public init(

@@ -46,6 +46,15 @@ public struct IdentityProvider: Sendable, Hashable {
     /// The longest `id`: it becomes part of stored provider names.
     static let maximumIDLength = 32
 
+    /// 1 to 32 lower-case letters, digits, `-` or `_`: an entry's `id`.
+    static func isValidID(_ id: String) -> Bool {
+        let allowed = { (byte: UInt8) in
+            (AppLinkCharacters.isLetter(byte) && !AppLinkCharacters.isUpper(byte)) || AppLinkCharacters.isDigit(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        return !id.isEmpty && id.utf8.count <= maximumIDLength && id.utf8.allSatisfy(allowed)
+    }
+
     /// Reads the JSON array of `--identity-providers FILE`.
     /// - Throws: `SettingsError` naming the entry and the field that is missing or wrong (never a
     ///   secret: the file names the secret's file, it does not hold it), or a repeated `id`.
@@ -71,11 +80,7 @@ public struct IdentityProvider: Sendable, Hashable {
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw SettingsError("--identity-providers entry \(number): unknown field \(unknown.debugDescription)")
         }
-        let allowed = { (byte: UInt8) in
-            (AppLinkCharacters.isLetter(byte) && !AppLinkCharacters.isUpper(byte)) || AppLinkCharacters.isDigit(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
-        guard let id = object["id"] as? String, !id.isEmpty, id.utf8.count <= Self.maximumIDLength, id.utf8.allSatisfy(allowed) else {
+        guard let id = object["id"] as? String, Self.isValidID(id) else {
             throw SettingsError("--identity-providers entry \(number): \"id\" must be 1 to 32 lower-case letters, digits, - or _ (apple, google, or a name of yours)")
         }
         let place = "--identity-providers entry \(number) (\(id))"
