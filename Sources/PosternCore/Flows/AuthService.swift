@@ -55,6 +55,8 @@ public final class AuthService: Sendable {
     public let oidc: OIDCFlow
     /// The OpenID Connect provider's registered clients (`postern oidc clients`, the admin API).
     public let oidcClients: OIDCClientRegistry
+    /// The identity providers of `--identity-providers` (Sign in with Apple, Google, …).
+    public let identityProviders: ProviderRegistry
     /// Code requests recorded, codes consumed and codes refused.
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -69,8 +71,9 @@ public final class AuthService: Sendable {
     /// - Throws: `AuthError` when the public URL or allowed hosts are unusable, or hashing fails.
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
-        hasher: PasswordHasher = .standard, logger: Logger? = nil
+        hasher: PasswordHasher = .standard, logger: Logger? = nil, identityProviders: ProviderRegistry = .none
     ) throws(AuthError) {
+        self.identityProviders = identityProviders
         context = try FlowContext(
             store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger)
         metrics = context.metrics
