@@ -174,7 +174,7 @@ struct FlowProviderSignInTests {
         let user = try h.service.providerSignIn.unlink(idToken: fresh.session.idToken, provider: "google")
         #expect(!user.providers.contains("google"))
         // The session Google signed in is over; the identity is free again.
-        expectAuthError("INVALID_REFRESH_TOKEN") { _ = try h.service.sessions.refresh(viaGoogle.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(viaGoogle.session.refreshToken) }
         #expect(try signIn(token("g-ada")).uid == ada.uid)  // joins again by its verified address
     }
 }
