@@ -70,7 +70,9 @@ extension ProviderSignInBody: DocumentedBody {
         ])
     }
     public static var example: Self {
-        Self(provider: "apple", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig", nonce: "n-0S6_WzA2Mj", displayName: "Ada Lovelace")
+        Self(
+            provider: "apple", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig", nonce: "n-0S6_WzA2Mj",
+            idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", allowMigration: true, displayName: "Ada Lovelace")
     }
 }
 
@@ -83,7 +85,7 @@ extension LinkProviderBody: DocumentedBody {
             .optional("nonce", .providerNonce),
         ])
     }
-    public static var example: Self { Self(provider: "google", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig") }
+    public static var example: Self { Self(provider: "google", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig", nonce: "n-1") }
 }
 
 /// `POST /v1/provider/apple/notifications`: Apple's server-to-server notification, as Apple posts it.
