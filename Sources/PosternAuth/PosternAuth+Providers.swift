@@ -12,7 +12,8 @@ extension PosternAuth {
     ///   `.google`, `.provider`); `.notSignedIn`; `.requiresRecentLogin`;
     ///   `.credentialAlreadyInUse` (the identity belongs to another account);
     ///   `.providerAlreadyLinked` (the account has one of this provider already);
-    ///   `.invalidProviderToken`, `.providerNotConfigured`, network and server failures.
+    ///   `.accountExistsWithDifferentCredential`; `.invalidProviderToken`,
+    ///   `.providerNotConfigured`, network and server failures.
     @discardableResult
     public func link(with credentials: Credentials) async throws(PosternAuthError) -> User {
         guard let presented = credentials.providerToken else {

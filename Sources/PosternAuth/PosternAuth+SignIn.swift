@@ -107,7 +107,8 @@ extension PosternAuth {
     ///   `.invalidCodeVerifier` (type the address), `.invalidLoginCredentials`, `.userDisabled`,
     ///   `.tooManyAttempts`; for an identity provider's token (`.apple`, `.google`, `.provider`):
     ///   `.invalidProviderToken` (ask the provider for a new one), `.providerNotConfigured`,
-    ///   `.accountExistsWithDifferentCredential` (sign in by email link, then `link(with:)`);
+    ///   `.accountExistsWithDifferentCredential` (sign in by email link, then `link(with:)`),
+    ///   `.providerAlreadyLinked` (a signed-in account with another identity of that provider);
     ///   network and server failures.
     @discardableResult
     public func login(
