@@ -75,7 +75,8 @@ final class CurlProviderHTTPTests {
     }
 
     deinit {
-        try? lifeline.fileHandleForWriting.close()
+        // SIGKILL: a child of the test runner may inherit SIGTERM blocked.
+        kill(server.processIdentifier, SIGKILL)
         server.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
