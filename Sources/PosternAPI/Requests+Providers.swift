@@ -45,7 +45,7 @@ public struct LinkProviderBody: Sendable, Hashable, Codable {
 
 extension JSONSchema {
     /// A provider's id as the requests name it.
-    static let providerName = JSONSchema.string(
+    public static let providerName = JSONSchema.string(
         "The provider's id in --identity-providers: apple, google, or the operator's name (oidc:<id> accepted too).",
         pattern: "^(oidc:)?[a-z0-9_-]{1,32}$", minLength: 1, maxLength: 37)
     /// A provider's ID token.
