@@ -174,7 +174,36 @@ struct FlowProviderSignInTests {
         let user = try h.service.providerSignIn.unlink(idToken: fresh.session.idToken, provider: "google")
         #expect(!user.providers.contains("google"))
         // The session Google signed in is over; the identity is free again.
-        expectAuthError("INVALID_REFRESH_TOKEN") { _ = try h.service.sessions.refresh(viaGoogle.session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(viaGoogle.session.refreshToken) }
         #expect(try signIn(token("g-ada")).uid == ada.uid)  // joins again by its verified address
+    }
+
+    /// Apple's notification about `sub`, signed by `signer` (the provider's key unless given).
+    func appleNotification(_ type: String, sub: String, signer: RSASigningKey? = nil) throws -> String {
+        let now = h.clock.unixSeconds()
+        let events = String(decoding: try JSONSerialization.data(withJSONObject: ["type": type, "sub": sub, "event_time": now * 1000]), as: UTF8.self)
+        let claims: [String: Any] = ["iss": TestIdentityProvider.issuer, "aud": "com.example.app", "iat": now, "jti": UUID().uuidString, "events": events]
+        return try JSONWebToken.sign(claims: JSONSerialization.data(withJSONObject: claims), with: signer ?? idp.key)
+    }
+
+    @Test("Apple's notifications: consent revoked unlinks and ends Apple's sessions, keeping the account; forwarding off changes nothing; a forged one is refused")
+    func appleNotifications() throws {
+        let apple = try #require(h.service.identityProviders.provider(named: "apple"))
+        let raw = "raw-nonce-2"
+        let login = try signIn(
+            token("a-9", email: "relay@privaterelay.appleid.com", aud: "com.example.app", nonce: ProviderTokenVerifier.expectedNonceClaim(raw, provider: apple)),
+            provider: "apple", nonce: raw)
+        expectAuthError("INVALID_PROVIDER_TOKEN") {
+            _ = try h.service.providerSignIn.appleNotification(try appleNotification("consent-revoked", sub: "a-9", signer: try RSASigningKey(generatingWithID: "idp-1")))
+        }
+        #expect(try h.service.providerSignIn.appleNotification(try appleNotification("email-disabled", sub: "a-9")).kind == .emailDisabled)
+        #expect(try h.account(login.uid)?.providers.contains(.identity(apple)) == true)
+        _ = try h.service.providerSignIn.appleNotification(try appleNotification("consent-revoked", sub: "a-9"))
+        let account = try #require(try h.account(login.uid))
+        #expect(!account.providers.contains(.identity(apple)) && account.email?.address == "relay@privaterelay.appleid.com")
+        #expect(h.store.snapshot().providerIdentities.isEmpty)
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(login.session.refreshToken) }
+        // Again: nothing more to do.
+        #expect(try h.service.providerSignIn.appleNotification(try appleNotification("account-delete", sub: "a-9")).kind == .accountDelete)
     }
 }

@@ -52,7 +52,7 @@ struct ProviderRoutesTests {
     @Test("link needs a recent session; unlink refuses the last way in and names PROVIDER_NOT_LINKED")
     func linkAndUnlink() throws {
         let only = RouterTests.json(try post("/v1/provider/sign-in", ["provider": "google", "providerIdToken": try token("g-2", email: nil)]))
-        let idToken = try #require(only["idToken"] as? String)
+        let idToken = try #require((only["session"] as? [String: Any])?["idToken"] as? String)
         let last = harness.router.handle(RouterTests.request("DELETE", "/v1/me/providers/google", bearer: idToken))
         #expect(last.status == 409 && (RouterTests.json(last)["error"] as? [String: Any])?["code"] as? String == "LAST_SIGN_IN_METHOD")
         let none = harness.router.handle(RouterTests.request("DELETE", "/v1/me/providers/oidc%3Aacme", bearer: idToken))

@@ -99,6 +99,41 @@ public final class ProviderSignInFlow: Sendable {
         }
     }
 
+    /// Apple's server-to-server notification (`POST /v1/provider/apple/notifications`), checked
+    /// with Apple's keys: `consent-revoked` (the person stopped using Sign in with Apple for the
+    /// app) and `account-delete` (the Apple ID is gone) unlink the identity and end the sessions it
+    /// signed in, keeping the account and its other ways in; `email-disabled` and `email-enabled`
+    /// (the private relay's forwarding) change nothing: the address stays the account's, and mail
+    /// to it bounces or not as the relay decides. Applying one twice changes nothing more.
+    /// - Throws: `PROVIDER_NOT_CONFIGURED` without an `apple` provider; `INVALID_PROVIDER_TOKEN`
+    ///   for a payload that does not pass the checks; `UNAVAILABLE` when Apple's keys cannot be had.
+    public func appleNotification(_ payload: String) throws(AuthError) -> AppleNotification {
+        guard let apple = registry.providers.first(where: { $0.kind == .apple }) else { throw .providerNotConfigured }
+        let notification: AppleNotification
+        do {
+            notification = try registry.verifyAppleNotification(payload, now: context.clock.unixSeconds())
+        } catch {
+            switch error {
+            case .refused(let refusal): throw .invalidProviderToken("apple notification: \(refusal)")
+            case .unavailable(let detail): throw .unavailable("identity provider \(detail)")
+            }
+        }
+        switch notification.kind {
+        case .consentRevoked, .accountDelete: break
+        case .emailDisabled, .emailEnabled, .unknown: return notification
+        }
+        let name = apple.accountProviderName
+        try context.write { (tx: Writes) in
+            guard let uid = try tx.deleteProviderIdentity(provider: name, subject: notification.subject) else { return }
+            if var account = try tx.account(uid: uid) {
+                account.providers.remove(.identity(apple))
+                try tx.updateAccount(account)
+            }
+            try SessionFlow.revokeSessions(of: uid, method: name, tx: tx)
+        }
+        return notification
+    }
+
     /// The provider a request names.
     /// - Throws: `PROVIDER_NOT_CONFIGURED`.
     func configured(_ name: String) throws(AuthError) -> IdentityProvider {

@@ -40,6 +40,13 @@ extension APIRouter {
                                   pathParameters: providerPath)) { c throws(AuthError) in
                 .body(200, UserBody(try service.providerSignIn.unlink(idToken: try c.idToken(), provider: provider(c))))
             },
+            Route(method: "POST", path: "/v1/provider/apple/notifications", summary: "Apple's server-to-server notifications (register this URL with Apple): consent revoked or the Apple ID deleted unlink it and end its sessions", access: .public, status: 200,
+                  contract: .init(request: .json(AppleNotificationBody.self), answer: .json(NotificationAcceptedBody.self),
+                                  errors: [.providerNotConfigured, .invalidProviderToken])) { c throws(AuthError) in
+                let notification = try service.providerSignIn.appleNotification(try c.body(AppleNotificationBody.self).payload)
+                runtime.logger.info("apple notification", ["event": "\(notification.kind)"])
+                return .body(200, NotificationAcceptedBody())
+            },
         ]
     }
 }
