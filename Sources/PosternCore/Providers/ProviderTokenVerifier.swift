@@ -70,6 +70,12 @@ public enum ProviderTokenVerifier {
         guard provider.issuers.contains(issuer) else { throw .wrongIssuer }
         guard let audiences = audienceList(audience) else { throw .malformed }
         guard audiences.contains(where: provider.audiences.contains) else { throw .wrongAudience }
+        // Several audiences: the party it was issued to (`azp`) must be one of ours (OpenID Connect
+        // Core §3.1.3.7 points 4 and 5). With one audience `azp` may name another client of the
+        // same project (Google's Android client presenting a token for the server's client id).
+        if audiences.count > 1 {
+            guard let presenter = claims["azp"] as? String, provider.audiences.contains(presenter) else { throw .wrongAudience }
+        }
         guard expiresAt > now - skew else { throw .expired }
         guard issuedAt <= now + skew else { throw .issuedInFuture }
         let carried = claims["nonce"]
