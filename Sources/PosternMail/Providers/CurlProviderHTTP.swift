@@ -26,7 +26,7 @@ public final class CurlProviderHTTP: ProviderHTTP {
 
     public func get(_ url: String) throws(ProviderHTTPError) -> ProviderHTTPResponse {
         try Self.checkHTTPS(url)
-        return try Self.response(poster().get(url: url, headers: ["Accept: application/json", "User-Agent: Postern"]), url: url)
+        return try Self.response(poster().get(url: url, headers: ["Accept: application/json", "User-Agent: Postern"]))
     }
 
     public func postForm(_ url: String, fields: [(String, String)], basic: (user: String, password: String)?) throws(ProviderHTTPError)
@@ -36,7 +36,7 @@ public final class CurlProviderHTTP: ProviderHTTP {
         let answer = poster().post(
             url: url, headers: ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json", "User-Agent: Postern"],
             body: TwilioSMSTransport.formEncoded(fields), credentials: basic)
-        return try Self.response(answer, url: url)
+        return try Self.response(answer)
     }
 
     private func poster() -> CurlHTTPPoster {
@@ -47,16 +47,13 @@ public final class CurlProviderHTTP: ProviderHTTP {
 
     /// Refuses a URL that is not https before anything connects (curl is also told to speak only https).
     static func checkHTTPS(_ url: String) throws(ProviderHTTPError) {
-        guard url.hasPrefix("https://") else { throw ProviderHTTPError("\(host(of: url)): only https is fetched from identity providers") }
+        guard url.hasPrefix("https://") else { throw ProviderHTTPError("only https is fetched from identity providers") }
     }
 
-    /// The answer, or the failure naming the host (curl's messages name a host at most; a URL's
-    /// path or query could hold a code).
-    private static func response(_ answer: CurlHTTPAnswer, url: String) throws(ProviderHTTPError) -> ProviderHTTPResponse {
-        if let failure = answer.failure { throw ProviderHTTPError("\(host(of: url)): \(failure)") }
+    /// The answer, or curl's failure (which names a host at most, never the URL's path or query,
+    /// where a code could be; the registry's message names the provider and the host).
+    private static func response(_ answer: CurlHTTPAnswer) throws(ProviderHTTPError) -> ProviderHTTPResponse {
+        if let failure = answer.failure { throw ProviderHTTPError(failure) }
         return ProviderHTTPResponse(status: answer.status, body: answer.body, cacheControl: answer.cacheControl)
     }
-
-    /// The URL's scheme and authority, for messages.
-    private static func host(of url: String) -> String { ProviderURL.forLog(url).split(separator: "/", maxSplits: 3).prefix(2).joined(separator: "//") }
 }
