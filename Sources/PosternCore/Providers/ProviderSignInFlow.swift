@@ -81,7 +81,6 @@ public final class ProviderSignInFlow: Sendable {
         // A provider taken out of the file can still be unlinked: by its account name.
         let accountName = registry.provider(named: name)?.accountProviderName ?? name
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
-        let now = context.clock.unixSeconds()
         return try context.write { (tx: Writes) -> UserRecord in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             let identities = try tx.providerIdentities(uid: current.uid)
@@ -115,7 +114,7 @@ public final class ProviderSignInFlow: Sendable {
         } catch {
             switch error {
             case .refused(let refusal): throw .invalidProviderToken("apple notification: \(refusal)")
-            case .unavailable(let detail): throw .unavailable("identity provider \(detail)")
+            case .unavailable(let detail): throw .providerUnavailable("identity provider \(detail)")
             }
         }
         switch notification.kind {
@@ -150,7 +149,7 @@ public final class ProviderSignInFlow: Sendable {
         } catch {
             switch error {
             case .refused(let refusal): throw .invalidProviderToken("\(provider.id): \(refusal)")
-            case .unavailable(let detail): throw .unavailable("identity provider \(detail)")
+            case .unavailable(let detail): throw .providerUnavailable("identity provider \(detail)")
             }
         }
     }
@@ -253,7 +252,7 @@ public final class ProviderSignInFlow: Sendable {
                 throw AuthError.invalidProviderToken("\(provider.id): replayed")
             }
             account.providers.insert(.identity(provider))
-            if let displayName, account.displayName == nil { account.displayName = displayName }
+            if let displayName, !displayName.isEmpty, account.displayName == nil { account.displayName = displayName }
             if !onlyLink { account.lastSignInAt = now }
             try tx.updateAccount(account)
             if !onlyLink { try events.record(.userSignedIn(uid: account.uid, method: Self.method(provider)), tx: tx, now: now) }
