@@ -9,7 +9,7 @@ import PosternAPI
 /// reaches this object's `answer` instead of the network, and every request is recorded. Each
 /// instance has its own host, so tests running in parallel do not meet.
 final class StubServer: @unchecked Sendable {
-    /// One request as the client sent it.
+    /// One request as the client sent it (the path as it went on the wire, percent-encoded).
     struct Request: Sendable {
         let method: String
         let path: String
@@ -98,7 +98,7 @@ final class StubProtocol: URLProtocol {
             return
         }
         let recorded = StubServer.Request(
-            method: request.httpMethod ?? "GET", path: url.path,
+            method: request.httpMethod ?? "GET", path: URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path,
             bearer: request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Bearer ".count)) },
             body: Self.body(of: request))
         let answer = server.handle(recorded)
