@@ -26,9 +26,7 @@ extension PosternAuth {
     }
 
     /// Removes the provider's sign-in from the signed-in account. Needs a recent sign-in. The
-    /// server ends the sessions that provider signed in: when this device's is one of them
-    /// (reauthenticated with that provider), its next call answers `.tokenRevoked` and the device
-    /// is signed out; reauthenticating another way first keeps it.
+    /// sessions stay, this device's too.
     /// - Parameter provider: as `user.providers` names it: `apple`, `google`, `oidc:<id>`.
     /// - Throws: `.invalidArgument` for a name that is no provider's; `.notSignedIn`;
     ///   `.requiresRecentLogin`; `.providerNotLinked`; `.lastSignInMethod` (no other way into

@@ -72,7 +72,10 @@ public final class ProviderSignInFlow: Sendable {
     }
 
     /// Unlinks the account's identity of provider `name` (`DELETE /v1/me/providers/{provider}`,
-    /// recent sign-in), and ends the sessions it signed in; never the account's last way in.
+    /// recent sign-in); never the account's last way in. The sessions it signed in go on: they are
+    /// the account holder's own, and this one may be among them (signing out everywhere is its own
+    /// call). Apple's notifications end them (``appleNotification(_:)``): there the provider says
+    /// the person withdrew.
     /// - Throws: `REQUIRES_RECENT_LOGIN`, `PROVIDER_NOT_LINKED`, `LAST_SIGN_IN_METHOD`.
     public func unlink(idToken: String, provider name: String) throws(AuthError) -> UserRecord {
         guard Provider(rawValue: name)?.isIdentityProvider == true || registry.provider(named: name) != nil else {
@@ -93,8 +96,7 @@ public final class ProviderSignInFlow: Sendable {
             _ = try tx.deleteProviderIdentity(uid: current.uid, provider: accountName)
             current.providers.remove(Provider(rawValue: accountName) ?? .password)
             try tx.updateAccount(current)
-            try SessionFlow.revokeSessions(of: current.uid, method: accountName, tx: tx)
-            return UserRecord(try tx.account(uid: current.uid) ?? current)
+            return UserRecord(current)
         }
     }
 

@@ -35,7 +35,7 @@ extension APIRouter {
                     idToken: try c.idToken(), provider: body.provider, token: body.providerIdToken, nonce: body.nonce)
                 return .body(200, UserBody(user))
             },
-            Route(method: "DELETE", path: "/v1/me/providers/{provider}", summary: "Unlink the account's identity of a provider and end the sessions it signed in (recent sign-in; never the last way in)", access: .user, status: 200,
+            Route(method: "DELETE", path: "/v1/me/providers/{provider}", summary: "Unlink the account's identity of a provider (recent sign-in; never the last way in; the sessions stay)", access: .user, status: 200,
                   contract: .init(answer: .json(UserBody.self), errors: [.requiresRecentLogin, .providerNotLinked, .lastSignInMethod],
                                   pathParameters: providerPath)) { c throws(AuthError) in
                 .body(200, UserBody(try service.providerSignIn.unlink(idToken: try c.idToken(), provider: provider(c))))
