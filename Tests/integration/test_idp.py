@@ -18,7 +18,9 @@ And on a second, plain-HTTP loopback port, for tests only:
 - `GET /test/mint?sub=S&email=E&email_verified=true|false&aud=A&nonce=N[&exp=..&iat=..&iss=..&kid=..]`
   answers an ID token as text/plain signed by the same key (`iss` defaults to the issuer, `iat` to
   now, `exp` to `iat` + 600; `kid` only changes the header: the signature is the provider's key);
-  `email_verified_string=1` writes it as Apple does (`"true"`/`"false"`);
+  `email_verified_string=1` writes it as Apple does (`"true"`/`"false"`); `count=N` answers N
+  distinct tokens, one a line (each with its own `jti`; with `spread=S` their subjects are
+  `SUB-0` … `SUB-(S-1)` in turn), for bench/providers' pool;
 - `GET /test/stats` answers `{"jwks": N, "discovery": N, "token": N}`: how often each was asked for.
 
 Usage: test_idp.py --dir DIR --client ID:SECRET_FILE:REDIRECT_PREFIX (repeatable). When ready it
@@ -410,11 +412,12 @@ def handler_for(provider, mint_only):
             try:
                 iat = int(value("iat", now))
                 exp = int(value("exp", iat + ID_TOKEN_SECONDS))
+                count, spread = int(value("count", 1)), int(value("spread", 0))
             except ValueError:
-                return self.answer(400, "iat and exp are numbers\n", "text/plain")
+                return self.answer(400, "iat, exp, count and spread are numbers\n", "text/plain")
             sub, aud = value("sub"), value("aud")
-            if not sub or not aud:
-                return self.answer(400, "sub and aud are required\n", "text/plain")
+            if not sub or not aud or not 1 <= count <= 100_000:
+                return self.answer(400, "sub and aud are required, count is 1 to 100000\n", "text/plain")
             claims = {"iss": value("iss", provider.issuer), "sub": sub, "aud": aud, "iat": iat, "exp": exp,
                       "auth_time": iat}
             if value("email"):
@@ -423,8 +426,16 @@ def handler_for(provider, mint_only):
                 claims["email_verified"] = ("true" if verified else "false") if value("email_verified_string") == "1" else verified
             if value("nonce"):
                 claims["nonce"] = value("nonce")
-            token = provider.sign(claims, kid=value("kid", KEY_ID))
-            self.answer(200, token + "\n", "text/plain; charset=utf-8")
+            if count == 1:
+                return self.answer(200, provider.sign(claims, kid=value("kid", KEY_ID)) + "\n", "text/plain; charset=utf-8")
+            # A pool (bench/providers): distinct tokens (each its own jti), subjects sub-0 … sub-(spread-1).
+            tokens = []
+            for i in range(count):
+                one = dict(claims, jti=secrets.token_urlsafe(12))
+                if spread:
+                    one["sub"] = f"{sub}-{i % spread}"
+                tokens.append(provider.sign(one, kid=value("kid", KEY_ID)))
+            self.answer(200, "\n".join(tokens) + "\n", "text/plain; charset=utf-8")
 
     return Handler
 
