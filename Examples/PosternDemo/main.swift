@@ -2,6 +2,7 @@
 // iOS app would walk them, with typed lines in place of screens.
 //
 //   postern-demo --server http://127.0.0.1:8080 [--state FILE]
+//   postern-demo --server URL --apple-story --mint URL --apple-audience BUNDLE_ID   (AppleStory.swift)
 //
 // The state file keeps the session between runs (0600), as the Keychain would on a phone.
 import Foundation
@@ -125,8 +126,11 @@ func option(_ name: String) -> String? {
     arguments.firstIndex(of: name).flatMap { arguments.index(after: $0) < arguments.endIndex ? arguments[$0 + 1] : nil }
 }
 guard let server = option("--server").flatMap(URL.init(string:)) else {
-    FileHandle.standardError.write(Data("usage: postern-demo --server URL [--state FILE]\n".utf8))
+    FileHandle.standardError.write(Data("usage: postern-demo --server URL [--state FILE]\n       postern-demo --server URL --apple-story --mint URL --apple-audience BUNDLE_ID [--apple-sub SUB] [--apple-email EMAIL]\n".utf8))
     exit(64)
+}
+if arguments.contains("--apple-story") {
+    exit(await AppleStory.run(server: server, option: option))
 }
 let statePath = option("--state") ?? FileManager.default.currentDirectoryPath + "/postern-demo-state.json"
 let auth = PosternAuth(serverURL: server, storage: FileSessionStorage(url: URL(fileURLWithPath: statePath)))

@@ -45,7 +45,7 @@ public struct LinkProviderBody: Sendable, Hashable, Codable {
 
 extension JSONSchema {
     /// A provider's id as the requests name it.
-    static let providerName = JSONSchema.string(
+    public static let providerName = JSONSchema.string(
         "The provider's id in --identity-providers: apple, google, or the operator's name (oidc:<id> accepted too).",
         pattern: "^(oidc:)?[a-z0-9_-]{1,32}$", minLength: 1, maxLength: 37)
     /// A provider's ID token.
@@ -70,7 +70,9 @@ extension ProviderSignInBody: DocumentedBody {
         ])
     }
     public static var example: Self {
-        Self(provider: "apple", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig", nonce: "n-0S6_WzA2Mj", displayName: "Ada Lovelace")
+        Self(
+            provider: "apple", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig", nonce: "n-0S6_WzA2Mj",
+            idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", allowMigration: true, displayName: "Ada Lovelace")
     }
 }
 
@@ -83,5 +85,38 @@ extension LinkProviderBody: DocumentedBody {
             .optional("nonce", .providerNonce),
         ])
     }
-    public static var example: Self { Self(provider: "google", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig") }
+    public static var example: Self { Self(provider: "google", providerIdToken: "eyJhbGciOiJSUzI1NiIsImtpZCI6IlcifQ.e30.sig", nonce: "n-1") }
+}
+
+/// `POST /v1/provider/apple/notifications`: Apple's server-to-server notification, as Apple posts it.
+public struct AppleNotificationBody: Sendable, Hashable, Codable {
+    /// A JWS signed by Apple (its ID-token keys) whose `events` say what happened.
+    public var payload: String
+
+    public init(payload: String) { self.payload = payload }
+}
+
+/// The answer to Apple's notification: it was checked and applied (or had nothing to change).
+public struct NotificationAcceptedBody: Sendable, Hashable, Codable {
+    public var status: String
+
+    public init(status: String = "accepted") { self.status = status }
+}
+
+extension AppleNotificationBody: DocumentedBody {
+    public static let schemaName = "AppleNotificationRequest"
+    public static var schema: JSONSchema {
+        .object("Apple's server-to-server notification (the apple provider's audiences; Apple's keys).", [
+            .required("payload", .string("A JWS signed by Apple: iss, aud, iat, jti and events (a JSON string: type, sub, event_time).", minLength: 1, maxLength: WireLimits.providerTokenMaximumLength)),
+        ])
+    }
+    public static var example: Self { Self(payload: "eyJraWQiOiJXNldjT0tCIiwiYWxnIjoiUlMyNTYifQ.e30.sig") }
+}
+
+extension NotificationAcceptedBody: DocumentedBody {
+    public static let schemaName = "NotificationAccepted"
+    public static var schema: JSONSchema {
+        .object("The notification was checked and applied.", [.required("status", .oneOf(["accepted"]))])
+    }
+    public static var example: Self { Self() }
 }

@@ -60,7 +60,7 @@ extension UserBody: DocumentedBody {
             .required("emailVerified", .boolean()),
             .optional("displayName", .displayName),
             .required("isAnonymous", .boolean()),
-            .required("providers", .array(.string(), "Sign-in methods the account has: `password`, `emailLink`, `phone` (with --phone-sign-in).")),
+            .required("providers", .array(.string(), "Sign-in methods the account has: `password`, `emailLink`, `phone` (with --phone-sign-in), and `apple`, `google`, `oidc:<id>` for identity providers (--identity-providers).")),
             .required("attributes", .attributes),
             .required("createdAt", .timestamp),
             .optional("lastSignInAt", .timestamp),

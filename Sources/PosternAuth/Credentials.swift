@@ -1,3 +1,6 @@
+import Foundation
+import PosternAPI
+
 /// What a user signs in with.
 public enum Credentials: Sendable, Hashable {
     /// A sign-in link: the URL the app was opened with, or any text the user pasted (a whole
@@ -16,14 +19,51 @@ public enum Credentials: Sendable, Hashable {
     /// The 6-digit code from the SMS `sendPhoneSignInCode(to:)` asked for, with the number it went
     /// to (only on a server with `--phone-sign-in`).
     case phoneCode(phoneNumber: String, code: String)
+    /// Sign in with Apple: the `identityToken` of the `ASAuthorizationAppleIDCredential`, the raw
+    /// nonce whose SHA-256 went into the request (`SignInNonce`), and the name Apple gives the app
+    /// only on the first sign-in: when given, it becomes the display name of an account that has
+    /// none (RxFireAuth's `updateUserDisplayName`).
+    case apple(idToken: String, rawNonce: String, fullName: PersonNameComponents?)
+    /// Sign in with Google: the `idToken` of the signed-in `GIDGoogleUser`.
+    case google(idToken: String)
+    /// Another OpenID provider of the server's `--identity-providers`: its `id` (`acme` or
+    /// `oidc:acme`), the ID token it gave the app, and the nonce the app put in its request, when
+    /// it put one (compared as it is).
+    case provider(_ id: String, idToken: String, nonce: String? = nil)
 
     /// The address these credentials name, when they name one.
     var email: String? {
         switch self {
         case .emailLink(_, let email): email
         case .emailCode(let email, _), .password(let email, _), .approval(let email): email
-        case .phoneCode: nil
+        case .phoneCode, .apple, .google, .provider: nil
         }
+    }
+
+    /// What the provider endpoints take from an identity provider's credentials: the provider's
+    /// id, its token, the nonce and the display name; nil for the other credentials.
+    var providerToken: (provider: String, idToken: String, nonce: String?, displayName: String?)? {
+        switch self {
+        case .apple(let idToken, let rawNonce, let fullName):
+            ("apple", idToken, rawNonce, fullName.flatMap(Self.displayName(of:)))
+        case .google(let idToken): ("google", idToken, nil, nil)
+        case .provider(let id, let idToken, let nonce): (id, idToken, nonce, nil)
+        case .emailLink, .emailCode, .password, .approval, .phoneCode: nil
+        }
+    }
+
+    /// The name as the user would write it; nil when it has no part (Apple sends empty
+    /// components after the first sign-in).
+    static func displayName(of name: PersonNameComponents) -> String? {
+        #if canImport(Darwin)
+        let formatted = PersonNameComponentsFormatter.localizedString(from: name, style: .default)
+        #else
+        let formatted = [name.namePrefix, name.givenName, name.middleName, name.familyName, name.nameSuffix]
+            .compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }.joined(separator: " ")
+        #endif
+        // The server refuses a longer name, and with it the sign-in: a name is not worth that.
+        let trimmed = formatted.trimmingCharacters(in: .whitespacesAndNewlines).unicodeScalars.prefix(WireLimits.displayNameMaximumLength)
+        return trimmed.isEmpty ? nil : String(String.UnicodeScalarView(trimmed))
     }
 }
 

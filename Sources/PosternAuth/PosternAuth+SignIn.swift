@@ -105,7 +105,10 @@ extension PosternAuth {
     ///   change its account), `.requiresRecentLogin` (linking an address to a signed-in account
     ///   needs a sign-in in the last 5 minutes), `.invalidCode`, `.expiredCode`, `.emailMismatch`,
     ///   `.invalidCodeVerifier` (type the address), `.invalidLoginCredentials`, `.userDisabled`,
-    ///   `.tooManyAttempts`, network and server failures.
+    ///   `.tooManyAttempts`; for an identity provider's token (`.apple`, `.google`, `.provider`):
+    ///   `.invalidProviderToken` (ask the provider for a new one), `.providerNotConfigured`,
+    ///   `.accountExistsWithDifferentCredential` (sign in by email link, then `link(with:)`);
+    ///   network and server failures.
     @discardableResult
     public func login(
         with credentials: Credentials, updateUserDisplayName: String? = nil, allowMigration: Bool? = nil,
@@ -143,7 +146,9 @@ extension PosternAuth {
     }
 
     /// Reauthenticates the signed-in user before a sensitive action (a password or address
-    /// change, deleting the account): a new session with a fresh sign-in time.
+    /// change, deleting the account, linking a provider): a new session with a fresh sign-in
+    /// time. `.apple`, `.google` and `.provider` reauthenticate with a provider linked to the
+    /// account (RxFireAuth's `confirmAuthenticationWithApple`).
     /// - Throws: `.notSignedIn`; `.credentialAlreadyInUse` when `credentials` are another
     ///   account's; as `login(with:…)`.
     public func confirmAuthentication(with credentials: Credentials) async throws(PosternAuthError) {
@@ -179,6 +184,12 @@ extension PosternAuth {
                 "POST", "/v1/phone/complete",
                 body: PhoneSignInCompleteBody(phoneNumber: phoneNumber, code: code, idToken: token, allowMigration: allowMigration),
                 credentials: credentials, as: LoginBody.self)
+        case .apple, .google, .provider:
+            guard let presented = credentials.providerToken else { throw .invalidArgument("These credentials are no provider's token.") }
+            let body = ProviderSignInBody(
+                provider: presented.provider, providerIdToken: presented.idToken, nonce: presented.nonce, idToken: token,
+                allowMigration: allowMigration, displayName: presented.displayName)
+            return try await transport.send("POST", "/v1/provider/sign-in", body: body, credentials: credentials, as: LoginBody.self)
         case .approval(let email):
             guard let verifier = state.pendingLink?.codeVerifier, state.pendingLink?.email == email else {
                 throw .invalidArgument("No approval was asked for \(email) on this device.")

@@ -13,7 +13,8 @@ public struct User: Sendable, Hashable, Codable {
     public let displayName: String?
     /// The app's own profile fields (a bio, …); the owner's alone.
     public let attributes: [String: JSONValue]
-    /// How the account can sign in: `emailLink`, `password`, `anonymous`.
+    /// How the account can sign in: `emailLink`, `password`, `phone`, `anonymous`, and the
+    /// identity providers linked to it: `apple`, `google`, `oidc:<id>`.
     public let providers: [String]
     /// Whether this is a guest account with no address yet.
     public let isAnonymous: Bool

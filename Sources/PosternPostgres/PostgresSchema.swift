@@ -360,6 +360,27 @@ enum PostgresSchema {
         Migration("oidcClientSigningAlgorithm", """
         ALTER TABLE oidc_clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256';
         """),
+        // 20: SQLite's 24, identity providers' subjects linked to accounts and the replay ledger of
+        // their ID tokens (issue 46).
+        Migration("providerIdentities", """
+        CREATE TABLE provider_identities (
+            provider TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            email_local_part TEXT,
+            email_domain TEXT,
+            email_verified INTEGER NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL,
+            last_used_at BIGINT NOT NULL,
+            PRIMARY KEY (provider, subject),
+            UNIQUE (uid, provider)
+        );
+        CREATE TABLE provider_token_uses (
+            token_hash BYTEA PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX provider_token_uses_expiry ON provider_token_uses(expires_at);
+        """),
     ]
 
     /// The statements of each version, in order (``named`` without the steps PostgreSQL needs none for).

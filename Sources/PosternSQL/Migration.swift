@@ -55,6 +55,7 @@ public struct Migration: Sendable, Hashable {
         "refreshTokenClients",
         "oidcClientsAndSessions",
         "oidcClientSigningAlgorithm",
+        "providerIdentities",
     ]
 }
 

@@ -399,6 +399,30 @@ enum Schema {
         Migration("oidcClientSigningAlgorithm", """
         ALTER TABLE oidc_clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256';
         """),
+        // 24: identity providers' subjects linked to accounts (issue 46): (provider, subject) → uid,
+        // at most one identity of a provider per account, deleted with the account. The address the
+        // provider vouched for is kept as `addresses` keeps an account's (the local part as given,
+        // the domain in A-labels) but not in that table: it is no account's key, only what the
+        // provider said. The replay ledger of providers' ID tokens, by the SHA-256 of the token.
+        Migration("providerIdentities", """
+        CREATE TABLE provider_identities (
+            provider TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            email_local_part TEXT,
+            email_domain TEXT,
+            email_verified INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER NOT NULL,
+            PRIMARY KEY (provider, subject),
+            UNIQUE (uid, provider)
+        ) WITHOUT ROWID;
+        CREATE TABLE provider_token_uses (
+            token_hash BLOB PRIMARY KEY,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX provider_token_uses_expiry ON provider_token_uses(expires_at);
+        """),
     ]
 
     /// The statements of each version, in order.

@@ -123,6 +123,11 @@ public enum HousekeepingFixture {
                     hash: SHA256.hash(Array(name.utf8)), uid: "uid-1", authTime: expiresAt - 86_400, methods: ["link"], sessionVersion: 0,
                     createdAt: expiresAt - 86_400, expiresAt: expiresAt))
             }
+            // Providers' ID tokens used: one whose ledger entry reached its horizon (goes), one a
+            // second after (stays: the next round takes it). The ledger has no read; the rounds' counts tell.
+            for (name, expiresAt) in [("provider-token-old", horizon(.providerTokenUses)), ("provider-token-live", horizon(.providerTokenUses) + 1)] {
+                _ = try tx.useProviderToken(hash: SHA256.hash(Array(name.utf8)), expiresAt: expiresAt)
+            }
         }
         try store.write { tx in
             try tx.enqueueWebhook(

@@ -42,5 +42,6 @@ extension InMemoryStore.Transaction {
         state.authorizationCodes = state.authorizationCodes.filter { $0.value.uid != uid }
         state.oidcBrowserSessions = state.oidcBrowserSessions.filter { $0.value.uid != uid }
         state.oidcConsents[uid] = nil
+        state.providerIdentities = state.providerIdentities.filter { $0.value.uid != uid }
     }
 }

@@ -47,6 +47,11 @@ public final class InMemoryStore: Store {
         public var oidcBrowserSessions: [[UInt8]: OIDCBrowserSession] = [:]
         /// Consents by uid, then client id.
         public var oidcConsents: [String: [String: OIDCConsent]] = [:]
+        /// Identity providers' subjects linked to accounts, by provider and subject
+        /// (``Transaction/identityKey(provider:subject:)``).
+        public var providerIdentities: [String: ProviderIdentityLink] = [:]
+        /// The replay ledger of providers' ID tokens: the SHA-256 of a used token → its expiry.
+        public var providerTokenUses: [[UInt8]: Int64] = [:]
     }
 
     private let state = Mutex(State())

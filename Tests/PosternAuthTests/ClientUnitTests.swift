@@ -24,6 +24,9 @@ struct ClientUnitTests {
         .payloadTooLarge: .protocolMismatch(status: 400, code: "PAYLOAD_TOO_LARGE", message: "m"),
         .unsupportedMediaType: .protocolMismatch(status: 400, code: "UNSUPPORTED_MEDIA_TYPE", message: "m"),
         .tooManyAttempts: .tooManyAttempts(retryAfter: 30), .internalFailure: .internalFailure, .unavailable: .unavailable,
+        .invalidProviderToken: .invalidProviderToken, .providerNotConfigured: .providerNotConfigured,
+        .accountExistsWithDifferentCredential: .accountExistsWithDifferentCredential, .providerAlreadyLinked: .providerAlreadyLinked,
+        .providerNotLinked: .providerNotLinked, .lastSignInMethod: .lastSignInMethod,
     ]
 
     @Test("LINK_USED with signedInHere is 'already signed in here'; without it, a used link")

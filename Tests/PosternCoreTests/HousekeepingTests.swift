@@ -16,6 +16,7 @@ struct RetentionPolicyTests {
         #expect(policy.horizon(for: .outbox, now: now) == now - 30 * 86_400)
         #expect(policy.horizon(for: .rateEvents, now: now) == now - RateLimitPolicy.window)
         #expect(policy.horizon(for: .guessBudgets, now: now) == now - GuessBudget().forgetAfter)
+        #expect(policy.horizon(for: .providerTokenUses, now: now) == now - ProviderTokenVerifier.skew)
     }
 
     @Test("--retention-days sets the outbox's retention; the guess budget's forget time comes from the flows")
@@ -146,6 +147,22 @@ struct HousekeeperTests {
         h.clock.advance(by: 1)
         #expect(try housekeeper.runRound().removed[.consumedCodes] == 1)
         expectAuthError("EXPIRED_OOB_CODE") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: link)) }
+    }
+
+    @Test("a provider's ID token stays in the replay ledger while the verifier's skew still accepts it, and goes once it is refused as expired")
+    func providerTokenUseKeptThroughSkew() throws {
+        let store = InMemoryStore()
+        let exp: Int64 = 1_800_000_000
+        let hash = Array(repeating: UInt8(7), count: 32)
+        #expect(try store.write { try $0.useProviderToken(hash: hash, expiresAt: exp) })
+        // The verifier accepts the token while exp > now - skew: the last second of that is exp + skew - 1.
+        let clock = ManualClock(Date(timeIntervalSince1970: TimeInterval(exp + ProviderTokenVerifier.skew - 1)))
+        let housekeeper = Housekeeper(store: store, policy: RetentionPolicy(), clock: clock)
+        #expect(try housekeeper.runRound().removed[.providerTokenUses] == 0)
+        #expect(try store.write { try $0.useProviderToken(hash: hash, expiresAt: exp) } == false, "still a replay")
+        clock.advance(by: 1)
+        #expect(try housekeeper.runRound().removed[.providerTokenUses] == 1)
+        #expect(store.snapshot().providerTokenUses.isEmpty)
     }
 
     @Test("a rotated refresh token inside its grace still gets its successor after a round; after the grace its replay still revokes the family")

@@ -16,8 +16,8 @@ struct OIDCHarness {
     static let verifier = "a-pkce-verifier-of-at-least-forty-three-characters-0123456789"
     static var challenge: String { Base64URL.encode(SHA256.hash(Array(verifier.utf8))) }
 
-    init(configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
-        h = try FlowHarness(configure: configure)
+    init(identityProviders: ProviderRegistry = .none, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+        h = try FlowHarness(identityProviders: identityProviders, configure: configure)
         let grafana = OIDCClient(
             clientID: "grafana", name: "Grafana", authentication: .secretHash(SHA256.hash(Array(confidentialSecret.utf8))),
             redirectURIs: ["https://grafana.example.com/login/generic_oauth"],

@@ -58,7 +58,7 @@ struct ProviderTokenVerifierTests {
     func accepted() throws {
         let identity = try verify(JSONWebToken.sign(claims: claims(), with: rsa))
         #expect(identity == ProviderIdentity(provider: "corp", subject: "subject-1", email: "ada@example.com", emailVerified: true, expiresAt: now + 600))
-        let viaEC = try verify(JSONWebToken.sign(claims: claims(["aud": ["elsewhere", "other"], "email_verified": false]), with: ec))
+        let viaEC = try verify(JSONWebToken.sign(claims: claims(["aud": ["elsewhere", "other"], "azp": "other", "email_verified": false]), with: ec))
         #expect(viaEC.subject == "subject-1" && !viaEC.emailVerified)
         // Inside the 60 s skew on both ends.
         #expect(throws: Never.self) { try verify(JSONWebToken.sign(claims: claims(["exp": now - 59, "iat": now + 60]), with: rsa)) }
@@ -81,6 +81,11 @@ struct ProviderTokenVerifierTests {
         #expect(refusal(try JSONWebToken.sign(claims: claims(["iat": now + 61]), with: rsa)) == .issuedInFuture)
         #expect(refusal(try JSONWebToken.sign(claims: claims(["aud": "someone-else"]), with: rsa)) == .wrongAudience)
         #expect(refusal(try JSONWebToken.sign(claims: claims(["aud": ["a", "b"]]), with: rsa)) == .wrongAudience)
+        // Several audiences, one of them ours: the presenter (`azp`) must be ours too.
+        #expect(refusal(try JSONWebToken.sign(claims: claims(["aud": ["postern", "evil"]]), with: rsa)) == .wrongAudience)
+        #expect(refusal(try JSONWebToken.sign(claims: claims(["aud": ["postern", "evil"], "azp": "evil"]), with: rsa)) == .wrongAudience)
+        // One audience: `azp` may name another client (Google's Android client for the server's id).
+        #expect(throws: Never.self) { try verify(JSONWebToken.sign(claims: claims(["azp": "android-client"]), with: rsa)) }
         #expect(refusal(try JSONWebToken.sign(claims: claims(["iss": "https://evil.example"]), with: rsa)) == .wrongIssuer)
         #expect(refusal(try JSONWebToken.sign(claims: claims(["exp": nil]), with: rsa)) == .malformed)
         #expect(refusal(try JSONWebToken.sign(claims: claims(["exp": true]), with: rsa)) == .malformed)

@@ -44,6 +44,8 @@ struct MigrationNameTests {
         #expect(version(after: "oidcClientsAndSessions", in: PostgresSchema.named) == 18)
         #expect(version(after: "oidcClientSigningAlgorithm", in: Schema.named) == 23)
         #expect(version(after: "oidcClientSigningAlgorithm", in: PostgresSchema.named) == 19)
+        #expect(version(after: "providerIdentities", in: Schema.named) == 24)
+        #expect(version(after: "providerIdentities", in: PostgresSchema.named) == 20)
         #expect(Schema.migrations == Schema.named.compactMap(\.sql))
     }
 }

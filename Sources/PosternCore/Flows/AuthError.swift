@@ -93,6 +93,25 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         .conflict, code: .linkOtherSession,
         message: "This session did not ask for the link: ask for it from here (with this session's idToken), or complete it without one.")
     /// A phone sign-in in a normal session whose number another account holds verified.
+    /// Every refusal of a provider's ID token: one answer; `reason` (which check failed, never a
+    /// part of the token) goes to the operator's log only.
+    public static func invalidProviderToken(_ reason: String) -> AuthError {
+        AuthError(
+            .invalidInput, code: .invalidProviderToken,
+            message: "The provider's ID token was refused: forged, expired, for another app or issuer, used before, or its nonce does not match.",
+            logDetail: reason)
+    }
+    public static let providerNotConfigured = AuthError(
+        .notFound, code: .providerNotConfigured, message: "No identity provider of that name is configured (--identity-providers).")
+    public static let accountExistsWithDifferentCredential = AuthError(
+        .conflict, code: .accountExistsWithDifferentCredential,
+        message: "The provider's address has an account this sign-in may not join yet: sign in by email link, then link the provider.")
+    public static let providerAlreadyLinked = AuthError(
+        .conflict, code: .providerAlreadyLinked, message: "The account holds an identity of this provider already: unlink it first.")
+    public static let providerNotLinked = AuthError(.notFound, code: .providerNotLinked, message: "The account has no identity of this provider.")
+    public static let lastSignInMethod = AuthError(
+        .conflict, code: .lastSignInMethod, message: "It is the account's last way to sign in: add another (a password, an address, a phone) first.")
+    public static let providerInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The provider's identity belongs to another account.")
     public static let phoneInUse = AuthError(.conflict, code: .credentialAlreadyInUse, message: "The number belongs to another account.")
     /// The account is anonymous, and what was asked needs an address; `message` says what to do.
     public static func anonymousAccount(_ message: String) -> AuthError {

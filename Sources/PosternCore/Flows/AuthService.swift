@@ -57,6 +57,8 @@ public final class AuthService: Sendable {
     public let oidcClients: OIDCClientRegistry
     /// The identity providers of `--identity-providers` (Sign in with Apple, Google, …).
     public let identityProviders: ProviderRegistry
+    /// Sign-in, link and unlink with an identity provider's ID token.
+    public let providerSignIn: ProviderSignInFlow
     /// Code requests recorded, codes consumed and codes refused.
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -98,8 +100,9 @@ public final class AuthService: Sendable {
         phoneHolder = PhoneHolderFlow(context: context, sessions: sessions, claiming: claiming)
         phoneOperator = PhoneOperatorTools(context: context, claiming: claiming)
         phoneSignIn = PhoneSignInFlow(context: context, sessions: sessions, settlement: phoneSettlement)
+        providerSignIn = ProviderSignInFlow(context: context, sessions: sessions, registry: identityProviders)
         smsComposer = SMSComposer(claims: PhoneClaimSMS(context: context, settlement: phoneSettlement), signIn: phoneSignIn)
-        oidc = OIDCFlow(context: context, emailLink: emailLink, passwords: passwords, sessions: sessions)
+        oidc = OIDCFlow(context: context, emailLink: emailLink, passwords: passwords, sessions: sessions, providerSignIn: providerSignIn)
         oidcClients = OIDCClientRegistry(context: context)
     }
 }

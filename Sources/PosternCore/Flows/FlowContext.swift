@@ -19,6 +19,8 @@ final class FlowContext: Sendable {
     let smsAdmission: SMSAdmission
     /// SMS counters (queued, sent, dead by country code; caps hit).
     let smsMetrics: SMSMetrics
+    /// The operator's log, for refusals a page does not explain (why a provider's token was refused).
+    let logger: Logger?
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
@@ -31,6 +33,7 @@ final class FlowContext: Sendable {
         self.config = config
         self.hasher = hasher
         self.metrics = metrics
+        self.logger = logger
         events = EventLedger(configuration: config.webhooks)
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
@@ -184,5 +187,13 @@ final class FlowContext: Sendable {
             throw .internalError("\(error)")
         }
         return Base64URL.encode(bytes)
+    }
+}
+
+extension FlowContext {
+    /// Logs a refusal the caller is shown only in general words: its code and the reason kept for
+    /// the operator (``AuthError/logDetail``), never a secret.
+    func logRefusal(_ error: AuthError) {
+        logger?.info("sign-in refused", ["code": error.code, "detail": error.logDetail ?? error.message])
     }
 }

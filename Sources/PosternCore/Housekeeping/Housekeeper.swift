@@ -111,6 +111,7 @@ public struct Housekeeper: Sendable {
         case .oidcCodes: try tx.pruneAuthorizationCodes(expiredBy: horizon, limit: limit)
         case .oidcRequests: try tx.pruneOIDCPendingRequests(expiredBy: horizon, limit: limit)
         case .oidcBrowserSessions: try tx.pruneOIDCBrowserSessions(expiredBy: horizon, limit: limit)
+        case .providerTokenUses: try tx.pruneProviderTokenUses(expiredBy: horizon, limit: limit)
         }
     }
 }

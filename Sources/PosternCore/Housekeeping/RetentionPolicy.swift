@@ -39,6 +39,9 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     case oidcRequests = "oidc_requests"
     /// OpenID Connect browser sessions, at their expiry: a browser signs in again from then on.
     case oidcBrowserSessions = "oidc_browser_sessions"
+    /// The replay ledger of identity providers' ID tokens, past the token's expiry plus
+    /// ``RetentionPolicy/providerTokenGrace``.
+    case providerTokenUses = "provider_token_uses"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -59,6 +62,9 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
 ///   a while longer, so that a replay soon after is still told from an unknown code and revokes
 ///   what the code gave (RFC 6749 §4.1.2), rather than only failing;
 /// - a pending authorization request and a browser session are refused once `now >= expiresAt`;
+/// - a provider's ID token is refused as expired once it is past its `exp` by more than the
+///   verifier's allowance for skewed clocks (``ProviderTokenVerifier/skew``), so its ledger entry
+///   is kept that long after the expiry it records;
 /// - a rate event counts while `at > now - 3600` (``RateLimitPolicy``);
 /// - a guess budget is forgotten once `now - lastFailureAt >= forgetAfter` (``GuessBudget``).
 public struct RetentionPolicy: Sendable, Equatable {
@@ -72,6 +78,9 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var guessForgetAfter: Int64 = GuessBudget().forgetAfter
     /// Seconds an OpenID Connect authorization code is kept after it expired (replay detection).
     public var authorizationCodeGrace: Int64 = 600
+    /// Seconds a provider's ID token's ledger entry is kept after the token's expiry: as long as
+    /// the verifier still accepts it there.
+    public var providerTokenGrace: Int64 = ProviderTokenVerifier.skew
 
     /// The defaults: a one-hour grace, 30 days of finished mail.
     public init() {}
@@ -94,6 +103,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         case .rateWindows: now - SMSAdmission.day
         case .guessBudgets: now - guessForgetAfter
         case .oidcCodes: now - authorizationCodeGrace
+        case .providerTokenUses: now - providerTokenGrace
         }
     }
 }

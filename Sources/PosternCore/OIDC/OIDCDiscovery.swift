@@ -27,6 +27,10 @@ public enum OIDCDiscovery {
         public static let approved = "/oidc/approved"
         /// Where a sign-in link sent by the hosted page continues (`?request=ID`).
         public static let resume = "/oidc/resume"
+        /// "Continue with Apple / Google / …": the button's form posts here, answered by a redirect to the provider.
+        public static let providerStart = "/oidc/provider-start"
+        /// The identity providers' redirect URI (GET, and POST for Apple's form_post).
+        public static let providerCallback = "/oidc/provider-callback"
     }
 
     /// The metadata for `issuer` (`--public-url`, used exactly as given: Discovery §4.3 requires

@@ -19,21 +19,24 @@ public final class OIDCFlow: Sendable {
     /// How long the hosted page keeps a request waiting for its sign-in (a sign-in link's life).
     static let pendingLifetime: Int64 = 900
     /// The `amr` values (RFC 8176's `pwd` and `otp`; Postern's own `link` for the emailed link
-    /// and `approval` for approve-on-another-device, which RFC 8176 has no values for).
+    /// and `approval` for approve-on-another-device, which RFC 8176 has no values for; `fed` for an
+    /// identity provider's sign-in, as Microsoft's tokens name a federated one).
     public enum Method: String, Sendable {
-        case link, otp, pwd, approval
+        case link, otp, pwd, approval, fed
     }
 
     let context: FlowContext
     let emailLink: EmailLinkFlow
     let passwords: PasswordFlow
     let sessions: SessionFlow
+    let providerSignIn: ProviderSignInFlow
 
-    init(context: FlowContext, emailLink: EmailLinkFlow, passwords: PasswordFlow, sessions: SessionFlow) {
+    init(context: FlowContext, emailLink: EmailLinkFlow, passwords: PasswordFlow, sessions: SessionFlow, providerSignIn: ProviderSignInFlow) {
         self.context = context
         self.emailLink = emailLink
         self.passwords = passwords
         self.sessions = sessions
+        self.providerSignIn = providerSignIn
     }
 
     /// The issuer: `--public-url`, exactly.
@@ -327,25 +330,33 @@ public final class OIDCFlow: Sendable {
     /// (nobody holds it), the browser's old session ends and a new one starts; then the consent
     /// screen, or a code.
     func signedIn(_ found: Pending, login: LoginDescriptor, method: Method, replacing old: String?) throws(AuthError) -> OIDCPageAnswer {
+        try signedIn(found, uid: login.uid, email: login.email, method: method, apiRefreshToken: login.session.refreshToken, replacing: old)
+    }
+
+    /// ``signedIn(_:login:method:replacing:)`` for account `uid`, whose sign-in issued the API
+    /// session of `apiRefreshToken` (nil when it issued none: a provider's).
+    func signedIn(
+        _ found: Pending, uid: String, email: String?, method: Method, apiRefreshToken: String?, replacing old: String?
+    ) throws(AuthError) -> OIDCPageAnswer {
         let now = context.clock.unixSeconds()
         let cookie = try Self.randomToken()
         let lifetime = context.config.oidcSessionLifetime
-        let apiToken = SHA256.hash(login.session.refreshToken)
+        let apiToken = apiRefreshToken.map(SHA256.hash)
         let oldHash = old.map(SHA256.hash)
         let record = try context.write { (tx: Writes) -> OIDCBrowserSession in
-            if let issued = try tx.refreshToken(hash: apiToken) { _ = try tx.revokeRefreshFamily(issued.family) }
+            if let apiToken, let issued = try tx.refreshToken(hash: apiToken) { _ = try tx.revokeRefreshFamily(issued.family) }
             if let oldHash { _ = try tx.deleteOIDCBrowserSession(hash: oldHash) }
-            guard let account = try tx.account(uid: login.uid) else { throw AuthError.code(.stateChanged) }
+            guard let account = try tx.account(uid: uid) else { throw AuthError.code(.stateChanged) }
             let session = OIDCBrowserSession(
                 hash: SHA256.hash(cookie), uid: account.uid, authTime: now, methods: [method.rawValue],
                 sessionVersion: account.sessionVersion, createdAt: now, expiresAt: now + lifetime)
             try tx.insertOIDCBrowserSession(session)
             return session
         }
-        if try hasConsent(found.request, uid: login.uid) {
+        if try hasConsent(found.request, uid: uid) {
             return OIDCPageAnswer(.redirect(try issueCode(found.request, session: record, pendingID: found.record.id, now: now)), newSession: cookie)
         }
-        return OIDCPageAnswer(.consent(found.view, email: login.email ?? ""), newSession: cookie)
+        return OIDCPageAnswer(.consent(found.view, email: email ?? ""), newSession: cookie)
     }
 
     /// Issues a code for `request` to the session's account (recording `consent` and forgetting

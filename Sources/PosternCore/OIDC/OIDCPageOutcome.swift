@@ -27,6 +27,12 @@ public enum OIDCSignInRetry: Sendable, Hashable {
     /// The approval on the other device ended before it was given: a wrong number was typed
     /// there, or it expired, or it was used. Ask again, or have a link sent.
     case approvalEnded
+    /// The identity provider's sign-in did not complete: cancelled there, refused, or its token
+    /// did not pass the checks. Try again, or use the address.
+    case providerFailed
+    /// The provider's address has an account this identity may not join yet (the pre-hijacking
+    /// rule): sign in with the address first, then link the provider in the app.
+    case accountExists
 }
 
 /// An authorization request waiting on the hosted page, as its pages show it.

@@ -29,7 +29,9 @@ public enum HostedPage: Sendable, Hashable {
     /// The OpenID Connect provider's sign-in page for `clientName`: the address field (prefilled
     /// with `loginHint`) that asks for a link, and when `passwords` the password form and the
     /// "forgot your password" form; `retry` says why the last try failed.
-    case oidcSignIn(OIDCPageForm, clientName: String, loginHint: String?, passwords: Bool, retry: OIDCSignInRetry? = nil)
+    case oidcSignIn(
+        OIDCPageForm, clientName: String, loginHint: String?, passwords: Bool, retry: OIDCSignInRetry? = nil,
+        providers: [OIDCProviderButton] = [])
     /// After the address: "check your mail", in the same words for every address (never whether
     /// it has an account), and the field for the mail's 6-digit code (`retry`: the last one was wrong).
     case oidcCheckMail(OIDCPageForm, email: String, retry: Bool = false)
@@ -146,4 +148,31 @@ public struct RenderedPage: Sendable, Hashable {
     public let locale: String
     /// The whole HTML document.
     public let html: String
+}
+
+/// A "Continue with …" button of the hosted sign-in page: an identity provider with a web flow.
+public struct OIDCProviderButton: Sendable, Hashable {
+    /// The provider's `id` (the form's value).
+    public let id: String
+    /// Its name on the button: Apple, Google, or the `id` of another provider.
+    public let name: String
+
+    public init(id: String, name: String) {
+        self.id = id
+        self.name = name
+    }
+
+    /// The buttons of `providers`, at most ``maximum`` (the template's slots), in the file's order.
+    public static func of(_ providers: [IdentityProvider]) -> [OIDCProviderButton] {
+        providers.prefix(maximum).map { provider in
+            switch provider.kind {
+            case .apple: OIDCProviderButton(id: provider.id, name: "Apple")
+            case .google: OIDCProviderButton(id: provider.id, name: "Google")
+            case .openID: OIDCProviderButton(id: provider.id, name: provider.id)
+            }
+        }
+    }
+
+    /// How many the sign-in page shows.
+    public static let maximum = 4
 }

@@ -105,8 +105,15 @@ public struct PageRenderer: Sendable {
         case .phoneDone(let refused):
             context[.heading] = word(.phoneHeading)
             context[.message] = word(refused ? .phoneRefused : .phoneProved)
-        case .oidcSignIn(let form, let clientName, let loginHint, let passwords, let retry):
+        case .oidcSignIn(let form, let clientName, let loginHint, let passwords, let retry, let providers):
             context[.heading] = Self.naming(word(.oidcSignInHeading), clientName)
+            let slots: [(PageVariable, PageVariable)] = [
+                (.provider1, .provider1Label), (.provider2, .provider2Label), (.provider3, .provider3Label), (.provider4, .provider4Label),
+            ]
+            for (button, slot) in zip(providers, slots) {
+                context[slot.0] = button.id
+                context[slot.1] = Self.naming(word(.oidcContinueWith), button.name)
+            }
             fill(form, submit: word(.oidcSendLink), into: &context)
             context[.emailLabel] = word(.oidcEmailLabel)
             context[.email] = loginHint
@@ -240,6 +247,8 @@ public struct PageRenderer: Sendable {
         case .wrongPassword: .oidcWrongPassword
         case .badAddress: .oidcBadAddress
         case .approvalEnded: .oidcApprovalEnded
+        case .providerFailed: .oidcProviderFailed
+        case .accountExists: .oidcAccountExists
         }
     }
 
@@ -274,7 +283,9 @@ extension HostedPage {
         case .phoneClaim: return .phoneClaim(claimID: "SAMPLE-claim-0123456789", csrf: "SAMPLE-csrf-token")
         case .phoneDone: return .phoneDone(refused: false)
         case .oidcSignIn:
-            return .oidcSignIn(oidcForm, clientName: "Example Wiki", loginHint: "jane.doe@example.com", passwords: true)
+            return .oidcSignIn(
+                oidcForm, clientName: "Example Wiki", loginHint: "jane.doe@example.com", passwords: true,
+                providers: [OIDCProviderButton(id: "google", name: "Google")])
         case .oidcCheckMail: return .oidcCheckMail(oidcForm, email: "jane.doe@example.com")
         case .oidcContinue: return .oidcContinue(oidcForm, oobCode: form.oobCode, clientName: "Example Wiki")
         case .oidcConsent:

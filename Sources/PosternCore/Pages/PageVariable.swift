@@ -91,6 +91,9 @@ public enum PageVariable: Int, TemplateVariable {
     case approvalStart
     /// The words of that instruction after the number.
     case approvalEnd
+    /// The sign-in page's identity provider buttons (at most four: docs/providers.md): each
+    /// provider's `id` (the button's value) and its words ("Continue with Google").
+    case provider1, provider1Label, provider2, provider2Label, provider3, provider3Label, provider4, provider4Label
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -139,6 +142,14 @@ public enum PageVariable: Int, TemplateVariable {
         case .approvalNumber: "approvalNumber"
         case .approvalStart: "approvalStart"
         case .approvalEnd: "approvalEnd"
+        case .provider1: "provider1"
+        case .provider1Label: "provider1Label"
+        case .provider2: "provider2"
+        case .provider2Label: "provider2Label"
+        case .provider3: "provider3"
+        case .provider3Label: "provider3Label"
+        case .provider4: "provider4"
+        case .provider4Label: "provider4Label"
         }
     }
 }

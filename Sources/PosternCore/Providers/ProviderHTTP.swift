@@ -32,3 +32,9 @@ public protocol ProviderHTTP: Sendable {
     func postForm(_ url: String, fields: [(String, String)], basic: (user: String, password: String)?) throws(ProviderHTTPError)
         -> ProviderHTTPResponse
 }
+
+extension ProviderHTTPResponse {
+    /// The largest body Postern takes from a provider (a JWKS, a discovery document, a token
+    /// answer are a few KiB): a longer one is refused, not cut.
+    public static let bodyLimit = 256 * 1024
+}

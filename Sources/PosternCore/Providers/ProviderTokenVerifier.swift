@@ -68,15 +68,14 @@ public enum ProviderTokenVerifier {
             let subject = claims["sub"] as? String, !subject.isEmpty
         else { throw .malformed }
         guard provider.issuers.contains(issuer) else { throw .wrongIssuer }
-        let audiences: [String]
-        if let single = audience as? String {
-            audiences = [single]
-        } else if let list = audience as? [Any], list.allSatisfy({ $0 is String }) {
-            audiences = list.compactMap { $0 as? String }
-        } else {
-            throw .malformed
-        }
+        guard let audiences = audienceList(audience) else { throw .malformed }
         guard audiences.contains(where: provider.audiences.contains) else { throw .wrongAudience }
+        // Several audiences: the party it was issued to (`azp`) must be one of ours (OpenID Connect
+        // Core §3.1.3.7 points 4 and 5). With one audience `azp` may name another client of the
+        // same project (Google's Android client presenting a token for the server's client id).
+        if audiences.count > 1 {
+            guard let presenter = claims["azp"] as? String, provider.audiences.contains(presenter) else { throw .wrongAudience }
+        }
         guard expiresAt > now - skew else { throw .expired }
         guard issuedAt <= now + skew else { throw .issuedInFuture }
         let carried = claims["nonce"]
@@ -106,8 +105,15 @@ public enum ProviderTokenVerifier {
         return String(decoding: hex, as: UTF8.self)
     }
 
+    /// An `aud` claim, a string or an array of strings, as a list; nil for anything else.
+    static func audienceList(_ value: Any) -> [String]? {
+        if let single = value as? String { return [single] }
+        guard let list = value as? [Any], list.allSatisfy({ $0 is String }) else { return nil }
+        return list.compactMap { $0 as? String }
+    }
+
     /// A JSON number claim as whole seconds; nil for anything else (a boolean is not a time).
-    private static func number(_ value: Any?) -> Int64? {
+    static func number(_ value: Any?) -> Int64? {
         guard let value, !(value is Bool), let number = value as? NSNumber else { return nil }
         let seconds = number.doubleValue
         guard seconds.isFinite, seconds.rounded(.down) == seconds, abs(seconds) < 1e15 else { return nil }

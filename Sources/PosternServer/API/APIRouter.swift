@@ -26,6 +26,7 @@ public final class APIRouter: Sendable {
         var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
             + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
             + Self.oidcRoutes(runtime) + OIDCPages(runtime: runtime).routes() + Self.oidcClientRoutes(runtime)
+            + Self.providerRoutes(runtime)
         let contract = OpenAPIDocument.render(
             routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))
         routes.append(OpenAPIDocument.route(serving: contract))
@@ -159,6 +160,9 @@ public final class APIRouter: Sendable {
     private func failure(_ error: AuthError, route: Route, request: HTTPRequest) -> HTTPResponse {
         if error.isServerFault {
             runtime.logger.error("request failed", ["route": route.path, "code": error.code, "detail": error.logDetail ?? error.message])
+        } else if let detail = error.logDetail {
+            // A refusal whose reason the caller is not told (a provider's token: which check failed).
+            runtime.logger.info("request refused", ["route": route.path, "code": error.code, "detail": detail])
         }
         return route.errorAnswer?(error, request) ?? JSONAnswer.error(error)
     }

@@ -25,6 +25,9 @@ struct OIDCPages: Sendable {
             "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt",
             "max_age", "login_hint", "ui_locales", "id_token_hint", "response_mode",
         ].map { .init(name: $0, schema: .string(), required: false, description: "OpenID Connect Core 1.0 §3.1.2.1.") }
+        let providerCallbackQuery: [RouteContract.Query] = ["state", "code", "error", "error_description"].map {
+            .init(name: $0, schema: .string(), required: false, description: "The provider's authorization response (OpenID Connect Core 1.0 §3.1.2.5).")
+        }
         let htmlAnswer = RouteContract.Answer.content(mediaType: "text/html", schema: .string("An HTML page."))
         let pageStatuses: [Int: String] = [
             302: "To the client's redirect URI with a code or an error, state and iss (RFC 9207).",
@@ -121,6 +124,30 @@ struct OIDCPages: Sendable {
                     request: id, browser: browser, session: pages.sessionCookie(request), allow: form["decision"] == "allow")
                 return pages.answer(OIDCPageAnswer(outcome), browser: browser, request: request)
             },
+            step(Path.providerStart, "\"Continue with …\": the redirect to the identity provider (docs/providers.md)",
+                 fields: [.optional("provider", .string("The provider's id."))]) { pages, form, id, request throws(AuthError) in
+                let browser = ActionPages.browserCookie(request)
+                let outcome = try pages.flow.startProvider(request: id, browser: browser, provider: form["provider"] ?? "")
+                return pages.answer(OIDCPageAnswer(outcome), browser: browser, request: request)
+            },
+            Route(method: "GET", path: Path.providerCallback, summary: "The identity providers' redirect URI: the code redeemed, the sign-in completed in the browser that started it", access: .public, status: 200,
+                  contract: .init(answer: htmlAnswer, errors: pageErrors, query: providerCallbackQuery, otherStatuses: pageStatuses)) { c throws(AuthError) in
+                try runtime.service.clientLimit.admit(ip: c.clientIP)
+                let query = c.request.query
+                let browser = ActionPages.browserCookie(c.request)
+                let answer = try flow.finishProvider(
+                    state: query["state"] ?? "", code: query["code"], error: query["error"], browser: browser, session: sessionCookie(c.request))
+                return self.answer(answer, browser: browser, request: c.request)
+            }.answeringErrors { error, request in errorPage(error, request) },
+            Route(method: "POST", path: Path.providerCallback, summary: "The identity providers' redirect URI for a form_post (Apple): 303 to the same URL as a GET, so the browser's SameSite=Lax cookie comes along", access: .public, status: 303,
+                  contract: .init(request: .form(.object(providerCallbackQuery.map { .optional($0.name, .string()) })), answer: .noContent,
+                                  errors: pageErrors)) { c throws(AuthError) in
+                let form = ActionPages.formFields(c.request.body)
+                var items = URLComponents()
+                items.queryItems = ["state", "code", "error"].compactMap { name in form[name].map { URLQueryItem(name: name, value: $0) } }
+                let query = items.percentEncodedQuery.map { "?" + $0.replacingOccurrences(of: "+", with: "%2B") } ?? ""
+                return HTTPResponse(status: 303, headers: [("Location", Path.providerCallback + query), ("Referrer-Policy", "no-referrer")])
+            },
             Route(method: "GET", path: Path.endSession, summary: "RP-initiated logout: signs out with a valid id_token_hint, else asks", access: .public, status: 200,
                   contract: .init(
                       answer: htmlAnswer, errors: pageErrors,
@@ -182,7 +209,9 @@ struct OIDCPages: Sendable {
         case .redirect(let url):
             response = HTTPResponse(status: 302, headers: [("Location", url), ("Referrer-Policy", "no-referrer")])
         case .signIn(let pending, let retry):
-            response = page(retry == nil ? 200 : 400, .oidcSignIn(form(pending), clientName: pending.clientName, loginHint: pending.loginHint, passwords: true, retry: retry), lang: language(pending))
+            response = page(retry == nil ? 200 : 400, .oidcSignIn(
+                form(pending), clientName: pending.clientName, loginHint: pending.loginHint, passwords: true, retry: retry,
+                providers: OIDCProviderButton.of(runtime.service.identityProviders.webProviders)), lang: language(pending))
         case .checkMail(let pending, let email, let retry):
             response = page(retry ? 400 : 200, .oidcCheckMail(form(pending), email: email, retry: retry), lang: language(pending))
         case .approve(let pending, let email, let number, let waiting):

@@ -22,6 +22,7 @@ public enum StoreContract {
             + LimitContract.cases
             + PhoneContract.cases
             + OIDCContract.cases
+            + ProviderIdentityContract.cases
             + SMSAdmissionContract.cases
             + WebhookEndpointContract.cases
             + HeartbeatContract.cases
