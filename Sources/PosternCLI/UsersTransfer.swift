@@ -94,9 +94,12 @@ struct UsersTransfer {
         var count = 0
         while true {
             let cursor = after
-            let page = try storage.store.read { tx in try tx.accounts(after: cursor, limit: 1000) }
-            guard let last = page.last else { break }
-            output.write(Data(page.map { PosternExport.line($0) + "\n" }.joined().utf8))
+            // Each account's identities from the same snapshot as the account.
+            let page = try storage.store.read { tx in
+                try tx.accounts(after: cursor, limit: 1000).map { account in (account, try tx.providerIdentities(uid: account.uid)) }
+            }
+            guard let last = page.last?.0 else { break }
+            output.write(Data(page.map { PosternExport.line($0.0, identities: $0.1) + "\n" }.joined().utf8))
             count += page.count
             after = last.uid
         }

@@ -6,7 +6,9 @@ with --strict); a conflict never overwritten; export + import into an empty data
 the attacks of the second review: an unverified row's password never usable (and one an earlier
 import left gone, with the attacker's sessions, once the owner proves the address), a planted
 sessionVersion or a hash costlier than Postern's own refused by row, and a session version at the
-top of Int64 surviving disable/enable rounds and a password change."""
+top of Int64 surviving disable/enable rounds and a password change. Google and Apple sign-ins of
+`providerUserInfo` come in linked (and through export + import); one another account holds is a
+conflict."""
 import base64, hashlib, json, os, sqlite3, subprocess, sys, time
 import bcrypt
 import firebase_scrypt as fs
@@ -47,6 +49,13 @@ def firebase_user(i):
     user = {"localId": uid, "email": f"User{i}@Example.com", "emailVerified": i % 2 == 0 or uid in REAL, "displayName": f"User {i}",
             "createdAt": str(1_600_000_000_000 + i * 1000), "lastSignedInAt": str(1_700_000_000_000 + i),
             "disabled": i == 17, "providerUserInfo": []}
+    # One user in a hundred (6, 106, …) signed in with Google, another (8, 108, …) with Apple, behind its relay.
+    if i % 100 == 6:
+        user["providerUserInfo"].append({"providerId": "google.com", "rawId": f"1085174255194321{i:05d}", "email": user["email"],
+                                         "displayName": user["displayName"], "photoUrl": "https://lh3.googleusercontent.com/a/x"})
+    if i % 100 == 8:
+        user["providerUserInfo"].append({"providerId": "apple.com", "rawId": f"001234.8f3c2b7e.{i:05d}",
+                                         "email": f"relay{i}@privaterelay.appleid.com"})
     if i % 10 == 3:
         return user  # no password: signs in by link
     salt = base64.b64encode(os.urandom(12)).decode()
@@ -114,6 +123,15 @@ def test_firebase_and_supabase_users_sign_in_with_old_passwords():
         assert "passwordHash" not in rows["fb-00001"] and "password" not in rows["fb-00001"]["providers"], rows["fb-00001"]
         assert "passwordHash" not in rows["fb-00003"]
         assert rows["fb-00017"]["disabled"] is True and rows["fb-00002"]["createdAt"] == 1_600_000_002
+        # fb-00006's Google sign-in came along, its address verified as the user's own; fb-00008's
+        # Apple relay address is not the user's, so not verified.
+        google = rows["fb-00006"]["identities"]
+        assert [(g["provider"], g["subject"], g["email"], g["emailVerified"]) for g in google] == [
+            ("google", "108517425519432100006", "User6@example.com", True)], google
+        assert "google" in rows["fb-00006"]["providers"] and "identities" not in rows["fb-00004"], rows["fb-00006"]
+        apple = rows["fb-00008"]["identities"]
+        assert [(a["provider"], a["email"], a["emailVerified"]) for a in apple] == [("apple", "relay8@privaterelay.appleid.com", False)], apple
+        assert sum("identities" in row for row in rows.values()) == 200
         # Signing in again works against the new hash.
         uid, password = next(iter(REAL.items()))
         code, answer, _ = daemon.post("/v1/password/sign-in", {"email": "user0@example.com", "password": password})
@@ -175,6 +193,15 @@ def test_an_address_held_by_another_account_is_a_conflict_and_kept():
     rows = [json.loads(l) for l in export(database)]
     holder = [r for r in rows if r["email"].lower() == "user1@example.com"]
     assert len(holder) == 1 and holder[0]["uid"] == "fb-00001", rows
+    # A Google subject another account holds: the row is a conflict, the link stays where it is.
+    write_firebase(first, [firebase_user(6)])
+    import_json(database, first)
+    taker = {**firebase_user(1205), "localId": "google-taker", "providerUserInfo": firebase_user(6)["providerUserInfo"]}
+    write_firebase(second, [taker])
+    _, summary = import_json(database, second)
+    assert summary["imported"] == 0 and summary["conflicts"] == [{"line": 2, "reason": "identity linked to another account"}], summary
+    rows = {json.loads(l)["uid"]: json.loads(l) for l in export(database)}
+    assert "google-taker" not in rows and rows["fb-00006"]["identities"][0]["subject"] == "108517425519432100006", rows
 
 
 def test_export_and_import_into_an_empty_database_is_identical():

@@ -5,7 +5,8 @@ public struct ImportSummary: Sendable, Hashable {
     public struct Refusal: Sendable, Hashable {
         /// The line the row starts on.
         public let line: Int
-        /// Why: a malformed field, or "address held by another account".
+        /// Why: a malformed field, "address held by another account" or "identity linked to another
+        /// account".
         public let reason: String
 
         /// Creates a refusal.
@@ -19,7 +20,8 @@ public struct ImportSummary: Sendable, Hashable {
     public var imported = 0
     /// Rows whose uid is already in the database (an earlier run, or a repeat in the file).
     public var skipped = 0
-    /// Rows whose address belongs to another account: never overwritten.
+    /// Rows whose address belongs to another account, or one of whose identities (Sign in with
+    /// Apple, Google, …) is linked to another account: never overwritten.
     public var conflicts: [Refusal] = []
     /// Accounts created without the password hash their row gave, because the row's address was
     /// not verified: whoever set that password never proved the address (an attacker may have
@@ -38,8 +40,9 @@ public struct ImportSummary: Sendable, Hashable {
 
 /// Imports accounts from export rows into a live store: a row whose uid exists is skipped (so a
 /// re-run, or a run after a crash, changes nothing that an earlier one did), a row whose address
-/// another account holds is a conflict and is left out, and rows are committed in batches. An
-/// account whose address is not verified comes in without its password (``Account/hasUnprovedPassword``).
+/// another account holds, or one of whose identities another account has linked, is a conflict
+/// and is left out, and rows are committed in batches. An account comes in with its identities;
+/// one whose address is not verified comes in without its password (``Account/hasUnprovedPassword``).
 public struct AccountImporter: Sendable {
     let store: any Store
     let batchSize: Int
@@ -61,10 +64,10 @@ public struct AccountImporter: Sendable {
     ) throws -> ImportSummary {
         var summary = ImportSummary()
         summary.dryRun = dryRun
-        var accounts: [(line: Int, account: Account)] = []
+        var accounts: [(line: Int, imported: ImportedAccount)] = []
         for row in rows {
             switch row.content {
-            case .success(let account): accounts.append((row.line, account))
+            case .success(let account): accounts.append((row.line, ImportedAccount(account: account, identities: row.identities)))
             case .failure(let problem): summary.malformed.append(.init(line: row.line, reason: problem.reason))
             }
         }
@@ -75,7 +78,7 @@ public struct AccountImporter: Sendable {
         if dryRun {
             let all = accounts
             do {
-                _ = try store.write { (tx: any AccountWriter) -> BatchOutcome in throw DryRun(outcome: try Self.apply(all, tx: tx)) }
+                _ = try store.write { (tx: Writes) -> BatchOutcome in throw DryRun(outcome: try Self.apply(all, tx: tx)) }
             } catch let dry as DryRun {
                 summary.add(dry.outcome)
             }
@@ -96,25 +99,37 @@ public struct AccountImporter: Sendable {
 
     /// One batch in one transaction; tried again once when a sign-up raced it to an address
     /// between the check and the insert (the batch's checks then run again).
-    private func commit(_ batch: [(line: Int, account: Account)]) throws -> BatchOutcome {
+    private func commit(_ batch: [(line: Int, imported: ImportedAccount)]) throws -> BatchOutcome {
         do {
-            return try store.write { (tx: any AccountWriter) in try Self.apply(batch, tx: tx) }
+            return try store.write { (tx: Writes) in try Self.apply(batch, tx: tx) }
         } catch let error as StoreError where error.isAddressTaken {
-            return try store.write { (tx: any AccountWriter) in try Self.apply(batch, tx: tx) }
+            return try store.write { (tx: Writes) in try Self.apply(batch, tx: tx) }
         }
     }
 
-    private static func apply(_ batch: [(line: Int, account: Account)], tx: any AccountWriter) throws -> BatchOutcome {
+    /// What an import writes: accounts and their identities.
+    typealias Writes = any AccountWriter & ProviderIdentityWriter
+
+    private static func apply(_ batch: [(line: Int, imported: ImportedAccount)], tx: Writes) throws -> BatchOutcome {
         var outcome = BatchOutcome()
         for (line, row) in batch {
-            var account = row
+            var account = row.account
             if try tx.account(uid: account.uid) != nil {
                 outcome.skipped += 1
             } else if let email = account.email, try tx.account(address: email) != nil {
                 outcome.conflicts.append(.init(line: line, reason: "address held by another account"))
+            } else if try row.identities.contains(where: { try tx.providerIdentity(provider: $0.provider, subject: $0.subject) != nil }) {
+                // The uid is new, so whoever holds the identity is another account (or an earlier
+                // row of this file): never moved to this one.
+                outcome.conflicts.append(.init(line: line, reason: "identity linked to another account"))
             } else {
                 if account.dropUnprovedPassword() { outcome.passwordsDropped += 1 }
                 try tx.insertAccount(account)
+                for identity in row.identities {
+                    // Checked free above and at most one per provider (``ImportedAccount/link``),
+                    // in this transaction: a refusal here is a store that broke its contract.
+                    guard try tx.insertProviderIdentity(identity) else { throw StoreError.duplicate("provider identity") }
+                }
                 outcome.imported += 1
             }
         }

@@ -46,7 +46,7 @@ public struct ExportReader: Sendable {
         let first = data.first { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }
         if first == 0x7B || first == 0x5B {
             return ExportFile.objects(data).map { row in
-                ImportRow(line: row.line, row.object.flatMap { object in Result { () throws(ImportProblem) in try account(object) } })
+                ImportRow(line: row.line, read: row.object.flatMap { object in Result { () throws(ImportProblem) in try account(object) } })
             }
         }
         guard source != .postern else { return [ImportRow(line: 1, .failure(ImportProblem("postern exports are JSON Lines")))] }
@@ -62,34 +62,65 @@ public struct ExportReader: Sendable {
             }
         }
         return records.map { record in
-            ImportRow(line: record.line, Result { () throws(ImportProblem) in try firebaseCSV(record.fields) })
+            ImportRow(line: record.line, read: Result { () throws(ImportProblem) in try firebaseCSV(record.fields) })
         }
     }
 
-    private func account(_ object: [String: Any]) throws(ImportProblem) -> Account {
+    private func account(_ object: [String: Any]) throws(ImportProblem) -> ImportedAccount {
         switch source {
         case .firebase: return try firebaseJSON(object)
-        case .supabase: return try supabase(object)
-        case .postern: return try PosternExport.account(object, costBound: costBound)
+        case .supabase: return ImportedAccount(account: try supabase(object))
+        case .postern: return try PosternExport.imported(object, costBound: costBound)
         }
     }
 
     // MARK: Firebase
 
-    private func firebaseJSON(_ o: [String: Any]) throws(ImportProblem) -> Account {
-        try firebaseAccount(
+    /// Firebase's provider ids that are Postern's identity providers; the others (`password`,
+    /// `phone`, `facebook.com`, …) are not brought in.
+    static let firebaseProviders: [String: String] = ["google.com": "google", "apple.com": "apple"]
+
+    /// A user of `firebase auth:export --format=json`. Each `providerUserInfo` entry of
+    /// `google.com` or `apple.com` becomes a linked identity: its `rawId` is the provider's
+    /// subject, its `email` the address the provider vouched for, verified only when it is the
+    /// user's own address and the user's is verified (Firebase says nothing of the provider's own
+    /// claim).
+    private func firebaseJSON(_ o: [String: Any]) throws(ImportProblem) -> ImportedAccount {
+        var imported = ImportedAccount(account: try firebaseAccount(
             uid: o["localId"] as? String, email: o["email"] as? String, verified: o["emailVerified"],
             hash: o["passwordHash"] as? String, salt: o["salt"] as? String, name: o["displayName"] as? String,
-            disabled: o["disabled"], created: o["createdAt"], lastSignIn: o["lastSignedInAt"], attributes: o["customAttributes"])
+            disabled: o["disabled"], created: o["createdAt"], lastSignIn: o["lastSignedInAt"], attributes: o["customAttributes"]))
+        guard let list = o["providerUserInfo"], !(list is NSNull) else { return imported }
+        guard let entries = list as? [[String: Any]] else { throw ImportProblem("invalid providerUserInfo") }
+        for entry in entries {
+            guard let name = (entry["providerId"] as? String).flatMap({ Self.firebaseProviders[$0] }), let provider = Provider(rawValue: name)
+            else { continue }
+            try linkFirebase(&imported, provider, subject: entry["rawId"] as? String, email: entry["email"] as? String)
+        }
+        return imported
+    }
+
+    /// Links a Firebase provider entry's identity to `imported`'s account.
+    private func linkFirebase(_ imported: inout ImportedAccount, _ provider: Provider, subject: String?, email text: String?) throws(ImportProblem) {
+        let email: EmailAddress?
+        do { email = try ImportFields.email(text) } catch { throw ImportProblem("invalid providerUserInfo email") }
+        let own = imported.account
+        try imported.link(
+            provider, subject: subject, email: email, emailVerified: email != nil && email == own.email && own.emailVerified,
+            field: "providerUserInfo")
     }
 
     /// `firebase auth:export --format=csv`: UID, Email, Email Verified, Password Hash, Password
-    /// Salt, Name, Photo URL, 16 provider columns, User Creation Time, Last Sign-In Time, Phone.
-    private func firebaseCSV(_ f: [String]) throws(ImportProblem) -> Account {
+    /// Salt, Name, Photo URL, 16 provider columns (ID, Email, Display Name, Photo URL of Google,
+    /// Facebook, Twitter and GitHub), User Creation Time, Last Sign-In Time, Phone. A Google ID
+    /// becomes a linked identity as in the JSON form; the others are not brought in.
+    private func firebaseCSV(_ f: [String]) throws(ImportProblem) -> ImportedAccount {
         guard f.count >= 25 else { throw ImportProblem("wrong number of columns") }
-        return try firebaseAccount(
+        var imported = ImportedAccount(account: try firebaseAccount(
             uid: f[0], email: f[1], verified: f[2], hash: f[3], salt: f[4], name: f[5], disabled: nil, created: f[23],
-            lastSignIn: f[24], attributes: nil)
+            lastSignIn: f[24], attributes: nil))
+        if !f[7].isEmpty, let google = Provider(rawValue: "google") { try linkFirebase(&imported, google, subject: f[7], email: f[8]) }
+        return imported
     }
 
     private func firebaseAccount(

@@ -2,17 +2,64 @@ import Foundation
 import PosternAPI
 
 /// One row of an export file: the account it describes, or why it cannot be imported, with the
-/// line it starts on. Never holds a password; a hash only inside the account.
+/// line it starts on, and the identity providers' subjects linked to it. Never holds a password; a
+/// hash only inside the account.
 public struct ImportRow: Sendable {
     /// The 1-based line of the file the row starts on.
     public let line: Int
     /// The account, or the problem.
     public let content: Result<Account, ImportProblem>
+    /// The account's identities (Sign in with Apple, Google, …), each with the account's uid, at
+    /// most one per provider (the readers refuse a row with two); empty when `content` is a problem.
+    public let identities: [ProviderIdentityLink]
 
-    /// Creates a row.
-    public init(line: Int, _ content: Result<Account, ImportProblem>) {
+    /// Creates a row; `identities` are given the account's uid.
+    public init(line: Int, _ content: Result<Account, ImportProblem>, identities: [ProviderIdentityLink] = []) {
         self.line = line
         self.content = content
+        switch content {
+        case .success(let account):
+            self.identities = identities.map { identity in
+                var linked = identity
+                linked.uid = account.uid
+                return linked
+            }
+        case .failure: self.identities = []
+        }
+    }
+
+    /// A row from what a reader made of it: the account and its identities, or the problem.
+    init(line: Int, read: Result<ImportedAccount, ImportProblem>) {
+        switch read {
+        case .success(let imported): self.init(line: line, .success(imported.account), identities: imported.identities)
+        case .failure(let problem): self.init(line: line, .failure(problem))
+        }
+    }
+}
+
+/// What a reader makes of one row: the account, and the identities linked to it.
+struct ImportedAccount {
+    var account: Account
+    var identities: [ProviderIdentityLink] = []
+
+    /// Links an identity of `provider` (`apple`, `google`, `oidc:<id>`) to the account, which
+    /// then lists the provider among its `providers` (as a sign-in with it would).
+    /// - Throws: `ImportProblem` (naming `field`) when the subject is empty or longer than 255
+    ///   bytes (OpenID Connect Core §2 bounds `sub` so), or the account holds an identity of that
+    ///   provider already.
+    mutating func link(
+        _ provider: Provider, subject: String?, email: EmailAddress?, emailVerified: Bool, createdAt: Int64? = nil, lastUsedAt: Int64? = nil,
+        field: String
+    ) throws(ImportProblem) {
+        guard let subject, !subject.isEmpty, subject.utf8.count <= 255, ProfileFlow.isOneLine(subject) else {
+            throw ImportProblem("invalid \(field) subject")
+        }
+        guard !identities.contains(where: { $0.provider == provider.rawValue }) else { throw ImportProblem("two \(field) of one provider") }
+        let created = createdAt ?? account.createdAt
+        identities.append(ProviderIdentityLink(
+            provider: provider.rawValue, subject: subject, uid: account.uid, email: email, emailVerified: emailVerified,
+            createdAt: created, lastUsedAt: lastUsedAt ?? created))
+        account.providers.insert(provider)
     }
 }
 

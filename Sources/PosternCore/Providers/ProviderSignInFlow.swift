@@ -81,7 +81,6 @@ public final class ProviderSignInFlow: Sendable {
         // A provider taken out of the file can still be unlinked: by its account name.
         let accountName = registry.provider(named: name)?.accountProviderName ?? name
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
-        let now = context.clock.unixSeconds()
         return try context.write { (tx: Writes) -> UserRecord in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             let identities = try tx.providerIdentities(uid: current.uid)

@@ -128,6 +128,24 @@ enum ProviderIdentityContract {
             try expectContract(try store.read { try $0.providerIdentities(uid: "u2") }.map(\.subject), equals: ["a2"], "u2's kept")
             try expectContract(try store.write { try $0.insertProviderIdentity(identity("google", "g1", uid: "u2")) }, "g1 links to u2")
         },
+        StoreContractCase("provider identities", "the importer links a row's identities, and a row with one linked to another account is a conflict, nothing of it written") { store in
+            try account(store, "holder")
+            try store.write { _ = try $0.insertProviderIdentity(identity("google", "taken", uid: "holder")) }
+            let rows = [
+                ImportRow(line: 1, .success(Account(uid: "i1", createdAt: 5)), identities: [identity("apple", "a1", uid: ""), identity("google", "g1", uid: "")]),
+                ImportRow(line: 2, .success(Account(uid: "i2", createdAt: 5)), identities: [identity("apple", "a2", uid: ""), identity("google", "taken", uid: "")]),
+                ImportRow(line: 3, .success(Account(uid: "i3", createdAt: 5)), identities: [identity("apple", "a1", uid: "")]),
+            ]
+            let summary = try AccountImporter(store: store, batchSize: 2).run(rows)
+            try expectContract(summary.imported, equals: 1, "imported")
+            try expectContract(
+                summary.conflicts, equals: [.init(line: 2, reason: "identity linked to another account"), .init(line: 3, reason: "identity linked to another account")],
+                "conflicts")
+            try expectContract(try store.read { try $0.providerIdentities(uid: "i1") }.map(\.subject), equals: ["a1", "g1"], "i1's")
+            try expectContract(try store.read { try $0.providerIdentity(provider: "google", subject: "taken") }?.uid, equals: "holder", "not moved")
+            try expectContract(try store.read { try $0.providerIdentity(provider: "apple", subject: "a2") } == nil, "nothing of row 2")
+            try expectContract(try store.read { try $0.account(uid: "i2") } == nil && store.read { try $0.account(uid: "i3") } == nil, "rows 2, 3")
+        },
     ]
 
     static let ledgerCases: [StoreContractCase] = [
