@@ -66,7 +66,7 @@ extension ProviderSignInBody: DocumentedBody {
             .optional("nonce", .providerNonce),
             .optional("idToken", .idToken),
             .optional("allowMigration", .boolean("As for the email link: the answer to MIGRATION_REQUIRED.")),
-            .optional("displayName", .string("Set as the account's display name when it has none.", minLength: 1, maxLength: WireLimits.displayNameMaximumLength)),
+            .optional("displayName", .displayName),
         ])
     }
     public static var example: Self {

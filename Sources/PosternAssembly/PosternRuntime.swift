@@ -137,7 +137,10 @@ public struct PosternFlows: Sendable {
 
     /// Opens the storage and builds the flows.
     /// - Throws: `StartupError`.
-    public init(settings: Settings, clock: any WallClock = SystemClock(), logger: Logger? = nil) throws(StartupError) {
+    /// `identityProviders`: the registry of `--identity-providers` (``PosternRuntime`` reads it).
+    public init(
+        settings: Settings, clock: any WallClock = SystemClock(), logger: Logger? = nil, identityProviders: ProviderRegistry = .none
+    ) throws(StartupError) {
         self.settings = settings
         self.clock = clock
         storage = try PosternStorage(settings: settings, clock: clock)
@@ -145,7 +148,8 @@ public struct PosternFlows: Sendable {
         let hasher = settings.passwordHasher
         do {
             service = try AuthService(
-                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher, logger: logger)
+                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher, logger: logger,
+                identityProviders: identityProviders)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -220,7 +224,14 @@ public final class PosternRuntime: Sendable {
         } catch {
             throw .setting("--sms-transport: \(error.message)")
         }
-        flows = try PosternFlows(settings: settings, clock: clock, logger: Logger(label: "sms", sink: logger.sink))
+        let identityProviders: ProviderRegistry
+        do {
+            identityProviders = try ProviderRegistry.load(file: settings.identityProvidersFile, caFile: settings.providerCAFile, clock: clock)
+        } catch {
+            throw .setting(error.message)
+        }
+        flows = try PosternFlows(
+            settings: settings, clock: clock, logger: Logger(label: "sms", sink: logger.sink), identityProviders: identityProviders)
         let deliveryLogKey: DeliveryLogKey
         do { deliveryLogKey = try flows.storage.keyVault.deliveryLogKey() } catch {
             throw .dependency("cannot derive the delivery log's key: \(error)")
@@ -266,6 +277,7 @@ public final class PosternRuntime: Sendable {
             "configured",
             ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count),
                 "sms_transport": settings.sms.transport.description,
+                "identity_providers": identityProviders.providers.map(\.id).joined(separator: ","),
                 "sms_countries": settings.smsConfiguration.countries.sorted().joined(separator: ",")])
     }
 

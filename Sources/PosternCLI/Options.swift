@@ -54,7 +54,7 @@ enum SettingsGroup: CaseIterable {
     private static let storageFlags: Set<String> = ["database", "master-key-file", "pg-connections", "pg-poll-only"]
     private static let daemonFlags: Set<String> = [
         "listen", "trust-proxy", "trusted-proxies", "connections-per-ip", "request-timeout", "metrics-listen", "admin-token",
-        "apple-app-ids", "android-apps", "housekeeping-interval",
+        "apple-app-ids", "android-apps", "housekeeping-interval", "identity-providers", "provider-ca-file",
     ]
 
     /// The group of the setting `flag`.

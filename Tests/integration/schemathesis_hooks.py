@@ -26,6 +26,8 @@ CREDENTIAL_CODES = {
     # which countries the operator sends SMS to (--sms-countries).
     "INVALID_PHONE_NUMBER",
     "SMS_COUNTRY_NOT_ALLOWED",
+    # An identity provider's ID token, made up (or Apple's notification): no schema makes a signed one.
+    "INVALID_PROVIDER_TOKEN",
 }
 
 

@@ -59,20 +59,9 @@ public final class ProviderRegistry: Sendable {
     /// - Throws: `refused` with the check that failed; `unavailable` when no keys could be had.
     public func verify(_ token: String, provider: IdentityProvider, nonce: String?, now: Int64) throws(ProviderCheckError) -> ProviderIdentity {
         guard let parsed = try? JSONWebToken.parse(token) else { throw .refused(.malformed) }
-        let state = try state(of: provider)
-        // The cache's decision already asks for a fetch when the token's kid is not in the keys
-        // (at most once a minute); the second round covers a set that changed between the two.
-        for round in 0..<2 {
-            let keys = try keySet(provider, state: state, keyID: parsed.keyID, algorithm: parsed.algorithm, now: now)
-            do {
-                return try ProviderTokenVerifier.verify(token, keys: keys, provider: provider, now: now, nonce: nonce)
-            } catch .unknownKey where round == 0 {
-                continue
-            } catch {
-                throw .refused(error)
-            }
+        return try withKeys(provider, for: parsed, now: now) { keys throws(ProviderTokenRefusal) in
+            try ProviderTokenVerifier.verify(token, keys: keys, provider: provider, now: now, nonce: nonce)
         }
-        throw .refused(.unknownKey)
     }
 
     /// Checks one of Apple's server-to-server notifications (the JWS Apple POSTs as `payload`,
@@ -83,20 +72,11 @@ public final class ProviderRegistry: Sendable {
     ///   `unavailable` when `apple` is not configured or its keys could not be had.
     public func verifyAppleNotification(_ payload: String, now: Int64) throws(ProviderCheckError) -> AppleNotification {
         guard let apple = providers.first(where: { $0.kind == .apple }) else { throw .unavailable("apple is not configured") }
-        let state = try state(of: apple)
-        for round in 0..<2 {
-            // The header is read again by the verifier; here only for the cache's decision.
-            guard let header = try? JSONWebToken.parse(AppleNotificationVerifier.jws(of: payload)) else { throw .refused(.malformed) }
-            let keys = try keySet(apple, state: state, keyID: header.keyID, algorithm: header.algorithm, now: now)
-            do {
-                return try AppleNotificationVerifier.verify(payload, keys: keys, provider: apple, now: now)
-            } catch .unknownKey where round == 0 {
-                continue
-            } catch {
-                throw .refused(error)
-            }
+        // The header is read again by the verifier; here for the cache's decision.
+        guard let header = try? JSONWebToken.parse(AppleNotificationVerifier.jws(of: payload)) else { throw .refused(.malformed) }
+        return try withKeys(apple, for: header, now: now) { keys throws(ProviderTokenRefusal) in
+            try AppleNotificationVerifier.verify(payload, keys: keys, provider: apple, now: now)
         }
-        throw .refused(.unknownKey)
     }
 
     /// Where the hosted page sends the browser to sign in at `provider` (its discovery document's
@@ -158,6 +138,27 @@ public final class ProviderRegistry: Sendable {
     }
 
     // MARK: - Keys and discovery
+
+    /// Runs `check` with the provider's keys for `token`'s `kid`. The cache's decision already
+    /// asks for a fetch when the kid is not in the keys (at most once a minute); a second round on
+    /// `unknownKey` covers a set that changed between the decision and the check.
+    private func withKeys<Checked>(
+        _ provider: IdentityProvider, for token: JSONWebToken.Unverified, now: Int64,
+        _ check: (JSONWebKeySet) throws(ProviderTokenRefusal) -> Checked
+    ) throws(ProviderCheckError) -> Checked {
+        let state = try state(of: provider)
+        for round in 0..<2 {
+            let keys = try keySet(provider, state: state, keyID: token.keyID, algorithm: token.algorithm, now: now)
+            do {
+                return try check(keys)
+            } catch .unknownKey where round == 0 {
+                continue
+            } catch {
+                throw .refused(error)
+            }
+        }
+        throw .refused(.unknownKey)
+    }
 
     private func state(of provider: IdentityProvider) throws(ProviderCheckError) -> ProviderState {
         guard let state = states[provider.id] else { throw .unavailable("\(provider.id) is not configured") }

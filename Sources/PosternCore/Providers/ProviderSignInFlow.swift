@@ -252,7 +252,7 @@ public final class ProviderSignInFlow: Sendable {
                 throw AuthError.invalidProviderToken("\(provider.id): replayed")
             }
             account.providers.insert(.identity(provider))
-            if let displayName, account.displayName == nil { account.displayName = displayName }
+            if let displayName, !displayName.isEmpty, account.displayName == nil { account.displayName = displayName }
             if !onlyLink { account.lastSignInAt = now }
             try tx.updateAccount(account)
             if !onlyLink { try events.record(.userSignedIn(uid: account.uid, method: Self.method(provider)), tx: tx, now: now) }

@@ -100,6 +100,10 @@ public struct Settings: Sendable, Equatable {
     public var webhookTimeout: Int64 = 10
     /// The SMS settings.
     public var sms = SMSSettings()
+    /// `--identity-providers`: the JSON file of identity providers (read at start by the assembly).
+    public var identityProvidersFile: String?
+    /// `--provider-ca-file`: extra CAs (PEM) for the identity providers' https.
+    public var providerCAFile: String?
 
     /// The defaults.
     public init() {}
@@ -354,6 +358,14 @@ public struct Settings: Sendable, Equatable {
         number("oidc-session-days", "POSTERN_OIDC_SESSION_DAYS", "days a browser signed in on the OpenID Connect provider's hosted page stays signed in (its session cookie), so that the next application or prompt=none needs no mail; prompt=login and max_age still ask again (default 14)", minimum: 1, maximum: 365) { s, v in s.oidcSessionDays = v },
         number("phone-code-ttl", "POSTERN_PHONE_CODE_TTL", "seconds the 6-digit code of a phone claim's SMS proves the number (default 600)", minimum: 5, maximum: 3600) { s, v in s.phoneCodeTTL = v },
         boolean("phone-sign-in", "POSTERN_PHONE_SIGN_IN", "let an SMS code sign in to the account that holds the number, as the email link does (POST /v1/phone/send and /v1/phone/complete; a new number makes a new account); signed-out callers can then be sent SMS, so --sms-countries and the SMS caps are the gate (default off: the phone sign-in endpoints answer PHONE_SIGN_IN_DISABLED)") { s, v in s.phoneSignIn = v },
+        text("identity-providers", "POSTERN_IDENTITY_PROVIDERS", "JSON file of the identity providers whose ID tokens sign people in (Sign in with Apple, Google, any OpenID provider): an array of {id, issuer?, audiences, jwksUri?, clientId?, clientSecretFile?}, read at start; see docs/providers.md (default: none)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.identityProvidersFile = v
+        },
+        text("provider-ca-file", "POSTERN_PROVIDER_CA_FILE", "extra CA certificates (PEM) to trust for the identity providers' keys, discovery documents and token endpoints, beside the system's (certificate checks stay on; for a test provider)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.providerCAFile = v
+        },
     ] + smsDescriptors
 
     private static func boolean(

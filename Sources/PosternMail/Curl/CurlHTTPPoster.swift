@@ -9,6 +9,8 @@ struct CurlHTTPAnswer {
     let body: [UInt8]
     /// The transfer's failure (no connection, a timeout, a certificate refused), or nil.
     let failure: String?
+    /// The `Cache-Control` header, if any.
+    var cacheControl: String? = nil
 }
 
 /// POSTs over one libcurl easy handle, so its user reuses the connection: the webhook worker, the
@@ -17,6 +19,8 @@ struct CurlHTTPAnswer {
 /// seconds, connecting included, and opens a connection only to an address `targets` allows
 /// (checked on the address resolved, as curl opens the socket: a name that resolves to loopback
 /// or a private range, or that changes its answer between a check and the connect, is refused).
+/// Identity providers' requests (``CurlProviderHTTP``) GET as well, speak only https, take no
+/// address policy (the operator names those servers) and refuse a body over their limit.
 ///
 /// Owned by one worker thread (not `Sendable`, like its handle).
 final class CurlHTTPPoster {
@@ -24,26 +28,47 @@ final class CurlHTTPPoster {
     static let bodyLimit = 64 * 1024
 
     private let timeout: Int
+    private let connectTimeout: Int
     private let caFile: String?
+    private let protocols: String
+    /// The longest body taken: nil keeps the first ``bodyLimit`` bytes, a number refuses more.
+    private let longestBody: Int?
     private var handle: CurlEasyHandle?
     /// The open-socket callback's context; lives as long as the poster, so as every handle.
     private let connectGuard: ConnectGuard
 
-    init(timeout: Int64, caFile: String? = nil, targets: TargetAddressPolicy) {
+    /// `targets` nil: any address (identity providers, which the operator names); `connectTimeout`
+    /// nil: the lesser of `timeout` and 10 s; `httpsOnly`: curl speaks no other protocol;
+    /// `longestBody`: a longer answer fails the transfer instead of being cut.
+    init(
+        timeout: Int64, caFile: String? = nil, targets: TargetAddressPolicy?, connectTimeout: Int64? = nil, httpsOnly: Bool = false,
+        longestBody: Int? = nil
+    ) {
         self.timeout = Int(max(1, timeout))
+        self.connectTimeout = Int(max(1, min(timeout, connectTimeout ?? 10)))
         self.caFile = caFile
+        protocols = httpsOnly ? "https" : "http,https"
+        self.longestBody = longestBody
         connectGuard = ConnectGuard(targets)
     }
 
     /// POSTs `body` to `url` with `headers` (`Name: value` lines), with HTTP Basic `credentials`
     /// when given (never logged: curl sends them, the answer never holds them).
     func post(url: String, headers: [String], body: String, credentials: (user: String, password: String)? = nil) -> CurlHTTPAnswer {
-        let sink = ResponseSink()
+        transfer(url: url, headers: headers, body: body, credentials: credentials)
+    }
+
+    /// GETs `url` with `headers`.
+    func get(url: String, headers: [String]) -> CurlHTTPAnswer { transfer(url: url, headers: headers, body: nil, credentials: nil) }
+
+    /// One transfer: a POST of `body`, or a GET when it is nil.
+    private func transfer(url: String, headers: [String], body: String?, credentials: (user: String, password: String)?) -> CurlHTTPAnswer {
+        let sink = ResponseSink(limit: longestBody ?? Self.bodyLimit, refusesMore: longestBody != nil)
         do {
             let handle = try self.handle ?? CurlEasyHandle()
             self.handle = handle
             try handle.set(CURLOPT_URL, url)
-            try handle.set(CURLOPT_PROTOCOLS_STR, "http,https")
+            try handle.set(CURLOPT_PROTOCOLS_STR, protocols)
             try handle.set(CURLOPT_FOLLOWLOCATION, 0)
             // A proxy would be the address connected to, and would resolve the target itself,
             // out of the address check's reach (an http_proxy in the environment included).
@@ -53,7 +78,7 @@ final class CurlHTTPPoster {
             connectGuard.refused = nil
             connectGuard.opened = 0
             try handle.set(CURLOPT_TIMEOUT, timeout)
-            try handle.set(CURLOPT_CONNECTTIMEOUT, min(timeout, 10))
+            try handle.set(CURLOPT_CONNECTTIMEOUT, connectTimeout)
             if let caFile { try handle.set(CURLOPT_CAINFO, caFile) }
             if let credentials {
                 try handle.set(CURLOPT_HTTPAUTH, 1)  // CURLAUTH_BASIC (a cast macro Swift does not import)
@@ -62,9 +87,13 @@ final class CurlHTTPPoster {
             } else {
                 try handle.set(CURLOPT_HTTPAUTH, 0)  // CURLAUTH_NONE
             }
-            try handle.set(CURLOPT_POST, 1)
-            // The bodies are text without NUL, so curl's strlen of the copied string is their length.
-            try handle.set(CURLOPT_COPYPOSTFIELDS, body)
+            if let body {
+                try handle.set(CURLOPT_POST, 1)
+                // The bodies are text without NUL, so curl's strlen of the copied string is their length.
+                try handle.set(CURLOPT_COPYPOSTFIELDS, body)
+            } else {
+                try handle.set(CURLOPT_HTTPGET, 1)
+            }
             try handle.setHeaders(headers + ["Expect:"])
             try handle.setWriteFunction(curlCollectResponse)
             try withExtendedLifetime(sink) {
@@ -74,7 +103,7 @@ final class CurlHTTPPoster {
             try handle.set(CURLOPT_WRITEDATA, pointer: nil)
             return CurlHTTPAnswer(
                 status: handle.responseCode, retryAfter: WebhookResponse.retryAfterSeconds(handle.responseHeader("Retry-After")),
-                body: sink.bytes, failure: nil)
+                body: sink.bytes, failure: nil, cacheControl: handle.responseHeader("Cache-Control"))
         } catch {
             // A failed handle may hold a broken connection: the next call starts afresh.
             handle = nil
@@ -82,7 +111,8 @@ final class CurlHTTPPoster {
             // and port of the URL, never its path or query); once one was allowed, curl's error
             // is about that one.
             let refused = connectGuard.opened == 0 ? connectGuard.refused : nil
-            let failure = refused.map { "not sent: " + TargetAddressPolicy.explanation(address: $0.address, kind: $0.kind) }
+            var failure = refused.map { "not sent: " + TargetAddressPolicy.explanation(address: $0.address, kind: $0.kind) }
+            if sink.overflowed { failure = "the answer is longer than \(sink.limit / 1024) KiB" }
             return CurlHTTPAnswer(status: 0, retryAfter: nil, body: [], failure: failure ?? "\(error)")
         }
     }
@@ -91,12 +121,13 @@ final class CurlHTTPPoster {
 /// What the open-socket callback checks against, and the last address it refused. Used by the
 /// one thread that runs the poster's transfers.
 private final class ConnectGuard {
-    let targets: TargetAddressPolicy
+    /// nil: every address is allowed.
+    let targets: TargetAddressPolicy?
     var refused: (address: IPAddress, kind: String)?
     /// Sockets opened for allowed addresses during the transfer.
     var opened = 0
 
-    init(_ targets: TargetAddressPolicy) { self.targets = targets }
+    init(_ targets: TargetAddressPolicy?) { self.targets = targets }
 }
 
 /// CURLOPT_OPENSOCKETFUNCTION: the socket for an address the policy allows, else CURL_SOCKET_BAD
@@ -110,7 +141,7 @@ private func curlOpenCheckedSocket(
     let count = Int(postern_curl_sockaddr_bytes(address, &raw))
     // Another family (a Unix socket) is never a target here.
     guard let ip = IPAddress(networkBytes: Array(raw.prefix(count))) else { return postern_curl_socket_bad() }
-    if let kind = check.targets.refusal(of: ip) {
+    if let kind = check.targets?.refusal(of: ip) {
         check.refused = (ip, kind)
         return postern_curl_socket_bad()
     }
@@ -118,16 +149,30 @@ private func curlOpenCheckedSocket(
     return postern_curl_open_socket(address)
 }
 
-/// The answer's body as it arrives, up to ``CurlHTTPPoster/bodyLimit``.
+/// The answer's body as it arrives, up to `limit` bytes: the rest is dropped, or, when
+/// `refusesMore`, ends the transfer (curl then fails with a write error).
 private final class ResponseSink {
+    let limit: Int
+    let refusesMore: Bool
     var bytes: [UInt8] = []
+    /// Whether the transfer was ended for a body over `limit`.
+    var overflowed = false
+
+    init(limit: Int, refusesMore: Bool) {
+        self.limit = limit
+        self.refusesMore = refusesMore
+    }
 }
 
 private func curlCollectResponse(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
     guard let buffer, let context else { return length }
     let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let room = max(0, CurlHTTPPoster.bodyLimit - sink.bytes.count)
+    if sink.refusesMore, sink.bytes.count + length > sink.limit {
+        sink.overflowed = true
+        return 0
+    }
+    let room = max(0, sink.limit - sink.bytes.count)
     if room > 0 {
         buffer.withMemoryRebound(to: UInt8.self, capacity: length) { sink.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(room, length))) }
     }
