@@ -189,9 +189,23 @@ def postern(idp):
         assert secret not in log, "a client secret, an ID token or a session token is in the daemon's log"
 
 
-def refused(postern, status, answer, email):
+def refusals(postern):
+    """The reasons of the daemon's INVALID_PROVIDER_TOKEN refusals so far (its log, for the
+    operator: the API answers them all alike)."""
+    reasons = []
+    for line in open(postern.daemon.log_path).read().splitlines():
+        entry = json.loads(line)
+        if entry.get("msg") == "request refused" and entry.get("code") == "INVALID_PROVIDER_TOKEN":
+            reasons.append(entry.get("detail"))
+    return reasons
+
+
+def refused(postern, status, answer, email, reason, before):
+    """The API's one answer, no account for `email`, and the log's reason for this refusal."""
     check_error(answer, status, "INVALID_PROVIDER_TOKEN", 400)
     assert postern.user(email) is None, f"an account was created for {email}"
+    logged = wait_for(lambda: refusals(postern)[before:] or None, 10, "the refusal in the daemon's log")
+    assert logged == [reason], (reason, logged)
 
 
 def test_five_cases_and_migration(postern):
@@ -266,50 +280,59 @@ def test_every_bad_token_is_refused_and_creates_nothing(postern):
     # Forged: another RSA key under the provider's kid.
     email = unique("forged")
     attacker_key = RSAKey.generate_key(2048, parameters={"kid": idp.kid})
-    cases["forged"] = (jwt.encode({"alg": "RS256", "kid": idp.kid}, claims(email), attacker_key, algorithms=["RS256"]), email, None)
+    cases["forged"] = (jwt.encode({"alg": "RS256", "kid": idp.kid}, claims(email), attacker_key, algorithms=["RS256"]), email, None,
+                       "badSignature")
     email = unique("expired")
-    cases["expired"] = (postern.google("bad-" + secrets.token_hex(6), email, iat=now - 7200, exp=now - 3600), email, None)
+    cases["expired"] = (postern.google("bad-" + secrets.token_hex(6), email, iat=now - 7200, exp=now - 3600), email, None, "expired")
     email = unique("future")
-    cases["iat in the future"] = (postern.google("bad-" + secrets.token_hex(6), email, iat=now + 3600, exp=now + 4200), email, None)
+    cases["iat in the future"] = (postern.google("bad-" + secrets.token_hex(6), email, iat=now + 3600, exp=now + 4200), email, None,
+                                  "issuedInFuture")
     email = unique("audience")
-    cases["wrong aud"] = (idp.mint(sub="bad-" + secrets.token_hex(6), email=email, email_verified=True, aud="someone-else"), email, None)
+    cases["wrong aud"] = (idp.mint(sub="bad-" + secrets.token_hex(6), email=email, email_verified=True, aud="someone-else"), email, None,
+                          "wrongAudience")
     email = unique("issuer")
-    cases["wrong iss"] = (postern.google("bad-" + secrets.token_hex(6), email, iss="https://accounts.example.net"), email, None)
+    cases["wrong iss"] = (postern.google("bad-" + secrets.token_hex(6), email, iss="https://accounts.example.net"), email, None,
+                          "wrongIssuer")
     email = unique("kid")
-    cases["unknown kid"] = (postern.google("bad-" + secrets.token_hex(6), email, kid="not-a-key-of-the-provider"), email, None)
+    cases["unknown kid"] = (postern.google("bad-" + secrets.token_hex(6), email, kid="not-a-key-of-the-provider"), email, None,
+                            "unknownKey")
     email = unique("none")
-    cases["alg none"] = (signed_by_hand({"alg": "none", "kid": idp.kid}, claims(email), lambda _: ""), email, None)
+    cases["alg none"] = (signed_by_hand({"alg": "none", "kid": idp.kid}, claims(email), lambda _: ""), email, None, "malformed")
     # HS256 with the provider's public key as the MAC key: its PEM, as the classic attack has it.
     email = unique("hs256")
     pem = idp.public_key().as_pem(private=False)
     cases["HS256 with the public key"] = (
         signed_by_hand({"alg": "HS256", "kid": idp.kid}, claims(email),
-                       lambda data: b64url(hmac.new(pem, data, hashlib.sha256).digest())), email, None)
+                       lambda data: b64url(hmac.new(pem, data, hashlib.sha256).digest())), email, None, "malformed")
     email = unique("nonce")
     cases["wrong nonce"] = (postern.google("bad-" + secrets.token_hex(6), email, nonce="the-nonce-asked-for"), email,
-                            "another-nonce")
+                            "another-nonce", "wrongNonce")
     email = unique("unasked-nonce")
     cases["a nonce the caller did not send"] = (postern.google("bad-" + secrets.token_hex(6), email, nonce="n-" + secrets.token_hex(4)),
-                                                email, None)
+                                                email, None, "wrongNonce")
     email = unique("apple-unhashed")
     raw = secrets.token_urlsafe(16)
     cases["Apple's nonce not hashed"] = (idp.mint(sub="bad-" + secrets.token_hex(6), email=email, email_verified=True,
-                                                  aud=APPLE_BUNDLE, nonce=raw), email, raw)
+                                                  aud=APPLE_BUNDLE, nonce=raw), email, raw, "wrongNonce")
 
-    for name, (token, email, nonce) in cases.items():
+    # Each refused for its own reason (a token made wrong in two ways would pass on the other).
+    for name, (token, email, nonce, reason) in cases.items():
         provider = "apple" if name.startswith("Apple") else "google"
+        before = len(refusals(postern))
         status, answer = postern.sign_in(provider, token, nonce=nonce)
         assert (status, (answer.get("error") or {}).get("code") if isinstance(answer, dict) else None) == \
             (400, "INVALID_PROVIDER_TOKEN"), f"{name}: {status} {answer}"
-        refused(postern, status, answer, email)
+        refused(postern, status, answer, email, f"{provider}: {reason}", before)
 
     # Replayed: the same good token twice; the second is refused and issues no session.
     email = unique("replay")
     token = postern.google("r-" + secrets.token_hex(6), email)
     status, first = postern.sign_in("google", token)
     assert status == 200, (status, first)
+    before = len(refusals(postern))
     status, answer = postern.sign_in("google", token)
     check_error(answer, status, "INVALID_PROVIDER_TOKEN", 400)
+    assert wait_for(lambda: refusals(postern)[before:] or None, 10, "the refusal in the log") == ["google: replayed"]
     # And a provider that is not configured.
     status, answer = postern.sign_in("facebook", token)
     check_error(answer, status, "PROVIDER_NOT_CONFIGURED", 404)
@@ -342,6 +365,7 @@ def test_pre_hijacking_sequence(postern):
     status, answer, _ = postern.daemon.post("/v1/password/sign-up", {"email": victim, "password": attacker_password})
     assert status == 202, (status, answer)
     assert postern.user(victim) is None, "sign-up created an account before the mailbox was proved"
+    postern.daemon.mailbox.next(victim)  # its link went to the victim's mailbox, unopened
     # The unverified account with the victim's address and the attacker's password that another
     # system left (an import from a provider that let anyone sign up unverified; made here by an
     # import of a verified row then marked unverified, as an older import could leave it).

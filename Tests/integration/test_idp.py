@@ -17,10 +17,11 @@ It serves, on loopback HTTPS with a certificate from a test CA made here (smtp_s
 And on a second, plain-HTTP loopback port, for tests only:
 - `GET /test/mint?sub=S&email=E&email_verified=true|false&aud=A&nonce=N[&exp=..&iat=..&iss=..&kid=..]`
   answers an ID token as text/plain signed by the same key (`iss` defaults to the issuer, `iat` to
-  now, `exp` to `iat` + 600; `kid` only changes the header: the signature is the provider's key);
+  now, `exp` to `iat` + 600, a random `jti`; `kid` only changes the header: the signature is the
+  provider's key);
   `email_verified_string=1` writes it as Apple does (`"true"`/`"false"`); `count=N` answers N
-  distinct tokens, one a line (each with its own `jti`; with `spread=S` their subjects are
-  `SUB-0` … `SUB-(S-1)` in turn), for bench/providers' pool;
+  tokens, one a line (with `spread=S` their subjects are `SUB-0` … `SUB-(S-1)` in turn), for
+  bench/providers' pool;
 - `GET /test/stats` answers `{"jwks": N, "discovery": N, "token": N}`: how often each was asked for.
 
 Usage: test_idp.py --dir DIR --client ID:SECRET_FILE:REDIRECT_PREFIX (repeatable). When ready it
@@ -426,9 +427,8 @@ def handler_for(provider, mint_only):
                 claims["email_verified"] = ("true" if verified else "false") if value("email_verified_string") == "1" else verified
             if value("nonce"):
                 claims["nonce"] = value("nonce")
-            if count == 1:
-                return self.answer(200, provider.sign(claims, kid=value("kid", KEY_ID)) + "\n", "text/plain; charset=utf-8")
-            # A pool (bench/providers): distinct tokens (each its own jti), subjects sub-0 … sub-(spread-1).
+            # Each token its own `jti`: two for the same claims in one second differ, as a real
+            # provider's do. A pool (bench/providers) has subjects sub-0 … sub-(spread-1) in turn.
             tokens = []
             for i in range(count):
                 one = dict(claims, jti=secrets.token_urlsafe(12))
