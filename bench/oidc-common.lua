@@ -44,11 +44,12 @@ function pool_next()
   return item
 end
 
--- A connection with no item left waits 100 ms before each /healthz it sends meanwhile, so the
--- tail costs the daemon nothing worth counting in its CPU per request (a pool's script sets
--- `delay = pool_delay`; wrk calls a global `delay` before every request of a script that has one).
+-- A connection with no item left waits `pool_tail_ms` (default 100) before each /healthz it sends
+-- meanwhile, so the tail costs the daemon nothing worth counting in its CPU per request (a pool's
+-- script sets `delay = pool_delay`; wrk calls a global `delay` before every request of a script
+-- that has one).
 function pool_delay()
-  if at > #pool then return 100 end
+  if at > #pool then return pool_tail_ms or 100 end
   return 0
 end
 
