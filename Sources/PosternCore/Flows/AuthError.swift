@@ -142,6 +142,12 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         AuthError(.unavailable, code: .unavailable, message: "The service cannot reach its database just now; try again shortly.",
             logDetail: detail)
     }
+    /// An identity provider's keys or endpoints could not be had (`detail`, for the log: which
+    /// provider and why, never a token).
+    public static func providerUnavailable(_ detail: String) -> AuthError {
+        AuthError(.unavailable, code: .unavailable, message: "The identity provider cannot be reached just now; try again shortly.",
+            logDetail: detail)
+    }
     /// A fault inside the service; the answer says a fixed sentence, `detail` goes to the log.
     public static func internalError(_ detail: String) -> AuthError {
         AuthError(.internalFailure, code: .internalFailure, message: "Something went wrong inside the service; it has been logged.", logDetail: detail)

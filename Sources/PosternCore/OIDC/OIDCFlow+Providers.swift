@@ -33,6 +33,7 @@ extension OIDCFlow {
                     nonce: ProviderTokenVerifier.expectedNonceClaim(secrets.nonce, provider: provider),
                     codeChallenge: FlowContext.s256Challenge(of: secrets.verifier)))
             } catch {
+                context.logger?.warning("identity provider unavailable", ["provider": provider.id, "detail": "\(error)"])
                 return .signIn(found.view, retry: .providerFailed)
             }
         }
@@ -65,7 +66,7 @@ extension OIDCFlow {
                     identity, token: token, provider: provider, presented: nil, allowMigration: nil, displayName: nil, issue: nil)
             } catch where error.code == APIErrorCode.accountExistsWithDifferentCredential.rawValue {
                 return OIDCPageAnswer(.signIn(found.view, retry: .accountExists))
-            } catch where error.code == APIErrorCode.userDisabled.rawValue || error.kind == .invalidInput {
+            } catch where error.code == APIErrorCode.userDisabled.rawValue || error.kind == .invalidInput || error.kind == .unavailable {
                 context.logRefusal(error)
                 return OIDCPageAnswer(.signIn(found.view, retry: .providerFailed))
             }

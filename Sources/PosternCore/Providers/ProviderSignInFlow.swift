@@ -114,7 +114,7 @@ public final class ProviderSignInFlow: Sendable {
         } catch {
             switch error {
             case .refused(let refusal): throw .invalidProviderToken("apple notification: \(refusal)")
-            case .unavailable(let detail): throw .unavailable("identity provider \(detail)")
+            case .unavailable(let detail): throw .providerUnavailable("identity provider \(detail)")
             }
         }
         switch notification.kind {
@@ -149,7 +149,7 @@ public final class ProviderSignInFlow: Sendable {
         } catch {
             switch error {
             case .refused(let refusal): throw .invalidProviderToken("\(provider.id): \(refusal)")
-            case .unavailable(let detail): throw .unavailable("identity provider \(detail)")
+            case .unavailable(let detail): throw .providerUnavailable("identity provider \(detail)")
             }
         }
     }
