@@ -62,9 +62,10 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 
 
-def start_chromium(work, name="chromium"):
+def start_chromium(work, name="chromium", extra_args=()):
     """A headless Chromium through Selenium with its own profile (`work/NAME-profile`), loopback
-    only. Returns (driver, process group); `stop_chromium` ends both."""
+    only, with `extra_args` added to its command line. Returns (driver, process group);
+    `stop_chromium` ends both."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -75,7 +76,7 @@ def start_chromium(work, name="chromium"):
                 "--disable-component-update", "--disable-default-apps", "--no-proxy-server",
                 # Loopback only: every other host name fails to resolve inside the browser.
                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--disable-crash-reporter", "--disable-breakpad",
-                f"--user-data-dir={os.path.join(work, name + '-profile')}"):
+                f"--user-data-dir={os.path.join(work, name + '-profile')}", *extra_args):
         options.add_argument(arg)
     # Explicit driver path: Selenium Manager (which would download one) is never asked.
     # Its own process group (Chromium joins it), so nothing outlives the test.
