@@ -7,7 +7,8 @@ Run by providers.sh.
 
 Over HTTP, `POST /v1/provider/sign-in` with ID tokens the provider's mint endpoint signs: the five
 cases and migration; every bad token refused with INVALID_PROVIDER_TOKEN and nothing created;
-Apple's hashed nonce; keys fetched once and then served from the cache; the pre-hijacking
+Apple's hashed nonce; link and unlink over `/v1/me/providers` and Apple's consent-revoked
+notification; keys fetched once and then served from the cache; the pre-hijacking
 sequence; a Firebase export's google.com user landing in the imported uid; the demo app's Apple
 story; and the web flow in headless Chromium: an authlib relying party at Postern's
 /oidc/authorize, "Continue with acme", the provider's sign-in, back to the relying party whose ID
@@ -336,6 +337,45 @@ def test_every_bad_token_is_refused_and_creates_nothing(postern):
     # And a provider that is not configured.
     status, answer = postern.sign_in("facebook", token)
     check_error(answer, status, "PROVIDER_NOT_CONFIGURED", 404)
+
+
+def test_link_unlink_and_apples_notification(postern):
+    """A signed-in user links Google and unlinks it; another account cannot take it; Apple's
+    notification that consent was revoked unlinks Apple and ends the session Apple signed in."""
+    email = unique("linker")
+    login = postern.link_sign_in(email)
+    bearer = login["session"]["idToken"]
+    sub = "g-link-" + secrets.token_hex(4)
+    status, user, _ = postern.daemon.post("/v1/me/providers", {"provider": "google", "providerIdToken": postern.google(sub, email)}, token=bearer)
+    assert status == 200 and "google" in user["providers"], (status, user)
+    status, answer, _ = postern.daemon.post(
+        "/v1/me/providers", {"provider": "google", "providerIdToken": postern.google("g-other-" + secrets.token_hex(4), email)}, token=bearer)
+    check_error(answer, status, "PROVIDER_ALREADY_LINKED", 409)
+    other = postern.link_sign_in(unique("other"))
+    status, answer, _ = postern.daemon.post(
+        "/v1/me/providers", {"provider": "google", "providerIdToken": postern.google(sub, email)}, token=other["session"]["idToken"])
+    check_error(answer, status, "CREDENTIAL_ALREADY_IN_USE", 409)
+    status, user, _ = postern.daemon.request("DELETE", "/v1/me/providers/google", token=bearer)
+    assert status == 200 and "google" not in user["providers"], (status, user)
+    status, answer, _ = postern.daemon.request("DELETE", "/v1/me/providers/google", token=bearer)
+    check_error(answer, status, "PROVIDER_NOT_LINKED", 404)
+
+    apple_sub = "a-notify-" + secrets.token_hex(4)
+    raw_nonce = secrets.token_urlsafe(16)
+    token = postern.idp.mint(sub=apple_sub, email=unique("relay"), email_verified=True, aud=APPLE_BUNDLE,
+                             nonce=hashlib.sha256(raw_nonce.encode()).hexdigest())
+    status, apple = postern.sign_in("apple", token, nonce=raw_nonce)
+    assert status == 200, (status, apple)
+    events = json.dumps({"type": "consent-revoked", "sub": apple_sub, "event_time": int(time.time() * 1000)})
+    notification = postern.idp.mint(sub=apple_sub, aud=APPLE_BUNDLE, events=events)
+    header, body, signature = notification.split(".")
+    status, answer, _ = postern.daemon.post("/v1/provider/apple/notifications", {"payload": ".".join([header, body, signature[:-4] + "AAAA"])})
+    check_error(answer, status, "INVALID_PROVIDER_TOKEN", 400)
+    status, answer, _ = postern.daemon.post("/v1/provider/apple/notifications", {"payload": notification})
+    assert status == 200 and answer == {"status": "accepted"}, (status, answer)
+    status, answer, _ = postern.daemon.post("/v1/token", {"refreshToken": apple["session"]["refreshToken"]})
+    check_error(answer, status, "TOKEN_REVOKED", 401)
+    assert "apple" not in postern.user(apple["email"])["providers"]
 
 
 def test_keys_are_fetched_once_and_cached(postern):

@@ -15,7 +15,7 @@ It serves, on loopback HTTPS with a certificate from a test CA made here (smtp_s
 - `/token`: client_secret_basic only, answers `id_token` (RS256, `email`, `email_verified` true).
 
 And on a second, plain-HTTP loopback port, for tests only:
-- `GET /test/mint?sub=S&email=E&email_verified=true|false&aud=A&nonce=N[&exp=..&iat=..&iss=..&kid=..]`
+- `GET /test/mint?sub=S&email=E&email_verified=true|false&aud=A&nonce=N[&exp=..&iat=..&iss=..&kid=..&events=JSON]`
   answers an ID token as text/plain signed by the same key (`iss` defaults to the issuer, `iat` to
   now, `exp` to `iat` + 600, a random `jti`; `kid` only changes the header: the signature is the
   provider's key);
@@ -427,6 +427,9 @@ def handler_for(provider, mint_only):
                 claims["email_verified"] = ("true" if verified else "false") if value("email_verified_string") == "1" else verified
             if value("nonce"):
                 claims["nonce"] = value("nonce")
+            # Apple's server-to-server notification carries `events`, a JSON string (providers_test).
+            if value("events"):
+                claims["events"] = value("events")
             # Each token its own `jti`: two for the same claims in one second differ, as a real
             # provider's do. A pool (bench/providers) has subjects sub-0 … sub-(spread-1) in turn.
             tokens = []
