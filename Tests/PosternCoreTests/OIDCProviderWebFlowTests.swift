@@ -98,4 +98,13 @@ struct OIDCProviderWebFlowTests {
         else { Issue.record("not refused"); return }
         #expect(o.h.store.snapshot().providerIdentities.isEmpty)
     }
+
+    @Test("Apple's first form_post names the person: the display name of an account without one, one line, never anything else")
+    func appleName() throws {
+        #expect(OIDCFlow.appleDisplayName(#"{"name":{"firstName":"Ada","lastName":"Lovelace"},"email":"x@privaterelay.appleid.com"}"#) == "Ada Lovelace")
+        #expect(OIDCFlow.appleDisplayName(#"{"name":{"firstName":"Ada\nEvil","lastName":""}}"#) == "AdaEvil")
+        #expect(OIDCFlow.appleDisplayName(#"{"name":{"firstName":"Ada\u2028x"}}"#) == nil)
+        #expect(OIDCFlow.appleDisplayName(#"{"email":"x@example.com"}"#) == nil)
+        #expect(OIDCFlow.appleDisplayName("not json") == nil)
+    }
 }

@@ -41,8 +41,12 @@ extension OIDCFlow {
 
     /// The provider sent the browser back (`state`, and `code` or `error`): the code redeemed, its
     /// ID token checked, the six cases with no presented session, and the request completed.
+    /// `appleUser`: the `user` field of Apple's first form_post (`{"name": {"firstName", "lastName"}}`),
+    /// which is not signed: it only names an account that has no display name.
     /// - Throws: `AuthError` for the store.
-    public func finishProvider(state: String, code: String?, error: String?, browser: String?, session: String?) throws(AuthError) -> OIDCPageAnswer {
+    public func finishProvider(
+        state: String, code: String?, error: String?, browser: String?, session: String?, appleUser: String? = nil
+    ) throws(AuthError) -> OIDCPageAnswer {
         let parts = state.split(separator: ".", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return OIDCPageAnswer(.refused(.requestExpired)) }
         return try signInStep(parts[0], browser: browser) { found throws(AuthError) in
@@ -62,8 +66,9 @@ extension OIDCFlow {
                     throw AuthError.invalidProviderToken("\(provider.id): the code was not redeemed (\(error))")
                 }
                 let identity = try providerSignIn.check(token, provider: provider, nonce: secrets.nonce)
+                let name = provider.kind == .apple ? appleUser.flatMap(Self.appleDisplayName) : nil
                 outcome = try providerSignIn.resolve(
-                    identity, token: token, provider: provider, presented: nil, allowMigration: nil, displayName: nil, issue: nil)
+                    identity, token: token, provider: provider, presented: nil, allowMigration: nil, displayName: name, issue: nil)
             } catch where error.code == APIErrorCode.accountExistsWithDifferentCredential.rawValue {
                 return OIDCPageAnswer(.signIn(found.view, retry: .accountExists))
             } catch where error.code == APIErrorCode.userDisabled.rawValue || error.kind == .invalidInput || error.kind == .unavailable {
@@ -72,5 +77,19 @@ extension OIDCFlow {
             }
             return try signedIn(found, uid: outcome.account.uid, email: outcome.account.email?.address, method: .fed, apiRefreshToken: nil, replacing: session)
         }
+    }
+
+    /// The display name in Apple's `user` form field: the first and last name, one line, within
+    /// the display name's limit; nil when it holds none.
+    public static func appleDisplayName(_ json: String) -> String? {
+        guard json.utf8.count <= 4096, let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+            let name = object["name"] as? [String: Any]
+        else { return nil }
+        let parts = [name["firstName"], name["lastName"]].compactMap { ($0 as? String)?.trimmingCharacters(in: .whitespaces) }
+        let joined = parts.filter { !$0.isEmpty }.joined(separator: " ")
+        let clean = String(String.UnicodeScalarView(joined.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }))
+        let cut = String(String.UnicodeScalarView(clean.unicodeScalars.prefix(WireLimits.displayNameMaximumLength)))
+        guard !cut.isEmpty, (try? ProfileFlow.checkDisplayName(cut)) != nil else { return nil }
+        return cut
     }
 }

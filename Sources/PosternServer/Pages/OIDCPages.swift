@@ -27,7 +27,7 @@ struct OIDCPages: Sendable {
         ].map { .init(name: $0, schema: .string(), required: false, description: "OpenID Connect Core 1.0 §3.1.2.1.") }
         let providerCallbackQuery: [RouteContract.Query] = ["state", "code", "error", "error_description"].map {
             .init(name: $0, schema: .string(), required: false, description: "The provider's authorization response (OpenID Connect Core 1.0 §3.1.2.5).")
-        }
+        } + [.init(name: "user", schema: .string(), required: false, description: "Apple's first form_post: the person's name as JSON (unsigned: only a display name for an account without one).")]
         let htmlAnswer = RouteContract.Answer.content(mediaType: "text/html", schema: .string("An HTML page."))
         let pageStatuses: [Int: String] = [
             302: "To the client's redirect URI with a code or an error, state and iss (RFC 9207).",
@@ -136,7 +136,8 @@ struct OIDCPages: Sendable {
                 let query = c.request.query
                 let browser = ActionPages.browserCookie(c.request)
                 let answer = try flow.finishProvider(
-                    state: query["state"] ?? "", code: query["code"], error: query["error"], browser: browser, session: sessionCookie(c.request))
+                    state: query["state"] ?? "", code: query["code"], error: query["error"], browser: browser, session: sessionCookie(c.request),
+                    appleUser: query["user"])
                 return self.answer(answer, browser: browser, request: c.request)
             }.answeringErrors { error, request in errorPage(error, request) },
             Route(method: "POST", path: Path.providerCallback, summary: "The identity providers' redirect URI for a form_post (Apple): 303 to the same URL as a GET, so the browser's SameSite=Lax cookie comes along", access: .public, status: 303,
@@ -144,7 +145,7 @@ struct OIDCPages: Sendable {
                                   errors: pageErrors)) { c throws(AuthError) in
                 let form = ActionPages.formFields(c.request.body)
                 var items = URLComponents()
-                items.queryItems = ["state", "code", "error"].compactMap { name in form[name].map { URLQueryItem(name: name, value: $0) } }
+                items.queryItems = ["state", "code", "error", "user"].compactMap { name in form[name].map { URLQueryItem(name: name, value: $0) } }
                 let query = items.percentEncodedQuery.map { "?" + $0.replacingOccurrences(of: "+", with: "%2B") } ?? ""
                 return HTTPResponse(status: 303, headers: [("Location", Path.providerCallback + query), ("Referrer-Policy", "no-referrer")])
             },
