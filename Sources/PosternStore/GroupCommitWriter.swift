@@ -207,7 +207,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             }
             let relaxed = relaxed
             recorded.withLock { if relaxed { $0.deferred += 1 } else { $0.synced += 1 } }
-            checkpointer?.noteCommit()
+            checkpointer?.noteCommit(on: connection)
             // Needed the fsync but the mode could not be switched: flush now.
             if !later && relaxed { flush() }
             // Committed (and durable, unless every closure allowed later): wake the workers once.

@@ -52,6 +52,9 @@ final class SQLiteConnection: SQLSession {
 
     private let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
+    /// The WAL hook's state (`postern_wal_hook`): the commit checkpoint size, and the frames the
+    /// last commit left; allocated by ``boundWAL(pages:)``.
+    private var walState: UnsafeMutablePointer<Int32>?
 
     /// Opens (creating if needed) the database at `path` with WAL, full fsync on commit, foreign
     /// keys and a busy timeout.
@@ -75,7 +78,22 @@ final class SQLiteConnection: SQLSession {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+        walState?.deallocate()
     }
+
+    /// Has this (the writer's) connection checkpoint (PASSIVE) after a commit once the WAL holds
+    /// `pages` frames, and note the frames each commit leaves (``walFrames``): `postern_wal_hook`
+    /// in the CSQLite shim. Called once, before the first commit.
+    func boundWAL(pages: Int) {
+        let state = walState ?? UnsafeMutablePointer<Int32>.allocate(capacity: 2)
+        state[0] = Int32(clamping: pages)
+        state[1] = 0
+        walState = state
+        postern_sqlite3_bounded_wal(handle, state)
+    }
+
+    /// The frames the last commit left in the WAL (0 before ``boundWAL(pages:)``).
+    var walFrames: Int { walState.map { Int($0[1]) } ?? 0 }
 
     private func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql)

@@ -35,7 +35,7 @@ public final class SQLiteStore: QueuedWriteStore {
     /// writer's commits checkpoint once the WAL holds `commitCheckpointPages`.
     init(
         path: String, clock: any MonotonicClock, phoneSeal: PhoneSealSlot, backgroundCheckpoints: Bool,
-        commitCheckpointPages: Int = WALCheckpointer.commitCheckpointPages
+        commitCheckpointPages: Int = WALCheckpointer.commitCheckpointPages, checkpointInterval: Double = WALCheckpointer.interval
     ) throws {
         self.path = path
         self.phoneSeal = phoneSeal
@@ -49,7 +49,8 @@ public final class SQLiteStore: QueuedWriteStore {
             try Self.migrate(connection)
             Self.narrowSideFiles(of: path)
             try WALCheckpointer.deferCommitCheckpoints(on: connection, pages: commitCheckpointPages)
-            checkpointer = backgroundCheckpoints ? WALCheckpointer(path: path) : nil
+            checkpointer = backgroundCheckpoints
+                ? WALCheckpointer(path: path, commitPages: commitCheckpointPages, interval: checkpointInterval) : nil
             writer = GroupCommitWriter(connection: connection, clock: clock, phoneSeal: phoneSeal, checkpointer: checkpointer)
         } catch let error as SQLiteError {
             throw StoreError.unavailable("cannot open the database at \(path): \(error.message)")

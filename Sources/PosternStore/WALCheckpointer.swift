@@ -16,8 +16,16 @@ import Synchronization
 ///
 /// Why the commits still checkpoint at all: a WAL starts over from its beginning only when a write
 /// begins with every frame copied. Under commits that never pause, a checkpoint running beside
-/// them never sees that moment, and the WAL would grow without end; the commit's checkpoint, made
-/// while it holds the write lock, is what bounds it (to about 40 MB).
+/// them never sees that moment, and the WAL would grow without end; the commit's checkpoint is
+/// what bounds it. That one is PASSIVE (as SQLite's own autocheckpoint), and every checkpoint
+/// gives up at once, busy handler or not, when another connection's holds the checkpoint lock: on
+/// a loaded machine this thread's round and the commit's met at every commit and the WAL grew past
+/// 28 MB where 2.4 MB was meant (WALCheckpointerTests, 2026-12-07). So once a commit leaves the WAL
+/// at four times the commit checkpoint size, the writer waits for this thread's round to end
+/// (``round``, which the thread holds around each checkpoint) and runs a RESTART while holding it:
+/// that copies every frame (waiting for readers of older snapshots through the busy handler) and
+/// the next commit writes the WAL from its start. The WAL stays under about 4 × 40 MB, whatever
+/// the timing; the writer waits only then, and only for one round.
 ///
 /// The thread runs only while there are commits: it starts at the first one, and after
 /// ``idleExit`` without any it closes its connection and ends, so an idle store holds no thread
@@ -44,17 +52,43 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     private let path: String
+    /// The writer's commit checkpoint size, in pages.
+    private let commitPages: Int
+    /// Seconds between rounds.
+    private let roundInterval: Double
+    /// Held by the thread around each checkpoint, and by the writer around its RESTART, so that
+    /// neither finds the checkpoint lock taken by the other.
+    private let round = NSLock()
     /// Set by every commit, taken by each round of the thread.
     private let pending = Atomic<Bool>(false)
     private let state = Mutex(State())
     /// Checkpoints run so far (for tests).
     let checkpoints = Atomic<Int>(0)
 
-    init(path: String) { self.path = path }
+    /// `commitPages`: the writer's commit checkpoint size (``deferCommitCheckpoints(on:pages:)``);
+    /// `interval`: seconds between rounds (tests make it 0 to have a round beside every commit).
+    init(path: String, commitPages: Int = commitCheckpointPages, interval: Double = interval) {
+        self.path = path
+        self.commitPages = commitPages
+        roundInterval = interval
+    }
 
-    /// Has the writer's connection checkpoint inside a commit only once the WAL holds `pages`.
+    /// Has the writer's connection checkpoint after a commit only once the WAL holds `pages`
+    /// (``SQLiteConnection/boundWAL(pages:)``).
     static func deferCommitCheckpoints(on connection: SQLiteConnection, pages: Int = commitCheckpointPages) throws {
-        try connection.execute("PRAGMA wal_autocheckpoint=\(pages)")
+        connection.boundWAL(pages: pages)
+    }
+
+    /// After a commit on the writer's `connection`: when the WAL has grown to four times the commit
+    /// checkpoint size (the commit's PASSIVE checkpoint kept meeting this thread's), a RESTART
+    /// between two rounds; then a checkpoint follows within the interval. Cheap when one is due.
+    func noteCommit(on connection: SQLiteConnection) {
+        if connection.walFrames >= 4 * commitPages {
+            round.lock()
+            _ = try? connection.execute("PRAGMA wal_checkpoint(RESTART)")
+            round.unlock()
+        }
+        noteCommit()
     }
 
     /// After a commit: a checkpoint follows within ``interval``. Cheap when one is already due.
@@ -98,11 +132,14 @@ final class WALCheckpointer: @unchecked Sendable {
         }
         var quietSince = ContinuousClock.now
         while true {
-            Thread.sleep(forTimeInterval: Self.interval)
+            if roundInterval > 0 { Thread.sleep(forTimeInterval: roundInterval) }
             if pending.exchange(false, ordering: .acquiringAndReleasing) {
                 // PASSIVE never waits for readers or the writer and never calls the busy handler;
                 // busy (another checkpoint runs) is tried again next round.
-                if (try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")) != nil {
+                round.lock()
+                let done = (try? connection.execute("PRAGMA wal_checkpoint(PASSIVE)")) != nil
+                round.unlock()
+                if done {
                     checkpoints.add(1, ordering: .relaxed)
                 } else {
                     pending.store(true, ordering: .releasing)
