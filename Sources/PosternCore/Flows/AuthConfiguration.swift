@@ -11,6 +11,9 @@ public struct AuthConfiguration: Sendable {
     public var ttlRecoverEmail: Int64 = 7 * 86_400
     public var mailInterval: Int64 = 60
     public var mailPerHour: Int64 = 5
+    /// The domains where a `+tag` is dropped from the address the per-address limits and guess
+    /// budgets count on (``CanonicalAddress``; `--subaddress-domains`).
+    public var subaddressDomains = Set(CanonicalAddress.defaultSubaddressDomains)
     /// Most public requests one client IP makes a minute, across every daemon (0: no limit).
     public var ipPerMinute: Int64 = 0
     /// Wrong admin tokens per client IP an hour (``AdminTokenBudget``).
@@ -62,6 +65,7 @@ public struct AuthConfiguration: Sendable {
         ttlVerifyEmail = settings.ttlVerifyEmail
         mailInterval = settings.mailInterval
         mailPerHour = settings.mailPerHour
+        subaddressDomains = Set(settings.subaddressDomains)
         ipPerMinute = settings.ipPerMinute
         adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail

@@ -35,6 +35,8 @@ public struct Settings: Sendable, Equatable {
     public var ttlVerifyEmail: Int64 = 259_200
     public var mailInterval: Int64 = 60
     public var mailPerHour: Int64 = 5
+    /// `--subaddress-domains`: the domains where `user+tag@` counts as `user@` (``CanonicalAddress``).
+    public var subaddressDomains: [String] = CanonicalAddress.defaultSubaddressDomains
     public var ipPerMinute: Int64 = 300
     /// Wrong admin tokens per client IP in an hour before 429 (``AdminTokenBudget``).
     public var adminTokenGuesses: Int64 = AdminTokenBudget.defaultWrongTokens
@@ -283,6 +285,9 @@ public struct Settings: Sendable, Equatable {
         number("ttl-verify-email", "POSTERN_TTL_VERIFY_EMAIL", "lifetime of verification links in seconds (default 259200)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlVerifyEmail = v },
         number("mail-interval", "POSTERN_MAIL_INTERVAL", "least seconds between two mails of one action to one address (default 60; 0: no limit)", minimum: 0, maximum: 86_400) { s, v in s.mailInterval = v },
         number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0, maximum: 1_000_000) { s, v in s.mailPerHour = v },
+        text("subaddress-domains", "POSTERN_SUBADDRESS_DOMAINS", "comma-separated domains where user+tag@ reaches user@, so the per-address limits and guess budgets count every +tag as the address without it; mail still goes to the address as typed; a list replaces the default, none turns it off (gmail.com and googlemail.com always count as one, without dots or +tags) (default: \(CanonicalAddress.defaultSubaddressDomains.joined(separator: ",")))") { s, v throws(SettingsError) in
+            s.subaddressDomains = try subaddressDomains(v)
+        },
         number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0, maximum: 1_000_000_000) { s, v in s.ipPerMinute = v },
         number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1, maximum: 256) { s, v in s.workers = v },
         number("scrypt-log-n", "POSTERN_SCRYPT_LOG_N", "scrypt cost of new password hashes, log2 N with r=8 p=1 (default 15: 32 MiB; old hashes still verify; also the most an imported hash may cost)", minimum: 10, maximum: 20) { s, v in s.scryptLogN = v },
@@ -400,6 +405,22 @@ public struct Settings: Sendable, Equatable {
             }
             apply(&s, number)
         }
+    }
+
+    /// The domains of `--subaddress-domains`: `none` is no domain, else each of the comma-separated
+    /// names lower-cased in IDNA A-labels, as ``EmailAddress`` keeps a domain.
+    /// - Throws: `SettingsError` for an empty list or a name that is not a domain.
+    static func subaddressDomains(_ value: String) throws(SettingsError) -> [String] {
+        let names = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if names.map({ $0.lowercased() }) == ["none"] { return [] }
+        guard !names.isEmpty else { throw SettingsError("must list domains, or be none") }
+        var domains: [String] = []
+        for name in names {
+            do throws(EmailAddressError) { domains.append(try EmailAddress.encodeDomain(name)) } catch {
+                throw SettingsError("\(name.debugDescription) is not a domain: \(error.description)")
+            }
+        }
+        return domains
     }
 
     /// The longest product name, in characters: it goes into subjects and page titles.

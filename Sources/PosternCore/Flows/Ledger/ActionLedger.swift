@@ -25,9 +25,14 @@ public final class ActionLedger: Sendable {
 
     /// The per-address bucket for `action`: an HMAC under the active action-code key, so the
     /// table holds no addresses, and a copy of the database alone cannot be searched with a list
-    /// of addresses. Rotating that key starts the counts afresh.
+    /// of addresses. Rotating that key starts the counts afresh. Keyed on the address's
+    /// ``CanonicalAddress``, so every spelling of one mailbox (`a.d.a+1@gmail.com`,
+    /// `ada@googlemail.com`) shares one mail limit and one guess budget of each kind; every limit,
+    /// every budget and every clearing of one goes through here, so each is cleared under the key
+    /// it was counted under.
     func addressBucket(_ action: String, _ email: EmailAddress) -> [UInt8] {
-        Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(email.normalized)".utf8)).prefix(16))
+        let counted = CanonicalAddress(email, subaddressDomains: context.config.subaddressDomains)
+        return Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(counted.text)".utf8)).prefix(16))
     }
 
     /// Records a mail request and queues its intent, after the per-address limit. Does the same
