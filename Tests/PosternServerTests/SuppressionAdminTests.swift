@@ -58,7 +58,7 @@ struct SuppressionAdminTests {
         #expect(last.suppressions.map(\.email) == ["a@example.com"] && last.nextCursor == nil)
         let all = try Self.list(Self.get(h.router, [:]))
         #expect(all.suppressions.count == 5 && all.nextCursor == nil && all.suppressions.allSatisfy { $0.reason == "bounce" })
-        for query in [["limit": "0"], ["limit": "1001"], ["limit": "x"], ["cursor": "not-ours"]] {
+        for query in [["limit": "0"], ["limit": "1001"], ["limit": "x"], ["cursor": "not-ours"], ["cursor": ""], ["email": "a@example.com", "limit": "true"]] {
             let refused = Self.get(h.router, query)
             #expect(refused.status == 400 && Self.text(refused).contains("INVALID_ARGUMENT"), "\(query)")
         }

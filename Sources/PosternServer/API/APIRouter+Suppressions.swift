@@ -18,16 +18,13 @@ extension APIRouter {
                               description: "This address's suppression alone (none when it is not suppressed)."),
                         .init(name: "limit", schema: .integer(minimum: 1, maximum: Int64(limit)), required: false,
                               description: "The most to list (default 100, at most \(limit))."),
-                        .init(name: "cursor", schema: .string("A `nextCursor` this route answered."), required: false,
+                        .init(name: "cursor", schema: .string("A `nextCursor` this route answered (opaque: no other is taken).", pattern: "^[A-Za-z0-9_-]+$", minLength: 1), required: false,
                               description: "Continue after the page that answered it."),
                     ],
                     links: [.init(name: "remove", method: "DELETE", path: "/v1/admin/suppressions/{email}",
                                   description: "Lift the suppression.", parameters: ["path.email": "$response.body#/suppressions/0/email"])])
             ) { c throws(AuthError) in
-                if let email = c.request.query["email"] {
-                    let found = try operators.suppression(email: email)
-                    return .body(200, SuppressionListBody(suppressions: found.map { [SuppressionBody($0)] } ?? [], nextCursor: nil))
-                }
+                // limit and cursor are checked even beside email, which answers one address alone.
                 var count = 100
                 if let text = c.request.query["limit"] {
                     guard let parsed = Int(text), (1...limit).contains(parsed) else { throw .invalidArgument("limit must be 1 to \(limit).") }
@@ -37,6 +34,10 @@ extension APIRouter {
                 if let text = c.request.query["cursor"] {
                     guard let parsed = SuppressionCursor(text: text) else { throw .invalidArgument("cursor is not one this server answered.") }
                     cursor = parsed
+                }
+                if let email = c.request.query["email"] {
+                    let found = try operators.suppression(email: email)
+                    return .body(200, SuppressionListBody(suppressions: found.map { [SuppressionBody($0)] } ?? [], nextCursor: nil))
                 }
                 let page = try operators.suppressions(after: cursor, limit: count)
                 return .body(200, SuppressionListBody(suppressions: page.suppressions.map(SuppressionBody.init), nextCursor: page.next?.text))
