@@ -7,6 +7,7 @@ public struct SuppressionBody: Sendable, Hashable, Codable {
     public var reason: String
     public var suppressedAt: String
 
+    /// The body of one suppression.
     public init(email: String, reason: String, suppressedAt: String) {
         self.email = email
         self.reason = reason
@@ -25,6 +26,7 @@ public struct SuppressionListBody: Sendable, Hashable, Codable {
     /// The `cursor` of the next page; absent on the last page and for `?email=`.
     public var nextCursor: String?
 
+    /// A page of `suppressions`, and the cursor of the next (nil on the last).
     public init(suppressions: [SuppressionBody], nextCursor: String?) {
         self.suppressions = suppressions
         self.nextCursor = nextCursor

@@ -56,4 +56,25 @@ struct FlowSuppressionLiftTests {
         _ = try h.service.emailLink.complete(EmailLinkCompletion(link: second))
         #expect(try reason(h) == .complaint)
     }
+
+    @Test("the hosted sign-in page's code step lifts a rejection the same way (a wrong code first lifts nothing)")
+    func hostedPageCode() throws {
+        let o = try OIDCHarness()
+        guard case .signIn(let pending, _) = try o.flow.authorize(o.parameters(), browser: OIDCHarness.browser, session: nil) else {
+            Issue.record("no sign-in page")
+            return
+        }
+        _ = try o.flow.sendLink(request: pending.id, browser: OIDCHarness.browser, email: "ann@example.com")
+        try suppress(o.h, .rejected)
+        let wrong = try o.h.lastCode() == "000000" ? "111111" : "000000"
+        _ = try o.flow.completeWithCode(request: pending.id, browser: OIDCHarness.browser, email: "ann@example.com", code: wrong, session: nil)
+        #expect(try reason(o.h) == .rejected)
+        let answer = try o.flow.completeWithCode(
+            request: pending.id, browser: OIDCHarness.browser, email: "ann@example.com", code: try o.h.lastCode(), session: nil)
+        guard case .redirect = answer.outcome else {
+            Issue.record("not redirected: \(answer)")
+            return
+        }
+        #expect(try reason(o.h) == nil)
+    }
 }

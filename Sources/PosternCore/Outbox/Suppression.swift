@@ -42,6 +42,7 @@ public struct Suppression: Sendable, Hashable {
     /// When it was suppressed (Unix seconds); a later suppression of the address moves it.
     public var suppressedAt: Int64
 
+    /// A suppression of `address` (normalized) for `reason`, at `suppressedAt`.
     public init(address: String, reason: SuppressionReason, detail: String, suppressedAt: Int64) {
         self.address = address
         self.reason = reason
@@ -69,6 +70,7 @@ public struct SuppressionCursor: Sendable, Hashable {
     public var suppressedAt: Int64
     public var address: String
 
+    /// The position of the row at `suppressedAt` for `address`.
     public init(suppressedAt: Int64, address: String) {
         self.suppressedAt = suppressedAt
         self.address = address
@@ -99,6 +101,7 @@ public struct SuppressionPage: Sendable, Hashable {
     public var suppressions: [Suppression]
     public var next: SuppressionCursor?
 
+    /// A page of `suppressions`, the next starting after `next`.
     public init(suppressions: [Suppression], next: SuppressionCursor?) {
         self.suppressions = suppressions
         self.next = next
