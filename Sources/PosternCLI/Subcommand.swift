@@ -37,7 +37,7 @@ var subcommands: [any Subcommand.Type] {
     [
         ServeCommand.self, SendLinkCommand.self, HandleLinkCommand.self, TemplatesCommand.self, KeysCommand.self,
         OutboxCommand.self, BouncesCommand.self, SMSCommand.self, UsersCommand.self, PhonesCommand.self, WebhooksCommand.self,
-        OIDCCommand.self, MaintenanceCommand.self, SettingsCommand.self,
+        SuppressionsCommand.self, OIDCCommand.self, MaintenanceCommand.self, SettingsCommand.self,
     ]
 }
 

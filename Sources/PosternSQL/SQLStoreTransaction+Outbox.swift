@@ -72,6 +72,35 @@ extension SQLStoreTransaction {
         try db.first("SELECT 1 FROM suppressions WHERE address = ?", [.text(address.normalized)]) { _ in true } ?? false
     }
 
+    public func suppression(of address: EmailAddress) throws -> Suppression? {
+        try db.first("SELECT address, reason, created_at FROM suppressions WHERE address = ?", [.text(address.normalized)], readSuppression)
+    }
+
+    public func suppressions(after cursor: SuppressionCursor?, limit: Int) throws -> [Suppression] {
+        var found: [Suppression] = []
+        let limit = SQLValue.integer(Int64(max(0, limit)))
+        if let cursor {
+            try db.query(
+                """
+                SELECT address, reason, created_at FROM suppressions WHERE created_at < ? OR (created_at = ? AND address < ?)
+                ORDER BY created_at DESC, address DESC LIMIT ?
+                """,
+                [.integer(cursor.suppressedAt), .integer(cursor.suppressedAt), .text(cursor.address), limit]
+            ) { found.append(try readSuppression($0)) }
+        } else {
+            try db.query("SELECT address, reason, created_at FROM suppressions ORDER BY created_at DESC, address DESC LIMIT ?", [limit]) {
+                found.append(try readSuppression($0))
+            }
+        }
+        return found
+    }
+
+    /// A row of `suppressions`: address, reason, created_at.
+    private func readSuppression(_ row: any SQLRow) throws -> Suppression {
+        guard let address = row.text(0), let reason = row.text(1) else { throw StoreError.corrupt("suppressions row") }
+        return Suppression(address: address, storedReason: reason, suppressedAt: row.integer(2))
+    }
+
     // MARK: changes
 
     public func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
@@ -164,7 +193,11 @@ extension SQLStoreTransaction {
     public func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
         _ = try db.rowLocked {
             try db.execute(
-                "INSERT INTO suppressions (address, reason, created_at) VALUES (?, ?, ?) ON CONFLICT (address) DO UPDATE SET reason = excluded.reason",
+                """
+                INSERT INTO suppressions (address, reason, created_at) VALUES (?, ?, ?)
+                ON CONFLICT (address) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at
+                WHERE suppressions.reason NOT LIKE 'complaint%' OR excluded.reason LIKE 'complaint%'
+                """,
                 [.text(address.normalized), .text(reason), .integer(now)])
         }
     }

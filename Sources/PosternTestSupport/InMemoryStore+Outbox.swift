@@ -32,6 +32,17 @@ extension InMemoryStore.Transaction {
 
     public func isSuppressed(_ address: EmailAddress) throws -> Bool { state.suppressions[address.normalized] != nil }
 
+    public func suppression(of address: EmailAddress) throws -> Suppression? {
+        state.suppressions[address.normalized].map { Suppression(address: address.normalized, storedReason: $0.reason, suppressedAt: $0.at) }
+    }
+
+    public func suppressions(after cursor: SuppressionCursor?, limit: Int) throws -> [Suppression] {
+        let rows = state.suppressions.map { Suppression(address: $0.key, storedReason: $0.value.reason, suppressedAt: $0.value.at) }
+            .filter { cursor?.precedes(suppressedAt: $0.suppressedAt, address: $0.address) ?? true }
+            .sorted { ($0.suppressedAt, $0.address) > ($1.suppressedAt, $1.address) }
+        return Array(rows.prefix(max(0, limit)))
+    }
+
     public func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
         queuedMail = true
         state.outbox.append(.init(intent: intent, recipient: recipient, createdAt: now, giveUpAt: giveUpAt, nextAttemptAt: now))
@@ -77,7 +88,12 @@ extension InMemoryStore.Transaction {
     }
 
     public func suppress(_ address: EmailAddress, reason: String, now: Int64) throws {
-        state.suppressions[address.normalized] = reason
+        // A complaint stays, as the SQL upsert's condition keeps it.
+        if let kept = state.suppressions[address.normalized], SuppressionReason(stored: kept.reason) == .complaint,
+            SuppressionReason(stored: reason) != .complaint {
+            return
+        }
+        state.suppressions[address.normalized] = (reason, now)
     }
 
     public func recordBounce(id: Int64, _ bounce: OutboxBounce) throws -> Bool {

@@ -10,7 +10,7 @@ public final class InMemoryStore: Store {
         public var accounts: [String: Account] = [:]
         public var consumed: [[UInt8]: Int64] = [:]
         public var outbox: [QueuedMail] = []
-        public var suppressions: [String: String] = [:]
+        public var suppressions: [String: (reason: String, at: Int64)] = [:]
         public var requests: [String: ActionRequest] = [:]
         public var refreshTokens: [[UInt8]: RefreshTokenRecord] = [:]
         public var rateEvents: [[UInt8]: [Int64]] = [:]

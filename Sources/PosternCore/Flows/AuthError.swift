@@ -182,5 +182,6 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let outboxMessageNotFound = AuthError(.notFound, code: .notFound, message: "There is no such message.")
     public static let webhookNotFound = AuthError(.notFound, code: .notFound, message: "There is no such webhook endpoint.")
     public static let oidcClientNotFound = AuthError(.notFound, code: .notFound, message: "There is no such OpenID Connect client.")
+    public static let suppressionNotFound = AuthError(.notFound, code: .notFound, message: "That address is not suppressed.")
     public static let notDead = AuthError(.conflict, code: .notDead, message: "Only a dead message can be retried.")
 }

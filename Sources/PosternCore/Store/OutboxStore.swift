@@ -10,6 +10,11 @@ public protocol OutboxReader {
     func outboxMessage(id: Int64) throws -> OutboxMessage?
     /// Whether mail to `address` (compared by its normalized form) is suppressed.
     func isSuppressed(_ address: EmailAddress) throws -> Bool
+    /// The suppression of `address` (compared by its normalized form), or nil.
+    func suppression(of address: EmailAddress) throws -> Suppression?
+    /// Suppressions newest first (by time, then address, descending), those after `cursor` when
+    /// one is given, at most `limit`.
+    func suppressions(after cursor: SuppressionCursor?, limit: Int) throws -> [Suppression]
     /// The delivery log of message `id`: every attempt, oldest first.
     func outboxAttempts(messageID: Int64) throws -> [OutboxAttempt]
     /// The messages whose log holds `recipientHash`, newest first, at most `limit`. An operator's
@@ -35,7 +40,9 @@ public protocol OutboxWriter: OutboxReader {
     /// Gives claimed messages of `owner` back untried, each to the state and due time its
     /// delivery machine chose. Returns how many were still `owner`'s.
     func releaseLeases(owner: String, _ releases: [OutboxRelease]) throws -> Int
-    /// Adds `address` to the suppression list (`reason`: the server's reply, or an operator's note).
+    /// Adds `address` to the suppression list at `now`, or moves its reason and time to these.
+    /// `reason` is the stored text (``SuppressionReason/stored(_:)``). A complaint stays: another
+    /// kind of reason does not replace it (only `unsuppress` ends it).
     func suppress(_ address: EmailAddress, reason: String, now: Int64) throws
     /// Removes `address` from the suppression list; false when it was not on it.
     func unsuppress(_ address: EmailAddress) throws -> Bool

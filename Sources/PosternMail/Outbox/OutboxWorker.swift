@@ -233,7 +233,7 @@ final class OutboxWorker: DeliveryLane, @unchecked Sendable {
         case .markDead(let reply, let suppress):
             // A message whose lease was lost (another worker has it) changes nothing, suppression included.
             changed = try writer.markDead(.mail, id: record.id, owner: owner, now: record.at, reply: reply)
-            if changed && suppress { try writer.suppress(record.recipient, reason: reply, now: record.at) }
+            if changed && suppress { try writer.suppress(record.recipient, reason: SuppressionReason.rejected.stored(reply), now: record.at) }
         case .deliver, .none:
             changed = false
         }

@@ -29,6 +29,7 @@ public enum StoreContract {
             + HousekeepingContract.cases
             + FlowContract.cases
             + OutboxContract.cases
+            + SuppressionContract.cases
             + SMSOutboxContract.cases
             + WebhookDeliveryContract.cases
     }

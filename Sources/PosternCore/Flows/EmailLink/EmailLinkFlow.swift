@@ -217,6 +217,11 @@ public final class EmailLinkFlow: Sendable {
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
                 throw AuthError.code(.alreadyUsed)
             }
+            // A mailed code came back, typed or by its link: the mailbox receives mail again, so a
+            // bounce or a rejection of it is lifted. A complaint stays (the recipient asked for no mail).
+            if let suppressed = try tx.suppression(of: current.email), suppressed.reason.liftedBySignIn {
+                _ = try tx.unsuppress(current.email)
+            }
             // The link proved the mailbox: a password from before that proof is nobody's to keep.
             let droppedPassword = try SessionFlow.endUnprovedPassword(of: &account, tx: tx, events: events, now: now)
             if !account.emailVerified, case .signIn = resolution {

@@ -154,7 +154,8 @@ public final class BounceIntake: Sendable {
             guard try tx.recordBounce(id: id, bounce) else { return true }
             if kind != .delayed {
                 let reason = kind == .failed ? "bounced" : "complaint"
-                try tx.suppress(message.recipient, reason: "\(reason): \(status)", now: now)
+                let suppression: SuppressionReason = kind == .failed ? .bounce : .complaint
+                try tx.suppress(message.recipient, reason: suppression.stored(status), now: now)
                 try events.record(
                     .mailBounced(messageID: id, kind: message.intent.name, reason: reason, status: status, email: message.recipient),
                     tx: tx, now: now)
