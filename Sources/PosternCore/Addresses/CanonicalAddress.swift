@@ -17,6 +17,12 @@ public struct CanonicalAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { text }
 
+    /// The domain counted on (lower-case A-labels; gmail.com for googlemail.com): what the
+    /// per-domain mail cap (``MailCaps``) counts.
+    public var domain: String {
+        text.lastIndex(of: "@").map { String(text[text.index(after: $0)...]) } ?? text
+    }
+
     /// The canonical form of `email`, with `+tags` dropped at the domains of `subaddressDomains`
     /// (lower-case A-label domains, matched exactly: a subdomain is another domain).
     public init(_ email: EmailAddress, subaddressDomains: Set<String>) {

@@ -14,6 +14,8 @@ public struct AuthConfiguration: Sendable {
     /// The domains where a `+tag` is dropped from the address the per-address limits and guess
     /// budgets count on (``CanonicalAddress``; `--subaddress-domains`).
     public var subaddressDomains = Set(CanonicalAddress.defaultSubaddressDomains)
+    /// The caps per recipient domain and of all public mail an hour (``MailCaps``; off unless set).
+    public var mailCaps = MailCapConfiguration()
     /// Most public requests one client IP makes a minute, across every daemon (0: no limit).
     public var ipPerMinute: Int64 = 0
     /// Wrong admin tokens per client IP an hour (``AdminTokenBudget``).
@@ -66,6 +68,9 @@ public struct AuthConfiguration: Sendable {
         mailInterval = settings.mailInterval
         mailPerHour = settings.mailPerHour
         subaddressDomains = Set(settings.subaddressDomains)
+        mailCaps = MailCapConfiguration(
+            domainPerHour: settings.mailDomainPerHour, domainOverrides: settings.mailDomainOverrides,
+            totalPerHour: settings.mailPerHourTotal)
         ipPerMinute = settings.ipPerMinute
         adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail

@@ -63,6 +63,8 @@ public final class AuthService: Sendable {
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
     public let smsMetrics: SMSMetrics
+    /// The caps on public mail per recipient domain and in all, with the refusals they counted.
+    public let mailCaps: MailCaps
     /// Whether the `then:` variants (``EmailLinkFlow/send(_:then:)``,
     /// ``PasswordFlow/requestReset(email:continueURL:locale:then:)``) answer from the writer's
     /// commit without blocking the caller: the HTTP server may then call them from its polling
@@ -80,6 +82,7 @@ public final class AuthService: Sendable {
             store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger)
         metrics = context.metrics
         smsMetrics = context.smsMetrics
+        mailCaps = context.mailCaps
         answersFromCommit = context.answersFromCommit
         ledger = ActionLedger(context: context)
         sessions = SessionFlow(context: context)

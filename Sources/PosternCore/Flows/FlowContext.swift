@@ -17,6 +17,8 @@ final class FlowContext: Sendable {
     let events: EventLedger
     /// The toll-fraud gate every SMS passes, in the write that queues it.
     let smsAdmission: SMSAdmission
+    /// The caps on public mail per recipient domain and in all, in the write that queues it.
+    let mailCaps: MailCaps
     /// SMS counters (queued, sent, dead by country code; caps hit).
     let smsMetrics: SMSMetrics
     /// The operator's log, for refusals a page does not explain (why a provider's token was refused).
@@ -37,6 +39,7 @@ final class FlowContext: Sendable {
         events = EventLedger(configuration: config.webhooks)
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
+        mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger)
         smsAdmission = SMSAdmission(configuration: config.sms, keys: keys, metrics: smsMetrics, logger: logger)
         do {
             parser = PastedLinkParser(

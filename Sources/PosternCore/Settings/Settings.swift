@@ -35,6 +35,11 @@ public struct Settings: Sendable, Equatable {
     public var ttlVerifyEmail: Int64 = 259_200
     public var mailInterval: Int64 = 60
     public var mailPerHour: Int64 = 5
+    /// `--mail-domain-per-hour`'s cap of every domain, and its per-domain overrides (``MailCaps``).
+    public var mailDomainPerHour: Int64 = MailCapConfiguration.defaultDomainPerHour
+    public var mailDomainOverrides: [String: Int64] = [:]
+    /// `--mail-per-hour-total`: most mails all public endpoints queue an hour (``MailCaps``).
+    public var mailPerHourTotal: Int64 = MailCapConfiguration.defaultTotalPerHour
     /// `--subaddress-domains`: the domains where `user+tag@` counts as `user@` (``CanonicalAddress``).
     public var subaddressDomains: [String] = CanonicalAddress.defaultSubaddressDomains
     public var ipPerMinute: Int64 = 300
@@ -285,6 +290,10 @@ public struct Settings: Sendable, Equatable {
         number("ttl-verify-email", "POSTERN_TTL_VERIFY_EMAIL", "lifetime of verification links in seconds (default 259200)", minimum: 60, maximum: Settings.longestTTL) { s, v in s.ttlVerifyEmail = v },
         number("mail-interval", "POSTERN_MAIL_INTERVAL", "least seconds between two mails of one action to one address (default 60; 0: no limit)", minimum: 0, maximum: 86_400) { s, v in s.mailInterval = v },
         number("mail-per-hour", "POSTERN_MAIL_PER_HOUR", "most mails of one action to one address per hour (default 5; 0: no limit)", minimum: 0, maximum: 1_000_000) { s, v in s.mailPerHour = v },
+        text("mail-domain-per-hour", "POSTERN_MAIL_DOMAIN_PER_HOUR", "most mails the public endpoints queue to one recipient domain per hour, counted across daemons in fixed hours (googlemail.com is gmail.com), then 429 with Retry-After for every address there; N, or N,domain=M,… to give domains their own cap (600,gmail.com=5000,example.org=0); 0: no cap (default 600: one mail each 6 seconds to one provider, far above a small site's sign-ins there, far below a bot's)") { s, v throws(SettingsError) in
+            (s.mailDomainPerHour, s.mailDomainOverrides) = try MailCapConfiguration.parseDomainCaps(v)
+        },
+        number("mail-per-hour-total", "POSTERN_MAIL_PER_HOUR_TOTAL", "most mails all public endpoints together queue per hour, counted across daemons in fixed hours, then 429 with Retry-After; the admin API's mail is not counted (default 5000; 0: no cap)", minimum: 0, maximum: 1_000_000_000) { s, v in s.mailPerHourTotal = v },
         text("subaddress-domains", "POSTERN_SUBADDRESS_DOMAINS", "comma-separated domains where user+tag@ reaches user@, so the per-address limits and guess budgets count every +tag as the address without it; mail still goes to the address as typed; a list replaces the default, none turns it off (gmail.com and googlemail.com always count as one, without dots or +tags) (default: \(CanonicalAddress.defaultSubaddressDomains.joined(separator: ",")))") { s, v throws(SettingsError) in
             s.subaddressDomains = try subaddressDomains(v)
         },

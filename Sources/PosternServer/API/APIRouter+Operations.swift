@@ -125,6 +125,11 @@ extension APIRouter {
         for entry in service.smsMetrics.capSnapshot() {
             text += #"postern_sms_caps_hit_total{cap="\#(entry.cap)"} \#(entry.count)"# + "\n"
         }
+        text += "# HELP postern_mail_caps_hit_total Public mail refused (429, nothing queued) by the cap per recipient domain or the cap of all public mail an hour.\n"
+        text += "# TYPE postern_mail_caps_hit_total counter\n"
+        for entry in service.mailCaps.snapshot() {
+            text += #"postern_mail_caps_hit_total{cap="\#(entry.cap)"} \#(entry.count)"# + "\n"
+        }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }

@@ -35,9 +35,10 @@ public final class ActionLedger: Sendable {
         return Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(counted.text)".utf8)).prefix(16))
     }
 
-    /// Records a mail request and queues its intent, after the per-address limit. Does the same
-    /// work whether or not the address has an account.
-    /// - Throws: `AuthError.tooManyAttempts` past the limit.
+    /// Records a mail request and queues its intent, after the per-address limit and the mail caps
+    /// (``MailCaps``: per recipient domain and in all). Does the same work whether or not the
+    /// address has an account.
+    /// - Throws: `AuthError.tooManyAttempts` past the limit or a cap.
     func record(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
         try AnswerSlot<Void, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done in
             record(request, intent: intent, then: done)
@@ -51,10 +52,15 @@ public final class ActionLedger: Sendable {
         // With both limits off there is nothing to count (the same for every address).
         let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
         let metrics = context.metrics
+        let caps = context.mailCaps
+        let counted = caps.isOn ? CanonicalAddress(request.email, subaddressDomains: context.config.subaddressDomains) : nil
         context.write({ (tx: Writes) -> Int64? in
             if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
                 return wait
             }
+            // After the address's own limit (so a refused request spends no cap); a cap's refusal
+            // throws, rolling back the address's count too: nothing is queued or counted.
+            if let counted { try caps.admit(counted, now: request.createdAt, tx: tx) }
             try tx.insertActionRequest(request)
             _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
             return nil
