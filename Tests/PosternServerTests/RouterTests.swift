@@ -60,6 +60,8 @@ struct RouterTests {
         settings.ipPerMinute = ipPerMinute
         settings.mailInterval = 0
         settings.mailPerHour = 0
+        settings.mailDomainPerHour = 0
+        settings.mailPerHourTotal = 0
         configure(&settings)
         let config = AuthConfiguration(settings)
         let lines = LogLines()
