@@ -24,6 +24,7 @@ public enum StoreContract {
             + OIDCContract.cases
             + ProviderIdentityContract.cases
             + SMSAdmissionContract.cases
+            + MailCapContract.cases
             + WebhookEndpointContract.cases
             + HeartbeatContract.cases
             + HousekeepingContract.cases
