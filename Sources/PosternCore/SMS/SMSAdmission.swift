@@ -1,5 +1,4 @@
 import PosternCrypto
-import Synchronization
 
 /// The toll-fraud gate every SMS passes before it is queued: one entry point, called in the
 /// same write as ``SMSOutboxWriter/enqueueSMS(_:recipient:now:giveUpAt:)``.
@@ -23,10 +22,8 @@ public final class SMSAdmission: Sendable {
     let keys: KeyRingCache
     let metrics: SMSMetrics
     let logger: Logger?
-    /// Until when each cap's log line has been written (the end of the window it was hit in): one
-    /// line per cap and window, not one per refusal — an attack past a cap would flood the log.
-    /// A cache: a daemon that restarts logs again.
-    private let loggedUntil = Mutex<[String: Int64]>([:])
+    /// One log line per cap and window, not one per refusal.
+    private let logThrottle = LogThrottle()
 
     /// An admission under `configuration`; its buckets are keyed with the key ring's active
     /// action-code key (the rate-limit buckets' key).
@@ -184,12 +181,6 @@ public final class SMSAdmission: Sendable {
 
     /// Runs `write` with the logger unless `key`'s line was written for a window that has not ended.
     private func logOnce(_ key: String, until end: Int64, _ write: (Logger) -> Void) {
-        guard let logger else { return }
-        let first = loggedUntil.withLock { logged -> Bool in
-            guard logged[key].map({ end > $0 }) ?? true else { return false }
-            logged[key] = end
-            return true
-        }
-        if first { write(logger) }
+        logThrottle.once(key, until: end, logger: logger, write)
     }
 }

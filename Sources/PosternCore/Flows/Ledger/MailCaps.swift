@@ -89,9 +89,8 @@ public final class MailCaps: Sendable {
         let value = Atomic<Int>(0)
     }
     private let hits: [Counter] = Cap.allCases.map { _ in Counter() }
-    /// Until when each cap's log line has been written (the end of its window): one line per cap
-    /// and window, not one per refusal. A cache: a daemon that restarts logs again.
-    private let loggedUntil = Mutex<[String: Int64]>([:])
+    /// One log line per cap (and domain) and window, not one per refusal.
+    private let logThrottle = LogThrottle()
 
     /// Caps under `configuration`, their buckets keyed with the key ring's active action-code key.
     init(configuration: MailCapConfiguration, keys: KeyRingCache, logger: Logger?) {
@@ -148,12 +147,6 @@ public final class MailCaps: Sendable {
     private func refuse(_ cap: Cap, key: String, until end: Int64, _ write: (Logger) -> Void) {
         // A store that runs a write twice may count it twice: a counter in memory (see `Store`).
         hits[Cap.allCases.firstIndex(of: cap) ?? 0].value.add(1, ordering: .relaxed)
-        guard let logger else { return }
-        let first = loggedUntil.withLock { logged -> Bool in
-            guard logged[key].map({ end > $0 }) ?? true else { return false }
-            logged[key] = end
-            return true
-        }
-        if first { write(logger) }
+        logThrottle.once(key, until: end, logger: logger, write)
     }
 }
