@@ -5,14 +5,7 @@ import Testing
 /// anything is opened (no database is touched by any of these).
 @Suite("Command line")
 struct InvocationTests {
-    func usageError(_ arguments: [String]) -> String? {
-        do {
-            _ = try Invocation.parse(arguments)
-            return nil
-        } catch {
-            return error.code == .usage ? error.message : "exit \(error.code.rawValue): \(error.message)"
-        }
-    }
+    func usageError(_ arguments: [String]) -> String? { ParsedCommand.usageError(arguments) }
 
     func help(_ arguments: [String]) throws -> String {
         guard case .help(let text) = try Invocation.parse(arguments) else {

@@ -8,21 +8,9 @@ import Testing
 /// (naming the option and the value at fault), what it prints, and a run over a SQLite file.
 @Suite("postern oidc clients")
 struct OIDCCommandTests {
-    func usageError(_ arguments: [String]) -> String? {
-        do {
-            _ = try Invocation.parse(arguments)
-            return nil
-        } catch {
-            return error.code == .usage ? error.message : "exit \(error.code.rawValue): \(error.message)"
-        }
-    }
+    func usageError(_ arguments: [String]) -> String? { ParsedCommand.usageError(arguments) }
 
-    func command(_ arguments: [String]) throws -> OIDCCommand {
-        guard case .run(let parsed) = try Invocation.parse(arguments), let command = parsed as? OIDCCommand else {
-            throw CommandFailure(code: .usage, message: "\(arguments) is not an oidc command")
-        }
-        return command
-    }
+    func command(_ arguments: [String]) throws -> OIDCCommand { try ParsedCommand.command(arguments, as: OIDCCommand.self) }
 
     static let add = ["oidc", "clients", "add", "--name", "Grafana", "--redirect-uri", "https://grafana.example.com/login/generic_oauth"]
 

@@ -8,21 +8,9 @@ import Testing
 /// (a line per address, or the admin API's body), and a run over a SQLite file.
 @Suite("postern suppressions")
 struct SuppressionsCommandTests {
-    func usageError(_ arguments: [String]) -> String? {
-        do {
-            _ = try Invocation.parse(arguments)
-            return nil
-        } catch {
-            return error.code == .usage ? error.message : "exit \(error.code.rawValue): \(error.message)"
-        }
-    }
+    func usageError(_ arguments: [String]) -> String? { ParsedCommand.usageError(arguments) }
 
-    func command(_ arguments: [String]) throws -> SuppressionsCommand {
-        guard case .run(let parsed) = try Invocation.parse(arguments), let command = parsed as? SuppressionsCommand else {
-            throw CommandFailure(code: .usage, message: "\(arguments) is not a suppressions command")
-        }
-        return command
-    }
+    func command(_ arguments: [String]) throws -> SuppressionsCommand { try ParsedCommand.command(arguments, as: SuppressionsCommand.self) }
 
     @Test("usage errors name what to fix", arguments: [
         (["suppressions"], "suppressions needs list or remove"),
