@@ -231,7 +231,7 @@ public final class PosternRuntime: Sendable {
             throw .setting(error.message)
         }
         flows = try PosternFlows(
-            settings: settings, clock: clock, logger: Logger(label: "sms", sink: logger.sink), identityProviders: identityProviders)
+            settings: settings, clock: clock, logger: Logger(label: "flows", sink: logger.sink), identityProviders: identityProviders)
         let deliveryLogKey: DeliveryLogKey
         do { deliveryLogKey = try flows.storage.keyVault.deliveryLogKey() } catch {
             throw .dependency("cannot derive the delivery log's key: \(error)")

@@ -39,8 +39,8 @@ final class FlowContext: Sendable {
         events = EventLedger(configuration: config.webhooks)
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
-        mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger)
-        smsAdmission = SMSAdmission(configuration: config.sms, keys: keys, metrics: smsMetrics, logger: logger)
+        mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger.map { Self.labelled($0, "mail") })
+        smsAdmission = SMSAdmission(configuration: config.sms, keys: keys, metrics: smsMetrics, logger: logger.map { Self.labelled($0, "sms") })
         do {
             parser = PastedLinkParser(
                 policy: try LinkPolicy(publicURL: config.publicURL, allowedHosts: config.allowedContinueHosts))
@@ -194,6 +194,13 @@ final class FlowContext: Sendable {
 }
 
 extension FlowContext {
+    /// `logger` under another label: each concern's lines say whose they are (`sms`, `mail`).
+    static func labelled(_ logger: Logger, _ label: String) -> Logger {
+        var copy = logger
+        copy.label = label
+        return copy
+    }
+
     /// Logs a refusal the caller is shown only in general words: its code and the reason kept for
     /// the operator (``AuthError/logDetail``), never a secret.
     func logRefusal(_ error: AuthError) {
