@@ -78,11 +78,11 @@ public final class ProviderSignInFlow: Sendable {
     /// the person withdrew.
     /// - Throws: `REQUIRES_RECENT_LOGIN`, `PROVIDER_NOT_LINKED`, `LAST_SIGN_IN_METHOD`.
     public func unlink(idToken: String, provider name: String) throws(AuthError) -> UserRecord {
-        guard Provider(rawValue: name)?.isIdentityProvider == true || registry.provider(named: name) != nil else {
-            throw .providerNotLinked
-        }
         // A provider taken out of the file can still be unlinked: by its account name.
-        let accountName = registry.provider(named: name)?.accountProviderName ?? name
+        guard let unlinked = registry.provider(named: name).map(Provider.identity) ?? Provider(rawValue: name),
+            unlinked.isIdentityProvider
+        else { throw .providerNotLinked }
+        let accountName = unlinked.rawValue
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         return try context.write { (tx: Writes) -> UserRecord in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
@@ -94,7 +94,7 @@ public final class ProviderSignInFlow: Sendable {
                 throw AuthError.lastSignInMethod
             }
             _ = try tx.deleteProviderIdentity(uid: current.uid, provider: accountName)
-            current.providers.remove(Provider(rawValue: accountName) ?? .password)
+            current.providers.remove(unlinked)
             try tx.updateAccount(current)
             return UserRecord(current)
         }
@@ -114,10 +114,7 @@ public final class ProviderSignInFlow: Sendable {
         do {
             notification = try registry.verifyAppleNotification(payload, now: context.clock.unixSeconds())
         } catch {
-            switch error {
-            case .refused(let refusal): throw .invalidProviderToken("apple notification: \(refusal)")
-            case .unavailable(let detail): throw .providerUnavailable("identity provider \(detail)")
-            }
+            throw Self.answer(to: error, checking: "apple notification")
         }
         switch notification.kind {
         case .consentRevoked, .accountDelete: break
@@ -149,10 +146,17 @@ public final class ProviderSignInFlow: Sendable {
         do {
             return try registry.verify(token, provider: provider, nonce: nonce, now: context.clock.unixSeconds())
         } catch {
-            switch error {
-            case .refused(let refusal): throw .invalidProviderToken("\(provider.id): \(refusal)")
-            case .unavailable(let detail): throw .providerUnavailable("identity provider \(detail)")
-            }
+            throw Self.answer(to: error, checking: provider.id)
+        }
+    }
+
+    /// What the API answers for the registry's `error` about `what` (a provider's id, Apple's
+    /// notification): every refusal `INVALID_PROVIDER_TOKEN` with its reason for the log only, an
+    /// unreachable provider `UNAVAILABLE` naming it.
+    static func answer(to error: ProviderCheckError, checking what: String) -> AuthError {
+        switch error {
+        case .refused(let refusal): .invalidProviderToken("\(what): \(refusal)")
+        case .unavailable(let detail): .providerUnavailable("identity provider \(detail)")
         }
     }
 
