@@ -16,6 +16,8 @@ public struct AuthConfiguration: Sendable {
     public var subaddressDomains = Set(CanonicalAddress.defaultSubaddressDomains)
     /// The caps per recipient domain and of all public mail an hour (``MailCaps``; off unless set).
     public var mailCaps = MailCapConfiguration()
+    /// The challenge on the public requests that send mail or SMS (``ChallengeGate``; off unless set).
+    public var challenge = ChallengeConfiguration()
     /// Most public requests one client IP makes a minute, across every daemon (0: no limit).
     public var ipPerMinute: Int64 = 0
     /// Wrong admin tokens per client IP an hour (``AdminTokenBudget``).
