@@ -34,6 +34,7 @@ extension EmailLinkSendBody: DocumentedBody {
                 maxLength: WireLimits.deviceNameMaximumLength)),
             .optional("bindBrowser", .boolean(
                 "Bind the link to this browser: the answer sets the postern_browser cookie (HttpOnly, SameSite=Lax) unless sent one; the link completes only where that cookie is sent, or by the 6-digit code. Not with codeChallenge or approval (400 INVALID_ARGUMENT).")),
+            .optional("challengeSolution", .challengeSolution),
         ])
         // An approval needs PKCE: its verifier is the waiting device's secret.
         schema.anyOf = [
@@ -103,6 +104,7 @@ extension SignUpBody: DocumentedBody {
             .optional("continueUrl", .continueURL),
             .optional("locale", .locale),
             .optional("codeChallenge", .codeChallenge.described("PKCE S256 of this device: the password applies only with its verifier.")),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
     public static var example: Self {
@@ -133,6 +135,7 @@ extension PasswordResetBody: DocumentedBody {
             .required("email", .emailAddress),
             .optional("continueUrl", .continueURL),
             .optional("locale", .locale),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
     public static var example: Self { Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en") }
