@@ -9,7 +9,7 @@ extension PosternAuth {
     /// buys one request; a challenge expires (`--challenge-lifetime`, 5 minutes by default).
     /// - Throws: `.protocolMismatch` when the answer is neither; network and server failures.
     public func challenge() async throws(PosternAuthError) -> ChallengeOffer {
-        let answer = try await transport.send("GET", "/v1/challenge", body: Optional<EmptyBody>.none, as: ChallengeAnswer.self)
+        let answer = try await transport.send("GET", "/v1/challenge", body: Optional<EmptyBody>.none, as: ChallengeBody.self)
         if answer.kind == ProofOfWorkChallenge.kind, let algorithm = answer.algorithm, let challenge = answer.challenge,
            let maxnumber = answer.maxnumber, let salt = answer.salt, let signature = answer.signature {
             return .proofOfWork(
@@ -48,16 +48,4 @@ extension PosternAuth {
             return try await request(try await solveChallenge())
         }
     }
-}
-
-/// `GET /v1/challenge`'s answer: the proof of work's fields with `kind` `altcha`, or a CAPTCHA's
-/// `kind` and `siteKey`.
-struct ChallengeAnswer: Sendable, Decodable {
-    var kind: String
-    var algorithm: String?
-    var challenge: String?
-    var maxnumber: Int64?
-    var salt: String?
-    var signature: String?
-    var siteKey: String?
 }
