@@ -64,29 +64,15 @@ public struct ProofOfWorkChallenge: Sendable, Hashable, Codable {
     /// The number that solves the challenge (see `solve()`).
     /// - Throws: as `solve()`.
     func search() async throws(PosternAuthError) -> Int64 {
-        guard algorithm.uppercased() == "SHA-256" else {
-            throw .protocolMismatch(status: 200, code: "UNSUPPORTED_CHALLENGE", message: "The challenge's algorithm is not SHA-256.")
-        }
-        guard let target = Self.bytes(hex: challenge), target.count == 32 else {
-            throw .protocolMismatch(status: 200, code: "UNSUPPORTED_CHALLENGE", message: "The challenge is not a SHA-256 in hex.")
-        }
-        // The salt, then the number's decimal digits, counted up in place: no allocation a try.
-        var input = Array(salt.utf8) + [UInt8(ascii: "0")]
-        let digitsStart = input.count - 1
-        var digest = [UInt8](repeating: 0, count: 32)
-        var number: Int64 = 0
-        while number <= maxnumber {
-            let hashed = input.withUnsafeBufferPointer { bytes in digest.withUnsafeMutableBufferPointer { SHA256Digest.hash(bytes, into: $0) } }
-            guard hashed else { throw .invalidArgument("Solving a challenge needs SHA-256, and this platform offers none.") }
-            if digest == target { return number }
-            number += 1
-            Self.increment(&input, digitsFrom: digitsStart)
-            if number % Self.triesPerCheck == 0 {
-                if Task.isCancelled { throw .cancelled }
-                await Task.yield()
+        var search = try ProofOfWorkSearch(self)
+        while true {
+            if let number = try search.advance(tries: Self.triesPerCheck) { return number }
+            if search.isExhausted {
+                throw .protocolMismatch(status: 200, code: "UNSOLVABLE_CHALLENGE", message: "No number up to the challenge's maxnumber solves it.")
             }
+            if Task.isCancelled { throw .cancelled }
+            await Task.yield()
         }
-        throw .protocolMismatch(status: 200, code: "UNSOLVABLE_CHALLENGE", message: "No number up to the challenge's maxnumber solves it.")
     }
 
     /// Adds one to the decimal number that `bytes` holds from `start` on.
@@ -124,6 +110,51 @@ public struct ProofOfWorkChallenge: Sendable, Hashable, Codable {
             index += 2
         }
         return bytes
+    }
+}
+
+/// The search for a challenge's number, a run of tries at a time (between them the solver looks at
+/// its task): the salt, then the number's decimal digits, counted up in place — no allocation a try.
+struct ProofOfWorkSearch {
+    private var input: [UInt8]
+    private let digitsStart: Int
+    private var digest = [UInt8](repeating: 0, count: 32)
+    private let target: [UInt8]
+    private let maxnumber: Int64
+    /// The next number to try.
+    private(set) var next: Int64 = 0
+
+    /// A search for `challenge`'s number from 0.
+    /// - Throws: `.protocolMismatch` (`UNSUPPORTED_CHALLENGE`) for another algorithm than SHA-256 or
+    ///   a challenge that is not 64 hex digits.
+    init(_ challenge: ProofOfWorkChallenge) throws(PosternAuthError) {
+        guard challenge.algorithm.uppercased() == "SHA-256" else {
+            throw .protocolMismatch(status: 200, code: "UNSUPPORTED_CHALLENGE", message: "The challenge's algorithm is not SHA-256.")
+        }
+        guard let target = ProofOfWorkChallenge.bytes(hex: challenge.challenge), target.count == 32 else {
+            throw .protocolMismatch(status: 200, code: "UNSUPPORTED_CHALLENGE", message: "The challenge is not a SHA-256 in hex.")
+        }
+        self.target = target
+        input = Array(challenge.salt.utf8) + [UInt8(ascii: "0")]
+        digitsStart = input.count - 1
+        maxnumber = challenge.maxnumber
+    }
+
+    /// Whether every number up to `maxnumber` was tried.
+    var isExhausted: Bool { next > maxnumber }
+
+    /// Tries at most `tries` more numbers; the one that solves the challenge, or nil.
+    /// - Throws: `.invalidArgument` where the platform offers no SHA-256.
+    mutating func advance(tries: Int64) throws(PosternAuthError) -> Int64? {
+        let last = min(maxnumber, next &+ tries &- 1)
+        while next <= last {
+            let hashed = input.withUnsafeBufferPointer { bytes in digest.withUnsafeMutableBufferPointer { SHA256Digest.hash(bytes, into: $0) } }
+            guard hashed else { throw .invalidArgument("Solving a challenge needs SHA-256, and this platform offers none.") }
+            if digest == target { return next }
+            next += 1
+            ProofOfWorkChallenge.increment(&input, digitsFrom: digitsStart)
+        }
+        return nil
     }
 }
 
