@@ -75,7 +75,7 @@ struct ChallengeTests {
 
     @Test("a server without the challenge (--challenge off) needs no solution: sent at the first request")
     func off() async throws {
-        let server = try await LiveServer(["--challenge", "off"])
+        let server = try await LiveServer()  // LiveServer's default: --challenge off
         try await server.device(solvesProofOfWork: false).sendSignInLink(to: "plain@example.org")
         #expect(try await server.outboxCount() == 1)
     }
