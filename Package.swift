@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(name: "PosternLinksFuzz", dependencies: ["PosternCore", "CLibFuzzer"], swiftSettings: strict),
 
         // Test doubles for the test targets only: the in-memory store, a manual clock, cheap scrypt.
-        .target(name: "PosternTestSupport", dependencies: ["PosternCore", "PosternCrypto"], swiftSettings: strict),
+        .target(name: "PosternTestSupport", dependencies: ["PosternAPI", "PosternCore", "PosternCrypto"], swiftSettings: strict),
 
         // The client against a real `postern serve` (the debug build): depends on the client alone.
         .testTarget(name: "PosternAuthTests", dependencies: ["PosternAuth", "PosternAPI"], swiftSettings: strict),

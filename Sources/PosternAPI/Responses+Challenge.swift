@@ -1,3 +1,29 @@
+/// A proof-of-work challenge as the ALTCHA widget takes it from its `challengeurl` (ALTCHA's
+/// classic format): find `number` in 0…`maxnumber` with `SHA-256(salt + number) == challenge`.
+/// The server mints it (PosternCore's `ProofOfWork`), `GET /v1/challenge` carries it
+/// (``ChallengeBody``), the client solves it (PosternAuth).
+public struct ProofOfWorkChallenge: Sendable, Hashable, Codable {
+    /// Always "SHA-256".
+    public var algorithm: String
+    /// The lower-case hex SHA-256 of `salt` followed by the secret number's decimal digits.
+    public var challenge: String
+    /// The largest number the client tries.
+    public var maxnumber: Int64
+    /// 24 hex digits, then `?expires=<seconds since 1970>&` (the `&` ends the parameters, so the
+    /// number cannot be read as part of one).
+    public var salt: String
+    /// The lower-case hex HMAC-SHA-256 of `challenge` under the daemon's challenge key.
+    public var signature: String
+
+    public init(algorithm: String, challenge: String, maxnumber: Int64, salt: String, signature: String) {
+        self.algorithm = algorithm
+        self.challenge = challenge
+        self.maxnumber = maxnumber
+        self.salt = salt
+        self.signature = signature
+    }
+}
+
 /// The answer of `GET /v1/challenge`: what a request that sends mail or SMS must solve when the
 /// service answers `CHALLENGE_REQUIRED`. For the built-in proof of work (`kind` "altcha") it is
 /// ALTCHA's challenge JSON, usable as the ALTCHA widget's `challengeurl` answer; for a CAPTCHA

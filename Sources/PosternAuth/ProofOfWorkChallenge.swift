@@ -12,30 +12,10 @@ public enum ChallengeOffer: Sendable, Hashable {
     case captcha(service: String, siteKey: String)
 }
 
-/// The server's proof of work in ALTCHA's classic format: find `number` in 0…`maxnumber` with
-/// lower-case hex `SHA-256(salt + number)` equal to `challenge`. The solution goes back with the
-/// request as `challengeSolution:`, once: each solution buys one request.
-public struct ProofOfWorkChallenge: Sendable, Hashable, Codable {
-    /// The hash function; Postern mints only "SHA-256".
-    public var algorithm: String
-    /// The lower-case hex SHA-256 of `salt` followed by the secret number's decimal digits.
-    public var challenge: String
-    /// The largest number to try (the server's `--challenge-difficulty`).
-    public var maxnumber: Int64
-    /// The salt, with the challenge's expiry in it (`<24 hex>?expires=<seconds>&`).
-    public var salt: String
-    /// The server's signature of `challenge`, sent back unchanged.
-    public var signature: String
-
-    /// A challenge with these fields, as `GET /v1/challenge` answers them.
-    public init(algorithm: String, challenge: String, maxnumber: Int64, salt: String, signature: String) {
-        self.algorithm = algorithm
-        self.challenge = challenge
-        self.maxnumber = maxnumber
-        self.salt = salt
-        self.signature = signature
-    }
-
+/// The client's side of the server's proof of work (``ProofOfWorkChallenge``, the wire type):
+/// the solution goes back with the request as `challengeSolution:`, once: each solution buys one
+/// request.
+extension ProofOfWorkChallenge {
     /// The kind the server names the proof of work by (`challengeRequired(kind: "altcha", …)`).
     public static let kind = "altcha"
 

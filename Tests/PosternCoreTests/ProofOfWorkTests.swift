@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 import PosternCrypto
 import PosternTestSupport

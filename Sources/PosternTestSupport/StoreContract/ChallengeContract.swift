@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCore
 
 /// The challenge (``ChallengeGate``) over each store, through the flows: a solution is recorded

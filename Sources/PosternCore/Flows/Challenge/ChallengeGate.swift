@@ -1,4 +1,5 @@
 import Foundation
+import PosternAPI
 import PosternCrypto
 
 /// What a public request that sends mail or SMS brings to the gate: the client's IP and, when it

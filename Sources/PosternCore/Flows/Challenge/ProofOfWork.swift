@@ -1,29 +1,6 @@
 import Foundation
+import PosternAPI
 import PosternCrypto
-
-/// A proof-of-work challenge as the ALTCHA widget takes it from its `challengeurl` (ALTCHA's
-/// classic format): find `number` in 0…`maxnumber` with `SHA-256(salt + number) == challenge`.
-public struct ProofOfWorkChallenge: Sendable, Hashable, Codable {
-    /// Always "SHA-256".
-    public var algorithm: String
-    /// The lower-case hex SHA-256 of `salt` followed by the secret number's decimal digits.
-    public var challenge: String
-    /// The largest number the client tries.
-    public var maxnumber: Int64
-    /// 24 hex digits, then `?expires=<seconds since 1970>&` (the `&` ends the parameters, so the
-    /// number cannot be read as part of one).
-    public var salt: String
-    /// The lower-case hex HMAC-SHA-256 of `challenge` under the daemon's challenge key.
-    public var signature: String
-
-    public init(algorithm: String, challenge: String, maxnumber: Int64, salt: String, signature: String) {
-        self.algorithm = algorithm
-        self.challenge = challenge
-        self.maxnumber = maxnumber
-        self.salt = salt
-        self.signature = signature
-    }
-}
 
 /// Why a proof of work's solution was refused (for the operator's log; the client is told only
 /// that it must solve a new one).
