@@ -47,22 +47,9 @@ public final class X509Certificate: Sendable {
     /// `digest`, made with this certificate's key. A signature of another length than the modulus
     /// is refused (RFC 8017 §8.2.2 step 1).
     public func verifiesRSA(_ signature: [UInt8], of message: [UInt8], digest: Digest) -> Bool {
-        guard signature.count == Int(EVP_PKEY_get_size(key.pointer)), let md = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(md) }
-        var pctx: OpaquePointer?
-        let hash = switch digest {
-        case .sha1: EVP_sha1()
-        case .sha256: EVP_sha256()
+        switch digest {
+        case .sha1: key.verifiesPKCS1(signature, of: message, digest: EVP_sha1())
+        case .sha256: key.verifiesPKCS1(signature, of: message, digest: EVP_sha256())
         }
-        guard EVP_DigestVerifyInit(md, &pctx, hash, nil, key.pointer) == 1,
-            EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) == 1
-        else {
-            ERR_clear_error()
-            return false
-        }
-        let verified = EVP_DigestVerify(md, signature, signature.count, message, message.count) == 1
-        // A refused signature leaves its reason on the thread's error queue (see RSASigningKey).
-        if !verified { ERR_clear_error() }
-        return verified
     }
 }

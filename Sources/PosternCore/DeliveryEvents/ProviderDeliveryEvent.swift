@@ -49,7 +49,7 @@ struct ProviderDeliveryEvent: Sendable, Equatable {
     /// The `Type`s of Postmark's bounce webhook that suppress: the address does not exist or will
     /// never take mail (Postmark deactivates it too). The rest (soft bounces, auto-replies,
     /// transient DNS errors…) are ignored.
-    static let postmarkHardTypes: Set<String> = ["HardBounce", "BadEmailAddress", "ManuallyDeactivated", "Blocked"]
+    static let postmarkHardTypes: Set<String> = ["HardBounce", "BadEmailAddress", "ManuallyDeactivated"]
 
     /// The event of Postmark's bounce webhook (`RecordType` `Bounce`) or spam complaint webhook
     /// (`RecordType` `SpamComplaint`); nil when the body is not JSON.
