@@ -97,6 +97,10 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case providerNotLinked = "PROVIDER_NOT_LINKED"
     /// Removing it would leave the account no way to sign in (409).
     case lastSignInMethod = "LAST_SIGN_IN_METHOD"
+    /// This request needs a solved challenge first (`--challenge`): `challenge` names what to solve
+    /// (`altcha`, the built-in proof of work, or the CAPTCHA service), `challengeUrl` where to get
+    /// one; send the solution in the request's `challengeSolution` field. The same for every address (400).
+    case challengeRequired = "CHALLENGE_REQUIRED"
     /// The body is larger than 64 KiB (413).
     case payloadTooLarge = "PAYLOAD_TOO_LARGE"
     /// A body was sent with a content type other than JSON (415).
@@ -114,7 +118,7 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .invalidArgument, .badRequest, .invalidEmail, .invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded,
             .linkOtherBrowser, .emailMismatch, .invalidCodeVerifier,
             .invalidContinueURI, .weakPassword, .invalidLoginCredentials, .userDisabled, .invalidRefreshToken, .invalidPhoneNumber,
-            .invalidPhoneCode, .smsCountryNotAllowed, .invalidProviderToken:
+            .invalidPhoneCode, .smsCountryNotAllowed, .invalidProviderToken, .challengeRequired:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
         case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled, .providerNotConfigured, .providerNotLinked: 404

@@ -294,8 +294,21 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         /// Set (`"true"`) with `LINK_USED` when the browser or device presenting the link is the
         /// one that completed it: the user is already signed in there.
         public var signedInHere: String?
+        /// Set with `CHALLENGE_REQUIRED`: what to solve, `altcha` (the built-in proof of work) or a
+        /// CAPTCHA service (`turnstile`, `hcaptcha`, `recaptcha`).
+        public var challenge: String?
+        /// Set with `CHALLENGE_REQUIRED`: where a challenge is fetched (`/v1/challenge`).
+        public var challengeUrl: String?
+        /// Set with `CHALLENGE_REQUIRED` for a CAPTCHA: the site's public key for its widget.
+        public var siteKey: String?
 
-        public init(code: String, message: String, anonymousUid: String? = nil, rule: String? = nil, signedInHere: String? = nil) {
+        public init(
+            code: String, message: String, anonymousUid: String? = nil, rule: String? = nil, signedInHere: String? = nil,
+            challenge: String? = nil, challengeUrl: String? = nil, siteKey: String? = nil
+        ) {
+            self.challenge = challenge
+            self.challengeUrl = challengeUrl
+            self.siteKey = siteKey
             self.code = code
             self.message = message
             self.anonymousUid = anonymousUid

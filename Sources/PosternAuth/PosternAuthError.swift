@@ -105,6 +105,10 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     /// It is the account's last way to sign in (`LAST_SIGN_IN_METHOD`).
     case lastSignInMethod
     // Limits.
+    /// The server asks for a solved challenge before it sends mail or SMS (`CHALLENGE_REQUIRED`):
+    /// `kind` is `altcha` (the built-in proof of work: fetch it with `challenge()`, solve it) or the
+    /// CAPTCHA service whose widget, with `siteKey`, the app must show.
+    case challengeRequired(kind: String, siteKey: String?)
     /// Too many attempts; try again after `retryAfter` seconds (`TOO_MANY_ATTEMPTS_TRY_LATER`).
     case tooManyAttempts(retryAfter: Int?)
     // The server and the network.
@@ -143,6 +147,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         // Exhaustive over the catalogue: a new server code does not compile until it is mapped.
         switch code {
         case .invalidArgument: return .invalidArgument(detail.message)
+        case .challengeRequired: return .challengeRequired(kind: detail.challenge ?? "altcha", siteKey: detail.siteKey)
         case .invalidEmail: return .invalidEmail
         case .invalidOOBCode: return .invalidCode
         case .expiredOOBCode: return .expiredCode
@@ -194,6 +199,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     public var errorDescription: String? {
         switch self {
         case .invalidArgument(let message): "The request was refused: \(message)"
+        case .challengeRequired(let kind, _): "The service asks for a solved challenge (\(kind)) before it sends this."
         case .invalidEmail: "That is not an email address the service accepts."
         case .invalidCode: "This link or code is not valid any more. Ask for a new one."
         case .expiredCode: "This link or code has expired. Ask for a new one."

@@ -13,7 +13,8 @@ struct FlowHarness {
     let keys: KeyRingCache
 
     init(
-        identityProviders: ProviderRegistry = .none, deliveryEventSources: DeliveryEventSources = .none,
+        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
+        deliveryEventSources: DeliveryEventSources = .none,
         configure: (inout AuthConfiguration) -> Void = { _ in }
     ) throws {
         let vault = KeyVault(
@@ -33,7 +34,7 @@ struct FlowHarness {
         keys = try KeyRingCache(vault: vault, clock: clock)
         service = try AuthService(
             store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, identityProviders: identityProviders,
-            deliveryEventSources: deliveryEventSources)
+            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
     }
 
     /// Runs the content stage on the newest queued mail.

@@ -4,7 +4,7 @@
 # stateful), deterministic (the same cases every run) and bounded, must end with no finding.
 # The daemon runs on the embedded defaults in an empty temp dir with an admin token; the per-IP
 # and per-address mail limits and the mail caps are switched off for the run (--ip-per-minute 0,
-# --mail-interval 0, --mail-per-hour 0, --mail-domain-per-hour 0, --mail-per-hour-total 0), and the admin token's guess budget raised out of reach
+# --mail-interval 0, --mail-per-hour 0, --mail-domain-per-hour 0, --mail-per-hour-total 0), the challenge off (--challenge off), and the admin token's guess budget raised out of reach
 # (--admin-token-guesses: the auth checks send every admin operation without a token and with a
 # made-up one), since thousands of requests from one address are the point here; sign-in by
 # phone is on (--phone-sign-in), so its two operations are tested past PHONE_SIGN_IN_DISABLED.
@@ -30,7 +30,7 @@ echo "whsec_$(printf 'k%.0s' $(seq 32) | base64)" >delivery-secret.txt
   --ses-topic-arns arn:aws:sns:us-east-1:123456789012:postern --postmark-webhook-credentials-file postmark.txt \
   --delivery-webhook-secret-file delivery-secret.txt \
   --admin-token "$POSTERN_SCHEMATHESIS_ADMIN_TOKEN" --metrics-listen off \
-  --ip-per-minute 0 --mail-interval 0 --mail-per-hour 0 --mail-domain-per-hour 0 --mail-per-hour-total 0 --admin-token-guesses 1000000 \
+  --ip-per-minute 0 --mail-interval 0 --mail-per-hour 0 --mail-domain-per-hour 0 --mail-per-hour-total 0 --challenge off --admin-token-guesses 1000000 \
   --sms-countries DE --sms-number-interval 0 --sms-number-per-hour 0 --sms-ip-per-hour 0 --phone-sign-in 2>serve.log &
 pid=$!
 for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done

@@ -16,6 +16,8 @@ public struct AuthConfiguration: Sendable {
     public var subaddressDomains = Set(CanonicalAddress.defaultSubaddressDomains)
     /// The caps per recipient domain and of all public mail an hour (``MailCaps``; off unless set).
     public var mailCaps = MailCapConfiguration()
+    /// The challenge on the public requests that send mail or SMS (``ChallengeGate``; off unless set).
+    public var challenge = ChallengeConfiguration()
     /// Most public requests one client IP makes a minute, across every daemon (0: no limit).
     public var ipPerMinute: Int64 = 0
     /// Wrong admin tokens per client IP an hour (``AdminTokenBudget``).
@@ -72,6 +74,7 @@ public struct AuthConfiguration: Sendable {
             domainPerHour: settings.mailDomainPerHour, domainOverrides: settings.mailDomainOverrides,
             totalPerHour: settings.mailPerHourTotal)
         ipPerMinute = settings.ipPerMinute
+        challenge = settings.challenge
         adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration

@@ -132,6 +132,18 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func invalidContinueURL(_ message: String) -> AuthError {
         AuthError(.invalidInput, code: .invalidContinueURI, message: message)
     }
+    /// The request needs a solved challenge (``ChallengeGate``): `kind` is what to solve (`altcha` or
+    /// the CAPTCHA service), `siteKey` the CAPTCHA's public key; `refusal` why a solution sent was
+    /// not taken (for the operator's log; the caller is told only to solve a new one).
+    public static func challengeRequired(kind: String, siteKey: String?, refusal: ChallengeRefusal?) -> AuthError {
+        var details = ["challenge": kind, "challengeUrl": "/v1/challenge"]
+        if let siteKey { details["siteKey"] = siteKey }
+        return AuthError(.invalidInput, code: .challengeRequired,
+            message: refusal == nil
+                ? "Solve the challenge (GET /v1/challenge) and send its solution in the request's challengeSolution field."
+                : "The challenge's solution was not accepted (wrong, expired or used already): solve a new one.",
+            details: details, logDetail: refusal.map { "challenge solution refused: \($0.rawValue)" })
+    }
     public static func tooManyAttempts(retryAfter: Int64) -> AuthError {
         AuthError(.rateLimited, code: .tooManyAttempts, message: "Too many attempts; try again later.",
             details: ["retryAfter": String(max(retryAfter, 1))])

@@ -9,7 +9,7 @@ import PosternCrypto
 /// phone numbers by consent of both parties (`PhoneOwnerFlow`, `PhoneHolderFlow`,
 /// `PhoneSettlement`, `PhoneOperatorTools`), sign-in by phone (`PhoneSignInFlow`), the outboxes'
 /// content stages (`MailComposer`, `SMSComposer`), delivery reports (`BounceIntake`), the per-client
-/// limits (`ClientLimit`), operator tools (`OperatorTools`) and the OpenID Connect provider's
+/// limits (`ClientLimit`), the challenge (`ChallengeGate`), operator tools (`OperatorTools`) and the OpenID Connect provider's
 /// registered clients (`OIDCClientRegistry`). It forwards nothing: a new endpoint
 /// touches its flow and its route. Request paths do constant work and only record; what a mail
 /// says is decided later by the composers.
@@ -65,10 +65,13 @@ public final class AuthService: Sendable {
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
     public let smsMetrics: SMSMetrics
+    /// The challenge of the public requests that send mail or SMS: `GET /v1/challenge`'s offer,
+    /// and the check of a solution a request sent (``ChallengeGate``).
+    public let challenges: ChallengeGate
     /// The caps on public mail per recipient domain and in all, with the refusals they counted.
     public let mailCaps: MailCaps
     /// Whether the `then:` variants (``EmailLinkFlow/send(_:then:)``,
-    /// ``PasswordFlow/requestReset(email:continueURL:locale:then:)``) answer from the writer's
+    /// ``PasswordFlow/requestReset(email:continueURL:locale:challengePass:then:)``) answer from the writer's
     /// commit without blocking the caller: the HTTP server may then call them from its polling
     /// threads instead of a thread that waits.
     public let answersFromCommit: Bool
@@ -78,14 +81,16 @@ public final class AuthService: Sendable {
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
         hasher: PasswordHasher = .standard, logger: Logger? = nil, identityProviders: ProviderRegistry = .none,
-        deliveryEventSources: DeliveryEventSources = .none
+        challengeHTTP: (any ProviderHTTP)? = nil, deliveryEventSources: DeliveryEventSources = .none
     ) throws(AuthError) {
         self.identityProviders = identityProviders
         context = try FlowContext(
-            store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger)
+            store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger,
+            challengeHTTP: challengeHTTP)
         metrics = context.metrics
         smsMetrics = context.smsMetrics
         mailCaps = context.mailCaps
+        challenges = context.challenges
         answersFromCommit = context.answersFromCommit
         ledger = ActionLedger(context: context)
         sessions = SessionFlow(context: context)

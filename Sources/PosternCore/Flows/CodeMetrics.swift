@@ -8,18 +8,12 @@ import Synchronization
 /// mints its code (which it does for a reset only when the account exists: a "minted" counter
 /// told anyone who could read `/metrics` whether an address had an account).
 public final class CodeMetrics: Sendable {
-    /// One lock-free counter; `requested` runs on every mail request of 64 request threads, where
-    /// a locked dictionary keyed by an interpolated string was a point of contention.
-    private final class Counter: Sendable {
-        let value = Atomic<Int>(0)
-    }
-
-    private let requestedCounts: [Counter] = EmailAction.allCases.map { _ in Counter() }
-    private let consumedCounts: [Counter] = EmailAction.allCases.map { _ in Counter() }
+    private let requestedCounts: [MetricCounter] = EmailAction.allCases.map { _ in MetricCounter() }
+    private let consumedCounts: [MetricCounter] = EmailAction.allCases.map { _ in MetricCounter() }
     /// Refusals are rare; their reasons are an open set.
     private let refusals = Mutex<[String: Int]>([:])
     /// Links refused, by the public reason (`ActionCodeError.metricLabel`).
-    private let linkFailureCounts: [Counter] = CodeMetrics.linkFailureReasons.map { _ in Counter() }
+    private let linkFailureCounts: [MetricCounter] = CodeMetrics.linkFailureReasons.map { _ in MetricCounter() }
 
     /// The labels of `postern_link_failures_total`, in the order `/metrics` lists them.
     public static let linkFailureReasons = ["expired", "invalid", "other_browser", "superseded", "used"]

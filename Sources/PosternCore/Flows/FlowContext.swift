@@ -19,6 +19,8 @@ final class FlowContext: Sendable {
     let smsAdmission: SMSAdmission
     /// The caps on public mail per recipient domain and in all, in the write that queues it.
     let mailCaps: MailCaps
+    /// The challenge a public request that sends mail or SMS may have to solve (`--challenge`).
+    let challenges: ChallengeGate
     /// SMS counters (queued, sent, dead by country code; caps hit).
     let smsMetrics: SMSMetrics
     /// The operator's log, for refusals a page does not explain (why a provider's token was refused).
@@ -27,7 +29,7 @@ final class FlowContext: Sendable {
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration, hasher: PasswordHasher,
-        metrics: CodeMetrics, logger: Logger? = nil
+        metrics: CodeMetrics, logger: Logger? = nil, challengeHTTP: (any ProviderHTTP)? = nil
     ) throws(AuthError) {
         self.store = store
         self.keys = keys
@@ -40,6 +42,7 @@ final class FlowContext: Sendable {
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
         mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger.map { Self.labelled($0, "mail") })
+        challenges = try ChallengeGate(configuration: config.challenge, keys: keys, clock: clock, http: challengeHTTP)
         smsAdmission = SMSAdmission(configuration: config.sms, keys: keys, metrics: smsMetrics, logger: logger.map { Self.labelled($0, "sms") })
         do {
             parser = PastedLinkParser(

@@ -17,7 +17,9 @@ extension OIDCFlow {
     /// number is drawn whatever the address.
     /// - Throws: `AuthError` for the limits of send-link (`TOO_MANY_ATTEMPTS_TRY_LATER`), an
     ///   unusable device name, and the store.
-    public func requestApproval(request id: String, browser: String?, email: String, device: String) throws(AuthError) -> OIDCPageOutcome {
+    public func requestApproval(
+        request id: String, browser: String?, email: String, device: String, challengePass: ChallengePass = .none
+    ) throws(AuthError) -> OIDCPageOutcome {
         try step(id, browser: browser) { found throws(AuthError) in
             guard let browser else { return .refused(.otherBrowser) }
             let typed = email.trimmingCharacters(in: .whitespaces)
@@ -27,9 +29,11 @@ extension OIDCFlow {
                 number = try emailLink.send(
                     EmailLinkRequest(
                         email: typed, locale: found.request.uiLocales.first, codeChallenge: FlowContext.s256Challenge(of: verifier),
-                        approvalDevice: device))
+                        approvalDevice: device, challengePass: challengePass))
             } catch where error.code == APIErrorCode.invalidEmail.rawValue {
                 return .signIn(found.view, retry: .badAddress)
+            } catch where error.code == APIErrorCode.challengeRequired.rawValue {
+                return .signIn(found.view, retry: .challenge)
             }
             guard let number else { throw .internalError("an approval was recorded without its number") }
             return .approve(found.view, email: typed, number: number, waiting: false)

@@ -119,7 +119,9 @@ public final class OIDCFlow: Sendable {
     /// Mails a sign-in link (bound to this browser) and its 6-digit code to `email`, through the
     /// email link's send with its limits. The same page follows for every address.
     /// - Throws: `AuthError` for the limits (`TOO_MANY_ATTEMPTS_TRY_LATER`) and the store.
-    public func sendLink(request id: String, browser: String?, email: String) throws(AuthError) -> OIDCPageOutcome {
+    public func sendLink(
+        request id: String, browser: String?, email: String, challengePass: ChallengePass = .none
+    ) throws(AuthError) -> OIDCPageOutcome {
         try step(id, browser: browser) { found throws(AuthError) in
             guard let browser else { return .refused(.otherBrowser) }
             let typed = email.trimmingCharacters(in: .whitespaces)
@@ -127,9 +129,11 @@ public final class OIDCFlow: Sendable {
                 try emailLink.send(
                     EmailLinkRequest(
                         email: typed, continueURL: resumeURL(request: id), locale: found.request.uiLocales.first,
-                        browserVerifier: browser))
+                        browserVerifier: browser, challengePass: challengePass))
             } catch where error.code == APIErrorCode.invalidEmail.rawValue {
                 return .signIn(found.view, retry: .badAddress)
+            } catch where error.code == APIErrorCode.challengeRequired.rawValue {
+                return .signIn(found.view, retry: .challenge)
             }
             return .checkMail(found.view, email: typed, retry: false)
         }
@@ -191,13 +195,18 @@ public final class OIDCFlow: Sendable {
 
     /// "Forgot your password?": a reset link to `email` (the same page for every address).
     /// - Throws: `AuthError` for the limits and the store.
-    public func forgotPassword(request id: String, browser: String?, email: String) throws(AuthError) -> OIDCPageOutcome {
+    public func forgotPassword(
+        request id: String, browser: String?, email: String, challengePass: ChallengePass = .none
+    ) throws(AuthError) -> OIDCPageOutcome {
         try step(id, browser: browser) { found throws(AuthError) in
             let typed = email.trimmingCharacters(in: .whitespaces)
             do throws(AuthError) {
-                try passwords.requestReset(email: typed, continueURL: nil, locale: found.request.uiLocales.first)
+                try passwords.requestReset(
+                    email: typed, continueURL: nil, locale: found.request.uiLocales.first, challengePass: challengePass)
             } catch where error.code == APIErrorCode.invalidEmail.rawValue {
                 return .signIn(found.view, retry: .badAddress)
+            } catch where error.code == APIErrorCode.challengeRequired.rawValue {
+                return .signIn(found.view, retry: .challenge)
             }
             return .forgotSent(found.view, email: typed)
         }

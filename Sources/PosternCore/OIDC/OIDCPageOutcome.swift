@@ -33,6 +33,9 @@ public enum OIDCSignInRetry: Sendable, Hashable {
     /// The provider's address has an account this identity may not join yet (the pre-hijacking
     /// rule): sign in with the address first, then link the provider in the app.
     case accountExists
+    /// The request needs a solved challenge first (``ChallengeGate``): the page shows it, then
+    /// the form is sent again with its solution.
+    case challenge
 }
 
 /// An authorization request waiting on the hosted page, as its pages show it.

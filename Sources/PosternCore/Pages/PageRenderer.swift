@@ -249,6 +249,7 @@ public struct PageRenderer: Sendable {
         case .approvalEnded: .oidcApprovalEnded
         case .providerFailed: .oidcProviderFailed
         case .accountExists: .oidcAccountExists
+        case .challenge: .oidcChallenge
         }
     }
 

@@ -13,7 +13,8 @@ public final class PhoneSignInFlow: Sendable {
     /// The persisters this flow's transactions use: those of claiming a number (``PhoneClaiming``),
     /// whose steps its transactions run. Its closures are typed with these, so the compiler holds
     /// the flow to them.
-    typealias Writes = PhoneClaiming.Writes
+    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter
+        & WebhookWriter & ProviderIdentityWriter
     /// What this flow's reads use.
     typealias Reads = PhoneClaiming.Reads
 
@@ -52,8 +53,11 @@ public final class PhoneSignInFlow: Sendable {
     /// up): past the SMS caps, 429 with Retry-After alike for all; within the number's own
     /// cool-off or past its hourly cap, the answer of a send, and nothing sent.
     /// - Throws: `phoneSignInDisabled`, `invalidPhoneNumber`, `invalidIDToken` for a bad token,
-    ///   `smsCountryNotAllowed`, `tooManyAttempts`.
-    public func send(phoneNumber: String, locale: String?, idToken: String?, clientIP: String?) throws(AuthError) {
+    ///   `smsCountryNotAllowed`, `tooManyAttempts`, `challengeRequired` (``ChallengeGate``, before
+    ///   the SMS caps: a request that must solve first spends none of them).
+    public func send(
+        phoneNumber: String, locale: String?, idToken: String?, clientIP: String?, challengePass: ChallengePass = .none
+    ) throws(AuthError) {
         try checkEnabled()
         let number = try context.parsePhoneNumber(phoneNumber)
         let caller = SMSAdmission.Caller.of(try idToken.map { token throws(AuthError) in try sessions.verifyIDToken(token).account })
@@ -65,7 +69,9 @@ public final class PhoneSignInFlow: Sendable {
             codeHash: Self.codeHash(requestID: id, code: Self.code(requestID: id, ring: ring), ring: ring), createdAt: now,
             expiresAt: FlowContext.adding(context.config.phoneCodeLifetime, to: now), locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
+        let gate = context.challenges
         try context.write { (tx: Writes) in
+            try gate.admit(challengePass, domain: nil, now: now, tx: tx)
             // Silenced (the number's cool-off or hourly cap): the same answer, and nothing
             // recorded — a new request would supersede the code the number's owner has.
             guard try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx) == .send else { return }

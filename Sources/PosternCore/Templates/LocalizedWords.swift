@@ -92,6 +92,7 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case oidcContinueWith = "oidc.signIn.continueWith"
     case oidcProviderFailed = "oidc.signIn.providerFailed"
     case oidcAccountExists = "oidc.signIn.accountExists"
+    case oidcChallenge = "oidc.signIn.challenge"
     case oidcApproveHeading = "oidc.approve.heading"
     case oidcApproveBody = "oidc.approve.body"
     case oidcApproveNumber = "oidc.approve.number"

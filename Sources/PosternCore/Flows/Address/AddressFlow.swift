@@ -127,7 +127,7 @@ public final class AddressFlow: Sendable {
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .verifyEmail, email: email, uid: account.uid,
             continueURL: continueURL, locale: account.locale, createdAt: now,
             expiresAt: FlowContext.adding(context.config.ttlVerifyEmail, to: now))
-        try ledger.record(request, intent: .verifyEmail(requestID: request.id))
+        try ledger.record(request, intent: .verifyEmail(requestID: request.id), challenge: nil)
     }
 
     /// Asks to move a recently signed-in account to `newEmail`: the new address gets a link; the
@@ -146,7 +146,7 @@ public final class AddressFlow: Sendable {
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .changeEmail, email: address, uid: account.uid,
             otherEmail: old, continueURL: continueURL, locale: account.locale, createdAt: now,
             expiresAt: FlowContext.adding(context.config.ttlVerifyEmail, to: now))
-        try ledger.record(request, intent: .changeEmail(requestID: request.id))
+        try ledger.record(request, intent: .changeEmail(requestID: request.id), challenge: nil)
     }
 
     private func oobCodeText(link: String?, oobCode: String?) throws(AuthError) -> String {

@@ -68,7 +68,7 @@ public final class EmailLinkFlow: Sendable {
             sixDigitKeyID: context.keys.current.actionCodes.activeKeyID, approval: approval,
             browserBound: input.browserVerifier != nil)
         let number = approval?.number
-        ledger.record(request, intent: .signIn(requestID: request.id)) { then($0.map { number }) }
+        ledger.record(request, intent: .signIn(requestID: request.id), challenge: input.challengePass) { then($0.map { number }) }
     }
 
     /// Completes an email-link sign-in (or a password sign-up's confirmation).

@@ -15,11 +15,14 @@ public struct EmailLinkRequest: Sendable {
     /// `bindBrowser`: the asking browser's `postern_browser` cookie. Set, the link is bound to
     /// that browser (the cookie is its PKCE verifier); not with `codeChallenge` or an approval.
     public var browserVerifier: String?
+    /// The client's IP and the challenge's solution it sent (``ChallengeGate/check(solution:clientIP:)``).
+    public var challengePass: ChallengePass
 
     public init(
         email: String, continueURL: String? = nil, locale: String? = nil, codeChallenge: String? = nil,
-        idToken: String? = nil, approvalDevice: String? = nil, browserVerifier: String? = nil
+        idToken: String? = nil, approvalDevice: String? = nil, browserVerifier: String? = nil, challengePass: ChallengePass = .none
     ) {
+        self.challengePass = challengePass
         self.email = email
         self.continueURL = continueURL
         self.locale = locale

@@ -8,7 +8,7 @@ import PosternCrypto
 public final class ActionLedger: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
-    typealias Writes = any AccountWriter & ActionRequestWriter & LimitWriter & OutboxWriter
+    typealias Writes = any AccountWriter & ActionRequestWriter & LimitWriter & OutboxWriter & ProviderIdentityWriter
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ActionRequestReader & LimitReader & OutboxReader
 
@@ -35,32 +35,39 @@ public final class ActionLedger: Sendable {
         return Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("postern-rate|\(action)|\(counted.text)".utf8)).prefix(16))
     }
 
-    /// Records a mail request and queues its intent, after the per-address limit and the mail caps
-    /// (``MailCaps``: per recipient domain and in all). Does the same work whether or not the
-    /// address has an account.
-    /// - Throws: `AuthError.tooManyAttempts` past the limit or a cap.
-    func record(_ request: ActionRequest, intent: MailIntent) throws(AuthError) {
+    /// Records a mail request and queues its intent, after the per-address limit, the challenge
+    /// (``ChallengeGate``: `challenge` is what a public request brought; nil for a signed-in
+    /// user's request, which it does not gate) and the mail caps (``MailCaps``: per recipient
+    /// domain and in all). Does the same work whether or not the address has an account.
+    /// - Throws: `AuthError.tooManyAttempts` past the limit or a cap; `challengeRequired`.
+    func record(_ request: ActionRequest, intent: MailIntent, challenge: ChallengePass?) throws(AuthError) {
         try AnswerSlot<Void, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done in
-            record(request, intent: intent, then: done)
+            record(request, intent: intent, challenge: challenge, then: done)
         }
     }
 
-    /// ``record(_:intent:)`` handing its outcome to `then` (after the commit, on the store's writer
-    /// thread where the store queues writes; see ``FlowContext/write(_:then:)``).
-    func record(_ request: ActionRequest, intent: MailIntent, then: @escaping @Sendable (Result<Void, AuthError>) -> Void) {
+    /// ``record(_:intent:challenge:)`` handing its outcome to `then` (after the commit, on the
+    /// store's writer thread where the store queues writes; see ``FlowContext/write(_:then:)``).
+    func record(
+        _ request: ActionRequest, intent: MailIntent, challenge: ChallengePass?, then: @escaping @Sendable (Result<Void, AuthError>) -> Void
+    ) {
         let (interval, perHour) = (context.config.mailInterval, context.config.mailPerHour)
         // With both limits off there is nothing to count (the same for every address).
         let bucket = interval > 0 || perHour > 0 ? addressBucket(request.purpose.rawValue, request.email) : nil
         let metrics = context.metrics
         let caps = context.mailCaps
-        let counted = caps.isOn ? CanonicalAddress(request.email, subaddressDomains: context.config.subaddressDomains) : nil
+        let gate = context.challenges
+        let counted = caps.isOn || challenge != nil
+            ? CanonicalAddress(request.email, subaddressDomains: context.config.subaddressDomains) : nil
         context.write({ (tx: Writes) -> Int64? in
             if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
                 return wait
             }
-            // After the address's own limit (so a refused request spends no cap); a cap's refusal
-            // throws, rolling back the address's count too: nothing is queued or counted.
-            if let counted { try caps.admit(counted, now: request.createdAt, tx: tx) }
+            // After the address's own limit (so a refused request spends no solution and no cap);
+            // the challenge's and a cap's refusals throw, rolling back the address's count too:
+            // nothing is queued or counted.
+            if let challenge { try gate.admit(challenge, domain: counted?.domain, now: request.createdAt, tx: tx) }
+            if caps.isOn, let counted { try caps.admit(counted, now: request.createdAt, tx: tx) }
             try tx.insertActionRequest(request)
             _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
             return nil

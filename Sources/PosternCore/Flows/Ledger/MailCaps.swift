@@ -85,10 +85,7 @@ public final class MailCaps: Sendable {
     let keys: KeyRingCache
     let logger: Logger?
     /// One lock-free counter per cap (refusals come in floods).
-    private final class Counter: Sendable {
-        let value = Atomic<Int>(0)
-    }
-    private let hits: [Counter] = Cap.allCases.map { _ in Counter() }
+    private let hits: [MetricCounter] = Cap.allCases.map { _ in MetricCounter() }
     /// One log line per cap (and domain) and window, not one per refusal.
     private let logThrottle = LogThrottle()
 

@@ -42,7 +42,8 @@ public final class PasswordFlow: Sendable {
     /// account that the address's owner creates by clicking.
     /// - Throws: `AuthError.weakPassword`, `invalidEmail`, `tooManyAttempts`.
     public func signUp(
-        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, codeChallenge: String? = nil
+        email: String, password: String, idToken: String?, continueURL: String?, locale: String?, codeChallenge: String? = nil,
+        challengePass: ChallengePass = .none
     ) throws(AuthError) {
         let address = try context.parseEmail(email)
         try PasswordPolicy.check(password, email: address)
@@ -55,7 +56,7 @@ public final class PasswordFlow: Sendable {
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .signUp, email: address, uid: sessionUid,
             passwordHash: hash, continueURL: continueURL, locale: locale.flatMap(FlowContext.cleanLocale),
             codeChallenge: codeChallenge, createdAt: now, expiresAt: FlowContext.adding(context.config.ttlSignIn, to: now))
-        try ledger.record(request, intent: .signUp(requestID: request.id))
+        try ledger.record(request, intent: .signUp(requestID: request.id), challenge: challengePass)
     }
 
     /// Password sign-in. Every failure — unknown address, no password, wrong password — is
@@ -135,17 +136,18 @@ public final class PasswordFlow: Sendable {
 
     /// Asks for a reset link: records the request and queues the mail; 202 for every address.
     /// - Throws: `AuthError.invalidEmail`, `invalidContinueURL`, `tooManyAttempts`.
-    public func requestReset(email: String, continueURL: String?, locale: String?) throws(AuthError) {
+    public func requestReset(email: String, continueURL: String?, locale: String?, challengePass: ChallengePass = .none) throws(AuthError) {
         try AnswerSlot<Void, AuthError>.waiting(missing: .internalError("the request was not recorded")) { done throws(AuthError) in
-            try requestReset(email: email, continueURL: continueURL, locale: locale, then: done)
+            try requestReset(email: email, continueURL: continueURL, locale: locale, challengePass: challengePass, then: done)
         }
     }
 
-    /// ``requestReset(email:continueURL:locale:)`` handing its outcome to `then` after the commit
+    /// ``requestReset(email:continueURL:locale:challengePass:)`` handing its outcome to `then` after the commit
     /// (see ``FlowContext/write(_:then:)``). What is wrong with the input is thrown before anything
     /// is written, and `then` is not called.
     public func requestReset(
-        email: String, continueURL: String?, locale: String?, then: @escaping @Sendable (Result<Void, AuthError>) -> Void
+        email: String, continueURL: String?, locale: String?, challengePass: ChallengePass = .none,
+        then: @escaping @Sendable (Result<Void, AuthError>) -> Void
     ) throws(AuthError) {
         let address = try context.parseEmail(email)
         let continueURL = try context.checkContinueURL(continueURL)
@@ -154,7 +156,7 @@ public final class PasswordFlow: Sendable {
             id: try FlowContext.newRequestID(at: context.clock.now()), purpose: .resetPassword, email: address,
             continueURL: continueURL, locale: locale.flatMap(FlowContext.cleanLocale), createdAt: now,
             expiresAt: FlowContext.adding(context.config.ttlResetPassword, to: now))
-        ledger.record(request, intent: .resetPassword(requestID: request.id), then: then)
+        ledger.record(request, intent: .resetPassword(requestID: request.id), challenge: challengePass, then: then)
     }
 
     /// Sets or changes the password of a recently signed-in account; revokes its other sessions,
