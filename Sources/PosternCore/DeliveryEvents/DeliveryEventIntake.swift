@@ -5,9 +5,12 @@ import Synchronization
 /// What one provider request came to: how many recipients were suppressed and how many events
 /// or recipients were ignored (a soft bounce, a delivery, an address that does not parse).
 public struct DeliveryEventResult: Sendable, Hashable {
+    /// Recipients suppressed.
     public let suppressed: Int
+    /// Events or recipients that suppressed nothing.
     public let ignored: Int
 
+    /// A result of `suppressed` and `ignored`.
     public init(suppressed: Int, ignored: Int) {
         self.suppressed = suppressed
         self.ignored = ignored
@@ -21,7 +24,12 @@ public struct DeliveryEventResult: Sendable, Hashable {
 public final class DeliveryEventMetrics: Sendable {
     /// What became of a recipient, or of a request that was refused.
     public enum Outcome: String, Sendable, CaseIterable {
-        case suppressed, ignored, refused
+        /// A recipient suppressed.
+        case suppressed
+        /// An event or recipient that suppressed nothing.
+        case ignored
+        /// A request refused (401, 400).
+        case refused
     }
 
     private let counts = Mutex<[String: Int]>([:])
@@ -57,8 +65,11 @@ public final class DeliveryEventIntake: Sendable {
 
     /// Who sent an event.
     public enum Provider: String, Sendable, CaseIterable {
+        /// Amazon SES, through SNS.
         case ses
+        /// Postmark's webhooks.
         case postmark
+        /// A Standard Webhooks provider (Resend).
         case standardWebhooks = "standard-webhooks"
     }
 

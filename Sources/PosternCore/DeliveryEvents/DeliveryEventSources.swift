@@ -8,10 +8,14 @@ public struct DeliveryEventSources: Sendable {
     /// Amazon SES through SNS: the topics taken, the hosts certificates come from, and the client
     /// that fetches them (https only, certificates checked).
     public struct SES: Sendable {
+        /// The topics taken (`--ses-topic-arns`).
         public var topicARNs: Set<String>
+        /// The hosts certificates and confirmations come from (`--sns-certificate-hosts`).
         public var certificateHosts: SNSCertificateHosts
+        /// The client that fetches them.
         public var http: any ProviderHTTP
 
+        /// SES over the topics `topicARNs`, certificates from `certificateHosts` through `http`.
         public init(topicARNs: Set<String>, certificateHosts: SNSCertificateHosts, http: any ProviderHTTP) {
             self.topicARNs = topicARNs
             self.certificateHosts = certificateHosts
@@ -19,11 +23,14 @@ public struct DeliveryEventSources: Sendable {
         }
     }
 
+    /// Amazon SES over SNS, when `--ses-topic-arns` is set.
     public var ses: SES?
+    /// Postmark's webhook credentials, when `--postmark-webhook-credentials-file` is set.
     public var postmark: PostmarkCredentials?
     /// The `whsec_` secrets Standard Webhooks providers sign with; empty: that route is off.
     public var webhookSecrets: [WebhookSecret]
 
+    /// The providers given; the rest answer 404.
     public init(ses: SES? = nil, postmark: PostmarkCredentials? = nil, webhookSecrets: [WebhookSecret] = []) {
         self.ses = ses
         self.postmark = postmark

@@ -7,23 +7,35 @@ import PosternCrypto
 public struct SNSMessage: Sendable, Equatable {
     /// What the message is.
     public enum Kind: String, Sendable, Equatable {
+        /// A message published to the topic (an SES event in `Message`).
         case notification = "Notification"
+        /// The subscription asks to be confirmed (a GET of `SubscribeURL`).
         case subscriptionConfirmation = "SubscriptionConfirmation"
+        /// The subscription was removed.
         case unsubscribeConfirmation = "UnsubscribeConfirmation"
     }
 
+    /// `Type`.
     public var kind: Kind
+    /// `MessageId`.
     public var messageID: String
+    /// `TopicArn`: the topic it was published to.
     public var topicARN: String
+    /// `Message`: for a notification, the SES event's JSON.
     public var message: String
+    /// `Timestamp`, as sent.
     public var timestamp: String
+    /// `Subject`, when the publisher gave one (a notification only).
     public var subject: String?
+    /// `SubscribeURL` (a confirmation only).
     public var subscribeURL: String?
+    /// `Token` (a confirmation only).
     public var token: String?
     /// `1` (SHA1withRSA) or `2` (SHA256withRSA).
     public var signatureVersion: String
     /// The signature, base64 as sent.
     public var signature: String
+    /// `SigningCertURL`: where the certificate of the signing key is.
     public var signingCertURL: String
 
     /// The message of the JSON body `body`.
