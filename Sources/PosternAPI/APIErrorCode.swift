@@ -53,7 +53,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case invalidIDToken = "INVALID_ID_TOKEN"
     /// The action needs a sign-in within the last 5 minutes (401).
     case requiresRecentLogin = "REQUIRES_RECENT_LOGIN"
-    /// The admin token is missing or wrong (401).
+    /// The admin token is missing or wrong; or, on a `/v1/delivery-events/` route, the provider's
+    /// proof (its signature, credentials, topic or certificate URL) is, or the event is a replay (401).
     case unauthorized = "UNAUTHORIZED"
     /// No such endpoint, or the admin API is off (404).
     case notFound = "NOT_FOUND"

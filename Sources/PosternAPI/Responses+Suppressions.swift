@@ -56,3 +56,29 @@ extension SuppressionListBody: DocumentedBody {
     public static var example: Self { Self(suppressions: [.example], nextCursor: "MTczODMyNDgwMCBhbm5AZXhhbXBsZS5jb20") }
     public static var referencedBodies: [any DocumentedBody.Type] { [SuppressionBody.self] }
 }
+
+/// The answer of the providers' delivery-event intakes (`POST /v1/delivery-events/ses`,
+/// `/postmark`, `/standard-webhooks`): the same shape for all three.
+public struct DeliveryEventResultBody: Sendable, Hashable, Codable {
+    /// Recipients suppressed (a permanent bounce, a complaint).
+    public var suppressed: Int
+    /// Events or recipients ignored (a soft bounce, a delivery, an address that does not parse).
+    public var ignored: Int
+
+    /// The body of what was done.
+    public init(suppressed: Int, ignored: Int) {
+        self.suppressed = suppressed
+        self.ignored = ignored
+    }
+}
+
+extension DeliveryEventResultBody: DocumentedBody {
+    public static let schemaName = "DeliveryEventResult"
+    public static var schema: JSONSchema {
+        .object("What a provider's delivery event came to.", [
+            .required("suppressed", .integer("Recipients added to the suppression list (bounce or complaint).", minimum: 0)),
+            .required("ignored", .integer("Events or recipients that suppress nothing (a soft bounce, a delivery, a confirmation's nothing).", minimum: 0)),
+        ])
+    }
+    public static var example: Self { Self(suppressed: 1, ignored: 0) }
+}

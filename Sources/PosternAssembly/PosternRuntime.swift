@@ -139,7 +139,8 @@ public struct PosternFlows: Sendable {
     /// - Throws: `StartupError`.
     /// `identityProviders`: the registry of `--identity-providers` (``PosternRuntime`` reads it).
     public init(
-        settings: Settings, clock: any WallClock = SystemClock(), logger: Logger? = nil, identityProviders: ProviderRegistry = .none
+        settings: Settings, clock: any WallClock = SystemClock(), logger: Logger? = nil, identityProviders: ProviderRegistry = .none,
+        deliveryEventSources: DeliveryEventSources = .none
     ) throws(StartupError) {
         self.settings = settings
         self.clock = clock
@@ -159,7 +160,7 @@ public struct PosternFlows: Sendable {
         do {
             service = try AuthService(
                 store: storage.store, keys: keys, clock: clock, config: config, hasher: hasher, logger: logger,
-                identityProviders: identityProviders, challengeHTTP: challengeHTTP)
+                identityProviders: identityProviders, challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -243,8 +244,11 @@ public final class PosternRuntime: Sendable {
         } catch {
             throw .setting(error.message)
         }
+        let deliveryEventSources: DeliveryEventSources
+        do { deliveryEventSources = try DeliveryEventSources.load(settings) } catch { throw .setting(error.message) }
         flows = try PosternFlows(
-            settings: settings, clock: clock, logger: Logger(label: "flows", sink: logger.sink), identityProviders: identityProviders)
+            settings: settings, clock: clock, logger: Logger(label: "flows", sink: logger.sink), identityProviders: identityProviders,
+            deliveryEventSources: deliveryEventSources)
         let deliveryLogKey: DeliveryLogKey
         do { deliveryLogKey = try flows.storage.keyVault.deliveryLogKey() } catch {
             throw .dependency("cannot derive the delivery log's key: \(error)")
@@ -291,6 +295,7 @@ public final class PosternRuntime: Sendable {
             ["transport": transportConfig.description, "templates": templateDirectory, "webhook_endpoints": String(webhookConfiguration.endpoints.count),
                 "sms_transport": settings.sms.transport.description,
                 "identity_providers": identityProviders.providers.map(\.id).joined(separator: ","),
+                "delivery_events": deliveryEventSources.providers.map(\.rawValue).joined(separator: ","),
                 "sms_countries": settings.smsConfiguration.countries.sorted().joined(separator: ",")])
     }
 

@@ -55,6 +55,7 @@ enum SettingsGroup: CaseIterable {
     private static let daemonFlags: Set<String> = [
         "listen", "trust-proxy", "trusted-proxies", "connections-per-ip", "request-timeout", "metrics-listen", "admin-token",
         "apple-app-ids", "android-apps", "housekeeping-interval", "identity-providers", "provider-ca-file",
+        "ses-topic-arns", "sns-certificate-hosts", "sns-ca-file", "postmark-webhook-credentials-file", "delivery-webhook-secret-file",
     ]
 
     /// The group of the setting `flag`.

@@ -12,9 +12,11 @@ struct SuppressionsCommand: Subcommand {
         Usage: postern suppressions list [--email ADDR] [--json]
                postern suppressions remove ADDR
 
-        list    the suppressed addresses, newest first, each with its reason and time (UTC):
-                  bounce     a delivery report (RFC 3464) said the mail failed for good
-                  complaint  an abuse report (RFC 5965): the recipient called the mail spam
+        list    the suppressed addresses, newest first, each with its reason, time (UTC) and detail:
+                  bounce     a delivery report (RFC 3464), or a provider's bounce event, said
+                             the mail failed for good
+                  complaint  an abuse report (RFC 5965), or a provider's complaint event: the
+                             recipient called the mail spam
                   rejected   the relay refused the mail with a permanent (5xx) reply
                 --email: that address alone (nothing printed but "not suppressed" if it is not).
         remove  lifts the suppression of ADDR, whatever its reason: mail to it is sent again.
@@ -83,12 +85,14 @@ struct SuppressionsCommand: Subcommand {
         return ExitCode.success.rawValue
     }
 
-    /// What `list` prints: a line per suppression (address, reason, time), or the admin API's body.
+    /// What `list` prints: a line per suppression (address, reason, time and the stored detail: a
+    /// status, a server's reply, the provider whose event it was), or the admin API's body.
     static func describe(_ suppressions: [Suppression], json: Bool, one: Bool = false) -> String {
         if json {
             return String(decoding: APIJSON.encode(SuppressionListBody(suppressions: suppressions.map(SuppressionBody.init), nextCursor: nil)), as: UTF8.self)
         }
         if suppressions.isEmpty { return one ? "not suppressed" : "no suppressed addresses" }
-        return suppressions.map { [$0.address, $0.reason.rawValue, isoDate($0.suppressedAt)].joined(separator: "\t") }.joined(separator: "\n")
+        return suppressions.map { [$0.address, $0.reason.rawValue, isoDate($0.suppressedAt), $0.detail].joined(separator: "\t") }
+            .joined(separator: "\n")
     }
 }

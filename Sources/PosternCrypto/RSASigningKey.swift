@@ -111,20 +111,7 @@ public final class RSASigningKey: JSONWebSigningKey {
     /// True when `signature` is this key's RSASSA-PKCS1-v1_5 SHA-256 signature of `message`. A
     /// signature of another length than the modulus is refused (RFC 8017 §8.2.2 step 1).
     public func verify(_ signature: [UInt8], of message: [UInt8]) -> Bool {
-        guard signature.count == Int(EVP_PKEY_get_size(key.pointer)), let md = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(md) }
-        var pctx: OpaquePointer?
-        guard EVP_DigestVerifyInit(md, &pctx, EVP_sha256(), nil, key.pointer) == 1,
-            EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) == 1
-        else {
-            ERR_clear_error()
-            return false
-        }
-        let verified = EVP_DigestVerify(md, signature, signature.count, message, message.count) == 1
-        // A refused signature leaves its reason on the thread's error queue: clear it, so that it
-        // is not blamed on the next OpenSSL call that fails.
-        if !verified { ERR_clear_error() }
-        return verified
+        key.verifiesPKCS1(signature, of: message, digest: EVP_sha256())
     }
 
     /// The public JWK of `key`: its modulus and public exponent, big-endian, without leading zeros.
@@ -143,5 +130,27 @@ public final class RSASigningKey: JSONWebSigningKey {
         let written = BN_bn2bin(number, &bytes)
         guard written == bytes.count, !bytes.isEmpty else { throw .openSSL("BN_bn2bin") }
         return bytes
+    }
+}
+
+extension PKey {
+    /// True when `signature` is this RSA key's RSASSA-PKCS1-v1_5 signature of `message` hashed
+    /// with `digest`. A signature of another length than the modulus is refused (RFC 8017
+    /// §8.2.2 step 1).
+    func verifiesPKCS1(_ signature: [UInt8], of message: [UInt8], digest: OpaquePointer?) -> Bool {
+        guard signature.count == Int(EVP_PKEY_get_size(pointer)), let md = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(md) }
+        var pctx: OpaquePointer?
+        guard EVP_DigestVerifyInit(md, &pctx, digest, nil, pointer) == 1,
+            EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) == 1
+        else {
+            ERR_clear_error()
+            return false
+        }
+        let verified = EVP_DigestVerify(md, signature, signature.count, message, message.count) == 1
+        // A refused signature leaves its reason on the thread's error queue: clear it, so that it
+        // is not blamed on the next OpenSSL call that fails.
+        if !verified { ERR_clear_error() }
+        return verified
     }
 }

@@ -41,14 +41,14 @@ struct SuppressionsCommandTests {
         }
     }
 
-    @Test("list prints address, reason and time a line each, or the admin API's body")
+    @Test("list prints address, reason, time and detail a line each, or the admin API's body")
     func output() {
         let listed = [
             Suppression(address: "ann@example.com", reason: .complaint, detail: "abuse", suppressedAt: 1_738_324_800),
             Suppression(address: "bob@example.com", reason: .rejected, detail: "550 no", suppressedAt: 1_738_324_700),
         ]
         #expect(SuppressionsCommand.describe(listed, json: false)
-            == "ann@example.com\tcomplaint\t2025-01-31T12:00:00Z\nbob@example.com\trejected\t2025-01-31T11:58:20Z")
+            == "ann@example.com\tcomplaint\t2025-01-31T12:00:00Z\tabuse\nbob@example.com\trejected\t2025-01-31T11:58:20Z\t550 no")
         #expect(SuppressionsCommand.describe(Array(listed.prefix(1)), json: true)
             == #"{"suppressions":[{"email":"ann@example.com","reason":"complaint","suppressedAt":"2025-01-31T12:00:00Z"}]}"#)
         #expect(SuppressionsCommand.describe([], json: false) == "no suppressed addresses")

@@ -14,6 +14,7 @@ struct FlowHarness {
 
     init(
         identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
+        deliveryEventSources: DeliveryEventSources = .none,
         configure: (inout AuthConfiguration) -> Void = { _ in }
     ) throws {
         let vault = KeyVault(
@@ -33,7 +34,7 @@ struct FlowHarness {
         keys = try KeyRingCache(vault: vault, clock: clock)
         service = try AuthService(
             store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, identityProviders: identityProviders,
-            challengeHTTP: challengeHTTP)
+            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
     }
 
     /// Runs the content stage on the newest queued mail.

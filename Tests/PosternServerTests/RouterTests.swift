@@ -35,12 +35,14 @@ struct RouterTests {
     /// The harness, with the flows behind the router (to mint links as the API would).
     static func harnessWithService(
         adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false,
-        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil, configure: (inout Settings) -> Void = { _ in }
+        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
+        deliveryEventSources: DeliveryEventSources = .none, configure: (inout Settings) -> Void = { _ in }
     ) throws -> Harness {
         let store = InMemoryStore()
         let built = try router(
             over: breakStoreAfterStart ? BrokenStore() : store, keysIn: store, adminToken: adminToken, ipPerMinute: ipPerMinute,
-            identityProviders: identityProviders, challengeHTTP: challengeHTTP, configure: configure)
+            identityProviders: identityProviders, challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources,
+            configure: configure)
         return Harness(router: built.router, service: built.service, store: store, log: built.log)
     }
 
@@ -48,7 +50,8 @@ struct RouterTests {
     /// unless `configure` sets them; `challengeHTTP` stands for a CAPTCHA service.
     static func router(
         over store: any Store, keysIn keyStore: any Store, adminToken: String? = nil, ipPerMinute: Int64 = 0,
-        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil, configure: (inout Settings) -> Void = { _ in }
+        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
+        deliveryEventSources: DeliveryEventSources = .none, configure: (inout Settings) -> Void = { _ in }
     ) throws -> (router: APIRouter, service: AuthService, log: @Sendable () -> [String]) {
         let clock = ManualClock()
         let vault = KeyVault(
@@ -70,7 +73,7 @@ struct RouterTests {
         let logger = Logger(label: "test", sink: { lines.append($0) })
         let service = try AuthService(
             store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, logger: logger, identityProviders: identityProviders,
-            challengeHTTP: challengeHTTP)
+            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
         let context = ServerContext(
             service: service, keys: keys, settings: settings, logger: logger, pages: try BundledTemplates.pages(branding: settings.branding))
         let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))

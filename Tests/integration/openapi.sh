@@ -21,8 +21,13 @@ port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 # An admin token and apps, so the admin routes and the apps' association files exist (without
 # them they answer 404 by design).
 fingerprint=$(printf 'AB:%.0s' $(seq 31))AB
+# The delivery-event intakes too (they answer 404 until their provider is configured).
+echo "postmark:openapi-test-postmark-password" >postmark.txt
+echo "whsec_$(printf 'k%.0s' $(seq 32) | base64)" >delivery-secret.txt
 "$postern" serve --listen "127.0.0.1:$port" --admin-token "openapi-test-admin-token" \
   --apple-app-ids ABCDE12345.com.example.app --android-apps "com.example.app:$fingerprint" \
+  --ses-topic-arns arn:aws:sns:us-east-1:123456789012:postern --postmark-webhook-credentials-file postmark.txt \
+  --delivery-webhook-secret-file delivery-secret.txt \
   --metrics-listen off 2>serve.log &
 pid=$!
 for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done

@@ -23,7 +23,12 @@ cd "$work"
 port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export POSTERN_SCHEMATHESIS_ADMIN_TOKEN="schemathesis-admin-token-$RANDOM$RANDOM"
 
+# The delivery-event intakes configured, so their checks run past 404.
+echo "postmark:schemathesis-postmark-password" >postmark.txt
+echo "whsec_$(printf 'k%.0s' $(seq 32) | base64)" >delivery-secret.txt
 "$postern" serve --listen "127.0.0.1:$port" --public-url "http://127.0.0.1:$port" \
+  --ses-topic-arns arn:aws:sns:us-east-1:123456789012:postern --postmark-webhook-credentials-file postmark.txt \
+  --delivery-webhook-secret-file delivery-secret.txt \
   --admin-token "$POSTERN_SCHEMATHESIS_ADMIN_TOKEN" --metrics-listen off \
   --ip-per-minute 0 --mail-interval 0 --mail-per-hour 0 --mail-domain-per-hour 0 --mail-per-hour-total 0 --challenge off --admin-token-guesses 1000000 \
   --sms-countries DE --sms-number-interval 0 --sms-number-per-hour 0 --sms-ip-per-hour 0 --phone-sign-in 2>serve.log &

@@ -175,6 +175,15 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func noAppsConfigured(_ setting: String) -> AuthError {
         AuthError(.notFound, code: .notFound, message: "No apps are configured for this file (\(setting)).")
     }
+    /// A delivery-event intake whose provider is not configured (`setting` names the flag that would).
+    public static func deliveryEventsNotConfigured(_ setting: String) -> AuthError {
+        AuthError(.notFound, code: .notFound, message: "Delivery events of this provider are not taken here (\(setting) is not set).")
+    }
+    /// A provider's delivery event whose signature, credentials, topic or certificate URL was
+    /// refused, or a replay; `reason` says which, never a secret.
+    public static func deliveryEventRefused(_ reason: String) -> AuthError {
+        AuthError(.unauthorized, code: .unauthorized, message: "The delivery event was refused: \(reason).")
+    }
     /// The admin token is missing or wrong.
     public static let adminTokenWrong = AuthError(.unauthorized, code: .unauthorized, message: "The admin token is missing or wrong.")
     /// A phone claim's code is wrong, used, expired or past its wrong tries — or there is no such

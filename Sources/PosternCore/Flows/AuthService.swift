@@ -37,6 +37,8 @@ public final class AuthService: Sendable {
     public let operators: OperatorTools
     /// Delivery status notifications and abuse reports.
     public let bounces: BounceIntake
+    /// The providers' bounce and complaint events (SES over SNS, Postmark, Standard Webhooks).
+    public let deliveryEvents: DeliveryEventIntake
     /// The per-client limit of public requests (`--ip-per-minute`), in the store every daemon shares.
     public let clientLimit: ClientLimit
     /// The admin token's guess budget per client (``AdminTokenBudget``).
@@ -79,7 +81,7 @@ public final class AuthService: Sendable {
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
         hasher: PasswordHasher = .standard, logger: Logger? = nil, identityProviders: ProviderRegistry = .none,
-        challengeHTTP: (any ProviderHTTP)? = nil
+        challengeHTTP: (any ProviderHTTP)? = nil, deliveryEventSources: DeliveryEventSources = .none
     ) throws(AuthError) {
         self.identityProviders = identityProviders
         context = try FlowContext(
@@ -99,6 +101,7 @@ public final class AuthService: Sendable {
         mailComposer = MailComposer(context: context, ledger: ledger)
         operators = OperatorTools(context: context, ledger: ledger)
         bounces = BounceIntake(context: context)
+        deliveryEvents = DeliveryEventIntake(context: context, sources: deliveryEventSources)
         clientLimit = ClientLimit(context: context, allowed: config.ipPerMinute)
         adminTokenGuesses = ClientLimit(
             context: context, allowed: config.adminTokenGuesses, window: AdminTokenBudget.windowSeconds * 1000,

@@ -116,6 +116,17 @@ public struct Settings: Sendable, Equatable {
     public var challenge = ChallengeConfiguration(mode: .whenLimited)
     /// `--captcha-secret-file`.
     public var captchaSecretFile: String?
+    /// `--ses-topic-arns`: the SNS topics whose SES events `POST /v1/delivery-events/ses` takes
+    /// (empty: that route is off).
+    public var sesTopicARNs: [String] = []
+    /// `--sns-certificate-hosts`: where SNS signing certificates may come from.
+    public var snsCertificateHosts: SNSCertificateHosts = .amazon
+    /// `--sns-ca-file`: extra CAs (PEM) for fetching SNS certificates (a test's loopback host).
+    public var snsCAFile: String?
+    /// `--postmark-webhook-credentials-file`: the `USER:PASSWORD` of Postmark's webhook URL.
+    public var postmarkWebhookCredentialsFile: String?
+    /// `--delivery-webhook-secret-file`: the `whsec_` secrets of a Standard Webhooks provider.
+    public var deliveryWebhookSecretFile: String?
 
     /// The defaults.
     public init() {}
@@ -396,6 +407,28 @@ public struct Settings: Sendable, Equatable {
         text("provider-ca-file", "POSTERN_PROVIDER_CA_FILE", "extra CA certificates (PEM) to trust for the identity providers' keys, discovery documents and token endpoints, beside the system's (certificate checks stay on; for a test provider)") { s, v throws(SettingsError) in
             guard !v.isEmpty else { throw SettingsError("must not be empty") }
             s.providerCAFile = v
+        },
+        text("ses-topic-arns", "POSTERN_SES_TOPIC_ARNS", "comma-separated ARNs of the Amazon SNS topics your SES configuration set publishes bounces and complaints to (arn:aws:sns:REGION:ACCOUNT:NAME); POST /v1/delivery-events/ses takes signed messages of these topics only and suppresses their permanent bounces and complaints (default: none, that route answers 404)") { s, v throws(SettingsError) in
+            let arns = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for arn in arns where !arn.hasPrefix("arn:") || arn.split(separator: ":", omittingEmptySubsequences: false).count != 6 || arn.count > 256 {
+                throw SettingsError("\(arn.debugDescription) is not an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:NAME)")
+            }
+            s.sesTopicARNs = arns
+        },
+        text("sns-certificate-hosts", "POSTERN_SNS_CERTIFICATE_HOSTS", "comma-separated hosts an SNS message's SigningCertURL and SubscribeURL may name, * standing for one label, HOST:PORT for a port (default: sns.*.amazonaws.com, Amazon SNS's own; add sns.*.amazonaws.com.cn for China's regions)") { s, v throws(SettingsError) in
+            s.snsCertificateHosts = try SNSCertificateHosts(parsing: v)
+        },
+        text("sns-ca-file", "POSTERN_SNS_CA_FILE", "extra CA certificates (PEM) to trust when fetching SNS signing certificates, beside the system's (certificate checks stay on; for a test)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.snsCAFile = v
+        },
+        text("postmark-webhook-credentials-file", "POSTERN_POSTMARK_WEBHOOK_CREDENTIALS_FILE", "file holding USER:PASSWORD (the password at least 16 characters) that Postmark's bounce and spam complaint webhooks send as HTTP Basic credentials (https://USER:PASSWORD@auth.example.com/v1/delivery-events/postmark); read at start (default: none, that route answers 404)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.postmarkWebhookCredentialsFile = v
+        },
+        text("delivery-webhook-secret-file", "POSTERN_DELIVERY_WEBHOOK_SECRET_FILE", "file of whsec_… secrets, one a line, a Standard Webhooks provider such as Resend signs its email.bounced and email.complained events with (POST /v1/delivery-events/standard-webhooks); read at start (default: none, that route answers 404)") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.deliveryWebhookSecretFile = v
         },
     ] + smsDescriptors + challengeDescriptors
 

@@ -37,6 +37,14 @@ public struct WebhookSecret: Sendable, CustomStringConvertible {
         "v1," + Data(key.authenticate(Array("\(id).\(timestamp).\(body)".utf8))).base64EncodedString()
     }
 
+    /// Whether the `webhook-signature` header `header` (space-separated `v1,…` entries) holds this
+    /// secret's signature of `body` for `id` and `timestamp`: the one ``signature(id:timestamp:body:)``
+    /// that signs Postern's own webhooks checks a provider's, compared in constant time.
+    public func signed(_ header: String, id: String, timestamp: Int64, body: String) -> Bool {
+        let expected = Array(signature(id: id, timestamp: timestamp, body: body).utf8)
+        return header.split(separator: " ").contains { ConstantTime.equals(Array($0.utf8), expected) }
+    }
+
     public var description: String { "whsec_…" }
 }
 

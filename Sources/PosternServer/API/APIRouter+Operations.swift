@@ -98,6 +98,11 @@ extension APIRouter {
         for entry in service.bounces.metrics.snapshot() {
             text += #"postern_bounces_total{outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
         }
+        text += "# HELP postern_delivery_events_total Providers' delivery events (SES over SNS, Postmark, Standard Webhooks): recipients suppressed and ignored, requests refused.\n"
+        text += "# TYPE postern_delivery_events_total counter\n"
+        for entry in service.deliveryEvents.metrics.snapshot() {
+            text += #"postern_delivery_events_total{provider="\#(entry.provider.rawValue)",outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
+        }
         let reclaimed = reclaims.snapshot()
         text += "# HELP postern_reclaimed_claims_total Claims of daemons whose heartbeat stopped, taken back before their lease ended, by table.\n"
         text += "# TYPE postern_reclaimed_claims_total counter\n"

@@ -28,7 +28,7 @@ public final class APIRouter: Sendable {
             + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
             + Self.oidcRoutes(runtime) + OIDCPages(runtime: runtime).routes() + Self.oidcClientRoutes(runtime)
             + Self.providerRoutes(runtime)
-        routes += Self.suppressionRoutes(runtime)
+        routes += Self.suppressionRoutes(runtime) + Self.deliveryEventRoutes(runtime)
         let contract = OpenAPIDocument.render(
             routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))
         routes.append(OpenAPIDocument.route(serving: contract))

@@ -27,6 +27,9 @@ struct RequestHeaders: Sendable {
     /// The names handed on to the router; others are not kept.
     static let forwarded: Set<String> = [
         "authorization", "content-type", "x-forwarded-for", "accept-language", "cookie", "origin",
+        // A Standard Webhooks provider's signature (`/v1/delivery-events/standard-webhooks`), under
+        // both names: the standard's and Svix's, which Resend sends.
+        "webhook-id", "webhook-timestamp", "webhook-signature", "svix-id", "svix-timestamp", "svix-signature",
     ]
 
     /// Records one header line.
