@@ -115,7 +115,9 @@ enum ChallengeScript {
                 if (field) field.value = payload;
                 state = "sending";
                 form.removeAttribute("aria-busy");
-                form.requestSubmit(submitter);
+                // In a task of its own: a solution ready at once would otherwise come while the first
+                // submit event is still being dispatched, when the browser ignores a new submission.
+                setTimeout(() => form.requestSubmit(submitter), 0);
               });
             });
             // Back to this page from the next one: its solution was used; solve again when sent.
