@@ -25,6 +25,11 @@ extension JSONSchema {
         "PKCE S256: base64url(SHA-256(codeVerifier)) without padding (43 characters).",
         pattern: "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$")
 
+    /// The challenge's solution a request that sends mail or SMS may carry.
+    public static let challengeSolution = JSONSchema.string(
+        "Only when the service answered CHALLENGE_REQUIRED: the ALTCHA payload (base64 of its JSON) of a proof of work from GET /v1/challenge, or the CAPTCHA widget's token. Each solution is accepted once.",
+        minLength: 1, maxLength: 4096)
+
     /// An ID token (ES256 JWT) presented in a body.
     public static let idToken = JSONSchema.string("An ID token (ES256 JWT, verifiable with /.well-known/jwks.json).")
 

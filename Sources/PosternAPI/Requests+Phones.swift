@@ -37,8 +37,12 @@ public struct PhoneSignInSendBody: Sendable, Hashable, Codable {
     public var phoneNumber: String
     public var locale: String?
     public var idToken: String?
+    /// The challenge's solution, when the service asks for one (`CHALLENGE_REQUIRED`): the ALTCHA
+    /// payload of a proof of work from `GET /v1/challenge`, or the CAPTCHA widget's token.
+    public var challengeSolution: String?
 
-    public init(phoneNumber: String, locale: String? = nil, idToken: String? = nil) {
+    public init(phoneNumber: String, locale: String? = nil, idToken: String? = nil, challengeSolution: String? = nil) {
+        self.challengeSolution = challengeSolution
         self.phoneNumber = phoneNumber
         self.locale = locale
         self.idToken = idToken
@@ -67,9 +71,13 @@ extension PhoneSignInSendBody: DocumentedBody {
             .required("phoneNumber", .phoneNumberInput),
             .optional("locale", .locale),
             .optional("idToken", .idToken),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
-    public static var example: Self { Self(phoneNumber: "+4915112345678", locale: "en", idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig") }
+    public static var example: Self {
+        Self(phoneNumber: "+4915112345678", locale: "en", idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
+             challengeSolution: JSONSchema.Example.challengeSolution)
+    }
 }
 
 extension PhoneSignInCompleteBody: DocumentedBody {

@@ -10,6 +10,8 @@ extension JSONSchema {
         static let idToken = "eyJhbGciOiJFUzI1NiIsImtpZCI6IjEiLCJ0eXAiOiJKV1QifQ.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJl"
         static let refreshToken = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE"
         static let codeChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        /// An ALTCHA payload: base64 of {"algorithm","challenge","number","salt","signature"}.
+        static let challengeSolution = "eyJhbGdvcml0aG0iOiJTSEEtMjU2IiwiY2hhbGxlbmdlIjoiLi4uIiwibnVtYmVyIjo0Miwic2FsdCI6Ii4uLiIsInNpZ25hdHVyZSI6Ii4uLiJ9"
         static let codeVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
         static let oobCode = "AQAAAAEBZ2V0LWEtcmVhbC1jb2RlLWZyb20tdGhlLW1haWw"
         static let link = "https://auth.example.com/action?mode=signIn&oobCode=AQAAAAEBZ2V0LWEtcmVhbC1jb2RlLWZyb20tdGhlLW1haWw"
@@ -34,6 +36,7 @@ extension EmailLinkSendBody: DocumentedBody {
                 maxLength: WireLimits.deviceNameMaximumLength)),
             .optional("bindBrowser", .boolean(
                 "Bind the link to this browser: the answer sets the postern_browser cookie (HttpOnly, SameSite=Lax) unless sent one; the link completes only where that cookie is sent, or by the 6-digit code. Not with codeChallenge or approval (400 INVALID_ARGUMENT).")),
+            .optional("challengeSolution", .challengeSolution),
         ])
         // An approval needs PKCE: its verifier is the waiting device's secret.
         schema.anyOf = [
@@ -45,7 +48,7 @@ extension EmailLinkSendBody: DocumentedBody {
     public static var example: Self {
         Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
              codeChallenge: JSONSchema.Example.codeChallenge, idToken: JSONSchema.Example.idToken, approval: true,
-             deviceName: "Ada's laptop", bindBrowser: false)
+             deviceName: "Ada's laptop", bindBrowser: false, challengeSolution: JSONSchema.Example.challengeSolution)
     }
 }
 
@@ -103,11 +106,13 @@ extension SignUpBody: DocumentedBody {
             .optional("continueUrl", .continueURL),
             .optional("locale", .locale),
             .optional("codeChallenge", .codeChallenge.described("PKCE S256 of this device: the password applies only with its verifier.")),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
     public static var example: Self {
         Self(email: JSONSchema.Example.email, password: "correct horse battery", idToken: JSONSchema.Example.idToken,
-             continueUrl: JSONSchema.Example.continueURL, locale: "en", codeChallenge: JSONSchema.Example.codeChallenge)
+             continueUrl: JSONSchema.Example.continueURL, locale: "en", codeChallenge: JSONSchema.Example.codeChallenge,
+             challengeSolution: JSONSchema.Example.challengeSolution)
     }
 }
 
@@ -133,9 +138,13 @@ extension PasswordResetBody: DocumentedBody {
             .required("email", .emailAddress),
             .optional("continueUrl", .continueURL),
             .optional("locale", .locale),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
-    public static var example: Self { Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en") }
+    public static var example: Self {
+        Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
+             challengeSolution: JSONSchema.Example.challengeSolution)
+    }
 }
 
 extension ActionBody: DocumentedBody {

@@ -56,11 +56,15 @@ public struct EmailLinkSendBody: Sendable, Hashable, Codable {
     /// in" to this one after it was used. For a browser calling Postern's own origin; not with
     /// `codeChallenge` or `approval`.
     public var bindBrowser: Bool?
+    /// The challenge's solution, when the service asks for one (`CHALLENGE_REQUIRED`): the ALTCHA
+    /// payload of a proof of work from `GET /v1/challenge`, or the CAPTCHA widget's token.
+    public var challengeSolution: String?
 
     public init(
         email: String, continueUrl: String? = nil, locale: String? = nil, codeChallenge: String? = nil, idToken: String? = nil,
-        approval: Bool? = nil, deviceName: String? = nil, bindBrowser: Bool? = nil
+        approval: Bool? = nil, deviceName: String? = nil, bindBrowser: Bool? = nil, challengeSolution: String? = nil
     ) {
+        self.challengeSolution = challengeSolution
         self.email = email
         self.continueUrl = continueUrl
         self.locale = locale
@@ -128,11 +132,15 @@ public struct SignUpBody: Sendable, Hashable, Codable {
     public var locale: String?
     /// PKCE S256 of the device that signs up: the password applies only with its verifier.
     public var codeChallenge: String?
+    /// The challenge's solution, when the service asks for one (`CHALLENGE_REQUIRED`): the ALTCHA
+    /// payload of a proof of work from `GET /v1/challenge`, or the CAPTCHA widget's token.
+    public var challengeSolution: String?
 
     public init(
         email: String, password: String, idToken: String? = nil, continueUrl: String? = nil, locale: String? = nil,
-        codeChallenge: String? = nil
+        codeChallenge: String? = nil, challengeSolution: String? = nil
     ) {
+        self.challengeSolution = challengeSolution
         self.email = email
         self.password = password
         self.idToken = idToken
@@ -162,8 +170,12 @@ public struct PasswordResetBody: Sendable, Hashable, Codable {
     public var email: String
     public var continueUrl: String?
     public var locale: String?
+    /// The challenge's solution, when the service asks for one (`CHALLENGE_REQUIRED`): the ALTCHA
+    /// payload of a proof of work from `GET /v1/challenge`, or the CAPTCHA widget's token.
+    public var challengeSolution: String?
 
-    public init(email: String, continueUrl: String? = nil, locale: String? = nil) {
+    public init(email: String, continueUrl: String? = nil, locale: String? = nil, challengeSolution: String? = nil) {
+        self.challengeSolution = challengeSolution
         self.email = email
         self.continueUrl = continueUrl
         self.locale = locale

@@ -206,6 +206,9 @@ extension ErrorBody.Detail: DocumentedBody {
             .optional("anonymousUid", .uid.described("With MIGRATION_REQUIRED: the anonymous account that would be replaced.")),
             .optional("rule", .oneOf(PasswordRule.allCases.map(\.rawValue), "With WEAK_PASSWORD: the rule the password breaks.")),
             .optional("signedInHere", .oneOf(["true"], "With LINK_USED: the browser or device presenting the link is the one that completed it (you are already signed in).")),
+            .optional("challenge", .oneOf(["altcha", "turnstile", "hcaptcha", "recaptcha"], "With CHALLENGE_REQUIRED: what to solve.")),
+            .optional("challengeUrl", .oneOf(["/v1/challenge"], "With CHALLENGE_REQUIRED: where a challenge is fetched.")),
+            .optional("siteKey", .string("With CHALLENGE_REQUIRED for a CAPTCHA: the site's public key for its widget.")),
         ])
     }
     public static var example: Self {

@@ -143,13 +143,23 @@ public struct PosternFlows: Sendable {
     ) throws(StartupError) {
         self.settings = settings
         self.clock = clock
+        var config = AuthConfiguration(settings)
+        var challengeHTTP: (any ProviderHTTP)?
+        if settings.challenge.captcha != nil, let file = settings.captchaSecretFile {
+            do throws(SettingsError) {
+                config.challenge.captchaSecret = try SMSTransportConfig.secret(file, setting: "--captcha-secret-file")
+            } catch {
+                throw .setting(error.message)
+            }
+            challengeHTTP = CurlProviderHTTP(caFile: settings.providerCAFile)
+        }
         storage = try PosternStorage(settings: settings, clock: clock)
         keys = try storage.openKeys()
         let hasher = settings.passwordHasher
         do {
             service = try AuthService(
-                store: storage.store, keys: keys, clock: clock, config: AuthConfiguration(settings), hasher: hasher, logger: logger,
-                identityProviders: identityProviders)
+                store: storage.store, keys: keys, clock: clock, config: config, hasher: hasher, logger: logger,
+                identityProviders: identityProviders, challengeHTTP: challengeHTTP)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -225,6 +235,9 @@ public final class PosternRuntime: Sendable {
             throw .setting("--sms-transport: \(error.message)")
         }
         let identityProviders: ProviderRegistry
+        if settings.providerCAFile != nil, settings.identityProvidersFile == nil, settings.challenge.captcha == nil {
+            throw .setting("--provider-ca-file is for --identity-providers and --captcha, and neither is set")
+        }
         do {
             identityProviders = try ProviderRegistry.load(file: settings.identityProvidersFile, caFile: settings.providerCAFile, clock: clock)
         } catch {

@@ -74,6 +74,7 @@ public struct AuthConfiguration: Sendable {
             domainPerHour: settings.mailDomainPerHour, domainOverrides: settings.mailDomainOverrides,
             totalPerHour: settings.mailPerHourTotal)
         ipPerMinute = settings.ipPerMinute
+        challenge = settings.challenge
         adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration

@@ -109,8 +109,13 @@ public struct Settings: Sendable, Equatable {
     public var sms = SMSSettings()
     /// `--identity-providers`: the JSON file of identity providers (read at start by the assembly).
     public var identityProvidersFile: String?
-    /// `--provider-ca-file`: extra CAs (PEM) for the identity providers' https.
+    /// `--provider-ca-file`: extra CAs (PEM) for the identity providers' and the CAPTCHA service's https.
     public var providerCAFile: String?
+    /// The challenge (`--challenge`, `--challenge-*`, `--captcha*`); its CAPTCHA secret is read at
+    /// start by the assembly from ``captchaSecretFile``.
+    public var challenge = ChallengeConfiguration(mode: .whenLimited)
+    /// `--captcha-secret-file`.
+    public var captchaSecretFile: String?
 
     /// The defaults.
     public init() {}
@@ -187,7 +192,19 @@ public struct Settings: Sendable, Equatable {
             settings.publicURLFromListen = true
         }
         try settings.checkTargets()
+        try settings.checkChallenge()
         return settings
+    }
+
+    /// A CAPTCHA needs its site key and secret, and those need a CAPTCHA.
+    func checkChallenge() throws(SettingsError) {
+        if let service = challenge.captcha {
+            guard challenge.captchaSiteKey != nil, captchaSecretFile != nil else {
+                throw SettingsError("--captcha \(service.rawValue) needs --captcha-site-key and --captcha-secret-file")
+            }
+        } else if challenge.captchaSiteKey != nil || captchaSecretFile != nil || challenge.captchaVerifyURL != nil {
+            throw SettingsError("--captcha-site-key, --captcha-secret-file and --captcha-verify-url need --captcha")
+        }
     }
 
     /// Whether `--listen` binds a loopback address only (`127.0.0.1`, `localhost`, `[::1]`):
@@ -380,7 +397,37 @@ public struct Settings: Sendable, Equatable {
             guard !v.isEmpty else { throw SettingsError("must not be empty") }
             s.providerCAFile = v
         },
-    ] + smsDescriptors
+    ] + smsDescriptors + challengeDescriptors
+
+    /// The challenge's settings (``ChallengeGate``).
+    private static let challengeDescriptors: [Descriptor] = [
+        text("challenge", "POSTERN_CHALLENGE", "when send-link, sign-up, reset, phone sign-in and the hosted sign-in page ask the client to solve a challenge before mail or SMS is sent: off, when-limited (once a client IP or a recipient domain passes its hourly threshold without one: --challenge-ip-per-hour, --challenge-domain-per-hour) or always; the answer is 400 CHALLENGE_REQUIRED, the same for every address (default when-limited)") { s, v throws(SettingsError) in
+            guard let mode = ChallengeMode(rawValue: v.lowercased()) else { throw SettingsError("must be off, when-limited or always, not \(v.debugDescription)") }
+            s.challenge.mode = mode
+        },
+        number("challenge-difficulty", "POSTERN_CHALLENGE_DIFFICULTY", "the built-in proof of work's largest number (ALTCHA's maxnumber): a client hashes half of it on average, the server checks one hash (default \(ChallengeConfiguration.defaultDifficulty))", minimum: 1_000, maximum: 100_000_000) { s, v in s.challenge.difficulty = v },
+        number("challenge-lifetime", "POSTERN_CHALLENGE_LIFETIME", "seconds a proof-of-work challenge from GET /v1/challenge can be solved and used in (default \(ChallengeConfiguration.defaultLifetime))", minimum: 1, maximum: 86_400) { s, v in s.challenge.lifetime = v },
+        number("challenge-ip-per-hour", "POSTERN_CHALLENGE_IP_PER_HOUR", "with --challenge when-limited: requests one client IP may make an hour without a solved challenge (0: never asked by IP; default \(ChallengeConfiguration.defaultIPPerHour))", minimum: 0, maximum: 1_000_000_000) { s, v in s.challenge.ipPerHour = v },
+        number("challenge-domain-per-hour", "POSTERN_CHALLENGE_DOMAIN_PER_HOUR", "with --challenge when-limited: mails to one recipient domain an hour without a solved challenge, then every request for that domain must solve one (0: never asked by domain; default \(ChallengeConfiguration.defaultDomainPerHour))", minimum: 0, maximum: 1_000_000_000) { s, v in s.challenge.domainPerHour = v },
+        text("captcha", "POSTERN_CAPTCHA", "turnstile, hcaptcha or recaptcha: the challenge is that service's CAPTCHA, its token checked with the service's siteverify request (needs --captcha-site-key and --captcha-secret-file; default: none, the built-in proof of work, which needs no third party)") { s, v throws(SettingsError) in
+            guard let service = CaptchaService(rawValue: v.lowercased()) else { throw SettingsError("must be turnstile, hcaptcha or recaptcha, not \(v.debugDescription)") }
+            s.challenge.captcha = service
+        },
+        text("captcha-site-key", "POSTERN_CAPTCHA_SITE_KEY", "the CAPTCHA's public site key, given to its widget on the pages and in CHALLENGE_REQUIRED answers") { s, v throws(SettingsError) in
+            guard !v.isEmpty, v.count <= 200, v.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { throw SettingsError("must be the service's site key: printable ASCII without spaces") }
+            s.challenge.captchaSiteKey = v
+        },
+        text("captcha-secret-file", "POSTERN_CAPTCHA_SECRET_FILE", "file holding the CAPTCHA's secret key on one line, read at start; sent only to the siteverify URL") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.captchaSecretFile = v
+        },
+        text("captcha-verify-url", "POSTERN_CAPTCHA_VERIFY_URL", "https URL of the CAPTCHA's siteverify endpoint (default: the one the service documents; for a test server, with --provider-ca-file)") { s, v throws(SettingsError) in
+            guard let url = URL(string: v), url.scheme == "https", url.host != nil, url.user == nil else {
+                throw SettingsError("must be an https:// URL without user info")
+            }
+            s.challenge.captchaVerifyURL = v
+        },
+    ]
 
     private static func boolean(
         _ flag: String, _ environment: String, _ help: String, _ apply: @escaping @Sendable (inout Settings, Bool) -> Void

@@ -9,10 +9,7 @@ extension ProviderRegistry {
     /// - Throws: `SettingsError` naming the file, the entry or the secret's file that is wrong,
     ///   never a secret.
     public static func load(file: String?, caFile: String?, clock: any WallClock = SystemClock()) throws(SettingsError) -> ProviderRegistry {
-        guard let file else {
-            if caFile != nil { throw SettingsError("--provider-ca-file is for --identity-providers, which is not set") }
-            return .none
-        }
+        guard let file else { return .none }
         guard let json = FileManager.default.contents(atPath: file) else { throw SettingsError("--identity-providers \(file): cannot be read") }
         let providers = try IdentityProvider.parseList(json)
         var secrets: [String: String] = [:]

@@ -44,7 +44,7 @@ extension SMSTransportConfig {
     }
 
     /// A secret file's text, trimmed; the message names the file, never its content.
-    static func secret(_ path: String, setting: String) throws(SettingsError) -> String {
+    public static func secret(_ path: String, setting: String) throws(SettingsError) -> String {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw SettingsError("\(setting) \(path): cannot be read") }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isNewline }) || setting == "--sms-json-secret-file" else {

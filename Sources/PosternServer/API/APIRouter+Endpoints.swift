@@ -24,8 +24,9 @@ extension APIRouter {
             // parks no thread.
             Route.answeringLater(method: "POST", path: "/v1/email-link/send", summary: "Mail a sign-in link and 6-digit code (same answer for every address)", access: .public, status: 202,
                   contract: .init(request: .json(EmailLinkSendBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.invalidEmail, .invalidContinueURI, .invalidIDToken])) { c, reply throws(AuthError) in
+                                  errors: [.invalidEmail, .invalidContinueURI, .invalidIDToken, .challengeRequired])) { c, reply throws(AuthError) in
                 let body = try c.body(EmailLinkSendBody.self)
+                let pass = try service.challenges.check(solution: body.challengeSolution, clientIP: c.clientIP)
                 let device = body.approval == true ? body.deviceName ?? DeviceName(userAgent: c.request.headers["user-agent"]).text : nil
                 // bindBrowser: this browser's postern_browser cookie (a new one when it sent none) is the link's verifier.
                 let sentCookie = ActionPages.browserCookie(c.request)
@@ -38,13 +39,24 @@ extension APIRouter {
                 } : nil
                 try service.emailLink.send(EmailLinkRequest(
                     email: body.email, continueURL: body.continueUrl, locale: body.locale, codeChallenge: body.codeChallenge,
-                    idToken: body.idToken, approvalDevice: device, browserVerifier: browser)
+                    idToken: body.idToken, approvalDevice: device, browserVerifier: browser, challengePass: pass)
                 ) { result in
                     reply(result.map { number in
                         var response = number.map { .body(202, AcceptedBody(status: .sent, approvalNumber: $0)) } ?? sent
                         if let newCookie { response.headers.append(("Set-Cookie", newCookie)) }
                         return response
                     })
+                }
+            },
+            Route(method: "GET", path: "/v1/challenge", summary: "A challenge to solve before a request that sends mail or SMS (after CHALLENGE_REQUIRED): the proof of work, or the CAPTCHA's site key", access: .public, status: 200,
+                  contract: .init(answer: .json(ChallengeBody.self))) { _ throws(AuthError) in
+                switch try service.challenges.offer() {
+                case .proofOfWork(let work):
+                    return .body(200, ChallengeBody(
+                        kind: ProofOfWork.kind, algorithm: work.algorithm, challenge: work.challenge, maxnumber: work.maxnumber,
+                        salt: work.salt, signature: work.signature))
+                case .captcha(let service, let siteKey):
+                    return .body(200, ChallengeBody(kind: service.rawValue, siteKey: siteKey))
                 }
             },
             Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200,
@@ -80,11 +92,12 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/password/sign-up", summary: "Verify-first sign-up (same answer for every address)", access: .public, status: 202,
                   contract: .init(request: .json(SignUpBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.invalidEmail, .weakPassword, .invalidContinueURI, .invalidIDToken])) { c throws(AuthError) in
+                                  errors: [.invalidEmail, .weakPassword, .invalidContinueURI, .invalidIDToken, .challengeRequired])) { c throws(AuthError) in
                 let body = try c.body(SignUpBody.self)
+                let pass = try service.challenges.check(solution: body.challengeSolution, clientIP: c.clientIP)
                 try service.passwords.signUp(
                     email: body.email, password: body.password, idToken: body.idToken, continueURL: body.continueUrl,
-                    locale: body.locale, codeChallenge: body.codeChallenge)
+                    locale: body.locale, codeChallenge: body.codeChallenge, challengePass: pass)
                 return .body(202, AcceptedBody(status: .verificationSent))
             },
             Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200,
@@ -102,9 +115,12 @@ extension APIRouter {
             // parks no thread either.
             Route.answeringLater(method: "POST", path: "/v1/password/reset", summary: "Mail a password-reset link (same answer for every address)", access: .public, status: 202,
                   contract: .init(request: .json(PasswordResetBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.invalidEmail, .invalidContinueURI])) { c, reply throws(AuthError) in
+                                  errors: [.invalidEmail, .invalidContinueURI, .challengeRequired])) { c, reply throws(AuthError) in
                 let body = try c.body(PasswordResetBody.self)
-                try service.passwords.requestReset(email: body.email, continueURL: body.continueUrl, locale: body.locale) { result in
+                let pass = try service.challenges.check(solution: body.challengeSolution, clientIP: c.clientIP)
+                try service.passwords.requestReset(
+                    email: body.email, continueURL: body.continueUrl, locale: body.locale, challengePass: pass
+                ) { result in
                     reply(result.map { sent })
                 }
             },

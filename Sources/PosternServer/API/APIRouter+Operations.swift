@@ -130,6 +130,11 @@ extension APIRouter {
         for entry in service.mailCaps.snapshot() {
             text += #"postern_mail_caps_hit_total{cap="\#(entry.cap)"} \#(entry.count)"# + "\n"
         }
+        text += "# HELP postern_challenges_total Requests that send mail or SMS by how they met the challenge (--challenge): asked to solve one, came with a solution accepted, or with one refused.\n"
+        text += "# TYPE postern_challenges_total counter\n"
+        for entry in service.challenges.snapshot() {
+            text += #"postern_challenges_total{outcome="\#(entry.outcome)"} \#(entry.count)"# + "\n"
+        }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }

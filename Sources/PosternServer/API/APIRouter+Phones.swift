@@ -61,10 +61,12 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/phone/send", summary: "A sign-in code by SMS (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the same answer for every number", access: .public, status: 202,
                   contract: .init(request: .json(PhoneSignInSendBody.self), answer: .json(AcceptedBody.self),
-                                  errors: [.phoneSignInDisabled, .invalidIDToken, .smsCountryNotAllowed] + numberRefusals)) { c throws(AuthError) in
+                                  errors: [.phoneSignInDisabled, .invalidIDToken, .smsCountryNotAllowed, .challengeRequired] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(PhoneSignInSendBody.self)
+                let pass = try service.challenges.check(solution: body.challengeSolution, clientIP: c.clientIP)
                 try service.phoneSignIn.send(
-                    phoneNumber: body.phoneNumber, locale: body.locale, idToken: body.idToken ?? c.bearer, clientIP: c.clientIP)
+                    phoneNumber: body.phoneNumber, locale: body.locale, idToken: body.idToken ?? c.bearer, clientIP: c.clientIP,
+                    challengePass: pass)
                 return .body(202, AcceptedBody(status: .sent))
             },
             Route(method: "POST", path: "/v1/phone/complete", summary: "Sign in with the SMS code (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the email link's six cases, for the account that holds the number", access: .public, status: 200,

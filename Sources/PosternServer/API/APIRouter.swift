@@ -20,7 +20,8 @@ public final class APIRouter: Sendable {
     public init(runtime: ServerContext, clientAddresses: ClientAddressPolicy) {
         self.runtime = runtime
         self.clientAddresses = clientAddresses
-        answersFromCommit = runtime.service.answersFromCommit
+        // A CAPTCHA's check waits on its service: the gated routes then run on threads that may wait.
+        answersFromCommit = runtime.service.answersFromCommit && !runtime.service.challenges.verifiesOverNetwork
         let metrics = HTTPMetrics()
         self.metrics = metrics
         var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
