@@ -64,8 +64,10 @@ struct OIDCPagesTests {
         let harness: RouterTests.Harness
         var router: APIRouter { harness.router }
 
-        init(firstParty: Bool = true, ipPerMinute: Int64 = 0, configure: (inout Settings) -> Void = { _ in }) throws {
-            harness = try RouterTests.harnessWithService(ipPerMinute: ipPerMinute) { settings in
+        init(
+            firstParty: Bool = true, ipPerMinute: Int64 = 0, challengeHTTP: (any ProviderHTTP)? = nil, configure: (inout Settings) -> Void = { _ in }
+        ) throws {
+            harness = try RouterTests.harnessWithService(ipPerMinute: ipPerMinute, challengeHTTP: challengeHTTP) { settings in
                 settings.publicURL = "https://auth.example.com"
                 configure(&settings)
             }

@@ -330,7 +330,7 @@ struct OIDCPages: Sendable {
     /// The form fields a challenge's solution may come in: ours, the ALTCHA widget's, the CAPTCHA
     /// services'.
     static let challengeFields: [JSONSchema.Property] = [
-        .optional(PageChallenge.proofOfWorkField, .string("The solved challenge (docs/oidc.md): the ALTCHA payload of the proof of work from GET /v1/challenge, or a CAPTCHA token.", maxLength: 4096)),
+        .optional(PageChallenge.proofOfWorkField, .string("The solved challenge, filled by the page's script (empty without one): the ALTCHA payload of the proof of work from GET /v1/challenge.", maxLength: 4096)),
         .optional("altcha", .string("The ALTCHA widget's payload, for a template that uses the widget as it is.", maxLength: 4096)),
     ] + CaptchaService.allCases.map { .optional($0.formField, .string("The \($0.rawValue) widget's token, with --captcha \($0.rawValue).", maxLength: 4096)) }
 
