@@ -18,14 +18,14 @@ import secrets
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 from oidc_apache_test import console, form_posting_to, on_page_with_form, press
-from oidc_authlib_test import Browser, Postern as OpenIDProvider, RelyingParty
+from oidc_authlib_test import Browser, Callback, Postern as OpenIDProvider, RelyingParty
 from postern_daemon import Daemon, action_link, start_chromium, stop_chromium, wait_for
 
 os.environ["AUTHLIB_INSECURE_TRANSPORT"] = "1"
@@ -34,24 +34,6 @@ ADMIN = "oidc-challenge-admin-" + secrets.token_hex(8)
 LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0",
               "--ip-per-minute", "0")
 SITE_KEY = "0x4AAAAAAA-postern-test-site-key"
-
-
-class Callback(BaseHTTPRequestHandler):
-    """The relying party's redirect URI on loopback: remembers the paths it is sent."""
-
-    seen = []
-
-    def do_GET(self):
-        Callback.seen.append(self.path)
-        body = b"<html><body id='rp-callback'>back at the relying party</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 def start(name, *extra):
