@@ -3,6 +3,7 @@
 //
 //   postern-demo --server http://127.0.0.1:8080 [--state FILE]
 //   postern-demo --server URL --apple-story --mint URL --apple-audience BUNDLE_ID   (AppleStory.swift)
+//   postern-demo --server URL --solve-challenge   (a server with --challenge: one proof of work, timed)
 //
 // The state file keeps the session between runs (0600), as the Keychain would on a phone.
 import Foundation
@@ -126,8 +127,21 @@ func option(_ name: String) -> String? {
     arguments.firstIndex(of: name).flatMap { arguments.index(after: $0) < arguments.endIndex ? arguments[$0 + 1] : nil }
 }
 guard let server = option("--server").flatMap(URL.init(string:)) else {
-    FileHandle.standardError.write(Data("usage: postern-demo --server URL [--state FILE]\n       postern-demo --server URL --apple-story --mint URL --apple-audience BUNDLE_ID [--apple-sub SUB] [--apple-email EMAIL]\n".utf8))
+    FileHandle.standardError.write(Data("usage: postern-demo --server URL [--state FILE]\n       postern-demo --server URL --apple-story --mint URL --apple-audience BUNDLE_ID [--apple-sub SUB] [--apple-email EMAIL]\n       postern-demo --server URL --solve-challenge\n".utf8))
     exit(64)
+}
+if arguments.contains("--solve-challenge") {
+    // What a send pays when the server asks: GET /v1/challenge, then the proof of work on this machine.
+    do {
+        let started = ContinuousClock.now
+        let payload = try await PosternAuth(serverURL: server, storage: MemorySessionStorage()).solveChallenge()
+        let fields = Data(base64Encoded: payload).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+        say("challenge-solved number=\(fields["number"] ?? "?") took=\(fields["took"] ?? "?")ms total=\(ContinuousClock.now - started)")
+        exit(0)
+    } catch {
+        say("FAIL solve-challenge: \(error.localizedDescription)")
+        exit(69)
+    }
 }
 if arguments.contains("--apple-story") {
     exit(await AppleStory.run(server: server, option: option))

@@ -4,8 +4,12 @@ public struct AddPhoneBody: Sendable, Hashable, Codable {
     public var phoneNumber: String
     /// The SMS's language.
     public var locale: String?
+    /// The challenge's solution, asked of a caller whose account has no proved address or phone
+    /// (`CHALLENGE_REQUIRED`; see `POST /v1/email-link/send`).
+    public var challengeSolution: String?
 
-    public init(phoneNumber: String, locale: String? = nil) {
+    public init(phoneNumber: String, locale: String? = nil, challengeSolution: String? = nil) {
+        self.challengeSolution = challengeSolution
         self.phoneNumber = phoneNumber
         self.locale = locale
     }
@@ -17,8 +21,12 @@ public struct StartPhoneClaimBody: Sendable, Hashable, Codable {
     /// The address of the account the number is to join (answered alike whether or not it has one).
     public var email: String
     public var locale: String?
+    /// The challenge's solution, asked of a caller whose account has no proved address or phone
+    /// (`CHALLENGE_REQUIRED`; see `POST /v1/email-link/send`).
+    public var challengeSolution: String?
 
-    public init(phoneNumber: String, email: String, locale: String? = nil) {
+    public init(phoneNumber: String, email: String, locale: String? = nil, challengeSolution: String? = nil) {
+        self.challengeSolution = challengeSolution
         self.phoneNumber = phoneNumber
         self.email = email
         self.locale = locale
@@ -99,9 +107,12 @@ extension AddPhoneBody: DocumentedBody {
         .object("An SMS with a 6-digit code goes to the number; the answer is the same for every number.", [
             .required("phoneNumber", .phoneNumberInput),
             .optional("locale", .locale),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
-    public static var example: Self { Self(phoneNumber: "+49 151 1234 5678", locale: "de") }
+    public static var example: Self {
+        Self(phoneNumber: "+49 151 1234 5678", locale: "de", challengeSolution: JSONSchema.Example.challengeSolution)
+    }
 }
 
 extension StartPhoneClaimBody: DocumentedBody {
@@ -111,9 +122,13 @@ extension StartPhoneClaimBody: DocumentedBody {
             .required("phoneNumber", .phoneNumberInput),
             .required("email", .emailAddress),
             .optional("locale", .locale),
+            .optional("challengeSolution", .challengeSolution),
         ])
     }
-    public static var example: Self { Self(phoneNumber: "+4915112345678", email: JSONSchema.Example.email, locale: "en") }
+    public static var example: Self {
+        Self(phoneNumber: "+4915112345678", email: JSONSchema.Example.email, locale: "en",
+             challengeSolution: JSONSchema.Example.challengeSolution)
+    }
 }
 
 extension PhoneCodeBody: DocumentedBody {

@@ -33,19 +33,29 @@ struct PKCE: Sendable, Hashable, Codable {
 /// client has no C module in its build.
 enum SHA256Digest {
     static func of(_ bytes: [UInt8]) -> [UInt8]? {
-        #if canImport(CryptoKit)
-        return Array(CryptoKit.SHA256.hash(data: bytes))
-        #elseif os(Linux)
-        guard let function = openSSLSHA256 else { return nil }
         var digest = [UInt8](repeating: 0, count: 32)
-        bytes.withUnsafeBufferPointer { input in
-            digest.withUnsafeMutableBufferPointer { output in
-                _ = function(input.baseAddress, input.count, output.baseAddress)
-            }
+        let hashed = bytes.withUnsafeBufferPointer { input in
+            digest.withUnsafeMutableBufferPointer { hash(input, into: $0) }
         }
-        return digest
+        return hashed ? digest : nil
+    }
+
+    /// Writes the SHA-256 of `input` into `output` (32 bytes) without allocating: the proof of
+    /// work's solver calls it up to `maxnumber` times. False where this platform offers no SHA-256.
+    static func hash(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        guard output.count >= 32 else { return false }
+        #if canImport(CryptoKit)
+        let digest = CryptoKit.SHA256.hash(data: UnsafeRawBufferPointer(input))
+        digest.withUnsafeBytes { bytes in
+            for index in 0..<32 { output[index] = bytes[index] }
+        }
+        return true
+        #elseif os(Linux)
+        guard let function = openSSLSHA256 else { return false }
+        _ = function(input.baseAddress, input.count, output.baseAddress)
+        return true
         #else
-        return nil
+        return false
         #endif
     }
 

@@ -8,15 +8,21 @@ extension PosternAuth {
     /// already have an account" mail instead; the answer is the same). The account, with this
     /// password, exists when the link is completed with `handle(_:)`; a signed-in anonymous user
     /// keeps its uid.
-    /// - Throws: `.weakPassword`, `.invalidEmail`, `.tooManyAttempts`, network and server failures.
-    public func signUp(email: String, password: String, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) {
+    /// - Parameter challengeSolution: as for `sendSignInLink(to:continueURL:locale:challengeSolution:)`.
+    /// - Throws: `.weakPassword`, `.invalidEmail`, `.tooManyAttempts`, `.challengeRequired`, network
+    ///   and server failures.
+    public func signUp(
+        email: String, password: String, continueURL: URL? = nil, locale: String? = nil, challengeSolution: String? = nil
+    ) async throws(PosternAuthError) {
         let pkce = PKCE.make()
         let token = state.session == nil ? nil : try? await idToken()
-        try await transport.send(
-            "POST", "/v1/password/sign-up",
-            body: SignUpBody(
-                email: email, password: password, idToken: token, continueUrl: continueURL?.absoluteString, locale: locale,
-                codeChallenge: pkce?.challenge))
+        try await solvingChallenge(challengeSolution) { solution throws(PosternAuthError) in
+            try await transport.send(
+                "POST", "/v1/password/sign-up",
+                body: SignUpBody(
+                    email: email, password: password, idToken: token, continueUrl: continueURL?.absoluteString, locale: locale,
+                    codeChallenge: pkce?.challenge, challengeSolution: solution))
+        }
         state.pendingLink = PendingLink(email: email, codeVerifier: pkce?.verifier)
         state.lastEmail = email
         state.passwordEmails.insert(email.lowercased())
@@ -24,10 +30,16 @@ extension PosternAuth {
     }
 
     /// Mails a password-reset link to `email` (the same answer for every address).
-    /// - Throws: `.invalidEmail`, `.tooManyAttempts`, network and server failures.
-    public func resetPassword(for email: String, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) {
-        try await transport.send(
-            "POST", "/v1/password/reset", body: PasswordResetBody(email: email, continueUrl: continueURL?.absoluteString, locale: locale))
+    /// - Parameter challengeSolution: as for `sendSignInLink(to:continueURL:locale:challengeSolution:)`.
+    /// - Throws: `.invalidEmail`, `.tooManyAttempts`, `.challengeRequired`, network and server failures.
+    public func resetPassword(
+        for email: String, continueURL: URL? = nil, locale: String? = nil, challengeSolution: String? = nil
+    ) async throws(PosternAuthError) {
+        try await solvingChallenge(challengeSolution) { solution throws(PosternAuthError) in
+            try await transport.send(
+                "POST", "/v1/password/reset",
+                body: PasswordResetBody(email: email, continueUrl: continueURL?.absoluteString, locale: locale, challengeSolution: solution))
+        }
     }
 
     /// Sets the new password of a reset link (the URL or pasted text). Every session of the

@@ -20,14 +20,22 @@ extension PosternAuth {
     /// this device keeps the verifier, so the link completes here without the address; on another
     /// device it needs the address. The server answers the same whether or not the address has an
     /// account. A signed-in anonymous user keeps its uid when the link completes.
-    /// - Throws: `.invalidEmail`, `.invalidContinueURL`, `.tooManyAttempts`, network and server failures.
-    public func sendSignInLink(to email: String, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) {
+    /// - Parameter challengeSolution: a solved challenge, when the server asks for one (see
+    ///   `solveChallenge()`; a proof of work is solved here when `Configuration.solvesProofOfWork`).
+    /// - Throws: `.invalidEmail`, `.invalidContinueURL`, `.tooManyAttempts`, `.challengeRequired`
+    ///   (a CAPTCHA to show, or a proof of work refused twice), network and server failures.
+    public func sendSignInLink(
+        to email: String, continueURL: URL? = nil, locale: String? = nil, challengeSolution: String? = nil
+    ) async throws(PosternAuthError) {
         let pkce = PKCE.make()
         let token = state.session == nil ? nil : try? await idToken()
-        try await transport.send(
-            "POST", "/v1/email-link/send",
-            body: EmailLinkSendBody(
-                email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce?.challenge, idToken: token))
+        try await solvingChallenge(challengeSolution) { solution throws(PosternAuthError) in
+            try await transport.send(
+                "POST", "/v1/email-link/send",
+                body: EmailLinkSendBody(
+                    email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce?.challenge, idToken: token,
+                    challengeSolution: solution))
+        }
         state.pendingLink = PendingLink(email: email, codeVerifier: pkce?.verifier)
         state.lastEmail = email
         persist()
@@ -36,9 +44,11 @@ extension PosternAuth {
     /// FUAP's welcome screen without an oracle: mails the link (always) and says which screen
     /// comes next from what this device knows — never from the server, which does not say
     /// whether `email` has an account.
-    /// - Throws: as `sendSignInLink(to:continueURL:locale:)`.
-    public func welcome(email: String, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) -> WelcomeRoute {
-        try await sendSignInLink(to: email, continueURL: continueURL, locale: locale)
+    /// - Throws: as `sendSignInLink(to:continueURL:locale:challengeSolution:)`.
+    public func welcome(
+        email: String, continueURL: URL? = nil, locale: String? = nil, challengeSolution: String? = nil
+    ) async throws(PosternAuthError) -> WelcomeRoute {
+        try await sendSignInLink(to: email, continueURL: continueURL, locale: locale, challengeSolution: challengeSolution)
         return state.passwordEmails.contains(email.lowercased()) ? .linkSentOrPassword(email: email) : .linkSent(email: email)
     }
 
@@ -71,12 +81,17 @@ extension PosternAuth {
     /// are fine). The server answers the same whether or not an account holds the number; a newer
     /// code supersedes the older. Then `signIn(phoneNumber:code:allowMigration:)`. A signed-in
     /// anonymous user keeps its uid when the code completes.
+    /// - Parameter challengeSolution: as for `sendSignInLink(to:continueURL:locale:challengeSolution:)`.
     /// - Throws: `.phoneSignInDisabled` on a server without `--phone-sign-in`,
-    ///   `.invalidPhoneNumber`, `.smsCountryNotAllowed`, `.tooManyAttempts`, network and server failures.
-    public func sendPhoneSignInCode(to phoneNumber: String, locale: String? = nil) async throws(PosternAuthError) {
+    ///   `.invalidPhoneNumber`, `.smsCountryNotAllowed`, `.tooManyAttempts`, `.challengeRequired`,
+    ///   network and server failures.
+    public func sendPhoneSignInCode(to phoneNumber: String, locale: String? = nil, challengeSolution: String? = nil) async throws(PosternAuthError) {
         let token = state.session == nil ? nil : try? await idToken()
-        try await transport.send(
-            "POST", "/v1/phone/send", body: PhoneSignInSendBody(phoneNumber: phoneNumber, locale: locale, idToken: token))
+        try await solvingChallenge(challengeSolution) { solution throws(PosternAuthError) in
+            try await transport.send(
+                "POST", "/v1/phone/send",
+                body: PhoneSignInSendBody(phoneNumber: phoneNumber, locale: locale, idToken: token, challengeSolution: solution))
+        }
     }
 
     /// Signs in with the SMS code: `login(with: .phoneCode(phoneNumber:code:))`, the same six
@@ -216,17 +231,23 @@ extension PosternAuth {
     /// device, asks the owner to type the number this device shows. Show `number`, then call
     /// `login(with: .approval(email:))` (or `waitForApproval`) to wait. The 6-digit code in the
     /// same mail still works as the fallback (`.emailCode`).
-    /// - Parameter deviceName: how the page names this device; default: the app and the system.
+    /// - Parameters:
+    ///   - deviceName: how the page names this device; default: the app and the system.
+    ///   - challengeSolution: as for `sendSignInLink(to:continueURL:locale:challengeSolution:)`.
     /// - Throws: `.invalidArgument` where the platform has no SHA-256 for PKCE; as `sendSignInLink`.
-    public func requestApproval(for email: String, deviceName: String? = nil, continueURL: URL? = nil, locale: String? = nil) async throws(PosternAuthError) -> PendingApproval {
+    public func requestApproval(
+        for email: String, deviceName: String? = nil, continueURL: URL? = nil, locale: String? = nil, challengeSolution: String? = nil
+    ) async throws(PosternAuthError) -> PendingApproval {
         guard let pkce = PKCE.make() else { throw .invalidArgument("An approval needs PKCE, and this platform offers no SHA-256.") }
         let token = state.session == nil ? nil : try? await idToken()
-        let answer = try await transport.send(
-            "POST", "/v1/email-link/send",
-            body: EmailLinkSendBody(
-                email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce.challenge, idToken: token,
-                approval: true, deviceName: deviceName ?? Self.defaultDeviceName),
-            as: AcceptedBody.self)
+        let answer = try await solvingChallenge(challengeSolution) { solution throws(PosternAuthError) in
+            try await transport.send(
+                "POST", "/v1/email-link/send",
+                body: EmailLinkSendBody(
+                    email: email, continueUrl: continueURL?.absoluteString, locale: locale, codeChallenge: pkce.challenge, idToken: token,
+                    approval: true, deviceName: deviceName ?? Self.defaultDeviceName, challengeSolution: solution),
+                as: AcceptedBody.self)
+        }
         guard let number = answer.approvalNumber else {
             throw .protocolMismatch(status: 202, code: "NO_APPROVAL_NUMBER", message: "The server did not start an approval.")
         }

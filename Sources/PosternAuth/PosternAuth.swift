@@ -29,13 +29,20 @@ public actor PosternAuth {
         public var timeout: TimeInterval
         /// Hosts whose `/action` links `canHandle(_:)` accepts (default: the server's host).
         public var linkHosts: Set<String>
+        /// Whether a request that sends mail or SMS, refused `challengeRequired(kind: "altcha", …)`,
+        /// solves the server's proof of work and is sent once more (default: true; a CAPTCHA is
+        /// always thrown, for the app to show). Off: the app solves (`solveChallenge()`) and
+        /// passes `challengeSolution:` itself, for example to show progress.
+        public var solvesProofOfWork: Bool
         /// The clock (tests move it).
         public var now: @Sendable () -> Date
 
         public init(
             serverURL: URL, storage: (any SessionStorage)? = nil, urlSession: URLSession = .shared, refreshMargin: TimeInterval = 60,
-            timeout: TimeInterval = 30, linkHosts: Set<String>? = nil, now: @escaping @Sendable () -> Date = { Date() }
+            timeout: TimeInterval = 30, linkHosts: Set<String>? = nil, solvesProofOfWork: Bool = true,
+            now: @escaping @Sendable () -> Date = { Date() }
         ) {
+            self.solvesProofOfWork = solvesProofOfWork
             self.serverURL = serverURL
             self.storage = storage ?? Self.defaultStorage
             self.urlSession = urlSession

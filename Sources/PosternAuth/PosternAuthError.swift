@@ -76,7 +76,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case notASignInLink(mode: String)
     /// The text holds no action link this server made.
     case noLinkFound
-    /// The task waiting for an approval was cancelled.
+    /// The task waiting for an approval, or solving a challenge, was cancelled.
     case cancelled
     // Phone numbers.
     /// The SMS code is wrong, used or expired, or the claim took too many wrong codes: ask for a
@@ -228,7 +228,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .userNotFound: "There is no such user."
         case .notASignInLink(let mode): "This is a \(mode) link, not a sign-in link."
         case .noLinkFound: "No sign-in link was found in that text."
-        case .cancelled: "The wait was cancelled."
+        case .cancelled: "The operation was cancelled."
         case .invalidPhoneCode: "This code is not valid any more. Ask for a new SMS."
         case .phoneClaimNotFound: "This account has no such phone number request."
         case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"

@@ -27,6 +27,7 @@ struct ClientUnitTests {
         .invalidProviderToken: .invalidProviderToken, .providerNotConfigured: .providerNotConfigured,
         .accountExistsWithDifferentCredential: .accountExistsWithDifferentCredential, .providerAlreadyLinked: .providerAlreadyLinked,
         .providerNotLinked: .providerNotLinked, .lastSignInMethod: .lastSignInMethod,
+        .challengeRequired: .challengeRequired(kind: "altcha", siteKey: nil),
     ]
 
     @Test("LINK_USED with signedInHere is 'already signed in here'; without it, a used link")

@@ -198,7 +198,18 @@ final class LiveServer: @unchecked Sendable {
     }
 
     /// A client of this server with its own memory storage (a "device").
-    func device(now: @escaping @Sendable () -> Date = { Date() }, refreshMargin: TimeInterval = 60) -> PosternAuth {
-        PosternAuth(configuration: .init(serverURL: url, storage: MemorySessionStorage(), refreshMargin: refreshMargin, now: now))
+    func device(
+        now: @escaping @Sendable () -> Date = { Date() }, refreshMargin: TimeInterval = 60, solvesProofOfWork: Bool = true
+    ) -> PosternAuth {
+        PosternAuth(configuration: .init(
+            serverURL: url, storage: MemorySessionStorage(), refreshMargin: refreshMargin, solvesProofOfWork: solvesProofOfWork, now: now))
+    }
+
+    /// How many messages the outbox holds (`GET /v1/admin/outbox`): what the requests so far queued,
+    /// counted at once, without waiting for a delivery.
+    func outboxCount() async throws -> Int {
+        let (status, data) = try await admin("GET", "/v1/admin/outbox")
+        guard status == 200 else { throw ServerError.didNotStart(log: "GET /v1/admin/outbox answered \(status)") }
+        return try APIJSON.decode(OutboxListBody.self, from: Array(data)).messages.count
     }
 }

@@ -218,3 +218,33 @@ struct FlowChallengeTests {
         #expect(throws: AuthError.self) { _ = try Self.harness(.always, http: nil, captcha: .hcaptcha) }
     }
 }
+
+/// The phone claims' SMS: a caller one anonymous session away pays the challenge as a signed-out
+/// caller of phone sign-in does; an identified owner does not.
+@Suite("The challenge on the phone claims' SMS")
+struct FlowChallengePhoneClaimTests {
+    @Test("attacker: with --phone-sign-in, an anonymous session cannot text a number through POST /v1/me/phones or /v1/phones/claims without a solution; an account with a proved address can")
+    func anonymousClaimsAreGated() throws {
+        let h = try FlowChallengeTests.harness(.always) { $0.phoneSignIn = true; $0.sms.phoneSignIn = true }
+        let anonymous = try h.service.sessions.signInAnonymously()
+        let none = try h.service.challenges.check(solution: nil, clientIP: "203.0.113.5")
+        #expect(throws: AuthError.challengeRequired(kind: "altcha", siteKey: nil, refusal: nil)) {
+            _ = try h.service.phoneOwner.add(idToken: anonymous.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: "203.0.113.5",
+                                             challengePass: none)
+        }
+        #expect(throws: AuthError.challengeRequired(kind: "altcha", siteKey: nil, refusal: nil)) {
+            _ = try h.service.phoneHolder.start(idToken: anonymous.idToken, phoneNumber: "+4915112345678", email: "x@example.com", locale: nil,
+                                                clientIP: "203.0.113.5", challengePass: none)
+        }
+        #expect(h.store.snapshot().sms.isEmpty)
+        let solved = try h.service.challenges.check(solution: try FlowChallengeTests.solution(h), clientIP: "203.0.113.5")
+        _ = try h.service.phoneOwner.add(idToken: anonymous.idToken, phoneNumber: "+4915112345678", locale: nil, clientIP: "203.0.113.5",
+                                         challengePass: solved)
+        #expect(h.store.snapshot().sms.count == 1)
+        // An identified owner (a proved address) is not asked.
+        let owner = try FlowChallengeTests.account(h, "owner@example.com")
+        _ = try h.service.phoneOwner.add(idToken: owner.session.idToken, phoneNumber: "+4915112345679", locale: nil, clientIP: "203.0.113.5",
+                                         challengePass: none)
+        #expect(h.store.snapshot().sms.count == 2)
+    }
+}

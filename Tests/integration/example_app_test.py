@@ -146,3 +146,29 @@ def test_rxfireauth_guest_migration(daemon):
     second.expect(f"Profile: \\(no name\\) <grace@example.org> uid {owner}")
     second.type("q")
     assert second.close() == 0
+
+
+def test_challenge_always():
+    # A server that asks every send for a solved challenge: the demo's --solve-challenge line, then
+    # the welcome flow, whose link the client pays for itself (Configuration.solvesProofOfWork).
+    daemon = Daemon(WORK, "demo-challenge", "--challenge", "always")
+    try:
+        solved = subprocess.run([DEMO, "--server", daemon.public_url, "--solve-challenge"], capture_output=True, text=True, timeout=60)
+        assert solved.returncode == 0, solved.stdout + solved.stderr
+        assert re.match(r"challenge-solved number=\d+ took=\d+ms total=", solved.stdout), solved.stdout
+        phone = Terminal(daemon.public_url, os.path.join(daemon.work, "phone.json"))
+        phone.expect(r"\[e\]mail sign-in")
+        phone.type("e")
+        phone.expect("Email address:")
+        phone.type("lin@example.org")
+        phone.expect("Link sent: check your mail\\.\n")
+        code = six_digits(daemon.mailbox.next("lin@example.org"))
+        phone.expect("type the 6-digit code:")
+        phone.type(code)
+        phone.expect(r"LoginDescriptor uid=\S+ isNewUser=true")
+        phone.expect("What's your name\\?")
+        phone.type("")
+        phone.type("q")
+        assert phone.close() == 0
+    finally:
+        assert daemon.stop() == 0

@@ -11,6 +11,7 @@ final class PhoneClaiming: Sendable {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter & WebhookWriter
+        & ProviderIdentityWriter
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ActionRequestReader & SessionReader & LimitReader & PhoneReader & SMSOutboxReader & OutboxReader & WebhookReader
 
@@ -24,10 +25,14 @@ final class PhoneClaiming: Sendable {
         budget = PhoneGuessBudget(context: context)
     }
 
-    /// Records a claim and queues its SMS in one write, after the SMS caps (the number's own cool-off
+    /// Records a claim and queues its SMS in one write, after the challenge for a caller that is not
+    /// `identified` when `--phone-sign-in` lets such a caller be sent SMS (an anonymous session is
+    /// one request away: it pays as a signed-out caller of `POST /v1/phone/send` does;
+    /// ``ChallengeGate``) and the SMS caps (the number's own cool-off
     /// and hourly cap answer alike and send nothing: ``SMSAdmission/Decision/silenced``).
     func open(
-        uid: String?, number: PhoneNumber, ownerApproved: Bool, caller: SMSAdmission.Caller, locale: String?, clientIP: String?
+        uid: String?, number: PhoneNumber, ownerApproved: Bool, caller: SMSAdmission.Caller, locale: String?, clientIP: String?,
+        challengePass: ChallengePass
     ) throws(AuthError)
         -> PhoneClaimView
     {
@@ -42,7 +47,10 @@ final class PhoneClaiming: Sendable {
             ownerApprovedAt: ownerApproved ? now : nil, locale: locale.flatMap(FlowContext.cleanLocale))
         let admission = context.smsAdmission
         let settlement = settlement
+        // Without --phone-sign-in such a caller is refused by the admission (anonymousAccount) anyway.
+        let gate = caller == .identified || !context.config.phoneSignIn ? nil : context.challenges
         try context.write { (tx: Writes) in
+            try gate?.admit(challengePass, domain: nil, now: now, tx: tx)
             let decision = try admission.admit(number, clientIP: clientIP, caller: caller, now: now, tx: tx)
             // A holding under an old spelling of the number is re-keyed now, so this claim's
             // settling finds its holder (and waits for its release) as it would the number's own.

@@ -30,14 +30,15 @@ public final class PhoneHolderFlow: Sendable {
     /// whether or not the address has an account, and whether or not the number is held.
     /// - Throws: `invalidIDToken`, `invalidEmail`, `invalidPhoneNumber`, the SMS caps' refusals
     ///   (`anonymousAccount` for an anonymous caller without `--phone-sign-in`).
-    public func start(idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?) throws(AuthError)
-        -> PhoneClaimView
-    {
+    public func start(
+        idToken: String, phoneNumber: String, email: String, locale: String?, clientIP: String?, challengePass: ChallengePass = .none
+    ) throws(AuthError) -> PhoneClaimView {
         let (caller, _) = try sessions.verifyIDToken(idToken)
         let number = try context.parsePhoneNumber(phoneNumber)
         let address = try context.parseEmail(email)
         let uid = try context.read { (tx: Reads) in try tx.account(address: address)?.uid }
-        var view = try claiming.open(uid: uid, number: number, ownerApproved: false, caller: .of(caller), locale: locale, clientIP: clientIP)
+        var view = try claiming.open(uid: uid, number: number, ownerApproved: false, caller: .of(caller), locale: locale, clientIP: clientIP,
+            challengePass: challengePass)
         // The answer must not say whether the address has an account.
         view.ownerApproved = false
         return view

@@ -27,12 +27,16 @@ public final class PhoneOwnerFlow: Sendable {
     /// The signed-in owner (recent sign-in) asks to add `phoneNumber`: an SMS code goes to it,
     /// the claim is pending with the owner's consent. The answer is the same for every number.
     /// - Throws: `requiresRecentLogin`, `invalidPhoneNumber`, the SMS caps' refusals
-    ///   (`anonymousAccount` without `--phone-sign-in` for an account with no proved address).
-    public func add(idToken: String, phoneNumber: String, locale: String?, clientIP: String?) throws(AuthError) -> PhoneClaimView {
+    ///   (`anonymousAccount` without `--phone-sign-in` for an account with no proved address);
+    ///   `challengeRequired` for such an account with it (``PhoneClaiming/open``).
+    public func add(
+        idToken: String, phoneNumber: String, locale: String?, clientIP: String?, challengePass: ChallengePass = .none
+    ) throws(AuthError) -> PhoneClaimView {
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
         let number = try context.parsePhoneNumber(phoneNumber)
         return try claiming.open(
-            uid: account.uid, number: number, ownerApproved: true, caller: .of(account), locale: locale, clientIP: clientIP)
+            uid: account.uid, number: number, ownerApproved: true, caller: .of(account), locale: locale, clientIP: clientIP,
+            challengePass: challengePass)
     }
 
     /// Every claim of the signed-in account, settling the transfers that are due.

@@ -13,8 +13,7 @@ public final class PhoneSignInFlow: Sendable {
     /// The persisters this flow's transactions use: those of claiming a number (``PhoneClaiming``),
     /// whose steps its transactions run. Its closures are typed with these, so the compiler holds
     /// the flow to them.
-    typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LimitWriter & PhoneWriter & SMSOutboxWriter & OutboxWriter
-        & WebhookWriter & ProviderIdentityWriter
+    typealias Writes = PhoneClaiming.Writes
     /// What this flow's reads use.
     typealias Reads = PhoneClaiming.Reads
 

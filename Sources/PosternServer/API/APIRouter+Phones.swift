@@ -21,9 +21,11 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/me/phones", summary: "Ask to add a phone number (recent sign-in): an SMS code goes to it; the same answer for every number", access: .user, status: 202,
                   contract: .init(request: .json(AddPhoneBody.self), answer: .json(PhoneClaimAcceptedBody.self),
-                                  errors: [.requiresRecentLogin, .anonymousAccount] + numberRefusals)) { c throws(AuthError) in
+                                  errors: [.requiresRecentLogin, .anonymousAccount, .challengeRequired] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(AddPhoneBody.self)
-                let claim = try service.phoneOwner.add(idToken: try c.idToken(), phoneNumber: body.phoneNumber, locale: body.locale, clientIP: c.clientIP)
+                let claim = try service.phoneOwner.add(
+                    idToken: try c.idToken(), phoneNumber: body.phoneNumber, locale: body.locale, clientIP: c.clientIP,
+                    challengePass: try service.challenges.check(solution: body.challengeSolution, clientIP: c.clientIP))
                 return accepted(202, claim.claimID, "sms_sent")
             },
             Route(method: "POST", path: "/v1/me/phones/{claimId}/verify", summary: "Prove the number with the SMS code typed into the owner's session (one person: both agree)", access: .user, status: 200,
@@ -81,10 +83,11 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/phones/claims", summary: "The number's holder asks for it to join an account, whose owner approves later (a session of an account with a proved address or a phone, any session with --phone-sign-in; the same answer for every number and address)", access: .user, status: 202,
                   contract: .init(request: .json(StartPhoneClaimBody.self), answer: .json(PhoneClaimAcceptedBody.self),
-                                  errors: [.invalidEmail, .anonymousAccount] + numberRefusals)) { c throws(AuthError) in
+                                  errors: [.invalidEmail, .anonymousAccount, .challengeRequired] + numberRefusals)) { c throws(AuthError) in
                 let body = try c.body(StartPhoneClaimBody.self)
                 let claim = try service.phoneHolder.start(
-                    idToken: try c.idToken(), phoneNumber: body.phoneNumber, email: body.email, locale: body.locale, clientIP: c.clientIP)
+                    idToken: try c.idToken(), phoneNumber: body.phoneNumber, email: body.email, locale: body.locale, clientIP: c.clientIP,
+                    challengePass: try service.challenges.check(solution: body.challengeSolution, clientIP: c.clientIP))
                 return accepted(202, claim.claimID, "sms_sent")
             },
             Route(method: "POST", path: "/v1/phones/claims/{claimId}/prove", summary: "The number's holder proves it with the SMS code (5 tries, 10 minutes)", access: .public, status: 200,
