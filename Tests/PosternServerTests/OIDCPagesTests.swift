@@ -64,8 +64,13 @@ struct OIDCPagesTests {
         let harness: RouterTests.Harness
         var router: APIRouter { harness.router }
 
-        init(firstParty: Bool = true, ipPerMinute: Int64 = 0) throws {
-            harness = try RouterTests.harnessWithService(ipPerMinute: ipPerMinute) { settings in settings.publicURL = "https://auth.example.com" }
+        init(
+            firstParty: Bool = true, ipPerMinute: Int64 = 0, challengeHTTP: (any ProviderHTTP)? = nil, configure: (inout Settings) -> Void = { _ in }
+        ) throws {
+            harness = try RouterTests.harnessWithService(ipPerMinute: ipPerMinute, challengeHTTP: challengeHTTP) { settings in
+                settings.publicURL = "https://auth.example.com"
+                configure(&settings)
+            }
             let client = OIDCClient(
                 clientID: "rp", name: "Relying <Party>", authentication: .secretHash(SHA256.hash(Array(OIDCPagesTests.secret.utf8))),
                 redirectURIs: [OIDCPagesTests.redirect], postLogoutRedirectURIs: ["https://rp.example.com/bye"],

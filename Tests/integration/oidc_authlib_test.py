@@ -17,6 +17,7 @@ import hashlib
 import os
 import secrets
 import urllib.parse
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import requests
@@ -157,6 +158,25 @@ class RelyingParty:
         session = self.session()
         session.token = token
         return session.get(self.postern.endpoint("userinfo_endpoint"), timeout=30)
+
+
+class Callback(BaseHTTPRequestHandler):
+    """A relying party's redirect URI on a loopback server of a test (one that walks a real browser):
+    remembers the paths it is sent."""
+
+    seen = []
+
+    def do_GET(self):
+        Callback.seen.append(self.path)
+        body = b"<html><body id='rp-callback'>back at the relying party</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
 
 
 class Browser:

@@ -27,7 +27,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 
 import pytest
 from joserfc import jwt
@@ -503,24 +503,6 @@ def test_demo_apple_story(postern):
     assert account["isAnonymous"] is False and account["displayName"] == "Ada Lovelace", account
 
 
-class Callback(BaseHTTPRequestHandler):
-    """The relying party's redirect URI: remembers the query it is sent."""
-
-    seen = []
-
-    def do_GET(self):
-        Callback.seen.append(self.path)
-        body = b"<html><body id='rp-callback'>back at the relying party</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 def spki_pin(pem_path):
     """Chromium's --ignore-certificate-errors-spki-list value for the IdP's certificate."""
     from cryptography import x509
@@ -533,7 +515,7 @@ def spki_pin(pem_path):
 
 def test_web_flow_in_chromium_lands_in_the_native_uid(postern):
     from selenium.webdriver.common.by import By
-    from oidc_authlib_test import Postern as OpenIDProvider, RelyingParty
+    from oidc_authlib_test import Callback, Postern as OpenIDProvider, RelyingParty
 
     # The native path first: the uid the acme identity has.
     sub, email = "acme-" + secrets.token_hex(6), unique("acme")

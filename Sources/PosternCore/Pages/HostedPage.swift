@@ -28,10 +28,11 @@ public enum HostedPage: Sendable, Hashable {
     case phoneDone(refused: Bool)
     /// The OpenID Connect provider's sign-in page for `clientName`: the address field (prefilled
     /// with `loginHint`) that asks for a link, and when `passwords` the password form and the
-    /// "forgot your password" form; `retry` says why the last try failed.
+    /// "forgot your password" form; `retry` says why the last try failed; `challenge`: what the
+    /// forms that send mail (the address and "forgot") must solve first, if anything.
     case oidcSignIn(
         OIDCPageForm, clientName: String, loginHint: String?, passwords: Bool, retry: OIDCSignInRetry? = nil,
-        providers: [OIDCProviderButton] = [])
+        providers: [OIDCProviderButton] = [], challenge: PageChallenge? = nil)
     /// After the address: "check your mail", in the same words for every address (never whether
     /// it has an account), and the field for the mail's 6-digit code (`retry`: the last one was wrong).
     case oidcCheckMail(OIDCPageForm, email: String, retry: Bool = false)

@@ -75,7 +75,8 @@ public enum PageKind: String, Sendable, Hashable, CaseIterable {
             Self.oidcFormVariables.union([
                 .message, .email, .emailLabel, .submitLabel, .passwordHeading, .passwordLabel, .passwordSubmitLabel, .forgotLabel,
                 .forgotSubmitLabel, .approveLabel, .provider1, .provider1Label, .provider2, .provider2Label, .provider3,
-                .provider3Label, .provider4, .provider4Label,
+                .provider3Label, .provider4, .provider4Label, .challengeScript, .challengeNoScript, .challengeField, .captchaClass,
+                .captchaSiteKey,
             ])
         case .oidcCheckMail: Self.oidcFormVariables.union(Self.sentenceVariables).union([.message, .codeLabel, .submitLabel, .restartLabel])
         case .oidcContinue: Self.oidcFormVariables.union([.message, .oobCode, .submitLabel])

@@ -105,7 +105,7 @@ public struct PageRenderer: Sendable {
         case .phoneDone(let refused):
             context[.heading] = word(.phoneHeading)
             context[.message] = word(refused ? .phoneRefused : .phoneProved)
-        case .oidcSignIn(let form, let clientName, let loginHint, let passwords, let retry, let providers):
+        case .oidcSignIn(let form, let clientName, let loginHint, let passwords, let retry, let providers, let challenge):
             context[.heading] = Self.naming(word(.oidcSignInHeading), clientName)
             let slots: [(PageVariable, PageVariable)] = [
                 (.provider1, .provider1Label), (.provider2, .provider2Label), (.provider3, .provider3Label), (.provider4, .provider4Label),
@@ -125,6 +125,17 @@ public struct PageRenderer: Sendable {
                 context[.passwordSubmitLabel] = word(.oidcPasswordSubmit)
                 context[.forgotLabel] = word(.oidcForgot)
                 context[.forgotSubmitLabel] = word(.oidcForgotSubmit)
+            }
+            if let challenge {
+                context[.challengeScript] = challenge.scriptURL
+                context[.challengeNoScript] = word(.oidcChallengeNoScript)
+                switch challenge {
+                case .proofOfWork:
+                    context[.challengeField] = PageChallenge.proofOfWorkField
+                case .captcha(let service, let siteKey):
+                    context[.captchaClass] = service.widgetClass
+                    context[.captchaSiteKey] = siteKey
+                }
             }
         case .oidcCheckMail(let form, let email, let retry):
             context[.heading] = word(.oidcCheckMailHeading)

@@ -94,6 +94,19 @@ public enum PageVariable: Int, TemplateVariable {
     /// The sign-in page's identity provider buttons (at most four: docs/providers.md): each
     /// provider's `id` (the button's value) and its words ("Continue with Google").
     case provider1, provider1Label, provider2, provider2Label, provider3, provider3Label, provider4, provider4Label
+    /// The sign-in page's challenge (``PageChallenge``), present only when one is asked for: the
+    /// script to load (Postern's proof of work, or the CAPTCHA service's).
+    case challengeScript
+    /// The words shown to a browser without JavaScript when a challenge is asked for.
+    case challengeNoScript
+    /// The proof of work's hidden field in each form that sends mail (`challengeSolution`),
+    /// present only for the proof of work.
+    case challengeField
+    /// The CAPTCHA widget's element class (`cf-turnstile`, `h-captcha`, `g-recaptcha`), present
+    /// only for a CAPTCHA.
+    case captchaClass
+    /// The CAPTCHA's public site key, for the widget's `data-sitekey`.
+    case captchaSiteKey
 
     /// The name used in template source, e.g. `continueLink`.
     public var name: String {
@@ -150,6 +163,11 @@ public enum PageVariable: Int, TemplateVariable {
         case .provider3Label: "provider3Label"
         case .provider4: "provider4"
         case .provider4Label: "provider4Label"
+        case .challengeScript: "challengeScript"
+        case .challengeNoScript: "challengeNoScript"
+        case .challengeField: "challengeField"
+        case .captchaClass: "captchaClass"
+        case .captchaSiteKey: "captchaSiteKey"
         }
     }
 }

@@ -93,6 +93,7 @@ public enum PageWord: String, Sendable, Hashable, CaseIterable {
     case oidcProviderFailed = "oidc.signIn.providerFailed"
     case oidcAccountExists = "oidc.signIn.accountExists"
     case oidcChallenge = "oidc.signIn.challenge"
+    case oidcChallengeNoScript = "oidc.signIn.challengeNoScript"
     case oidcApproveHeading = "oidc.approve.heading"
     case oidcApproveBody = "oidc.approve.body"
     case oidcApproveNumber = "oidc.approve.number"

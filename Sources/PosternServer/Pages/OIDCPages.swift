@@ -36,7 +36,7 @@ struct OIDCPages: Sendable {
         ]
         // A page too: 429 past a limit (with Retry-After), 503 when the store does not answer.
         let pageErrors: [APIErrorCode] = [.tooManyAttempts, .unavailable]
-        func step(_ stepPath: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
+        func checkedStep(_ stepPath: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, RouteContext) throws(AuthError) -> HTTPResponse) -> Route {
             Route(method: "POST", path: stepPath, summary: summary, access: .public, status: 200,
                   contract: .init(
                       request: .form(.object([
@@ -49,8 +49,25 @@ struct OIDCPages: Sendable {
                 guard let id = form["request"], let browser = ActionPages.browserCookie(c.request), let token = form["csrf"],
                     PageToken.check(token, cookie: browser, oobCode: Self.binding(id), ring: runtime.keys.current)
                 else { return page(403, .oidcRefused(.form), lang: form["lang"]) }
-                return try body(self, form, id, c.request)
+                return try body(self, form, id, c)
             }.answeringErrors { error, request in errorPage(error, request) }
+        }
+        func step(_ stepPath: String, _ summary: String, fields: [JSONSchema.Property], _ body: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest) throws(AuthError) -> HTTPResponse) -> Route {
+            checkedStep(stepPath, summary, fields: fields) { pages, form, id, c throws(AuthError) in try body(pages, form, id, c.request) }
+        }
+        /// A step that sends mail: the challenge's solution checked first (a refused one shows the
+        /// sign-in page again with the challenge, and sends nothing), then `send` with its pass.
+        func mailingStep(_ stepPath: String, _ summary: String, fields: [JSONSchema.Property], _ send: @escaping @Sendable (OIDCPages, [String: String], String, HTTPRequest, ChallengePass) throws(AuthError) -> OIDCPageOutcome) -> Route {
+            checkedStep(stepPath, summary, fields: fields + Self.challengeFields) { pages, form, id, c throws(AuthError) in
+                let browser = ActionPages.browserCookie(c.request)
+                let outcome: OIDCPageOutcome
+                if let pass = try pages.challengePass(form, clientIP: c.clientIP) {
+                    outcome = try send(pages, form, id, c.request, pass)
+                } else {
+                    outcome = Self.askingForChallenge(try pages.flow.restart(request: id, browser: browser))
+                }
+                return pages.answer(OIDCPageAnswer(outcome), browser: browser, request: c.request, typed: form["email"])
+            }
         }
         return [
             Route(method: "GET", path: Path.authorization, summary: "OpenID Connect authorization endpoint: the hosted sign-in page, or a redirect", access: .public, status: 200,
@@ -61,10 +78,9 @@ struct OIDCPages: Sendable {
                   contract: .init(request: .form(.object(authorizeQuery.map { .optional($0.name, .string()) })), answer: htmlAnswer, errors: pageErrors, otherStatuses: pageStatuses)) { c throws(AuthError) in
                 try authorize(c, parameters: ActionPages.formPairs(c.request.body))
             }.answeringErrors { error, request in errorPage(error, request) },
-            step(Path.signIn, "The sign-in page's address: mails a link bound to this browser and its 6-digit code",
-                 fields: [.optional("email", .string("The address typed."))]) { pages, form, id, request throws(AuthError) in
-                let browser = ActionPages.browserCookie(request)
-                return pages.answer(OIDCPageAnswer(try pages.flow.sendLink(request: id, browser: browser, email: form["email"] ?? "")), browser: browser, request: request)
+            mailingStep(Path.signIn, "The sign-in page's address: mails a link bound to this browser and its 6-digit code",
+                        fields: [.optional("email", .string("The address typed."))]) { pages, form, id, request, pass throws(AuthError) in
+                try pages.flow.sendLink(request: id, browser: ActionPages.browserCookie(request), email: form["email"] ?? "", challengePass: pass)
             },
             step(Path.code, "The 6-digit code from the mail, typed in the browser that asked",
                  fields: [.optional("email", .string("The address.")), .optional("code", .string("The 6 digits."))]) { pages, form, id, request throws(AuthError) in
@@ -74,12 +90,11 @@ struct OIDCPages: Sendable {
                     request: id, browser: browser, email: form["email"] ?? "", code: code, session: pages.sessionCookie(request))
                 return pages.answer(answer, browser: browser, request: request)
             },
-            step(Path.approve, "Approve on another device: mails a link whose page asks for the number this page shows (the same page for every address)",
-                 fields: [.optional("email", .string("The address typed."))]) { pages, form, id, request throws(AuthError) in
-                let browser = ActionPages.browserCookie(request)
+            mailingStep(Path.approve, "Approve on another device: mails a link whose page asks for the number this page shows (the same page for every address)",
+                        fields: [.optional("email", .string("The address typed."))]) { pages, form, id, request, pass throws(AuthError) in
                 let device = DeviceName(userAgent: request.headers["user-agent"]).text
-                let outcome = try pages.flow.requestApproval(request: id, browser: browser, email: form["email"] ?? "", device: device)
-                return pages.answer(OIDCPageAnswer(outcome), browser: browser, request: request)
+                return try pages.flow.requestApproval(
+                    request: id, browser: ActionPages.browserCookie(request), email: form["email"] ?? "", device: device, challengePass: pass)
             },
             step(Path.approved, "Continue after the number was typed on the other device: completes the sign-in once approved",
                  fields: [
@@ -101,10 +116,9 @@ struct OIDCPages: Sendable {
                     request: id, browser: browser, email: form["email"] ?? "", password: form["password"] ?? "", session: pages.sessionCookie(request))
                 return pages.answer(answer, browser: browser, request: request)
             },
-            step(Path.forgot, "Forgot your password: mails a reset link (the same page for every address)",
-                 fields: [.optional("email", .string("The address."))]) { pages, form, id, request throws(AuthError) in
-                let browser = ActionPages.browserCookie(request)
-                return pages.answer(OIDCPageAnswer(try pages.flow.forgotPassword(request: id, browser: browser, email: form["email"] ?? "")), browser: browser, request: request)
+            mailingStep(Path.forgot, "Forgot your password: mails a reset link (the same page for every address)",
+                        fields: [.optional("email", .string("The address."))]) { pages, form, id, request, pass throws(AuthError) in
+                try pages.flow.forgotPassword(request: id, browser: ActionPages.browserCookie(request), email: form["email"] ?? "", challengePass: pass)
             },
             step(Path.restart, "Use another address: the sign-in page again", fields: []) { pages, _, id, request throws(AuthError) in
                 let browser = ActionPages.browserCookie(request)
@@ -149,6 +163,7 @@ struct OIDCPages: Sendable {
                 let query = items.percentEncodedQuery.map { "?" + $0.replacingOccurrences(of: "+", with: "%2B") } ?? ""
                 return HTTPResponse(status: 303, headers: [("Location", Path.providerCallback + query), ("Referrer-Policy", "no-referrer")])
             },
+            ChallengeScript.route(),
             Route(method: "GET", path: Path.endSession, summary: "RP-initiated logout: signs out with a valid id_token_hint, else asks", access: .public, status: 200,
                   contract: .init(
                       answer: htmlAnswer, errors: pageErrors,
@@ -195,8 +210,9 @@ struct OIDCPages: Sendable {
         return response
     }
 
-    /// A step's answer: the page, or the redirect, with the new browser session's cookie.
-    func answer(_ answer: OIDCPageAnswer, browser: String?, request: HTTPRequest, lang: String? = nil) -> HTTPResponse {
+    /// A step's answer: the page, or the redirect, with the new browser session's cookie. The
+    /// sign-in page asking for a challenge keeps the address `typed` in the form that was sent.
+    func answer(_ answer: OIDCPageAnswer, browser: String?, request: HTTPRequest, lang: String? = nil, typed: String? = nil) -> HTTPResponse {
         let form = { (pending: OIDCPending) in
             OIDCPageForm(request: pending.id, csrf: PageToken.make(cookie: browser ?? "", oobCode: Self.binding(pending.id), ring: runtime.keys.current))
         }
@@ -210,9 +226,11 @@ struct OIDCPages: Sendable {
         case .redirect(let url):
             response = HTTPResponse(status: 302, headers: [("Location", url), ("Referrer-Policy", "no-referrer")])
         case .signIn(let pending, let retry):
+            let asked = retry == .challenge
             response = page(retry == nil ? 200 : 400, .oidcSignIn(
-                form(pending), clientName: pending.clientName, loginHint: pending.loginHint, passwords: true, retry: retry,
-                providers: OIDCProviderButton.of(runtime.service.identityProviders.webProviders)), lang: language(pending))
+                form(pending), clientName: pending.clientName, loginHint: asked ? (typed ?? pending.loginHint) : pending.loginHint,
+                passwords: true, retry: retry, providers: OIDCProviderButton.of(runtime.service.identityProviders.webProviders),
+                challenge: shownChallenge(asked: asked)), lang: language(pending))
         case .checkMail(let pending, let email, let retry):
             response = page(retry ? 400 : 200, .oidcCheckMail(form(pending), email: email, retry: retry), lang: language(pending))
         case .approve(let pending, let email, let number, let waiting):
@@ -283,8 +301,10 @@ struct OIDCPages: Sendable {
     /// would stop every sign-in there (seen with Chromium 156). The forms post to this origin.
     func page(_ status: Int, _ shown: HostedPage, lang: String?) -> HTTPResponse {
         var response = pages.page(status, shown, lang: lang)
+        var policy = Self.contentSecurityPolicy
+        if case .oidcSignIn(_, _, _, _, _, _, let challenge?) = shown { policy = ChallengeScript.contentSecurityPolicy(challenge) }
         response.headers = response.headers.map { name, value in
-            name == "Content-Security-Policy" ? (name, Self.contentSecurityPolicy) : (name, value)
+            name == "Content-Security-Policy" ? (name, policy) : (name, value)
         }
         return response
     }
@@ -303,6 +323,43 @@ struct OIDCPages: Sendable {
         }
         if let retryAfter = error.details["retryAfter"] { response.headers.append(("Retry-After", retryAfter)) }
         return response
+    }
+
+    // MARK: the challenge
+
+    /// The form fields a challenge's solution may come in: ours, the ALTCHA widget's, the CAPTCHA
+    /// services'.
+    static let challengeFields: [JSONSchema.Property] = [
+        .optional(PageChallenge.proofOfWorkField, .string("The solved challenge, filled by the page's script (empty without one): the ALTCHA payload of the proof of work from GET /v1/challenge.", maxLength: 4096)),
+        .optional("altcha", .string("The ALTCHA widget's payload, for a template that uses the widget as it is.", maxLength: 4096)),
+    ] + CaptchaService.allCases.map { .optional($0.formField, .string("The \($0.rawValue) widget's token, with --captcha \($0.rawValue).", maxLength: 4096)) }
+
+    /// What the sign-in page shows to solve: the configured challenge when the flow asked for one
+    /// (`asked`) or when every request must solve one (`--challenge always`).
+    func shownChallenge(asked: Bool) -> PageChallenge? {
+        let configuration = runtime.service.challenges.configuration
+        guard asked || configuration.mode == .always else { return nil }
+        return PageChallenge(configuration)
+    }
+
+    /// The pass for a form's solution: `challengeSolution`, else `altcha`, else the configured
+    /// CAPTCHA's field; nil when the solution is refused (wrong, expired, used, the service said no).
+    /// - Throws: `AuthError.unavailable` when the CAPTCHA service cannot be asked.
+    func challengePass(_ form: [String: String], clientIP: String) throws(AuthError) -> ChallengePass? {
+        let gate = runtime.service.challenges
+        let names = [PageChallenge.proofOfWorkField, "altcha"] + (gate.configuration.captcha.map { [$0.formField] } ?? [])
+        let solution = names.lazy.compactMap { form[$0] }.first { !$0.isEmpty }
+        do throws(AuthError) {
+            return try gate.check(solution: solution, clientIP: clientIP)
+        } catch where error.code == APIErrorCode.challengeRequired.rawValue {
+            return nil
+        }
+    }
+
+    /// The sign-in page of `outcome` saying that a challenge must be solved first.
+    static func askingForChallenge(_ outcome: OIDCPageOutcome) -> OIDCPageOutcome {
+        guard case .signIn(let pending, _) = outcome else { return outcome }
+        return .signIn(pending, retry: .challenge)
     }
 
     /// The browser session's cookie, if well-formed.
