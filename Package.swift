@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(name: "postern", dependencies: ["PosternCLI"], swiftSettings: strict),
         .executableTarget(
             name: "PosternBench",
-            dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail"],
+            dependencies: ["PosternCore", "PosternCrypto", "PosternStore", "PosternMail", "PosternTestSupport"],
             swiftSettings: strict),
         // libFuzzer's driver, declared only: the sanitizer runtime provides it when -sanitize=fuzzer links it.
         .systemLibrary(name: "CLibFuzzer"),

@@ -2,8 +2,12 @@
 
 Usage: enumeration_http.py BASE_URL CALLS. For each endpoint, CALLS requests for addresses with an
 account (member<i>@example.com, seeded) and CALLS for addresses without, interleaved over one
-keep-alive connection; prints one line per endpoint like the in-process run.
+keep-alive connection; prints one line per endpoint like the in-process run. The daemon asks for
+the challenge on every request that sends (`--challenge always`): each such request carries a
+proof of work fetched from GET /v1/challenge and solved before its clock starts.
 """
+import base64
+import hashlib
 import http.client
 import json
 import math
@@ -41,11 +45,21 @@ def main():
     url = urllib.parse.urlparse(base)
     conn = http.client.HTTPConnection(url.hostname, url.port)
     endpoints = {
-        "send_link": ("/v1/email-link/send", lambda e: {"email": e}),
-        "sign_up": ("/v1/password/sign-up", lambda e: {"email": e, "password": "a fine password"}),
-        "reset": ("/v1/password/reset", lambda e: {"email": e}),
+        "send_link": ("/v1/email-link/send", lambda e: {"email": e, "challengeSolution": solved()}),
+        "sign_up": ("/v1/password/sign-up", lambda e: {"email": e, "password": "a fine password", "challengeSolution": solved()}),
+        "reset": ("/v1/password/reset", lambda e: {"email": e, "challengeSolution": solved()}),
         "password_sign_in": ("/v1/password/sign-in", lambda e: {"email": e, "password": "a wrong password"}),
     }
+
+    def solved():
+        """A proof of work from the daemon, solved: ALTCHA's payload (base64 of its JSON)."""
+        conn.request("GET", "/v1/challenge")
+        challenge = json.loads(conn.getresponse().read())
+        for number in range(challenge["maxnumber"] + 1):
+            if hashlib.sha256(f"{challenge['salt']}{number}".encode()).hexdigest() == challenge["challenge"]:
+                fields = {k: challenge[k] for k in ("algorithm", "challenge", "salt", "signature")}
+                return base64.b64encode(json.dumps({**fields, "number": number}).encode()).decode()
+        raise SystemExit("the daemon's challenge has no solution")
 
     def call(path, body):
         data = json.dumps(body).encode()

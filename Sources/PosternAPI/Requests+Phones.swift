@@ -74,7 +74,10 @@ extension PhoneSignInSendBody: DocumentedBody {
             .optional("challengeSolution", .challengeSolution),
         ])
     }
-    public static var example: Self { Self(phoneNumber: "+4915112345678", locale: "en", idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig") }
+    public static var example: Self {
+        Self(phoneNumber: "+4915112345678", locale: "en", idToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
+             challengeSolution: JSONSchema.Example.challengeSolution)
+    }
 }
 
 extension PhoneSignInCompleteBody: DocumentedBody {

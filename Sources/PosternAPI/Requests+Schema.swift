@@ -10,6 +10,8 @@ extension JSONSchema {
         static let idToken = "eyJhbGciOiJFUzI1NiIsImtpZCI6IjEiLCJ0eXAiOiJKV1QifQ.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJl"
         static let refreshToken = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE"
         static let codeChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        /// An ALTCHA payload: base64 of {"algorithm","challenge","number","salt","signature"}.
+        static let challengeSolution = "eyJhbGdvcml0aG0iOiJTSEEtMjU2IiwiY2hhbGxlbmdlIjoiLi4uIiwibnVtYmVyIjo0Miwic2FsdCI6Ii4uLiIsInNpZ25hdHVyZSI6Ii4uLiJ9"
         static let codeVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
         static let oobCode = "AQAAAAEBZ2V0LWEtcmVhbC1jb2RlLWZyb20tdGhlLW1haWw"
         static let link = "https://auth.example.com/action?mode=signIn&oobCode=AQAAAAEBZ2V0LWEtcmVhbC1jb2RlLWZyb20tdGhlLW1haWw"
@@ -46,7 +48,7 @@ extension EmailLinkSendBody: DocumentedBody {
     public static var example: Self {
         Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
              codeChallenge: JSONSchema.Example.codeChallenge, idToken: JSONSchema.Example.idToken, approval: true,
-             deviceName: "Ada's laptop", bindBrowser: false)
+             deviceName: "Ada's laptop", bindBrowser: false, challengeSolution: JSONSchema.Example.challengeSolution)
     }
 }
 
@@ -109,7 +111,8 @@ extension SignUpBody: DocumentedBody {
     }
     public static var example: Self {
         Self(email: JSONSchema.Example.email, password: "correct horse battery", idToken: JSONSchema.Example.idToken,
-             continueUrl: JSONSchema.Example.continueURL, locale: "en", codeChallenge: JSONSchema.Example.codeChallenge)
+             continueUrl: JSONSchema.Example.continueURL, locale: "en", codeChallenge: JSONSchema.Example.codeChallenge,
+             challengeSolution: JSONSchema.Example.challengeSolution)
     }
 }
 
@@ -138,7 +141,10 @@ extension PasswordResetBody: DocumentedBody {
             .optional("challengeSolution", .challengeSolution),
         ])
     }
-    public static var example: Self { Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en") }
+    public static var example: Self {
+        Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en",
+             challengeSolution: JSONSchema.Example.challengeSolution)
+    }
 }
 
 extension ActionBody: DocumentedBody {

@@ -54,6 +54,7 @@ extension ChallengeBody: DocumentedBody {
     }
     public static var example: Self {
         Self(kind: "altcha", algorithm: "SHA-256", challenge: String(repeating: "ab", count: 32), maxnumber: 250_000,
-             salt: "0123456789abcdef01234567?expires=1767225600&", signature: String(repeating: "cd", count: 32))
+             salt: "0123456789abcdef01234567?expires=1767225600&", signature: String(repeating: "cd", count: 32),
+             siteKey: "0x4AAAAAAA-example-site-key")
     }
 }

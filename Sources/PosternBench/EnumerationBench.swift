@@ -2,6 +2,7 @@ import Foundation
 import PosternCore
 import PosternCrypto
 import PosternStore
+import PosternTestSupport
 
 /// `postern-bench enumeration [calls]`: for send-link, sign-up, reset and password sign-in, `calls`
 /// calls for addresses that have an account and as many for addresses that do not, interleaved,
@@ -46,6 +47,10 @@ enum EnumerationBench {
         config.mailPerHour = 0
         // The mail caps on, so every write counts them as a daemon's does, but out of reach.
         config.mailCaps = MailCapConfiguration(domainPerHour: 1_000_000_000, totalPerHour: 1_000_000_000)
+        // The challenge always asked, so every request that mails is checked and its solution
+        // recorded as a daemon's are; solved before the clock starts, at a difficulty that keeps
+        // the run short (the server's check costs the same at any difficulty: one hash, one HMAC).
+        config.challenge = ChallengeConfiguration(mode: .always, difficulty: 1_000)
         // Real scrypt work, at parameters that keep the run short; the dummy hash uses the same.
         let hasher = PasswordHasher(logN: 12, blockSize: 8, parallelism: 1)
         let service = try AuthService(
@@ -56,23 +61,39 @@ enum EnumerationBench {
         let existing = (0..<calls).map { "member\($0)@example.com" }
         let unknown = (0..<calls).map { "stranger\($0)@example.com" }
 
-        let endpoints: [(String, (String) -> String)] = [
-            ("send_link", { email in answer { try service.emailLink.send(EmailLinkRequest(email: email)) } }),
-            ("sign_up", { email in
-                answer { try service.passwords.signUp(email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil) }
+        let gate = service.challenges
+        let pass = { (solution: String?) throws(AuthError) -> ChallengePass in try gate.check(solution: solution, clientIP: "192.0.2.10") }
+        // Each endpoint: whether it sends (and so needs a solution), and the call.
+        let endpoints: [(String, Bool, (String, String?) -> String)] = [
+            ("send_link", true, { email, solution in
+                answer { try service.emailLink.send(EmailLinkRequest(email: email, challengePass: try pass(solution))) }
             }),
-            ("reset", { email in
-                answer { try service.passwords.requestReset(email: email, continueURL: nil, locale: nil) }
+            ("sign_up", true, { email, solution in
+                answer {
+                    try service.passwords.signUp(
+                        email: email, password: "a fine password", idToken: nil, continueURL: nil, locale: nil, challengePass: try pass(solution))
+                }
             }),
-            ("password_sign_in", { email in
+            ("reset", true, { email, solution in
+                answer { try service.passwords.requestReset(email: email, continueURL: nil, locale: nil, challengePass: try pass(solution)) }
+            }),
+            ("password_sign_in", false, { email, _ in
                 answer {
                     _ = try service.passwords.signIn(email: email, password: "a wrong password", idToken: nil, allowMigration: false)
                 }
             }),
         ]
-        for (name, call) in endpoints {
+        /// A solved challenge for an endpoint that sends, nil for one that does not.
+        func solution(_ sends: Bool) throws -> String? {
+            guard sends else { return nil }
+            guard case .proofOfWork(let challenge) = try gate.offer(), let payload = ProofOfWorkSolver.payload(challenge) else {
+                throw AuthError.internalError("no proof of work to solve")
+            }
+            return payload
+        }
+        for (name, sends, call) in endpoints {
             // Warm up both paths.
-            for i in 0..<20 { _ = call(existing[i]); _ = call(unknown[i]) }
+            for i in 0..<20 { _ = call(existing[i], try solution(sends)); _ = call(unknown[i], try solution(sends)) }
             var timesA: [Double] = []
             var timesB: [Double] = []
             var answersA = Set<String>()
@@ -82,8 +103,9 @@ enum EnumerationBench {
                 let order = i % 2 == 0 ? [true, false] : [false, true]
                 for isExisting in order {
                     let email = isExisting ? existing[i] : unknown[i]
+                    let solved = try solution(sends)
                     let start = DispatchTime.now().uptimeNanoseconds
-                    let result = call(email)
+                    let result = call(email, solved)
                     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1000
                     if isExisting { timesA.append(elapsed); answersA.insert(result) } else { timesB.append(elapsed); answersB.insert(result) }
                 }

@@ -46,7 +46,7 @@ final class LiveServer: @unchecked Sendable {
             "--smtp-url", "file:\(directory.appendingPathComponent("mail").path)",
             "--admin-token", adminToken, "--metrics-listen", "off", "--scrypt-log-n", "12",
             "--allowed-continue-hosts", "app.example.com",
-            "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0",
+            "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0",
         ] + extra
         let logPath = directory.appendingPathComponent("serve.log").path
         precondition(FileManager.default.createFile(atPath: logPath, contents: nil))

@@ -12,7 +12,10 @@ struct FlowHarness {
     /// The key ring the service signs with (for tests that sign tokens of their own with it).
     let keys: KeyRingCache
 
-    init(identityProviders: ProviderRegistry = .none, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+    init(
+        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
+        configure: (inout AuthConfiguration) -> Void = { _ in }
+    ) throws {
         let vault = KeyVault(
             store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400,
             rsaKeys: .madeOncePerProcess)
@@ -29,7 +32,8 @@ struct FlowHarness {
         configure(&config)
         keys = try KeyRingCache(vault: vault, clock: clock)
         service = try AuthService(
-            store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, identityProviders: identityProviders)
+            store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, identityProviders: identityProviders,
+            challengeHTTP: challengeHTTP)
     }
 
     /// Runs the content stage on the newest queued mail.

@@ -35,20 +35,20 @@ struct RouterTests {
     /// The harness, with the flows behind the router (to mint links as the API would).
     static func harnessWithService(
         adminToken: String? = nil, ipPerMinute: Int64 = 0, breakStoreAfterStart: Bool = false,
-        identityProviders: ProviderRegistry = .none, configure: (inout Settings) -> Void = { _ in }
+        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil, configure: (inout Settings) -> Void = { _ in }
     ) throws -> Harness {
         let store = InMemoryStore()
         let built = try router(
             over: breakStoreAfterStart ? BrokenStore() : store, keysIn: store, adminToken: adminToken, ipPerMinute: ipPerMinute,
-            identityProviders: identityProviders, configure: configure)
+            identityProviders: identityProviders, challengeHTTP: challengeHTTP, configure: configure)
         return Harness(router: built.router, service: built.service, store: store, log: built.log)
     }
 
-    /// A router over `store` (its keys kept in `keyStore`), mail limits off unless `configure`
-    /// sets them.
+    /// A router over `store` (its keys kept in `keyStore`), mail limits and the challenge off
+    /// unless `configure` sets them; `challengeHTTP` stands for a CAPTCHA service.
     static func router(
         over store: any Store, keysIn keyStore: any Store, adminToken: String? = nil, ipPerMinute: Int64 = 0,
-        identityProviders: ProviderRegistry = .none, configure: (inout Settings) -> Void = { _ in }
+        identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil, configure: (inout Settings) -> Void = { _ in }
     ) throws -> (router: APIRouter, service: AuthService, log: @Sendable () -> [String]) {
         let clock = ManualClock()
         let vault = KeyVault(
@@ -62,12 +62,15 @@ struct RouterTests {
         settings.mailPerHour = 0
         settings.mailDomainPerHour = 0
         settings.mailPerHourTotal = 0
+        settings.challenge.mode = .off
         configure(&settings)
-        let config = AuthConfiguration(settings)
+        var config = AuthConfiguration(settings)
+        if settings.challenge.captcha != nil { config.challenge.captchaSecret = "captcha-secret-for-tests" }
         let lines = LogLines()
         let logger = Logger(label: "test", sink: { lines.append($0) })
         let service = try AuthService(
-            store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, logger: logger, identityProviders: identityProviders)
+            store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, logger: logger, identityProviders: identityProviders,
+            challengeHTTP: challengeHTTP)
         let context = ServerContext(
             service: service, keys: keys, settings: settings, logger: logger, pages: try BundledTemplates.pages(branding: settings.branding))
         let router = APIRouter(runtime: context, clientAddresses: try ClientAddressPolicy(settings: settings))

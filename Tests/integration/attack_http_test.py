@@ -81,7 +81,7 @@ def guarded(work):
     metrics listener (Daemon gives it a free port)."""
     daemon = Daemon(work, "guarded", "--trust-proxy", "--admin-token", ADMIN_TOKEN,
                     "--request-timeout", str(REQUEST_TIMEOUT), "--ip-per-minute", str(PER_MINUTE),
-                    "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0")
+                    "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off")
     yield daemon
     stopped_cleanly(daemon)
 

@@ -171,7 +171,7 @@ class Postern:
             "--smtp-url", f"smtp://{SMTP_USER}@127.0.0.1:{smtp.port}", "--smtp-password-file", password_file,
             "--smtp-ca-file", smtp.ca, "--mail-from", "Postern <no-reply@example.com>",
             "--app-name", APP_NAME, "--support-email", SUPPORT_EMAIL,
-            "--admin-token", ADMIN_TOKEN, "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0",
+            "--admin-token", ADMIN_TOKEN, "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0",
             # No metrics listener: parallel runs must not race for its default port.
             "--metrics-listen", "off",
         ]

@@ -56,7 +56,7 @@ class Terminal:
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon(WORK, "demo", "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0")
+    d = Daemon(WORK, "demo", "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0")
     yield d
     assert d.stop() == 0
 

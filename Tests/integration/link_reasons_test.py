@@ -67,7 +67,7 @@ class Links(Daemon):
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Links(os.environ["E2E_WORK"], "links", "--ttl-sign-in", str(TTL), "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0",
+    d = Links(os.environ["E2E_WORK"], "links", "--ttl-sign-in", str(TTL), "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off",
               "--ip-per-minute", "0")
     yield d
     assert d.stop() == 0

@@ -28,7 +28,7 @@ from postern_daemon import (HTTP, Daemon, action_link, free_port, remember_group
 APACHE = os.environ.get("APACHE2", "/usr/sbin/apache2")
 MODULES = "/usr/lib/apache2/modules"
 ADMIN = "oidc-apache-admin-" + secrets.token_hex(8)
-LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0")
+LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0")
 PAGE = """<!DOCTYPE html>
 <html><head><title>Protected</title></head>
 <body><p>Signed in as <span id="remote-user"><!--#echo var="REMOTE_USER" encoding="entity" --></span></p></body></html>

@@ -38,7 +38,7 @@ from mail_scanner import PageParser  # noqa: E402
 from postern_daemon import Daemon, action_link, six_digits  # noqa: E402
 
 ADMIN = "oidc-authlib-admin-" + secrets.token_hex(8)
-LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0")
+LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0")
 # A confidential web app (not first-party: it asks for consent) and a public native app
 # (first-party, PKCE alone, a loopback redirect URI registered without a port: RFC 8252 §7.3).
 WEB_REDIRECT = "https://rp.example.com/callback"

@@ -33,7 +33,7 @@ ADMIN = "oidc-postgres-admin-" + secrets.token_hex(8)
 ISSUER = "http://auth.postern.test"
 REDIRECT = "https://rp.example.com/callback"
 SCOPE = "openid email"
-LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0")
+LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0")
 
 
 class Pair:

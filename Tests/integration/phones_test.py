@@ -28,7 +28,7 @@ import sms_test
 NUMBER = "+4915112345678"
 SMS_FLAGS = [
     "--sms-countries", "DE,GB", "--sms-number-interval", "0", "--sms-number-per-hour", "0", "--sms-ip-per-hour", "0",
-    "--sms-country-per-hour", "0", "--sms-per-day", "0", "--ip-per-minute", "0", "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0",
+    "--sms-country-per-hour", "0", "--sms-per-day", "0", "--ip-per-minute", "0", "--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off",
 ]
 
 

@@ -40,7 +40,7 @@ from postern_daemon import (HTTP, Daemon, check_error, free_port, remember_group
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = sys.executable
 ADMIN = "providers-admin-" + secrets.token_hex(8)
-LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0")
+LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0")
 GOOGLE_CLIENT = "google-client-" + secrets.token_hex(4)
 APPLE_BUNDLE = "com.example.postern.demo"
 ACME_CLIENT = "acme-client-" + secrets.token_hex(4)

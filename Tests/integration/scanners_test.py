@@ -23,7 +23,7 @@ from mail_scanner import MailScanner, PageParser
 from postern_daemon import Daemon, action_link, check_error, six_digits
 
 ADMIN = "scanners-admin-" + secrets.token_hex(8)
-LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--ip-per-minute", "0")
+LIMITS_OFF = ("--mail-interval", "0", "--mail-per-hour", "0", "--mail-domain-per-hour", "0", "--mail-per-hour-total", "0", "--challenge", "off", "--ip-per-minute", "0")
 
 
 def unique(tag):

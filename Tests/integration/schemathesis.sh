@@ -4,7 +4,7 @@
 # stateful), deterministic (the same cases every run) and bounded, must end with no finding.
 # The daemon runs on the embedded defaults in an empty temp dir with an admin token; the per-IP
 # and per-address mail limits and the mail caps are switched off for the run (--ip-per-minute 0,
-# --mail-interval 0, --mail-per-hour 0, --mail-domain-per-hour 0, --mail-per-hour-total 0), and the admin token's guess budget raised out of reach
+# --mail-interval 0, --mail-per-hour 0, --mail-domain-per-hour 0, --mail-per-hour-total 0), the challenge off (--challenge off), and the admin token's guess budget raised out of reach
 # (--admin-token-guesses: the auth checks send every admin operation without a token and with a
 # made-up one), since thousands of requests from one address are the point here; sign-in by
 # phone is on (--phone-sign-in), so its two operations are tested past PHONE_SIGN_IN_DISABLED.
@@ -25,7 +25,7 @@ export POSTERN_SCHEMATHESIS_ADMIN_TOKEN="schemathesis-admin-token-$RANDOM$RANDOM
 
 "$postern" serve --listen "127.0.0.1:$port" --public-url "http://127.0.0.1:$port" \
   --admin-token "$POSTERN_SCHEMATHESIS_ADMIN_TOKEN" --metrics-listen off \
-  --ip-per-minute 0 --mail-interval 0 --mail-per-hour 0 --mail-domain-per-hour 0 --mail-per-hour-total 0 --admin-token-guesses 1000000 \
+  --ip-per-minute 0 --mail-interval 0 --mail-per-hour 0 --mail-domain-per-hour 0 --mail-per-hour-total 0 --challenge off --admin-token-guesses 1000000 \
   --sms-countries DE --sms-number-interval 0 --sms-number-per-hour 0 --sms-ip-per-hour 0 --phone-sign-in 2>serve.log &
 pid=$!
 for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done

@@ -81,10 +81,7 @@ public struct BounceAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func tag(id: Int64, recipient: EmailAddress, mac: HMACKey) -> String {
-        mac.authenticate(Array("postern-bounce-v2|\(id)|\(recipient.normalized)".utf8)).prefix(8).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }.joined()
+        Hex.lower(mac.authenticate(Array("postern-bounce-v2|\(id)|\(recipient.normalized)".utf8)).prefix(8))
     }
 }
 

@@ -96,13 +96,7 @@ public enum ProviderTokenVerifier {
     /// value, so a token captured in transit cannot be paired with it), for the others the nonce itself.
     public static func expectedNonceClaim(_ nonce: String, provider: IdentityProvider) -> String {
         guard provider.kind == .apple else { return nonce }
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        for byte in SHA256.hash(nonce) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        return Hex.lower(SHA256.hash(nonce))
     }
 
     /// An `aud` claim, a string or an array of strings, as a list; nil for anything else.

@@ -25,6 +25,7 @@ public enum StoreContract {
             + ProviderIdentityContract.cases
             + SMSAdmissionContract.cases
             + MailCapContract.cases
+            + ChallengeContract.cases
             + WebhookEndpointContract.cases
             + HeartbeatContract.cases
             + HousekeepingContract.cases

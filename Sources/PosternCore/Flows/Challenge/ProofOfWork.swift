@@ -75,11 +75,11 @@ public struct ProofOfWork: Sendable {
             throw .internalError("random generator: \(error)")
         }
         let number = Int64(pick.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % UInt64(difficulty + 1))
-        let salt = "\(Self.hex(nonce))?expires=\(FlowMath.adding(lifetime, to: now))&"
-        let challenge = Self.hex(SHA256.hash(salt + String(number)))
+        let salt = "\(Hex.lower(nonce))?expires=\(FlowMath.adding(lifetime, to: now))&"
+        let challenge = Hex.lower(SHA256.hash(salt + String(number)))
         return ProofOfWorkChallenge(
             algorithm: "SHA-256", challenge: challenge, maxnumber: difficulty, salt: salt,
-            signature: Self.hex(key.authenticate(Array(challenge.utf8))))
+            signature: Hex.lower(key.authenticate(Array(challenge.utf8))))
     }
 
     /// A solution the client sent: the ALTCHA payload (base64 of the JSON object with `algorithm`,
@@ -89,20 +89,26 @@ public struct ProofOfWork: Sendable {
     /// - Throws: why it is refused.
     public func verify(_ payload: String, now: Int64) throws(ChallengeRefusal) -> (onceKey: [UInt8], expiresAt: Int64) {
         guard payload.utf8.count <= 2048, let data = Data(base64Encoded: payload.trimmingCharacters(in: .whitespaces)),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let algorithm = object["algorithm"] as? String, let challenge = object["challenge"] as? String,
-            let salt = object["salt"] as? String, let signature = object["signature"] as? String,
-            let numberValue = object["number"] as? NSNumber, !(object["number"] is Bool)
+            let solution = try? JSONDecoder().decode(Solution.self, from: data)
         else { throw .malformed }
-        guard algorithm == "SHA-256", let expires = Self.expiry(ofSalt: salt) else { throw .unsupported }
-        let number = numberValue.int64Value
-        guard number >= 0, number <= difficulty, numberValue.doubleValue == Double(number) else { throw .wrong }
+        let (challenge, number, salt) = (solution.challenge, solution.number, solution.salt)
+        guard solution.algorithm == "SHA-256", let expires = Self.expiry(ofSalt: salt) else { throw .unsupported }
+        guard number >= 0, number <= difficulty else { throw .wrong }
         guard expires >= now else { throw .expired }
-        let expected = Self.hex(SHA256.hash(salt + String(number)))
+        let expected = Hex.lower(SHA256.hash(salt + String(number)))
         guard ConstantTime.equals(Array(expected.utf8), Array(challenge.utf8)),
-            ConstantTime.equals(Array(Self.hex(key.authenticate(Array(challenge.utf8))).utf8), Array(signature.utf8))
+            ConstantTime.equals(Array(Hex.lower(key.authenticate(Array(challenge.utf8))).utf8), Array(solution.signature.utf8))
         else { throw .wrong }
         return (SHA256.hash("postern-challenge|altcha|" + challenge), expires)
+    }
+
+    /// The fields of a payload Postern reads (a whole number: `true` or `0.5` is malformed).
+    private struct Solution: Decodable {
+        let algorithm: String
+        let challenge: String
+        let number: Int64
+        let salt: String
+        let signature: String
     }
 
     /// The `expires` of a salt of the shape Postern mints (`<24 hex>?expires=<digits>&`); nil for
@@ -118,17 +124,5 @@ public struct ProofOfWork: Sendable {
         let digits = bytes[(24 + prefix.count)..<(bytes.count - 1)]
         guard digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         return Int64(String(decoding: digits, as: UTF8.self))
-    }
-
-    /// Lower-case hex.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
