@@ -7,9 +7,10 @@ import PosternCrypto
 /// `postern-bench codes [seconds]`: action-code mints and verifies per second on one thread.
 /// `postern-bench outbox-queue|outbox-run …`: the outbox end to end (see OutboxBench.swift).
 /// `postern-bench links INPUTS SECONDS`: pasted-link parsing (see LinksBench.swift).
+/// `postern-bench challenge KEY DIFFICULTY COUNT SECONDS PAYLOADS`: the proof of work (see ChallengeBench.swift).
 let arguments = CommandLine.arguments.dropFirst()
 guard let which = arguments.first else {
-    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | enumeration … | links INPUTS SECONDS | outbox-queue … | outbox-run …\n".utf8))
+    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | challenge KEY DIFFICULTY COUNT SECONDS PAYLOADS | enumeration … | links INPUTS SECONDS | outbox-queue … | outbox-run …\n".utf8))
     exit(64)
 }
 
@@ -48,6 +49,13 @@ case "enumeration":
     try EnumerationBench.run(arguments.dropFirst())
 case "enumeration-seed":
     try EnumerationBench.seed(arguments.dropFirst())
+case "challenge":
+    do {
+        try ChallengeBench.run(arguments.dropFirst())
+    } catch {
+        FileHandle.standardError.write(Data("postern-bench challenge: \(error)\n".utf8))
+        exit(1)
+    }
 case "links":
     do {
         try LinksBench.run(arguments.dropFirst())
