@@ -1,6 +1,8 @@
 import Foundation
+import PosternAPI
 import PosternCore
 import PosternCrypto
+import PosternTestSupport
 
 /// `postern-bench challenge KEY DIFFICULTY COUNT SECONDS PAYLOADS`: the proof of work's cost on
 /// the server's side, for `bench/challenge`.
@@ -32,7 +34,7 @@ enum ChallengeBench {
         for _ in 0..<count {
             let challenge = try proof.mint(now: now)
             let started = clock.now
-            guard let number = solve(challenge) else { throw Failure(description: "a challenge has no solution up to its maxnumber") }
+            guard let number = ProofOfWorkSolver.solve(challenge) else { throw Failure(description: "a challenge has no solution up to its maxnumber") }
             solveMillis.append(milliseconds(clock.now - started))
             let fields: [String: Any] = [
                 "algorithm": challenge.algorithm, "challenge": challenge.challenge, "number": number,
@@ -78,19 +80,6 @@ enum ChallengeBench {
             "swift verify_per_s=\(Int(perSecond)) verify_us=\(String(format: "%.2f", 1e6 / perSecond))"
                 + " parse_us=\(String(format: "%.2f", 1e6 / parsesPerSecond))"
                 + " swift_solve_ms=\(String(format: "%.1f", median)) count=\(count) difficulty=\(difficulty) sink=\((accepted &+ fieldCount) & 1)")
-    }
-
-    /// The number whose SHA-256 after the salt is the challenge, tried from 0 as ALTCHA's widget does
-    /// (the digest compared as bytes, so the loop costs what the hashing costs).
-    static func solve(_ challenge: ProofOfWorkChallenge) -> Int64? {
-        let hex = Array(challenge.challenge.utf8)
-        guard hex.count == 64 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8 { c >= 0x61 ? c - 0x61 + 10 : c - 0x30 }
-        let target = (0..<32).map { nibble(hex[2 * $0]) << 4 | nibble(hex[2 * $0 + 1]) }
-        for number in 0...challenge.maxnumber where SHA256.hash(challenge.salt + String(number)) == target {
-            return number
-        }
-        return nil
     }
 
     static func milliseconds(_ duration: Duration) -> Double {

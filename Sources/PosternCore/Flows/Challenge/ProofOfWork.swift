@@ -65,7 +65,7 @@ public struct ProofOfWork: Sendable {
     ///   and when it expires.
     /// - Throws: why it is refused.
     public func verify(_ payload: String, now: Int64) throws(ChallengeRefusal) -> (onceKey: [UInt8], expiresAt: Int64) {
-        guard payload.utf8.count <= 2048, let data = Data(base64Encoded: payload.trimmingCharacters(in: .whitespaces)),
+        guard payload.utf8.count <= 2048, let data = Data(base64Encoded: payload),
             let solution = try? JSONDecoder().decode(Solution.self, from: data)
         else { throw .malformed }
         let (challenge, number, salt) = (solution.challenge, solution.number, solution.salt)
