@@ -6,9 +6,13 @@ public struct SuppressionBody: Sendable, Hashable, Codable {
     /// `bounce`, `complaint` or `rejected` (``reasons``).
     public var reason: String
     public var suppressedAt: String
+    /// What suppressed it, as it was recorded: the report's status (`5.1.1`), or the provider and
+    /// its event (`amazon-ses Permanent/General 5.1.1`, `postmark HardBounce`).
+    public var detail: String
 
     /// The body of one suppression.
-    public init(email: String, reason: String, suppressedAt: String) {
+    public init(email: String, reason: String, suppressedAt: String, detail: String = "") {
+        self.detail = detail
         self.email = email
         self.reason = reason
         self.suppressedAt = suppressedAt
@@ -40,9 +44,12 @@ extension SuppressionBody: DocumentedBody {
             .required("email", .emailAddress),
             .required("reason", .oneOf(reasons, "`bounce`: a delivery report said the mail failed for good; `complaint`: an abuse report (only an operator lifts it); `rejected`: the relay refused the mail with a 5xx reply.")),
             .required("suppressedAt", .timestamp),
+            .required("detail", .string("What suppressed it: the report's status (5.1.1), or the provider and its event (amazon-ses Permanent/General 5.1.1, postmark HardBounce); empty when nothing was said.")),
         ])
     }
-    public static var example: Self { Self(email: JSONSchema.Example.email, reason: "bounce", suppressedAt: JSONSchema.Example.timestamp) }
+    public static var example: Self {
+        Self(email: JSONSchema.Example.email, reason: "bounce", suppressedAt: JSONSchema.Example.timestamp, detail: "amazon-ses Permanent/General 5.1.1")
+    }
 }
 
 extension SuppressionListBody: DocumentedBody {

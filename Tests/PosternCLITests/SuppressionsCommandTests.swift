@@ -50,7 +50,7 @@ struct SuppressionsCommandTests {
         #expect(SuppressionsCommand.describe(listed, json: false)
             == "ann@example.com\tcomplaint\t2025-01-31T12:00:00Z\tabuse\nbob@example.com\trejected\t2025-01-31T11:58:20Z\t550 no")
         #expect(SuppressionsCommand.describe(Array(listed.prefix(1)), json: true)
-            == #"{"suppressions":[{"email":"ann@example.com","reason":"complaint","suppressedAt":"2025-01-31T12:00:00Z"}]}"#)
+            == #"{"suppressions":[{"detail":"abuse","email":"ann@example.com","reason":"complaint","suppressedAt":"2025-01-31T12:00:00Z"}]}"#)
         #expect(SuppressionsCommand.describe([], json: false) == "no suppressed addresses")
         #expect(SuppressionsCommand.describe([], json: false, one: true) == "not suppressed")
     }

@@ -30,13 +30,14 @@ struct SuppressionAdminTests {
         #expect(SuppressionBody.reasons == SuppressionReason.allCases.map(\.rawValue))
     }
 
-    @Test("?email= answers its one suppression (reason and time) or none; DELETE lifts it with 204, then 404 NOT_FOUND")
+    @Test("?email= answers its one suppression (reason, time and detail) or none; DELETE lifts it with 204, then 404 NOT_FOUND")
     func oneAddress() throws {
         let h = try RouterTests.harnessWithService(adminToken: Self.token)
         try Self.suppress(h.store, "ann", .complaint, at: 1_738_324_800)
         let found = try Self.list(Self.get(h.router, ["email": "ANN@example.com"]))
         #expect(found == SuppressionListBody(
-            suppressions: [SuppressionBody(email: "ann@example.com", reason: "complaint", suppressedAt: "2025-01-31T12:00:00Z")], nextCursor: nil))
+            suppressions: [SuppressionBody(email: "ann@example.com", reason: "complaint", suppressedAt: "2025-01-31T12:00:00Z", detail: "5.1.1")],
+            nextCursor: nil))
         #expect(try Self.list(Self.get(h.router, ["email": "bob@example.com"])).suppressions.isEmpty)
         #expect(Self.text(Self.get(h.router, ["email": "not an address"])).contains("INVALID_EMAIL"))
         let removed = h.router.handle(RouterTests.request("DELETE", "/v1/admin/suppressions/Ann@example.com", bearer: Self.token))

@@ -56,6 +56,8 @@ extension APIRouter {
 extension SuppressionBody {
     /// The body of `suppression`.
     public init(_ suppression: Suppression) {
-        self.init(email: suppression.address, reason: suppression.reason.rawValue, suppressedAt: UTCTimestamp.iso8601(suppression.suppressedAt))
+        self.init(
+            email: suppression.address, reason: suppression.reason.rawValue, suppressedAt: UTCTimestamp.iso8601(suppression.suppressedAt),
+            detail: suppression.detail)
     }
 }
