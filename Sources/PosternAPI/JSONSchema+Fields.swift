@@ -28,7 +28,7 @@ extension JSONSchema {
     /// The challenge's solution a request that sends mail or SMS may carry.
     public static let challengeSolution = JSONSchema.string(
         "Only when the service answered CHALLENGE_REQUIRED: the ALTCHA payload (base64 of its JSON) of a proof of work from GET /v1/challenge, or the CAPTCHA widget's token. Each solution is accepted once; an empty string is no solution (as a form's empty field).",
-        maxLength: 4096)
+        maxLength: WireLimits.challengeSolutionMaximumLength)
 
     /// An ID token (ES256 JWT) presented in a body.
     public static let idToken = JSONSchema.string("An ID token (ES256 JWT, verifiable with /.well-known/jwks.json).")

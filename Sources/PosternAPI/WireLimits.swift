@@ -10,6 +10,9 @@ public enum WireLimits {
     public static let passwordMaximumLength = 256
     /// Most code points of a display name (one line).
     public static let displayNameMaximumLength = 256
+    /// Most code points of a challenge's solution (`challengeSolution`): an ALTCHA payload is about
+    /// 250, a CAPTCHA token up to about 2,000.
+    public static let challengeSolutionMaximumLength = 4096
     /// Most bytes of a user's `attributes`, as compact JSON.
     public static let attributesMaximumBytes = 4096
     /// Most characters of the device name an approval page shows.

@@ -351,7 +351,8 @@ struct OIDCPages: Sendable {
         let solution = names.lazy.compactMap { form[$0] }.first { !$0.isEmpty }
         do throws(AuthError) {
             return try gate.check(solution: solution, clientIP: clientIP)
-        } catch where error.code == APIErrorCode.challengeRequired.rawValue {
+        } catch where error.code == APIErrorCode.challengeRequired.rawValue || error.code == APIErrorCode.invalidArgument.rawValue {
+            // A refused solution, or a field too long to be one: the page asks again.
             return nil
         }
     }

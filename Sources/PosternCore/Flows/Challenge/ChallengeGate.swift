@@ -106,10 +106,14 @@ public final class ChallengeGate: Sendable {
     }
 
     /// Checks the solution a request sent, before its write. A missing or empty solution passes
-    /// (the write decides whether one was needed).
-    /// - Throws: `challengeRequired` for a solution that is not accepted; `unavailable` when the
-    ///   CAPTCHA service cannot be asked.
+    /// (the write decides whether one was needed); with the challenge off any solution is ignored.
+    /// - Throws: `invalidArgument` for one longer than the contract allows (whatever the mode);
+    ///   `challengeRequired` for a solution that is not accepted; `unavailable` when the CAPTCHA
+    ///   service cannot be asked.
     public func check(solution: String?, clientIP: String?) throws(AuthError) -> ChallengePass {
+        if let solution, solution.count > WireLimits.challengeSolutionMaximumLength {
+            throw .invalidArgument("challengeSolution is at most \(WireLimits.challengeSolutionMaximumLength) characters.")
+        }
         guard configuration.mode != .off, let solution, !solution.isEmpty else { return ChallengePass(clientIP: clientIP, solution: nil) }
         let now = clock.unixSeconds()
         if let captcha {
