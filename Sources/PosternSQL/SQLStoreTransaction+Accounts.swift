@@ -39,6 +39,37 @@ extension SQLStoreTransaction {
         return accounts
     }
 
+    public func accounts(newestFirstAfter cursor: UserCursor?, matching query: UserQuery?, limit: Int) throws -> [Account] {
+        var conditions: [String] = []
+        var args: [SQLValue] = []
+        if let query {
+            // A range on the address key (its index), then the prefix compared as text: no LIKE,
+            // so `%` and `_` are characters. In byte order (COLLATE "C" on PostgreSQL) every
+            // address that starts with the prefix lies inside the range.
+            let collate = db.dialect == .postgres ? " COLLATE \"C\"" : ""
+            conditions.append(
+                "(a.uid = ? OR (d.normalized\(collate) >= ? AND d.normalized\(collate) < ? AND substr(d.normalized, 1, ?) = ?))")
+            let prefix = query.addressPrefix
+            args += [
+                .text(query.uid), .text(prefix), .text(prefix + "\u{10FFFF}"), .integer(Int64(prefix.unicodeScalars.count)), .text(prefix),
+            ]
+        }
+        if let cursor {
+            conditions.append("(a.created_at < ? OR (a.created_at = ? AND a.uid < ?))")
+            args += [.integer(cursor.createdAt), .integer(cursor.createdAt), .text(cursor.uid)]
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        var accounts: [Account] = []
+        try db.query(
+            """
+            SELECT \(Self.accountColumns) FROM accounts a LEFT JOIN addresses d ON d.uid = a.uid \(filter)
+            ORDER BY a.created_at DESC, a.uid DESC LIMIT ?
+            """,
+            args + [.integer(Int64(max(0, limit)))]
+        ) { accounts.append(readAccount($0)) }
+        return accounts
+    }
+
     public func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
         try db.first(
             "SELECT a.uid, a.password_hash FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",
