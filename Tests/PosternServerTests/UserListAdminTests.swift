@@ -25,6 +25,15 @@ struct UserListAdminTests {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// The problems of `response` against alternative `index` of the documented answer (0: the
+    /// one User of `email`, 1: a page), as `ContractTests` finds them.
+    static func problems(_ response: HTTPResponse, alternative index: Int) throws -> [String] {
+        let document = try ContractTests.document()
+        let schema = try #require(document["paths"]?["/v1/admin/users"]?["get"]?["responses"]?["200"]?["content"]?["application/json"]?["schema"])
+        let alternative = try #require(schema["anyOf"]?.arrayValue?.dropFirst(index).first)
+        return ContractTests.problems(try APIJSON.decode(JSONValue.self, from: response.body), alternative, in: document, at: "users")
+    }
+
     static func text(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
     /// 25 accounts, five to a creation time (so pages cut through ties), and one anonymous.
@@ -56,6 +65,7 @@ struct UserListAdminTests {
             seen += page.users.map(\.uid)
             cursor = page.nextCursor
             pages += 1
+            #expect(try Self.problems(response, alternative: 1) == [])
             if cursor == nil { #expect(Self.text(response).contains("\"nextCursor\":null")) }
         } while cursor != nil && pages < 10
         #expect(pages == 4)
@@ -82,6 +92,8 @@ struct UserListAdminTests {
         #expect(found.status == 200)
         let user = try JSONDecoder().decode(UserBody.self, from: Data(found.body))
         #expect(user.uid == "u07" && !Self.text(found).contains("users"))
+        #expect(try Self.problems(found, alternative: 0) == [])
+        #expect(try Self.problems(found, alternative: 1) != [], "a User is no page")
         let missing = Self.get(h.router, ["email": "nobody@example.com"])
         #expect(missing.status == 404 && Self.text(missing).contains("USER_NOT_FOUND"))
     }

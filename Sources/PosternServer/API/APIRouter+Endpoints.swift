@@ -203,7 +203,7 @@ extension APIRouter {
                   summary: "Look a user up by address (`email`), else list users newest first by pages (`query`, `cursor`, `limit`)",
                   access: .admin, status: 200,
                   contract: .init(
-                    answer: .json(UserLookupBody.self), errors: [.invalidArgument, .invalidEmail, .userNotFound],
+                    answer: .content(mediaType: "application/json", schema: Self.userListSchema), errors: [.invalidArgument, .invalidEmail, .userNotFound],
                     query: [
                         .init(name: "email", schema: .emailAddress, required: false,
                               description: "The address to look up: the answer is that one User (404 when none holds it)."),
@@ -230,14 +230,14 @@ extension APIRouter {
                 }
                 if let email = c.request.query["email"] {
                     guard let user = try service.operators.user(email: email) else { throw .userNotFound }
-                    return .body(200, UserLookupBody.user(UserBody(user)))
+                    return .body(200, UserBody(user))
                 }
                 let query = try c.request.query["query"].map { (text: String) throws(AuthError) -> UserQuery in
                     guard !text.isEmpty, text.utf8.count <= 320 else { throw .invalidArgument("query must be 1 to 320 bytes.") }
                     return UserQuery(text)
                 }
                 let page = try service.operators.users(matching: query, after: cursor, limit: count)
-                return .body(200, UserLookupBody.page(UserListBody(users: page.users.map(UserBody.init), nextCursor: page.next?.text)))
+                return .body(200, UserListBody(users: page.users.map(UserBody.init), nextCursor: page.next?.text))
             },
             Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200,
                   contract: .init(request: .json(AdminUserPatchBody.self), answer: .json(UserBody.self), errors: [.userNotFound],
@@ -331,4 +331,20 @@ extension APIRouter {
             },
         ]
     }
+}
+
+extension APIRouter {
+    /// The answer of `GET /v1/admin/users`: the one User of `email` (as the route answered before
+    /// it listed), else a page of the list (`UserListBody`), whose `nextCursor` is null on the last.
+    static let userListSchema: JSONSchema = {
+        var schema = JSONSchema.object("One User (`email`), or a page of users newest first (by creation time, then uid).", [])
+        schema.anyOf = [
+            .body(UserBody.self),
+            .object("A page of users.", [
+                .required("users", .array(.body(UserBody.self))),
+                .required("nextCursor", .string("Pass as `cursor` for the next page; null on the last.").orNull),
+            ]),
+        ]
+        return schema
+    }()
 }
