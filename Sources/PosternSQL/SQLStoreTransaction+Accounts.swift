@@ -40,29 +40,30 @@ extension SQLStoreTransaction {
     }
 
     public func accounts(newestFirstAfter cursor: UserCursor?, matching query: UserQuery?, limit: Int) throws -> [Account] {
-        var conditions: [String] = []
+        var source = "accounts a"
         var args: [SQLValue] = []
         if let query {
-            // A range on the address key (its index), then the prefix compared as text: no LIKE,
-            // so `%` and `_` are characters. In byte order (COLLATE "C" on PostgreSQL) every
-            // address that starts with the prefix lies inside the range.
+            // The matches first, then their page: the address key's range (its index) and the
+            // uid's key, so that a search reads what it finds, not the table in time order. The
+            // prefix is compared as text (no LIKE: `%` and `_` are characters); in byte order
+            // (COLLATE "C" on PostgreSQL) every address that starts with it lies in the range.
             let collate = db.dialect == .postgres ? " COLLATE \"C\"" : ""
-            conditions.append(
-                "(a.uid = ? OR (d.normalized\(collate) >= ? AND d.normalized\(collate) < ? AND substr(d.normalized, 1, ?) = ?))")
+            source = """
+                (SELECT uid FROM addresses WHERE normalized\(collate) >= ? AND normalized\(collate) < ? AND substr(normalized, 1, ?) = ?
+                 UNION SELECT uid FROM accounts WHERE uid = ?) m JOIN accounts a ON a.uid = m.uid
+                """
             let prefix = query.addressPrefix
-            args += [
-                .text(query.uid), .text(prefix), .text(prefix + "\u{10FFFF}"), .integer(Int64(prefix.unicodeScalars.count)), .text(prefix),
-            ]
+            args += [.text(prefix), .text(prefix + "\u{10FFFF}"), .integer(Int64(prefix.unicodeScalars.count)), .text(prefix), .text(query.uid)]
         }
+        var filter = ""
         if let cursor {
-            conditions.append("(a.created_at < ? OR (a.created_at = ? AND a.uid < ?))")
+            filter = "WHERE a.created_at < ? OR (a.created_at = ? AND a.uid < ?)"
             args += [.integer(cursor.createdAt), .integer(cursor.createdAt), .text(cursor.uid)]
         }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         var accounts: [Account] = []
         try db.query(
             """
-            SELECT \(Self.accountColumns) FROM accounts a LEFT JOIN addresses d ON d.uid = a.uid \(filter)
+            SELECT \(Self.accountColumns) FROM \(source) LEFT JOIN addresses d ON d.uid = a.uid \(filter)
             ORDER BY a.created_at DESC, a.uid DESC LIMIT ?
             """,
             args + [.integer(Int64(max(0, limit)))]
