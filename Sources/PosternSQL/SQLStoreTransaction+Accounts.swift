@@ -57,8 +57,11 @@ extension SQLStoreTransaction {
         }
         var filter = ""
         if let cursor {
-            filter = "WHERE a.created_at < ? OR (a.created_at = ? AND a.uid < ?)"
-            args += [.integer(cursor.createdAt), .integer(cursor.createdAt), .text(cursor.uid)]
+            // A row value, not `created_at < ? OR (created_at = ? AND uid < ?)`: with the time
+            // bound twice SQLite cannot tell the two are one and reads the index from the newest
+            // row down to the cursor (41 ms at page 5,000 of a million, bench/users; 0.2 ms so).
+            filter = "WHERE (a.created_at, a.uid) < (?, ?)"
+            args += [.integer(cursor.createdAt), .text(cursor.uid)]
         }
         var accounts: [Account] = []
         try db.query(

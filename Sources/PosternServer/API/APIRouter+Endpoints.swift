@@ -233,7 +233,7 @@ extension APIRouter {
                     return .body(200, UserBody(user))
                 }
                 let query = try c.request.query["query"].map { (text: String) throws(AuthError) -> UserQuery in
-                    guard !text.isEmpty, text.utf8.count <= 320 else { throw .invalidArgument("query must be 1 to 320 bytes.") }
+                    guard !text.isEmpty, text.unicodeScalars.count <= 320 else { throw .invalidArgument("query must be 1 to 320 characters.") }
                     return UserQuery(text)
                 }
                 let page = try service.operators.users(matching: query, after: cursor, limit: count)
