@@ -8,9 +8,10 @@ import PosternCrypto
 /// `postern-bench outbox-queue|outbox-run …`: the outbox end to end (see OutboxBench.swift).
 /// `postern-bench links INPUTS SECONDS`: pasted-link parsing (see LinksBench.swift).
 /// `postern-bench challenge KEY DIFFICULTY COUNT SECONDS PAYLOADS`: the proof of work (see ChallengeBench.swift).
+/// `postern-bench users DB COUNT`: the admin user list's pages on COUNT accounts (see UsersBench.swift).
 let arguments = CommandLine.arguments.dropFirst()
 guard let which = arguments.first else {
-    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | challenge KEY DIFFICULTY COUNT SECONDS PAYLOADS | enumeration … | links INPUTS SECONDS | outbox-queue … | outbox-run …\n".utf8))
+    FileHandle.standardError.write(Data("usage: postern-bench codes [seconds] | challenge KEY DIFFICULTY COUNT SECONDS PAYLOADS | enumeration … | links INPUTS SECONDS | outbox-queue … | outbox-run … | users DB COUNT\n".utf8))
     exit(64)
 }
 
@@ -69,6 +70,13 @@ case "outbox-queue", "outbox-run":
     } catch {
         FileHandle.standardError.write(Data("postern-bench \(which): \(error)\n".utf8))
         exit(64)
+    }
+case "users":
+    do {
+        try UsersBench.run(arguments.dropFirst())
+    } catch {
+        FileHandle.standardError.write(Data("postern-bench users: \(error) (usage: users DB COUNT, COUNT at least 1000)\n".utf8))
+        exit(1)
     }
 default:
     FileHandle.standardError.write(Data("postern-bench: unknown benchmark \(which)\n".utf8))

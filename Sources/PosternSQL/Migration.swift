@@ -56,6 +56,7 @@ public struct Migration: Sendable, Hashable {
         "oidcClientsAndSessions",
         "oidcClientSigningAlgorithm",
         "providerIdentities",
+        "accountsNewestFirst",
     ]
 }
 

@@ -39,6 +39,41 @@ extension SQLStoreTransaction {
         return accounts
     }
 
+    public func accounts(newestFirstAfter cursor: UserCursor?, matching query: UserQuery?, limit: Int) throws -> [Account] {
+        var source = "accounts a"
+        var args: [SQLValue] = []
+        if let query {
+            // The matches first, then their page: the address key's range (its index) and the
+            // uid's key, so that a search reads what it finds, not the table in time order. The
+            // prefix is compared as text (no LIKE: `%` and `_` are characters); in byte order
+            // (COLLATE "C" on PostgreSQL) every address that starts with it lies in the range.
+            let collate = db.dialect == .postgres ? " COLLATE \"C\"" : ""
+            source = """
+                (SELECT uid FROM addresses WHERE normalized\(collate) >= ? AND normalized\(collate) < ? AND substr(normalized, 1, ?) = ?
+                 UNION SELECT uid FROM accounts WHERE uid = ?) m JOIN accounts a ON a.uid = m.uid
+                """
+            let prefix = query.addressPrefix
+            args += [.text(prefix), .text(prefix + "\u{10FFFF}"), .integer(Int64(prefix.unicodeScalars.count)), .text(prefix), .text(query.uid)]
+        }
+        var filter = ""
+        if let cursor {
+            // A row value, not `created_at < ? OR (created_at = ? AND uid < ?)`: with the time
+            // bound twice SQLite cannot tell the two are one and reads the index from the newest
+            // row down to the cursor (41 ms at page 5,000 of a million, bench/users; 0.2 ms so).
+            filter = "WHERE (a.created_at, a.uid) < (?, ?)"
+            args += [.integer(cursor.createdAt), .text(cursor.uid)]
+        }
+        var accounts: [Account] = []
+        try db.query(
+            """
+            SELECT \(Self.accountColumns) FROM \(source) LEFT JOIN addresses d ON d.uid = a.uid \(filter)
+            ORDER BY a.created_at DESC, a.uid DESC LIMIT ?
+            """,
+            args + [.integer(Int64(max(0, limit)))]
+        ) { accounts.append(readAccount($0)) }
+        return accounts
+    }
+
     public func passwordCredential(address: EmailAddress) throws -> PasswordCredential? {
         try db.first(
             "SELECT a.uid, a.password_hash FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized = ?",

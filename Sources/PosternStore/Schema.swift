@@ -423,6 +423,12 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX provider_token_uses_expiry ON provider_token_uses(expires_at);
         """),
+        // 25: the admin API's user list (issue 48) pages newest first by keyset, (created_at,
+        // uid) descending: this index reads a page, the first or the five-thousandth, without a
+        // scan or a sort.
+        Migration("accountsNewestFirst", """
+        CREATE INDEX accounts_newest_first ON accounts(created_at, uid);
+        """),
     ]
 
     /// The statements of each version, in order.

@@ -11,6 +11,14 @@ extension InMemoryStore.Transaction {
         Array(state.accounts.values.filter { $0.uid > (uid ?? "") }.sorted { $0.uid < $1.uid }.prefix(limit))
     }
 
+    public func accounts(newestFirstAfter cursor: UserCursor?, matching query: UserQuery?, limit: Int) throws -> [Account] {
+        let rows = state.accounts.values
+            .filter { cursor?.precedes(createdAt: $0.createdAt, uid: $0.uid) ?? true }
+            .filter { query?.matches(uid: $0.uid, normalized: $0.email?.normalized) ?? true }
+            .sorted { ($0.createdAt, $0.uid) > ($1.createdAt, $1.uid) }
+        return Array(rows.prefix(max(0, limit)))
+    }
+
     public func account(address: EmailAddress) throws -> Account? {
         looked()
         return state.accounts.values.first { $0.email == address }

@@ -7,6 +7,12 @@ public protocol AccountReader {
     /// At most `limit` accounts in uid order, starting after `uid` (nil: from the first): pages
     /// for `postern users export`.
     func accounts(after uid: String?, limit: Int) throws -> [Account]
+    /// At most `limit` accounts newest first (creation time, then uid, both descending) after
+    /// `cursor` (nil: from the newest), only those `query` keeps (nil: all): pages of the admin
+    /// API's user list, read by keyset so that a deep page costs what the first does. A query
+    /// reads its matches by key (the address's range, the uid) and sorts them: it costs what it
+    /// matches, not the table.
+    func accounts(newestFirstAfter cursor: UserCursor?, matching query: UserQuery?, limit: Int) throws -> [Account]
     /// The uid and password hash of the account that holds `address`: all a password sign-in
     /// reads before the hash is checked, so that a known address costs about what an unknown one
     /// does (a whole account row took ~20 µs longer to read than a miss, and showed in timing).

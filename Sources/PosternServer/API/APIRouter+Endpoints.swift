@@ -199,13 +199,45 @@ extension APIRouter {
                 return .body(200, IssuedLinkBody(
                     link: issued.link, oobCode: issued.oobCode, expiresAt: UTCTimestamp.iso8601(issued.expiresAt), queued: issued.queued))
             },
-            Route(method: "GET", path: "/v1/admin/users", summary: "Look a user up by address", access: .admin, status: 200,
-                  contract: .init(answer: .json(UserBody.self), errors: [.invalidArgument, .invalidEmail, .userNotFound],
-                                  query: [.init(name: "email", schema: .emailAddress, required: true, description: "The address to look up.")],
-                                  links: [RouteContract.Link].administeringUser.filter { $0.name != "lookUp" })) { c throws(AuthError) in
-                guard let email = c.request.query["email"] else { throw .invalidArgument("email is required.") }
-                guard let user = try service.operators.user(email: email) else { throw .userNotFound }
-                return .body(200, UserBody(user))
+            Route(method: "GET", path: "/v1/admin/users",
+                  summary: "Look a user up by address (`email`), else list users newest first by pages (`query`, `cursor`, `limit`)",
+                  access: .admin, status: 200,
+                  contract: .init(
+                    answer: .content(mediaType: "application/json", schema: Self.userListSchema), errors: [.invalidArgument, .invalidEmail, .userNotFound],
+                    query: [
+                        .init(name: "email", schema: .emailAddress, required: false,
+                              description: "The address to look up: the answer is that one User (404 when none holds it)."),
+                        .init(name: "query", schema: .string("A uid, or the start of an address.", minLength: 1, maxLength: 320), required: false,
+                              description: "Only the user with this uid and those whose address starts with it (case-insensitive)."),
+                        .init(name: "limit", schema: .integer(minimum: 1, maximum: Int64(OperatorTools.userPageLimit)), required: false,
+                              description: "The most to list (default 100, at most \(OperatorTools.userPageLimit))."),
+                        .init(name: "cursor", schema: .string("A `nextCursor` this route answered (opaque: no other is taken).", pattern: "^[A-Za-z0-9_-]+$", minLength: 1), required: false,
+                              description: "Continue after the page that answered it."),
+                    ],
+                    links: [RouteContract.Link].administeringUser.filter { $0.name != "lookUp" })) { c throws(AuthError) in
+                // limit and cursor are checked even beside email, which answers one user alone.
+                var count = 100
+                if let text = c.request.query["limit"] {
+                    guard let parsed = Int(text), (1...OperatorTools.userPageLimit).contains(parsed) else {
+                        throw .invalidArgument("limit must be 1 to \(OperatorTools.userPageLimit).")
+                    }
+                    count = parsed
+                }
+                var cursor: UserCursor?
+                if let text = c.request.query["cursor"] {
+                    guard let parsed = UserCursor(text: text) else { throw .invalidArgument("cursor is not one this server answered.") }
+                    cursor = parsed
+                }
+                if let email = c.request.query["email"] {
+                    guard let user = try service.operators.user(email: email) else { throw .userNotFound }
+                    return .body(200, UserBody(user))
+                }
+                let query = try c.request.query["query"].map { (text: String) throws(AuthError) -> UserQuery in
+                    guard !text.isEmpty, text.unicodeScalars.count <= 320 else { throw .invalidArgument("query must be 1 to 320 characters.") }
+                    return UserQuery(text)
+                }
+                let page = try service.operators.users(matching: query, after: cursor, limit: count)
+                return .body(200, UserListBody(users: page.users.map(UserBody.init), nextCursor: page.next?.text))
             },
             Route(method: "PATCH", path: "/v1/admin/users/{uid}", summary: "Disable, verify or rename a user", access: .admin, status: 200,
                   contract: .init(request: .json(AdminUserPatchBody.self), answer: .json(UserBody.self), errors: [.userNotFound],
@@ -299,4 +331,20 @@ extension APIRouter {
             },
         ]
     }
+}
+
+extension APIRouter {
+    /// The answer of `GET /v1/admin/users`: the one User of `email` (as the route answered before
+    /// it listed), else a page of the list (`UserListBody`), whose `nextCursor` is null on the last.
+    static let userListSchema: JSONSchema = {
+        var schema = JSONSchema.object("One User (`email`), or a page of users newest first (by creation time, then uid).", [])
+        schema.anyOf = [
+            .body(UserBody.self),
+            .object("A page of users.", [
+                .required("users", .array(.body(UserBody.self))),
+                .required("nextCursor", .string("Pass as `cursor` for the next page; null on the last.").orNull),
+            ]),
+        ]
+        return schema
+    }()
 }

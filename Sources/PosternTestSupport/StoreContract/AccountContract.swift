@@ -32,6 +32,48 @@ enum AccountContract {
             try expectContract(seen == (uids + ["anonymous"]).sorted())
             try expectContract(try store.read { try $0.accounts(after: nil, limit: 100) }.first { $0.uid == "u007" }?.email?.address == "u007@example.com")
         },
+        StoreContractCase("accounts", "the user list pages newest first (time, then uid) with ties, prefixes taken literally, a uid exactly") { store in
+            // Six at 200 (ties broken by uid, descending), one each at 190..<200, one anonymous.
+            try store.write { tx in
+                for uid in ["t1", "t2", "t3", "t4", "t5", "t6"] {
+                    try tx.insertAccount(Account(uid: uid, email: try EmailAddress.parse("\(uid)@example.com"), createdAt: 200))
+                }
+                for at in Int64(190)..<200 {
+                    try tx.insertAccount(Account(uid: "o\(at)", email: try EmailAddress.parse("Old\(at)@example.com"), createdAt: at))
+                }
+                try tx.insertAccount(Account(uid: "anon", createdAt: 150))
+                try tx.insertAccount(Account(uid: "pct", email: try EmailAddress.parse("a%b@example.com"), createdAt: 1))
+                try tx.insertAccount(Account(uid: "und", email: try EmailAddress.parse("a_c@example.com"), createdAt: 2))
+                try tx.insertAccount(Account(uid: "plain", email: try EmailAddress.parse("axbc@example.com"), createdAt: 3))
+            }
+            var seen: [String] = []
+            var cursor: UserCursor?
+            var pages = 0
+            repeat {
+                let after = cursor
+                let page = try store.read { try $0.accounts(newestFirstAfter: after, matching: nil, limit: 4) }
+                try expectContract(page.count <= 4, "at most the limit")
+                seen += page.map(\.uid)
+                cursor = page.count == 4 ? page.last.map { UserCursor(createdAt: $0.createdAt, uid: $0.uid) } : nil
+                pages += 1
+            } while cursor != nil && pages < 20
+            let expected = ["t6", "t5", "t4", "t3", "t2", "t1"] + (190..<200).reversed().map { "o\($0)" } + ["anon", "plain", "und", "pct"]
+            try expectContract(seen, equals: expected, "every account once, newest first")
+            let tail = try store.read { try $0.accounts(newestFirstAfter: UserCursor(createdAt: 200, uid: "t3"), matching: nil, limit: 3) }
+            try expectContract(tail.map(\.uid), equals: ["t2", "t1", "o199"], "after a tie")
+            func matching(_ text: String, after: UserCursor? = nil) throws -> [String] {
+                try store.read { try $0.accounts(newestFirstAfter: after, matching: UserQuery(text), limit: 100) }.map(\.uid)
+            }
+            try expectContract(try matching("OLD19"), equals: (190..<200).reversed().map { "o\($0)" }, "a prefix, case-insensitive")
+            try expectContract(try matching("old19", after: UserCursor(createdAt: 195, uid: "o195")), equals: ["o194", "o193", "o192", "o191", "o190"],
+                               "a prefix after a cursor")
+            try expectContract(try matching("a%"), equals: ["pct"], "% is a character, not a wildcard")
+            try expectContract(try matching("a_"), equals: ["und"], "_ is a character, not a wildcard")
+            try expectContract(try matching("%"), equals: [], "a lone % matches nothing")
+            try expectContract(try matching("anon"), equals: ["anon"], "a uid, exactly (an account without an address)")
+            try expectContract(try matching("t"), equals: ["t6", "t5", "t4", "t3", "t2", "t1"], "t: the addresses t1…t6, not the uids o…")
+            try expectContract(try matching("o19"), equals: [], "part of a uid is no match")
+        },
         StoreContractCase("accounts", "a password hash of a scheme is found by its marker, taken as it is (no wildcards)") { store in
             try store.write { tx in
                 var postern = Account(uid: "p", email: try EmailAddress.parse("p@example.com"), createdAt: 1)
