@@ -387,6 +387,9 @@ enum PostgresSchema {
         Migration("accountsNewestFirst", """
         CREATE INDEX accounts_newest_first ON accounts(created_at, uid);
         """),
+        Migration("suppressionsNewestFirst", """
+        CREATE INDEX suppressions_newest_first ON suppressions(created_at, address);
+        """),
     ]
 
     /// The statements of each version, in order (``named`` without the steps PostgreSQL needs none for).

@@ -57,6 +57,7 @@ public struct Migration: Sendable, Hashable {
         "oidcClientSigningAlgorithm",
         "providerIdentities",
         "accountsNewestFirst",
+        "suppressionsNewestFirst",
     ]
 }
 

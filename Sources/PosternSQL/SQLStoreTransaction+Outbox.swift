@@ -82,10 +82,12 @@ extension SQLStoreTransaction {
         if let cursor {
             try db.query(
                 """
-                SELECT address, reason, created_at FROM suppressions WHERE created_at < ? OR (created_at = ? AND address < ?)
+                SELECT address, reason, created_at FROM suppressions WHERE (created_at, address) < (?, ?)
                 ORDER BY created_at DESC, address DESC LIMIT ?
                 """,
-                [.integer(cursor.suppressedAt), .integer(cursor.suppressedAt), .text(cursor.address), limit]
+                // A row value, read from the index `suppressions_newest_first` at the cursor (as the
+                // user list's: the `OR` form read the index down from the newest row).
+                [.integer(cursor.suppressedAt), .text(cursor.address), limit]
             ) { found.append(try readSuppression($0)) }
         } else {
             try db.query("SELECT address, reason, created_at FROM suppressions ORDER BY created_at DESC, address DESC LIMIT ?", [limit]) {

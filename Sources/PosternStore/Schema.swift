@@ -429,6 +429,9 @@ enum Schema {
         Migration("accountsNewestFirst", """
         CREATE INDEX accounts_newest_first ON accounts(created_at, uid);
         """),
+        Migration("suppressionsNewestFirst", """
+        CREATE INDEX suppressions_newest_first ON suppressions(created_at, address);
+        """),
     ]
 
     /// The statements of each version, in order.
