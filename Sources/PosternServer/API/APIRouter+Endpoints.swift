@@ -216,18 +216,7 @@ extension APIRouter {
                     ],
                     links: [RouteContract.Link].administeringUser.filter { $0.name != "lookUp" })) { c throws(AuthError) in
                 // limit and cursor are checked even beside email, which answers one user alone.
-                var count = 100
-                if let text = c.request.query["limit"] {
-                    guard let parsed = Int(text), (1...OperatorTools.userPageLimit).contains(parsed) else {
-                        throw .invalidArgument("limit must be 1 to \(OperatorTools.userPageLimit).")
-                    }
-                    count = parsed
-                }
-                var cursor: UserCursor?
-                if let text = c.request.query["cursor"] {
-                    guard let parsed = UserCursor(text: text) else { throw .invalidArgument("cursor is not one this server answered.") }
-                    cursor = parsed
-                }
+                let (count, cursor) = try c.page(maximum: OperatorTools.userPageLimit) { UserCursor(text: $0) }
                 if let email = c.request.query["email"] {
                     guard let user = try service.operators.user(email: email) else { throw .userNotFound }
                     return .body(200, UserBody(user))

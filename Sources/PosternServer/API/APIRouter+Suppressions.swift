@@ -25,16 +25,7 @@ extension APIRouter {
                                   description: "Lift the suppression.", parameters: ["path.email": "$response.body#/suppressions/0/email"])])
             ) { c throws(AuthError) in
                 // limit and cursor are checked even beside email, which answers one address alone.
-                var count = 100
-                if let text = c.request.query["limit"] {
-                    guard let parsed = Int(text), (1...limit).contains(parsed) else { throw .invalidArgument("limit must be 1 to \(limit).") }
-                    count = parsed
-                }
-                var cursor: SuppressionCursor?
-                if let text = c.request.query["cursor"] {
-                    guard let parsed = SuppressionCursor(text: text) else { throw .invalidArgument("cursor is not one this server answered.") }
-                    cursor = parsed
-                }
+                let (count, cursor) = try c.page(maximum: limit) { SuppressionCursor(text: $0) }
                 if let email = c.request.query["email"] {
                     let found = try operators.suppression(email: email)
                     return .body(200, SuppressionListBody(suppressions: found.map { [SuppressionBody($0)] } ?? [], nextCursor: nil))

@@ -24,6 +24,20 @@ struct RouteContext: Sendable {
     let parameters: [String: String]
     let clientIP: String
 
+    /// A listing's `?limit=` (1…`maximum`, 100 when absent) and `?cursor=` (read by `parse`, nil
+    /// when absent), as the admin API's lists take them.
+    /// - Throws: `invalidArgument` naming the one that is out of range or not a cursor this server answered.
+    func page<Cursor>(maximum: Int, _ parse: (String) -> Cursor?) throws(AuthError) -> (limit: Int, cursor: Cursor?) {
+        var limit = 100
+        if let text = request.query["limit"] {
+            guard let parsed = Int(text), (1...maximum).contains(parsed) else { throw .invalidArgument("limit must be 1 to \(maximum).") }
+            limit = parsed
+        }
+        guard let text = request.query["cursor"] else { return (limit, nil) }
+        guard let cursor = parse(text) else { throw .invalidArgument("cursor is not one this server answered.") }
+        return (limit, cursor)
+    }
+
     /// The bearer token, or nil.
     var bearer: String? {
         guard let header = request.headers["authorization"], header.lowercased().hasPrefix("bearer ") else { return nil }
