@@ -17,8 +17,11 @@ public struct EventLedger: Sendable {
 
     /// Queues `event`, which happened at `now`, under a fresh `webhook-id`. A store that runs the
     /// closure again draws a new one; only the committed run's id is ever sent.
+    /// An account's event is a line of its activity too (``ActivityEntry/init(event:at:origin:)``),
+    /// recorded here in the same transaction: a sign-in with the request's device and network.
     /// - Throws: what the store throws.
     public func record(_ event: WebhookEvent, tx: any WebhookWriter, now: Int64) throws {
+        if let entry = ActivityEntry(event: event, at: now, origin: SessionOrigin.current) { try tx.recordActivity(entry) }
         try record(try prepare(event, now: now), tx: tx)
     }
 
