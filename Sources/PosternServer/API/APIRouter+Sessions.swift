@@ -25,7 +25,7 @@ extension APIRouter {
                 return .body(200, DeviceSessionListBody(sessions: sessions.map { DeviceSessionBody($0, current: current) }))
             },
             Route(method: "DELETE", path: "/v1/me/sessions/{id}", summary: "Revoke one of the account's sessions (its refresh token; its ID tokens run out)", access: .user, status: 204,
-                  contract: .init(answer: .noContent, errors: [.notFound], pathParameters: sessionPath)) { c throws(AuthError) in
+                  contract: .init(answer: .noContent, errors: [.sessionNotFound], pathParameters: sessionPath)) { c throws(AuthError) in
                 try service.sessions.revokeSession(idToken: try c.idToken(), id: c.parameters["id"] ?? "")
                 return HTTPResponse(status: 204)
             },
@@ -48,7 +48,7 @@ extension APIRouter {
                 return .body(200, DeviceSessionListBody(sessions: sessions.map { DeviceSessionBody($0, current: nil) }))
             },
             Route(method: "DELETE", path: "/v1/admin/users/{uid}/sessions/{id}", summary: "Revoke one of a user's sessions", access: .admin, status: 204,
-                  contract: .init(answer: .noContent, errors: [.notFound], pathParameters: sessionPath.merging(["uid": .uid]) { a, _ in a })) { c throws(AuthError) in
+                  contract: .init(answer: .noContent, errors: [.sessionNotFound], pathParameters: sessionPath.merging(["uid": .uid]) { a, _ in a })) { c throws(AuthError) in
                 try service.operators.revokeSession(uid: c.parameters["uid"] ?? "", id: c.parameters["id"] ?? "")
                 return HTTPResponse(status: 204)
             },
@@ -64,7 +64,7 @@ extension APIRouter {
 
 extension DeviceSessionBody {
     /// What the list says of `session`; `current` is the caller's session id (nil: none is).
-    init(_ session: DeviceSession, current: String?) {
+    public init(_ session: DeviceSession, current: String?) {
         self.init(
             id: session.id, deviceName: session.deviceName, network: session.network, method: session.method, clientId: session.clientID,
             createdAt: UTCTimestamp.iso8601(session.createdAt), lastUsedAt: UTCTimestamp.iso8601(session.lastUsedAt),
@@ -74,7 +74,7 @@ extension DeviceSessionBody {
 
 extension ActivityListBody {
     /// A page of activity as the API answers it.
-    init(_ page: ActivityPage) {
+    public init(_ page: ActivityPage) {
         self.init(
             activity: page.entries.map {
                 ActivityEntryBody(at: UTCTimestamp.iso8601($0.at), kind: $0.kind, method: $0.method, deviceName: $0.deviceName, network: $0.network)

@@ -1,0 +1,143 @@
+import Foundation
+import PosternCore
+import PosternCrypto
+import PosternTestSupport
+import Testing
+
+/// The sessions a user sees and the account's activity, through the flows: what a sign-in
+/// records from the request's ``SessionOrigin``, what a refresh moves, what revocation ends.
+@Suite("Device sessions and activity")
+struct DeviceSessionFlowTests {
+    static let laptop = SessionOrigin(deviceName: "Firefox on Linux", clientIP: "198.51.100.7")
+    static let phone = SessionOrigin(deviceName: "Safari on iPhone", clientIP: "2001:db8:7:1::5")
+
+    /// `body` as a request from `origin` runs it.
+    static func from<T>(_ origin: SessionOrigin, _ body: () throws -> T) rethrows -> T {
+        try SessionOrigin.$current.withValue(origin, operation: body)
+    }
+
+    /// The `sid` claim of an ID token.
+    static func sid(_ idToken: String) throws -> String? {
+        let claims = try JSONWebToken.parse(idToken).claims
+        return (try JSONSerialization.jsonObject(with: claims) as? [String: Any])?["sid"] as? String
+    }
+
+    @Test("an origin keeps only the /24 or /48 of the address; an unparsable address keeps none")
+    func coarseNetwork() {
+        #expect(Self.laptop.network == "198.51.100.0/24")
+        #expect(Self.phone.network == "2001:db8:7::/48")
+        #expect(SessionOrigin(deviceName: nil, clientIP: "::ffff:192.0.2.33").network == "192.0.2.0/24")
+        #expect(SessionOrigin(deviceName: nil, clientIP: "unix-socket").network == nil)
+    }
+
+    @Test("a sign-in records its session with the request's device and network, and its ID token's sid names it")
+    func signInRecordsTheSession() throws {
+        let h = try FlowHarness()
+        let login = try Self.from(Self.laptop) { try h.signIn("ann@example.com") }
+        let listed = try h.service.sessions.deviceSessions(idToken: login.session.idToken)
+        let session = try #require(listed.sessions.first)
+        #expect(listed.sessions.count == 1 && listed.current == session.id)
+        #expect(try Self.sid(login.session.idToken) == session.id)
+        #expect(session.deviceName == "Firefox on Linux" && session.network == "198.51.100.0/24" && session.method == "emailLink")
+        #expect(session.clientID == nil && session.uid == login.uid && session.createdAt == session.lastUsedAt)
+        let record = try #require(try h.store.read { try $0.refreshToken(hash: SHA256.hash(login.session.refreshToken)) })
+        #expect(session.family == record.family && session.expiresAt == record.expiresAt)
+        #expect(session.id != session.family, "the public id is not the family")
+    }
+
+    @Test("a sign-in with no request (the CLI's, a test's) records its session without device or network")
+    func noOrigin() throws {
+        let h = try FlowHarness()
+        let login = try h.signIn("bob@example.com")
+        let session = try #require(try h.service.sessions.deviceSessions(idToken: login.session.idToken).sessions.first)
+        #expect(session.deviceName == nil && session.network == nil)
+    }
+
+    @Test("a refresh moves the session's last use and expiry and keeps its id; a family from before sessions were kept gets its row then")
+    func refreshMovesTheSession() throws {
+        let h = try FlowHarness()
+        let login = try Self.from(Self.laptop) { try h.signIn("cy@example.com") }
+        let before = try #require(try h.service.sessions.deviceSessions(idToken: login.session.idToken).sessions.first)
+        h.clock.advance(by: 600)
+        let refreshed = try Self.from(Self.phone) { try h.service.sessions.refresh(login.session.refreshToken) }
+        let after = try #require(try h.service.sessions.deviceSessions(idToken: refreshed.idToken).sessions.first)
+        #expect(try after.id == before.id && Self.sid(refreshed.idToken) == before.id)
+        #expect(after.lastUsedAt == before.lastUsedAt + 600 && after.expiresAt == before.expiresAt + 600)
+        #expect(after.deviceName == "Firefox on Linux", "where it signed in")
+
+        // A refresh token of a family with no session row, as one issued before the migration.
+        let old = "an-old-refresh-token-from-before-sessions"
+        let now = h.clock.unixSeconds()
+        try h.store.write { tx in
+            try tx.insertRefreshToken(
+                RefreshTokenRecord(
+                    hash: SHA256.hash(old), family: "old-family", uid: login.uid, authTime: now, method: "password", createdAt: now,
+                    expiresAt: now + 3600))
+        }
+        let adopted = try Self.from(Self.phone) { try h.service.sessions.refresh(old) }
+        let sessions = try h.service.sessions.deviceSessions(idToken: adopted.idToken)
+        #expect(sessions.sessions.count == 2)
+        let row = try #require(sessions.sessions.first { $0.family == "old-family" })
+        #expect(sessions.current == row.id && row.deviceName == "Safari on iPhone" && row.method == "password")
+    }
+
+    @Test("revoking a session ends its refresh token and drops it from the list; another account's id revokes nothing")
+    func revoke() throws {
+        let h = try FlowHarness()
+        let mine = try Self.from(Self.laptop) { try h.signIn("dee@example.com") }
+        let other = try Self.from(Self.phone) { try h.signIn("dee@example.com") }
+        let stranger = try h.signIn("eve@example.com")
+        let otherID = try #require(try Self.sid(other.session.idToken))
+        expectAuthError("SESSION_NOT_FOUND") { try h.service.sessions.revokeSession(idToken: stranger.session.idToken, id: otherID) }
+        #expect(try h.service.sessions.deviceSessions(idToken: mine.session.idToken).sessions.count == 2)
+        try h.service.sessions.revokeSession(idToken: mine.session.idToken, id: otherID)
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(other.session.refreshToken) }
+        let left = try h.service.sessions.deviceSessions(idToken: mine.session.idToken)
+        #expect(left.sessions.map(\.id) == [left.current])
+        expectAuthError("SESSION_NOT_FOUND") { try h.service.sessions.revokeSession(idToken: mine.session.idToken, id: otherID) }
+    }
+
+    @Test("revoke-others keeps exactly the caller's session and ends the rest")
+    func revokeOthers() throws {
+        let h = try FlowHarness()
+        let logins = try (0..<3).map { _ in try Self.from(Self.phone) { try h.signIn("fay@example.com") } }
+        #expect(try h.service.sessions.revokeOtherSessions(idToken: logins[1].session.idToken) == 2)
+        let left = try h.service.sessions.deviceSessions(idToken: logins[1].session.idToken)
+        #expect(try left.sessions.map(\.id) == [Self.sid(logins[1].session.idToken)])
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(logins[0].session.refreshToken) }
+        expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(logins[2].session.refreshToken) }
+        _ = try h.service.sessions.refresh(logins[1].session.refreshToken)
+        #expect(try h.service.sessions.revokeOtherSessions(idToken: logins[1].session.idToken) == 0, "none left to revoke")
+    }
+
+    @Test("the activity records account events with the sign-in's device and network, and nothing for a profile change")
+    func activity() throws {
+        let h = try FlowHarness()
+        let login = try Self.from(Self.phone) { try h.signIn("gus@example.com") }
+        _ = try h.service.profiles.update(idToken: login.session.idToken, displayName: .some("Gus"), attributes: nil)
+        try h.service.sessions.signOut(refreshToken: login.session.refreshToken)
+        let page = try h.service.sessions.activity(idToken: login.session.idToken, after: nil, limit: 10)
+        #expect(page.entries.map(\.kind) == ["sessionRevoked", "signIn", "accountCreated"])
+        let signIn = try #require(page.entries.dropFirst().first)
+        #expect(signIn.method == "emailLink" && signIn.deviceName == "Safari on iPhone" && signIn.network == "2001:db8:7::/48")
+        #expect(page.entries.first?.method == "signOut" && page.entries.first?.deviceName == nil)
+        #expect(page.next == nil)
+        expectAuthError("INVALID_ARGUMENT") { _ = try h.service.sessions.activity(idToken: login.session.idToken, after: nil, limit: 0) }
+    }
+
+    @Test("housekeeping deletes activity older than --activity-days and sessions past their expiry")
+    func housekeeping() throws {
+        let h = try FlowHarness()
+        let login = try Self.from(Self.laptop) { try h.signIn("hal@example.com") }
+        var policy = RetentionPolicy()
+        policy.activityRetention = 86_400
+        let housekeeper = Housekeeper(store: h.store, policy: policy, clock: h.clock)
+        h.clock.advance(by: 86_399)
+        #expect(try housekeeper.runRound().removed[.accountActivity] == 0)
+        h.clock.advance(by: 1)
+        #expect(try housekeeper.runRound().removed[.accountActivity] == 2, "the sign-in and the account's creation")
+        #expect(try h.store.read { try $0.deviceSessions(uid: login.uid, now: 0) }.count == 1, "the session lives on")
+        h.clock.advance(by: 400 * 86_400)
+        #expect(try housekeeper.runRound().removed[.sessions] == 1)
+    }
+}
