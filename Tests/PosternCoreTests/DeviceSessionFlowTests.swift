@@ -27,6 +27,7 @@ struct DeviceSessionFlowTests {
         #expect(Self.laptop.network == "198.51.100.0/24")
         #expect(Self.phone.network == "2001:db8:7::/48")
         #expect(SessionOrigin(deviceName: nil, clientIP: "::ffff:192.0.2.33").network == "192.0.2.0/24")
+        #expect(SessionOrigin(deviceName: nil, clientIP: "2001:db8:7:1::/64").network == "2001:db8:7::/48", "the router's key of an IPv6 client")
         #expect(SessionOrigin(deviceName: nil, clientIP: "unix-socket").network == nil)
     }
 
@@ -123,6 +124,33 @@ struct DeviceSessionFlowTests {
         #expect(page.entries.first?.method == "signOut" && page.entries.first?.deviceName == nil)
         #expect(page.next == nil)
         expectAuthError("INVALID_ARGUMENT") { _ = try h.service.sessions.activity(idToken: login.session.idToken, after: nil, limit: 0) }
+    }
+
+    @Test("an OpenID Connect client's grant with offline_access is a session of the user's, marked by its client, moved by its refresh, ended by its revocation")
+    func oidcGrant() throws {
+        let o = try OIDCHarness()
+        let (redirect, _) = try Self.from(Self.laptop) { try o.signInByLink("ida@example.com") }
+        let body = try o.exchange(try #require(OIDCHarness.query(redirect, "code")))
+        guard case .string(let refresh)? = body["refresh_token"] else { throw FlowHarness.HarnessError.noMail }
+        let api = try Self.from(Self.phone) { try o.h.signIn("ida@example.com") }
+        let listed = try o.h.service.sessions.deviceSessions(idToken: api.session.idToken).sessions
+        let grant = try #require(listed.first { $0.clientID == "grafana" })
+        #expect(listed.count == 2 && grant.deviceName == nil && grant.network == nil, "a grant's token request comes from the client's server")
+        o.h.clock.advance(by: 120)
+        let form: [(name: String, value: String)] = [
+            ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "grafana"), ("client_secret", o.confidentialSecret),
+        ]
+        guard case .object(let next) = try o.flow.token(form, authorization: nil), case .string(let successor)? = next["refresh_token"] else {
+            throw FlowHarness.HarnessError.noMail
+        }
+        let moved = try #require(try o.h.store.read { try $0.deviceSession(id: grant.id) })
+        #expect(moved.lastUsedAt == grant.lastUsedAt + 120)
+        try o.h.service.sessions.revokeSession(idToken: api.session.idToken, id: grant.id)
+        let revoked: [(name: String, value: String)] = [
+            ("grant_type", "refresh_token"), ("refresh_token", successor), ("client_id", "grafana"), ("client_secret", o.confidentialSecret),
+        ]
+        #expect(oauthError { _ = try o.flow.token(revoked, authorization: nil) } == "invalid_grant", "the user ended the client's grant")
+        #expect(try o.h.service.sessions.deviceSessions(idToken: api.session.idToken).sessions.map(\.clientID) == [nil])
     }
 
     @Test("housekeeping deletes activity older than --activity-days and sessions past their expiry")

@@ -120,7 +120,7 @@ struct SessionRoutesTests {
             "sessionRevoked | passwordChanged | - | -",
             "passwordChanged | - | - | -",
             "signIn | password | Safari on iPhone | 2001:db8:7::/48",
-            "signIn | emailLink | Firefox on Linux | 198.51.100.0/24",
+            "signIn | password | Firefox on Linux | 198.51.100.0/24",
             "accountCreated | - | - | -",
         ], "\(lines)")
         let text = String(decoding: activity.body, as: UTF8.self)

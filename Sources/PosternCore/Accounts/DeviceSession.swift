@@ -53,8 +53,11 @@ public struct SessionOrigin: Sendable, Hashable {
     public var network: String?
 
     /// The origin of a client at `clientIP` (kept as its network only) named `deviceName`.
+    /// `clientIP` is an address, or an IPv6 network such as the router's key of a client
+    /// (``IPAddress/limitKey``, `2001:db8:1:2::/64`): its base address lies in the same /48.
     public init(deviceName: String?, clientIP: String?) {
-        self.init(deviceName: deviceName, network: clientIP.flatMap(IPAddress.init)?.networkKey)
+        let address = clientIP.flatMap { $0.split(separator: "/", maxSplits: 1).first }.flatMap { IPAddress(String($0)) }
+        self.init(deviceName: deviceName, network: address?.networkKey)
     }
 
     /// The origin of a device named `deviceName` in `network` (already coarse).
