@@ -138,9 +138,9 @@ extension ActivityListBody: DocumentedBody {
     public static var schema: JSONSchema {
         .object("A page of the account's activity, newest first.", [
             .required("activity", .array(.body(ActivityEntryBody.self))),
-            .required("nextCursor", .string("Pass as `cursor` for the next page; null on the last.").orNull),
+            .optional("nextCursor", .string("Pass as `cursor` for the next page; null on the last (always present).")),
         ])
     }
-    public static var example: Self { Self(activity: [.example], nextCursor: nil) }
+    public static var example: Self { Self(activity: [.example], nextCursor: "MTczODMyNDgwMCA0Mg") }
     public static var referencedBodies: [any DocumentedBody.Type] { [ActivityEntryBody.self] }
 }
