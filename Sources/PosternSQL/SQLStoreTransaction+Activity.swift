@@ -19,12 +19,14 @@ extension SQLStoreTransaction {
         return entries
     }
 
-    public func hasSignIn(uid: String, deviceName: String?, network: String?, since: Int64) throws -> Bool {
+    public func hasSignIn(uid: String, since: Int64, from origin: SessionOrigin?) throws -> Bool {
         // IS NOT DISTINCT FROM is PostgreSQL's spelling of SQLite's IS: both match NULL to NULL.
         let same = db.dialect == .sqlite ? "IS" : "IS NOT DISTINCT FROM"
+        let device = origin == nil ? "" : " AND device_name \(same) ? AND network \(same) ?"
+        let args: [SQLValue] = origin.map { [$0.deviceName.map(SQLValue.text) ?? .null, $0.network.map(SQLValue.text) ?? .null] } ?? []
         return try db.first(
-            "SELECT 1 FROM account_activity WHERE uid = ? AND at >= ? AND kind = 'signIn' AND device_name \(same) ? AND network \(same) ? LIMIT 1",
-            [.text(uid), .integer(since), deviceName.map(SQLValue.text) ?? .null, network.map(SQLValue.text) ?? .null]
+            "SELECT 1 FROM account_activity WHERE uid = ? AND at >= ? AND kind = 'signIn'\(device) LIMIT 1",
+            [.text(uid), .integer(since)] + args
         ) { _ in true } ?? false
     }
 

@@ -9,9 +9,10 @@ extension InMemoryStore.Transaction {
                 .prefix(max(0, limit)))
     }
 
-    public func hasSignIn(uid: String, deviceName: String?, network: String?, since: Int64) throws -> Bool {
-        state.activity.contains {
-            $0.uid == uid && $0.at >= since && $0.kind == "signIn" && $0.deviceName == deviceName && $0.network == network
+    public func hasSignIn(uid: String, since: Int64, from origin: SessionOrigin?) throws -> Bool {
+        state.activity.contains { entry in
+            entry.uid == uid && entry.at >= since && entry.kind == "signIn"
+                && (origin.map { entry.deviceName == $0.deviceName && entry.network == $0.network } ?? true)
         }
     }
 

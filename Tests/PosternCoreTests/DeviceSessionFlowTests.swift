@@ -153,6 +153,48 @@ struct DeviceSessionFlowTests {
         #expect(try o.h.service.sessions.deviceSessions(idToken: api.session.idToken).sessions.map(\.clientID) == [nil])
     }
 
+    @Test("--notify-new-device: a sign-in on a new device and network mails the account once; not its first sign-in, not a known device, not an anonymous account")
+    func newDeviceNotice() throws {
+        let h = try FlowHarness { $0.newDeviceWindow = 90 * 86_400 }
+        func notices() -> [MailIntent] {
+            h.store.queuedMail().map(\.intent).filter { if case .newSignIn = $0 { true } else { false } }
+        }
+        let login = try Self.from(Self.laptop) { try h.signIn("jo@example.com") }
+        #expect(notices().isEmpty, "the account's first sign-in")
+        _ = try Self.from(Self.laptop) { try h.signIn("jo@example.com") }
+        #expect(notices().isEmpty, "a known device")
+        _ = try Self.from(Self.phone) { try h.signIn("jo@example.com") }
+        #expect(notices() == [.newSignIn(device: "Safari on iPhone (2001:db8:7::/48)")])
+        _ = try Self.from(Self.phone) { try h.signIn("jo@example.com") }
+        #expect(notices().count == 1, "sent once: the phone is known now")
+        // The same device name from another network is new.
+        _ = try Self.from(SessionOrigin(deviceName: "Firefox on Linux", clientIP: "203.0.113.9")) { try h.signIn("jo@example.com") }
+        #expect(notices().count == 2)
+        let queued = try #require(h.store.queuedMail().last)
+        #expect(queued.recipient.address == "jo@example.com")
+        let mail = try #require(try h.service.mailComposer.compose(queued.intent, recipient: queued.recipient))
+        #expect(mail.message.content == .newSignIn(device: "Firefox on Linux (203.0.113.0/24)"))
+        // Past the window, a device is new again.
+        h.clock.advance(by: 91 * 86_400)
+        _ = try Self.from(Self.laptop) { try h.signIn("jo@example.com") }
+        #expect(notices().count == 2, "no sign-in within the window to compare with: as a first one")
+        _ = try Self.from(Self.phone) { try h.signIn("jo@example.com") }
+        #expect(notices().count == 3)
+        // An anonymous account's sign-ins mail nobody.
+        _ = try Self.from(Self.laptop) { try h.service.sessions.signInAnonymously() }
+        _ = try Self.from(Self.phone) { try h.service.sessions.signInAnonymously() }
+        #expect(notices().count == 3)
+        #expect(login.uid == (try h.store.read { try $0.account(address: try EmailAddress.parse("jo@example.com")) })?.uid)
+    }
+
+    @Test("without --notify-new-device no notice is queued")
+    func newDeviceNoticeOff() throws {
+        let h = try FlowHarness()
+        _ = try Self.from(Self.laptop) { try h.signIn("kim@example.com") }
+        _ = try Self.from(Self.phone) { try h.signIn("kim@example.com") }
+        #expect(!h.store.queuedMail().contains { if case .newSignIn = $0.intent { true } else { false } })
+    }
+
     @Test("housekeeping deletes activity older than --activity-days and sessions past their expiry")
     func housekeeping() throws {
         let h = try FlowHarness()

@@ -38,7 +38,7 @@ final class FlowContext: Sendable {
         self.hasher = hasher
         self.metrics = metrics
         self.logger = logger
-        events = EventLedger(configuration: config.webhooks)
+        events = EventLedger(configuration: config.webhooks, newDeviceWindow: config.newDeviceWindow)
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
         mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger.map { Self.labelled($0, "mail") })

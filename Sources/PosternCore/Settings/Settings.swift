@@ -64,6 +64,9 @@ public struct Settings: Sendable, Equatable {
     public var actionRequestGrace: Int64 = 3600
     /// Days an account's activity (`GET /v1/me/activity`) is kept before housekeeping deletes it.
     public var activityDays: Int64 = 90
+    /// Whether a sign-in from a device and network the account has not signed in from within
+    /// `activityDays` mails the account a "new sign-in" notice.
+    public var notifyNewDevice = false
     /// Seconds between two housekeeping rounds of the daemon.
     public var housekeepingInterval: Int64 = 60
 
@@ -393,6 +396,7 @@ public struct Settings: Sendable, Equatable {
         },
         number("webhook-retry-base", "POSTERN_WEBHOOK_RETRY_BASE", "seconds before a failed webhook is retried the first time, doubled after each failure up to 10 hours; given up after 3 days (default 5)", minimum: 1, maximum: 3600) { s, v in s.webhookRetryBase = v },
         number("webhook-timeout", "POSTERN_WEBHOOK_TIMEOUT", "seconds one webhook POST may take (default 10)", minimum: 1, maximum: 120) { s, v in s.webhookTimeout = v },
+        boolean("notify-new-device", "POSTERN_NOTIFY_NEW_DEVICE", "mail the account a \"new sign-in\" notice when it signs in on a device and network (its /24 or /48) it has not signed in from within --activity-days; never for its first sign-in or an anonymous account (default off)") { s, v in s.notifyNewDevice = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
         text("phone-transfer-days", "POSTERN_PHONE_TRANSFER_DAYS", "days a phone number verified on one account waits before it moves to another account whose owner and the number's holder both agreed, unless its owner releases it sooner or objects; fractions allowed (default 7)") { s, v throws(SettingsError) in
             guard let days = Double(v.trimmingCharacters(in: .whitespaces)), days.isFinite, days >= 0.00001, days <= 365 else {

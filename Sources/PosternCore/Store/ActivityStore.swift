@@ -3,9 +3,10 @@
 public protocol ActivityReader {
     /// At most `limit` entries of account `uid`, newest first, after `cursor` (from the newest when nil).
     func activity(uid: String, after cursor: ActivityCursor?, limit: Int) throws -> [ActivityEntry]
-    /// Whether account `uid` has a sign-in entry at or after `since` from this device name and
-    /// network (the new-device notice asks before it records the sign-in).
-    func hasSignIn(uid: String, deviceName: String?, network: String?, since: Int64) throws -> Bool
+    /// Whether account `uid` has a sign-in entry at or after `since` from `origin` (its device
+    /// name and network, nil matching nil), or from anywhere when `origin` is nil: the new-device
+    /// notice asks before it records the sign-in.
+    func hasSignIn(uid: String, since: Int64, from origin: SessionOrigin?) throws -> Bool
 }
 
 /// Activity changes. The events ledger records them with the account events (`events.record`).

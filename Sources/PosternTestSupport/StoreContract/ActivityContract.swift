@@ -43,7 +43,7 @@ enum ActivityContract {
                 try tx.recordActivity(entry("u2", at: 200, device: "Chrome on Android"))
             }
             func has(_ uid: String, _ device: String?, _ network: String?, since: Int64) throws -> Bool {
-                try store.read { try $0.hasSignIn(uid: uid, deviceName: device, network: network, since: since) }
+                try store.read { try $0.hasSignIn(uid: uid, since: since, from: SessionOrigin(deviceName: device, network: network)) }
             }
             try expectContract(try has("u1", "Firefox on Linux", "203.0.113.0/24", since: 100), "the sign-in at 100")
             try expectContract(try has("u1", "Firefox on Linux", "203.0.113.0/24", since: 101) == false, "not since 101")
@@ -51,6 +51,9 @@ enum ActivityContract {
             try expectContract(try has("u1", nil, nil, since: 0), "nil matches nil")
             try expectContract(try has("u1", "Safari on iPhone", "198.51.100.0/24", since: 0) == false, "not a sign-in")
             try expectContract(try has("u1", "Chrome on Android", "203.0.113.0/24", since: 0) == false, "another account's")
+            try expectContract(try store.read { try $0.hasSignIn(uid: "u1", since: 100, from: nil) }, "from anywhere")
+            try expectContract(try store.read { try $0.hasSignIn(uid: "u1", since: 101, from: nil) } == false, "none since 101")
+            try expectContract(try store.read { try $0.hasSignIn(uid: "u3", since: 0, from: nil) } == false, "none of u3")
         },
         StoreContractCase("activity", "activity is pruned at or before the horizon, at most the limit at a time, and goes with its account") { store in
             try store.write { tx in
