@@ -53,14 +53,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 /// is named where it is used.
 public protocol StoreReader:
     KeyReader, AccountReader, ActionRequestReader, SessionReader, LimitReader, OutboxReader, WebhookReader, SMSOutboxReader,
-    HeartbeatReader, PhoneReader, OIDCReader, ProviderIdentityReader
+    HeartbeatReader, PhoneReader, OIDCReader, ProviderIdentityReader, ActivityReader
 {}
 
 /// Changes inside one transaction: every persister's, all of them landing or none. One transaction
 /// spans persisters where a flow needs atomicity (a sign-in's account, session and ledger).
 public protocol StoreWriter:
     StoreReader, KeyWriter, AccountWriter, ActionRequestWriter, SessionWriter, LimitWriter, LeasedQueueWriter, OutboxWriter,
-    WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter, OIDCWriter, ProviderIdentityWriter
+    WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter, OIDCWriter, ProviderIdentityWriter, ActivityWriter
 {
     /// Gives the file back up to `pages` of the pages deletes freed (SQLite: `incremental_vacuum`);
     /// nothing where the database reclaims space itself (PostgreSQL's autovacuum, memory).

@@ -18,6 +18,7 @@ public final class OperatorTools: Sendable {
     typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LeasedQueueWriter & OutboxWriter & WebhookWriter & SMSOutboxWriter
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ActionRequestReader & SessionReader & OutboxReader & WebhookReader & SMSOutboxReader
+        & ActivityReader
 
     let context: FlowContext
     let ledger: ActionLedger
