@@ -237,7 +237,10 @@ struct FlowChallengeTests {
 
     @Test("--captcha-hostnames takes a lowercased host list and --captcha-minimum-score 0.0 to 1.0; anything else is refused naming the setting")
     func captchaCheckSettings() throws {
-        let s = try Settings.resolve(flags: ["captcha-hostnames": "Auth.Example.com, www.example.com", "captcha-minimum-score": "0.8"], environment: [:], file: [:])
+        let captcha = ["captcha": "recaptcha", "captcha-site-key": "site-key-1", "captcha-secret-file": "/etc/postern/captcha.secret"]
+        let s = try Settings.resolve(
+            flags: captcha.merging(["captcha-hostnames": "Auth.Example.com, www.example.com", "captcha-minimum-score": "0.8"]) { $1 },
+            environment: [:], file: [:])
         #expect(s.challenge.captchaHostnames == ["auth.example.com", "www.example.com"] && s.challenge.captchaMinimumScore == 0.8)
         #expect(try Settings.resolve(flags: [:], environment: [:], file: [:]).challenge.captchaMinimumScore == 0.5)
         for (flag, value) in [("captcha-hostnames", "https://auth.example.com"), ("captcha-hostnames", ",,"), ("captcha-minimum-score", "1.5"),
@@ -245,6 +248,8 @@ struct FlowChallengeTests {
             let error = #expect(throws: SettingsError.self) { try Settings.resolve(flags: [flag: value], environment: [:], file: [:]) }
             #expect(error?.message.contains(flag) == true)
         }
+        let alone = #expect(throws: SettingsError.self) { try Settings.resolve(flags: ["captcha-hostnames": "auth.example.com"], environment: [:], file: [:]) }
+        #expect(alone?.message.contains("need --captcha") == true)
     }
 
     @Test("a CAPTCHA without its secret or a client does not start")
