@@ -1,5 +1,6 @@
 internal import CLibPQ
 import PosternSQL
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -50,6 +51,14 @@ final class PostgresConnection {
 
     /// Round trips to the server so far: each wait for an answer (for tests and the benchmark).
     private(set) var roundTrips = 0
+    /// Where the pool's connections count their round trips together (``PostgresStore/serverRoundTrips``).
+    var sharedCount: RoundTripCount?
+
+    /// Counts one wait for the server's answer.
+    private func countRoundTrip() {
+        roundTrips += 1
+        sharedCount?.add()
+    }
 
     /// How many statements this connection has prepared (for tests of the re-preparation).
     var preparedCount: Int { prepared.count }
@@ -77,7 +86,7 @@ final class PostgresConnection {
 
     /// The first column of the first row of a simple query, as text (nil for none or NULL).
     func scalarText(_ sql: String) throws -> String? {
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQexec(handle, sql))
         try check(result, sql: sql)
         guard let pointer = result.pointer, PQntuples(pointer) > 0, PQgetisnull(pointer, 0, 0) == 0,
@@ -88,7 +97,7 @@ final class PostgresConnection {
 
     /// Runs `sql` with the simple protocol: no parameters, several statements allowed, text results.
     func executeSimple(_ sql: String) throws {
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQexec(handle, sql))
         try check(result, sql: sql)
     }
@@ -96,7 +105,7 @@ final class PostgresConnection {
     /// The command tag of the last simple statement (`COMMIT`, or `ROLLBACK` when a COMMIT found
     /// the transaction aborted).
     func commit() throws -> Bool {
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQexec(handle, "COMMIT"))
         try check(result, sql: "COMMIT")
         return result.commandStatus == "COMMIT"
@@ -106,7 +115,7 @@ final class PostgresConnection {
     /// the arguments as text or, for bytes, binary; the results in binary.
     func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
         let name = try statementName(for: sql, parameters: args.count)
-        roundTrips += 1
+        countRoundTrip()
         let result = withParameters(args) { raw, lengths, formats in
             PostgresResult(PQexecPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1))
         }
@@ -140,7 +149,7 @@ final class PostgresConnection {
         guard statements.count > 1, PQenterPipelineMode(handle) == 1 else {
             return try zip(statements, names).map { statement, name in
                 guard name != nil else {
-                    roundTrips += 1
+                    countRoundTrip()
                     let result = PostgresResult(PQexec(handle, statement.sql))
                     try check(result, sql: statement.sql)
                     return result
@@ -162,7 +171,7 @@ final class PostgresConnection {
             sent += 1
         }
         let synced = PQpipelineSync(handle) == 1
-        roundTrips += 1
+        countRoundTrip()
         // Each query's results end with a NULL; then the sync point.
         var results: [PostgresResult] = []
         for _ in 0..<sent {
@@ -226,7 +235,7 @@ final class PostgresConnection {
     private func statementName(for sql: String, parameters: Int) throws -> String {
         if let name = prepared[sql] { return name }
         let name = "postern_\(prepared.count + 1)"
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQprepare(handle, name, Self.numberedPlaceholders(sql), 0, nil))
         try check(result, sql: sql)
         prepared[sql] = name
@@ -289,6 +298,17 @@ final class PostgresConnection {
 
 @available(*, unavailable)
 extension PostgresConnection: Sendable {}
+
+/// The round trips of every connection of a pool, together.
+final class RoundTripCount: Sendable {
+    private let total = Atomic<Int>(0)
+
+    /// Counts one.
+    func add() { total.add(1, ordering: .relaxed) }
+
+    /// The count so far.
+    var value: Int { total.load(ordering: .relaxed) }
+}
 
 /// One `PGresult`, cleared when the last reference goes. Rows are read in binary by type.
 final class PostgresResult {

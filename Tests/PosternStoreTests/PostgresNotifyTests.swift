@@ -227,4 +227,21 @@ struct PostgresRoundTripTests {
         try again.commit()
         #expect(failures == 2)
     }
+
+    @Test("the store counts its pool's round trips (postern_store_round_trips_total): a send-link's write of a request and its mail is one")
+    func storeCountsRoundTrips() throws {
+        let store = try PostgresStore(connectionString: try TestPostgres.newSchema(), notifications: false)
+        let address = try EmailAddress.parse("ann@example.com")
+        func send(_ id: String) throws {
+            try store.write { tx in
+                try tx.insertActionRequest(ActionRequest(id: id, purpose: .signIn, email: address, createdAt: 100, expiresAt: 700))
+                try tx.queue(.signIn(requestID: id), recipient: address, now: 100, giveUpAt: 700)
+            }
+        }
+        try send("warm")  // prepares both statements
+        let before = try #require(store.serverRoundTrips)
+        try send("counted")
+        #expect(store.serverRoundTrips == before + 1)
+        #expect(try store.read { try $0.outboxCounts() }[.queued] == 2)
+    }
 }
