@@ -112,6 +112,9 @@ public protocol Store: Sendable {
     /// PostgreSQL: no), so that a claim's owner can be looked up by its pid
     /// (``LivenessPolicy``). False unless a store says so.
     var isConfinedToThisMachine: Bool { get }
+    /// Round trips to a database server so far: each wait for its answer (PostgreSQL), for
+    /// `/metrics` and the benchmark; nil for an embedded store (SQLite, in memory).
+    var serverRoundTrips: Int? { get }
 }
 
 /// A store whose writes are queued to a writer of its own (SQLite's group commit), so that a caller
@@ -147,6 +150,9 @@ extension Store {
 
     /// Another machine may open it: pids say nothing.
     public var isConfinedToThisMachine: Bool { false }
+
+    /// None: an embedded store.
+    public var serverRoundTrips: Int? { nil }
 
     /// Runs `body`: for stores no other process shares, or whose writers take turns anyway.
     public func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try body() }

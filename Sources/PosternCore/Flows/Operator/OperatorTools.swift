@@ -147,6 +147,9 @@ public final class OperatorTools: Sendable {
         try context.read { (tx: Reads) in try tx.outboxCounts() }
     }
 
+    /// Round trips to the database server so far (``Store/serverRoundTrips``); nil for an embedded store.
+    public var storeRoundTrips: Int? { context.store.serverRoundTrips }
+
     /// Queues a dead message again and lifts the suppression of its address (the operator asks
     /// for another try); false unless it was dead.
     /// - Throws: `AuthError.unavailable`.
