@@ -347,6 +347,7 @@ public struct WebhookEndpointRequestBody: Sendable, Hashable, Codable {
         "user.password_changed", "user.password_reset", "user.deleted", "session.refresh_reuse_detected",
         "user.email_verified", "user.email_recovered", "user.profile_updated", "user.disabled", "session.revoked",
         "mail.sent", "mail.deferred", "mail.failed", "mail.bounced", "webhook.test", "phone.verified", "phone.removed",
+        "user.provider_linked", "user.provider_unlinked",
     ]
 
     /// What a webhook URL must be, for the schema and the daemon alike (one rule): `http://` or

@@ -47,7 +47,7 @@ struct FlowProviderSignInTests {
         #expect(account.emailVerified && account.providers == [Provider(rawValue: "google")!] && account.displayName == "Ada")
         let again = try signIn(token())
         #expect(again.uid == login.uid && !again.isNewUser)
-        #expect(h.store.snapshot().webhooks.map(\.eventType).filter { $0 != "user.signed_in" } == ["user.created"])
+        #expect(h.store.snapshot().webhooks.map(\.eventType).filter { $0 != "user.signed_in" } == ["user.created", "user.provider_linked"])
     }
 
     @Test("a token is used once: the same token again is INVALID_PROVIDER_TOKEN and gives no session")
@@ -176,6 +176,13 @@ struct FlowProviderSignInTests {
         // The session Google signed in is the holder's own and goes on; the identity is free again.
         #expect(throws: Never.self) { _ = try h.service.sessions.refresh(viaGoogle.session.refreshToken) }
         #expect(try signIn(token("g-ada")).uid == ada.uid)  // joins again by its verified address
+        // Each link and unlink is in the account's activity, naming the provider (newest first).
+        let latest = try h.signIn("ada@example.com")
+        let kinds = try h.service.sessions.activity(idToken: latest.session.idToken, after: nil, limit: 100).entries
+            .filter { $0.kind.hasPrefix("provider") }.map { "\($0.kind) \($0.method ?? "")" }
+        #expect(kinds == ["providerLinked google", "providerUnlinked google", "providerLinked google"])
+        let unlinked = try #require(h.store.snapshot().webhooks.first { $0.eventType == "user.provider_unlinked" })
+        #expect(unlinked.body.contains(#""data":{"by":"owner","provider":"google","uid":"\#(ada.uid)"}"#))
     }
 
     /// Apple's notification about `sub`, signed by `signer` (the provider's key unless given).
@@ -202,6 +209,8 @@ struct FlowProviderSignInTests {
         let account = try #require(try h.account(login.uid))
         #expect(!account.providers.contains(.identity(apple)) && account.email?.address == "relay@privaterelay.appleid.com")
         #expect(h.store.snapshot().providerIdentities.isEmpty)
+        #expect(try h.store.read { try $0.activity(uid: login.uid, after: nil, limit: 10) }.map(\.kind).first == "providerUnlinked")
+        #expect(h.store.snapshot().webhooks.last { $0.eventType == "user.provider_unlinked" }?.body.contains(#""by":"provider""#) == true)
         expectAuthError("TOKEN_REVOKED") { _ = try h.service.sessions.refresh(login.session.refreshToken) }
         // Again: nothing more to do.
         #expect(try h.service.providerSignIn.appleNotification(try appleNotification("account-delete", sub: "a-9")).kind == .accountDelete)

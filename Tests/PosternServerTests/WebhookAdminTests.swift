@@ -18,6 +18,7 @@ struct WebhookAdminTests {
             .mailFailed(messageID: 1, kind: "sign-in", attempts: 1, email: email),
             .mailBounced(messageID: 1, kind: "sign-in", reason: "bounced", status: "5.1.1", email: email), .webhookTest(endpointID: "ep"),
             .phoneVerified(uid: "u", claimID: "c"), .phoneRemoved(uid: "u", claimID: "c"),
+            .userProviderLinked(uid: "u", provider: "google"), .userProviderUnlinked(uid: "u", provider: "google", by: "owner"),
         ]
         #expect(Set(WebhookEvent.types).count == WebhookEvent.types.count)
         #expect(Set(events.map(\.type)).isSubset(of: Set(WebhookEvent.types)))

@@ -11,9 +11,10 @@ public struct ActivityEntry: Sendable, Hashable {
     public var at: Int64
     /// `signIn`, `accountCreated`, `passwordChanged`, `passwordReset`, `emailChanged`,
     /// `emailVerified`, `emailRecovered`, `anonymousUpgraded`, `phoneLinked`, `phoneRemoved`,
-    /// `sessionRevoked` (``ActivityEntry/init(event:at:origin:)``).
+    /// `providerLinked`, `providerUnlinked`, `sessionRevoked` (``ActivityEntry/init(event:at:origin:)``).
     public var kind: String
-    /// A sign-in's method (`password`, `emailLink`, …), or a revocation's reason.
+    /// A sign-in's method (`password`, `emailLink`, …), a revocation's reason, or the provider
+    /// linked or unlinked.
     public var method: String?
     public var deviceName: String?
     public var network: String?
@@ -51,6 +52,8 @@ public struct ActivityEntry: Sendable, Hashable {
         case .userAnonymousUpgraded(let who, _): (uid, kind) = (who, "anonymousUpgraded")
         case .phoneVerified(let who, _): (uid, kind) = (who, "phoneLinked")
         case .phoneRemoved(let who, _): (uid, kind) = (who, "phoneRemoved")
+        case .userProviderLinked(let who, let provider): (uid, kind, method) = (who, "providerLinked", provider)
+        case .userProviderUnlinked(let who, let provider, _): (uid, kind, method) = (who, "providerUnlinked", provider)
         case .sessionRevoked(let who, let reason): (uid, kind, method) = (who, "sessionRevoked", reason)
         case .sessionRefreshReuseDetected(let who): (uid, kind, method) = (who, "sessionRevoked", "refreshReuse")
         case .userMigrated, .userDeleted, .userProfileUpdated, .userDisabled, .mailSent, .mailDeferred, .mailFailed, .mailBounced,

@@ -84,6 +84,7 @@ public final class ProviderSignInFlow: Sendable {
         else { throw .providerNotLinked }
         let accountName = unlinked.rawValue
         let (account, _) = try sessions.verifyRecentSignIn(idToken)
+        let (events, now) = (context.events, context.clock.unixSeconds())
         return try context.write { (tx: Writes) -> UserRecord in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             let identities = try tx.providerIdentities(uid: current.uid)
@@ -94,6 +95,7 @@ public final class ProviderSignInFlow: Sendable {
                 throw AuthError.lastSignInMethod
             }
             _ = try tx.deleteProviderIdentity(uid: current.uid, provider: accountName)
+            try events.record(.userProviderUnlinked(uid: current.uid, provider: accountName, by: "owner"), tx: tx, now: now)
             current.providers.remove(unlinked)
             try tx.updateAccount(current)
             return UserRecord(current)
@@ -121,8 +123,10 @@ public final class ProviderSignInFlow: Sendable {
         case .emailDisabled, .emailEnabled, .unknown: return notification
         }
         let name = apple.accountProviderName
+        let (events, now) = (context.events, context.clock.unixSeconds())
         try context.write { (tx: Writes) in
             guard let uid = try tx.deleteProviderIdentity(provider: name, subject: notification.subject) else { return }
+            try events.record(.userProviderUnlinked(uid: uid, provider: name, by: "provider"), tx: tx, now: now)
             if var account = try tx.account(uid: uid) {
                 account.providers.remove(.identity(apple))
                 try tx.updateAccount(account)
@@ -250,6 +254,7 @@ public final class ProviderSignInFlow: Sendable {
                     emailVerified: identity.emailVerified, createdAt: now, lastUsedAt: now)
                 // Another sign-in linked it since it was read: nothing lands, try again.
                 guard try tx.insertProviderIdentity(link) else { throw AuthError.code(.stateChanged) }
+                try events.record(.userProviderLinked(uid: account.uid, provider: accountName), tx: tx, now: now)
             } else {
                 try tx.touchProviderIdentity(provider: accountName, subject: identity.subject, email: address, emailVerified: identity.emailVerified, at: now)
             }

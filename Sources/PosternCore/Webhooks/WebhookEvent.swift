@@ -54,6 +54,14 @@ public enum WebhookEvent: Sendable, Hashable {
     /// A phone number became the account's: its holder and its owner both agreed (and, if another
     /// account held it, that one released it or the cool-off passed).
     case phoneVerified(uid: String, claimID: String)
+    /// An identity provider's account was linked to the account (`provider`: its name in the
+    /// providers file, as the account's `providers` list names it): by a sign-in with it, or by
+    /// `POST /v1/me/providers`.
+    case userProviderLinked(uid: String, provider: String)
+    /// An identity provider's account was unlinked: by the owner (`DELETE /v1/me/providers/{provider}`),
+    /// or by the provider (`by` is `owner` or `provider`: Apple's notice that consent was withdrawn or
+    /// the Apple ID deleted).
+    case userProviderUnlinked(uid: String, provider: String, by: String)
     /// A phone claim of the account ended: deleted by its owner or the number's holder, objected
     /// to, or the number moved to another account.
     case phoneRemoved(uid: String, claimID: String)
@@ -86,6 +94,8 @@ public enum WebhookEvent: Sendable, Hashable {
         case .webhookTest: "webhook.test"
         case .phoneVerified: "phone.verified"
         case .phoneRemoved: "phone.removed"
+        case .userProviderLinked: "user.provider_linked"
+        case .userProviderUnlinked: "user.provider_unlinked"
         }
     }
 
@@ -124,6 +134,8 @@ public enum WebhookEvent: Sendable, Hashable {
         case .webhookTest(let endpointID): ["endpointId": .string(endpointID)]
         case .phoneVerified(let uid, let claimID), .phoneRemoved(let uid, let claimID):
             ["uid": .string(uid), "claimId": .string(claimID)]
+        case .userProviderLinked(let uid, let provider): ["uid": .string(uid), "provider": .string(provider)]
+        case .userProviderUnlinked(let uid, let provider, let by): ["uid": .string(uid), "provider": .string(provider), "by": .string(by)]
         }
     }
 
