@@ -25,6 +25,11 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Told to the owner of an account that holds a phone number another account claimed with
     /// the holder's consent: it moves when the cool-off ends unless the owner objects.
     case phoneTransferRequested = "phone-transfer-requested"
+    /// An operator's invitation: completing the link creates the account.
+    case invitation = "invitation"
+    /// Sent instead of a sign-in or sign-up link when the address may not sign up here (off
+    /// unless `--sign-up-closed-notice`).
+    case signUpClosed = "sign-up-closed"
 
     /// The variables every kind has, and the only ones layouts may use.
     public static let commonVariables: Set<MailVariable> = [
@@ -39,13 +44,14 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     private var specificVariables: Set<MailVariable> {
         switch self {
         case .signIn: [.link, .code, .expiresIn, .expiresInMinutes]
-        case .confirmSignUp, .resetPassword, .verifyEmail: [.link, .expiresIn, .expiresInMinutes]
+        case .confirmSignUp, .resetPassword, .verifyEmail, .invitation: [.link, .expiresIn, .expiresInMinutes]
         case .accountAlreadyExists: [.link, .expiresIn, .expiresInMinutes, .resetLink]
         case .passwordChanged: [.resetLink]
         case .verifyAndChangeEmail, .recoverEmail: [.link, .expiresIn, .expiresInMinutes, .oldEmail, .newEmail]
         case .noAccount: [.signUpLink]
         case .signInApproved: [.device]
         case .phoneTransferRequested: [.phoneNumber, .expiresIn]
+        case .signUpClosed: []
         }
     }
 
@@ -56,7 +62,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case (.signIn, .subject): [.code]
         case (_, .subject): [.requestedAt]
         case (.signIn, _): [.link, .code]
-        case (.passwordChanged, _), (.noAccount, _): []
+        case (.passwordChanged, _), (.noAccount, _), (.signUpClosed, _): []
         case (.signInApproved, _): [.device]
         case (.phoneTransferRequested, _): [.phoneNumber, .expiresIn]
         case (_, _): [.link]
@@ -66,12 +72,12 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// The action of the link this mail carries, if it carries one.
     public var action: EmailAction? {
         switch self {
-        case .signIn, .confirmSignUp, .accountAlreadyExists: .signIn
+        case .signIn, .confirmSignUp, .accountAlreadyExists, .invitation: .signIn
         case .resetPassword: .resetPassword
         case .verifyEmail: .verifyEmail
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
-        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested: nil
+        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested, .signUpClosed: nil
         }
     }
 }

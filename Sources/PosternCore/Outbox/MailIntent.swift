@@ -20,6 +20,8 @@ public enum MailIntent: Sendable, Hashable, Codable {
     case signInApproved(device: String)
     /// The notice to the owner of the account that holds a number another claim `claimID` waits for.
     case phoneTransferRequested(claimID: String)
+    /// An operator's invitation: a link whose completion creates the address's account.
+    case invitation(requestID: String)
 
     /// A stable name for logs and metrics.
     public var name: String {
@@ -33,6 +35,7 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .passwordChanged: "password-changed"
         case .signInApproved: "sign-in-approved"
         case .phoneTransferRequested: "phone-transfer-requested"
+        case .invitation: "invitation"
         }
     }
 }

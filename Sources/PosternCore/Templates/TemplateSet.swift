@@ -237,6 +237,8 @@ extension MailMessageKind {
         case .noAccount: 8
         case .signInApproved: 9
         case .phoneTransferRequested: 10
+        case .invitation: 11
+        case .signUpClosed: 12
         }
     }
 }
