@@ -123,6 +123,9 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Sign-up policy (``SignUpPolicy``) refuses to create the account this sign-in would create.
     public static let signUpNotAllowed = AuthError(
         .forbidden, code: .signUpNotAllowed, message: "This server does not let this sign-in create an account: sign-ups are closed, by invitation only, or limited to some domains.")
+    /// An operator invited an address that has an account: nothing was sent.
+    public static let invitedAccountExists = AuthError(
+        .conflict, code: .emailExists, message: "The address has an account already: it signs in as it is; no invitation was sent.")
     public static let emailExists = AuthError(.conflict, code: .emailExists, message: "The new address already belongs to another account.")
     /// The password breaks `rule` of the policy; `message` says which, in English.
     public static func weakPassword(_ message: String, rule: PasswordPolicy.Rule) -> AuthError {

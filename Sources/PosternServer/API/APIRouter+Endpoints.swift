@@ -199,6 +199,14 @@ extension APIRouter {
                 return .body(200, IssuedLinkBody(
                     link: issued.link, oobCode: issued.oobCode, expiresAt: UTCTimestamp.iso8601(issued.expiresAt), queued: issued.queued))
             },
+            Route(method: "POST", path: "/v1/admin/invitations", summary: "Invite an address: mail it a link that creates its account", access: .admin,
+                  status: 202,
+                  contract: .init(request: .json(InvitationBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.invalidEmail, .invalidContinueURI, .emailExists])) { c throws(AuthError) in
+                let body = try c.body(InvitationBody.self)
+                _ = try service.operators.invite(email: body.email, continueURL: body.continueUrl, locale: body.locale)
+                return sent
+            },
             Route(method: "GET", path: "/v1/admin/users",
                   summary: "Look a user up by address (`email`), else list users newest first by pages (`query`, `cursor`, `limit`)",
                   access: .admin, status: 200,
