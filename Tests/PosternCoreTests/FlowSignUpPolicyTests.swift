@@ -186,6 +186,22 @@ struct FlowSignUpPolicyTests {
         #expect(again.uid == member.uid && !again.isNewUser && Self.accounts(closed) == 1)
     }
 
+    @Test("invite mode: an invited address signs up by any way while its invitation is open (which that ends); closed: only by the invitation's link")
+    func inviteModeOpensOtherWays() throws {
+        let h = try Self.harness(.invite)
+        _ = try h.service.operators.invite(email: "guest@example.com", continueURL: nil, locale: nil)
+        let invitationLink = try h.lastLink()
+        try h.service.emailLink.send(EmailLinkRequest(email: "uninvited@example.com"))
+        #expect(try h.lastMail() == nil)
+        let login = try h.signIn("guest@example.com")
+        #expect(login.isNewUser && Self.accounts(h) == 1)
+        expectAuthError("LINK_SUPERSEDED") { _ = try h.service.emailLink.complete(EmailLinkCompletion(link: invitationLink)) }
+        let closed = try Self.harness(.closed)
+        _ = try closed.service.operators.invite(email: "guest@example.com", continueURL: nil, locale: nil)
+        try closed.service.emailLink.send(EmailLinkRequest(email: "guest@example.com"))
+        #expect(try closed.lastMail() == nil, "closed: the invitation's own link, nothing else")
+    }
+
     @Test("invitation, closed: creates exactly its address's account once; twice, another session, another address, late: refused")
     func invitation() throws {
         let h = try Self.harness(.closed, domains: ["example.com"])

@@ -15,7 +15,7 @@ import PosternCrypto
 /// refusal before it (`MIGRATION_REQUIRED`, the 409) leaves the token usable for the retry.
 public final class ProviderSignInFlow: Sendable {
     /// The persisters this flow's transactions use.
-    typealias Writes = any AccountWriter & SessionWriter & WebhookWriter & ProviderIdentityWriter & PhoneWriter
+    typealias Writes = any AccountWriter & SessionWriter & WebhookWriter & ProviderIdentityWriter & PhoneWriter & ActionRequestReader
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ProviderIdentityReader & PhoneReader
 
@@ -214,7 +214,7 @@ public final class ProviderSignInFlow: Sendable {
                 throw AuthError.providerInUse
             case .create:
                 // By the address the provider verified (none: as a phone sign-in, no address to check).
-                if let verifiedAddress { try signUp.admit(verifiedAddress) } else { try signUp.admitWithoutAddress(anonymous: false) }
+                if let verifiedAddress { try signUp.admit(verifiedAddress, tx: tx, now: now) } else { try signUp.admitWithoutAddress(anonymous: false) }
                 account = Account(uid: try FlowContext.newID(), email: verifiedAddress, emailVerified: verifiedAddress != nil, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: verifiedAddress), tx: tx, now: now)
@@ -226,7 +226,7 @@ public final class ProviderSignInFlow: Sendable {
                 // The address comes along when the provider verified it and nobody holds it (an
                 // owner was found above otherwise).
                 if let verifiedAddress {
-                    try signUp.admit(verifiedAddress)
+                    try signUp.admit(verifiedAddress, tx: tx, now: now)
                     found.email = verifiedAddress
                     found.emailVerified = true
                 }

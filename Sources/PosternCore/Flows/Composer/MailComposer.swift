@@ -125,7 +125,8 @@ public final class MailComposer: Sendable {
                 // Sign-up policy, decided here (after the request answered, as every address is):
                 // an address that may not sign up gets no link, or the notice.
                 if request.purpose == .signIn || request.purpose == .signUp,
-                    config.signUp.refusesMail(for: request, holder: holder, asker: try request.uid.flatMap { try tx.account(uid: $0) })
+                    try config.signUp.refusesMail(
+                        for: request, holder: holder, asker: try request.uid.flatMap { try tx.account(uid: $0) }, tx: tx, now: now)
                 {
                     guard config.signUp.closedNotice else { return nil }
                     return ComposedMail(

@@ -190,7 +190,7 @@ public final class EmailLinkFlow: Sendable {
                 throw AuthError.credentialAlreadyInUse
             case .create:
                 // Asked again now: a link minted while sign-ups were open creates nothing once they closed.
-                try signUp.admit(current.email, invited: current.purpose == .invitation)
+                try signUp.admit(current.email, byInvitation: current.purpose == .invitation, tx: tx, now: now)
                 account = Account(uid: try FlowContext.newID(), email: current.email, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: current.email), tx: tx, now: now)
@@ -199,7 +199,7 @@ public final class EmailLinkFlow: Sendable {
                 account = found
             case .upgradeAnonymous(let uid):
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
-                try signUp.admit(current.email)
+                try signUp.admit(current.email, tx: tx, now: now)
                 found.email = current.email
                 account = found
                 try events.record(.userAnonymousUpgraded(uid: uid, email: current.email), tx: tx, now: now)
@@ -207,7 +207,7 @@ public final class EmailLinkFlow: Sendable {
                 guard presented?.signedInRecently == true else { throw AuthError.requiresRecentLogin }
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 // An account without an address (made by phone) gaining its first one signs it up.
-                if found.email == nil { try signUp.admit(current.email) }
+                if found.email == nil { try signUp.admit(current.email, tx: tx, now: now) }
                 if let old = found.email, old != current.email {
                     try ActionLedger.queueRecovery(uid: uid, old: old, new: current.email, tx: tx, now: now, ttl: ttlRecoverEmail)
                 }

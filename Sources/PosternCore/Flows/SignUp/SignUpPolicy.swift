@@ -9,9 +9,11 @@ public struct SignUpPolicy: Sendable, Hashable {
     public enum Mode: String, Sendable, Hashable, CaseIterable {
         /// Anyone (within ``SignUpPolicy/domains``).
         case open
-        /// Only an invitation's link creates an account (`postern users invite`, `POST /v1/admin/invitations`).
+        /// Only an invited address signs up (`postern users invite`, `POST /v1/admin/invitations`):
+        /// by its invitation's link, or by any other way (a sign-in link, the hosted page, a
+        /// provider) while its invitation is open.
         case invite
-        /// Nobody signs up; an invitation still creates its account.
+        /// Nobody signs up; an invitation's own link still creates its account.
         case closed
     }
 
@@ -50,11 +52,20 @@ public struct SignUpPolicy: Sendable, Hashable {
     /// sign-ups are open to every domain.
     public var allowsWithoutAddress: Bool { mode == .open && domains.isEmpty }
 
+    /// Whether `address` may sign up now, read in the caller's transaction: ``allows(_:invited:)``,
+    /// where an invitation's own link (`byInvitation`) is invited, and in `invite` mode so is any
+    /// way in for an address whose invitation is still open.
+    func allows(_ address: EmailAddress, byInvitation: Bool, tx: any ActionRequestReader, now: Int64) throws -> Bool {
+        if allows(address, invited: byInvitation) { return true }
+        guard mode == .invite else { return false }
+        return try !tx.openActionRequests(purpose: .invitation, address: address, now: now).isEmpty
+    }
+
     /// The check at a point that would create an account for `address` (or give an account
-    /// without one its first address): one call, where the account is written.
-    /// - Throws: `AuthError.signUpNotAllowed` unless ``allows(_:invited:)``.
-    func admit(_ address: EmailAddress, invited: Bool = false) throws(AuthError) {
-        guard allows(address, invited: invited) else { throw .signUpNotAllowed }
+    /// without one its first address): one call, in the transaction that writes the account.
+    /// - Throws: `AuthError.signUpNotAllowed` unless ``allows(_:byInvitation:tx:now:)``.
+    func admit(_ address: EmailAddress, byInvitation: Bool = false, tx: any ActionRequestReader, now: Int64) throws {
+        guard try allows(address, byInvitation: byInvitation, tx: tx, now: now) else { throw AuthError.signUpNotAllowed }
     }
 
     /// The check at a point that would create an account with no address: anonymous
@@ -67,8 +78,8 @@ public struct SignUpPolicy: Sendable, Hashable {
     /// Whether the outbox's content stage sends `request` (a sign-in, a sign-up's confirmation)
     /// no link: its address has no account (`holder` nil), may not sign up, and the request does
     /// not come from an account that already has an address (a change of address is no sign-up).
-    func refusesMail(for request: ActionRequest, holder: Account?, asker: Account?) -> Bool {
+    func refusesMail(for request: ActionRequest, holder: Account?, asker: Account?, tx: any ActionRequestReader, now: Int64) throws -> Bool {
         guard holder == nil, request.purpose != .invitation, asker?.email == nil else { return false }
-        return !allows(request.email)
+        return try !allows(request.email, byInvitation: false, tx: tx, now: now)
     }
 }
