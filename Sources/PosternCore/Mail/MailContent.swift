@@ -34,6 +34,8 @@ public enum MailContent: Sendable, Hashable {
     /// A sign-in or sign-up was asked for an address this server does not let sign up
     /// (`--sign-up-closed-notice`); no link.
     case signUpClosed
+    /// A sign-in on `device` (its name and network), new to the account.
+    case newSignIn(device: String)
 
     /// The message kind, which picks the templates.
     public var kind: MailMessageKind {
@@ -51,6 +53,7 @@ public enum MailContent: Sendable, Hashable {
         case .phoneTransferRequested: .phoneTransferRequested
         case .invitation: .invitation
         case .signUpClosed: .signUpClosed
+        case .newSignIn: .newSignIn
         }
     }
 
@@ -63,7 +66,7 @@ public enum MailContent: Sendable, Hashable {
             expiresAt
         case .phoneTransferRequested(_, let movesAt):
             movesAt
-        case .passwordChanged, .noAccount, .signInApproved, .signUpClosed:
+        case .passwordChanged, .noAccount, .signInApproved, .newSignIn, .signUpClosed:
             nil
         }
     }
@@ -88,7 +91,7 @@ public enum MailContent: Sendable, Hashable {
             context[.newEmail] = newEmail.address
         case .noAccount(let signUpLink):
             context[.signUpLink] = signUpLink
-        case .signInApproved(let device):
+        case .signInApproved(let device), .newSignIn(let device):
             context[.device] = device
         case .phoneTransferRequested(let phoneNumber, _):
             context[.phoneNumber] = phoneNumber

@@ -25,6 +25,9 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Told to the owner of an account that holds a phone number another account claimed with
     /// the holder's consent: it moves when the cool-off ends unless the owner objects.
     case phoneTransferRequested = "phone-transfer-requested"
+    /// Notice of a sign-in on a device and network the account had not signed in from
+    /// (`--notify-new-device`).
+    case newSignIn = "new-sign-in"
     /// An operator's invitation: completing the link creates the account.
     case invitation = "invitation"
     /// Sent instead of a sign-in or sign-up link when the address may not sign up here (off
@@ -49,7 +52,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .passwordChanged: [.resetLink]
         case .verifyAndChangeEmail, .recoverEmail: [.link, .expiresIn, .expiresInMinutes, .oldEmail, .newEmail]
         case .noAccount: [.signUpLink]
-        case .signInApproved: [.device]
+        case .signInApproved, .newSignIn: [.device]
         case .phoneTransferRequested: [.phoneNumber, .expiresIn]
         case .signUpClosed: []
         }
@@ -63,7 +66,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case (_, .subject): [.requestedAt]
         case (.signIn, _): [.link, .code]
         case (.passwordChanged, _), (.noAccount, _), (.signUpClosed, _): []
-        case (.signInApproved, _): [.device]
+        case (.signInApproved, _), (.newSignIn, _): [.device]
         case (.phoneTransferRequested, _): [.phoneNumber, .expiresIn]
         case (_, _): [.link]
         }
@@ -77,7 +80,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .verifyEmail: .verifyEmail
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
-        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested, .signUpClosed: nil
+        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested, .newSignIn, .signUpClosed: nil
         }
     }
 }

@@ -20,6 +20,9 @@ public enum MailIntent: Sendable, Hashable, Codable {
     case signInApproved(device: String)
     /// The notice to the owner of the account that holds a number another claim `claimID` waits for.
     case phoneTransferRequested(claimID: String)
+    /// The notice of a sign-in on a device (its name and network) the account had not signed in
+    /// from (`--notify-new-device`).
+    case newSignIn(device: String)
     /// An operator's invitation: a link whose completion creates the address's account.
     case invitation(requestID: String)
 
@@ -35,6 +38,7 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .passwordChanged: "password-changed"
         case .signInApproved: "sign-in-approved"
         case .phoneTransferRequested: "phone-transfer-requested"
+        case .newSignIn: "new-sign-in"
         case .invitation: "invitation"
         }
     }

@@ -237,8 +237,9 @@ extension MailMessageKind {
         case .noAccount: 8
         case .signInApproved: 9
         case .phoneTransferRequested: 10
-        case .invitation: 11
-        case .signUpClosed: 12
+        case .newSignIn: 11
+        case .invitation: 12
+        case .signUpClosed: 13
         }
     }
 }
