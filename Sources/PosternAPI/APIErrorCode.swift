@@ -99,6 +99,11 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case providerNotLinked = "PROVIDER_NOT_LINKED"
     /// Removing it would leave the account no way to sign in (409).
     case lastSignInMethod = "LAST_SIGN_IN_METHOD"
+    /// This server does not let this sign-in create an account (`--sign-up`, `--sign-up-domains`):
+    /// an anonymous sign-in, or a new account after the person proved the credential (a link or
+    /// code from the mailbox, a phone code, a provider's verified address). Never the answer of a
+    /// request that only names an address (403).
+    case signUpNotAllowed = "SIGN_UP_NOT_ALLOWED"
     /// This request needs a solved challenge first (`--challenge`): `challenge` names what to solve
     /// (`altcha`, the built-in proof of work, or the CAPTCHA service), `challengeUrl` where to get
     /// one; send the solution in the request's `challengeSolution` field. The same for every address (400).
@@ -125,6 +130,7 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
         case .notFound, .userNotFound, .phoneClaimNotFound, .sessionNotFound, .phoneSignInDisabled, .providerNotConfigured,
             .providerNotLinked: 404
+        case .signUpNotAllowed: 403
         case .methodNotAllowed: 405
         case .migrationRequired, .credentialAlreadyInUse, .linkOtherSession, .emailExists, .notDead, .anonymousAccount, .phoneClaimState,
             .accountExistsWithDifferentCredential, .providerAlreadyLinked, .lastSignInMethod: 409

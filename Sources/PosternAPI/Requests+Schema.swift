@@ -219,6 +219,18 @@ extension AdminLinkBody: DocumentedBody {
     }
 }
 
+extension InvitationBody: DocumentedBody {
+    public static let schemaName = "InvitationRequest"
+    public static var schema: JSONSchema {
+        .object("Invite an address: its mail carries a link that creates the account whatever --sign-up says (operators only).", [
+            .required("email", .emailAddress),
+            .optional("continueUrl", .continueURL),
+            .optional("locale", .locale),
+        ])
+    }
+    public static var example: Self { Self(email: JSONSchema.Example.email, continueUrl: JSONSchema.Example.continueURL, locale: "en") }
+}
+
 extension AdminUserPatchBody: DocumentedBody {
     public static let schemaName = "AdminUserPatchRequest"
     public static var schema: JSONSchema {

@@ -272,6 +272,19 @@ public struct AdminLinkBody: Sendable, Hashable, Codable {
     }
 }
 
+/// `POST /v1/admin/invitations`.
+public struct InvitationBody: Sendable, Hashable, Codable {
+    public var email: String
+    public var continueUrl: String?
+    public var locale: String?
+
+    public init(email: String, continueUrl: String? = nil, locale: String? = nil) {
+        self.email = email
+        self.continueUrl = continueUrl
+        self.locale = locale
+    }
+}
+
 /// The answer of `POST /v1/admin/links`.
 public struct IssuedLinkBody: Sendable, Hashable, Codable {
     public var link: String

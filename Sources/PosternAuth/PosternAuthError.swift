@@ -91,6 +91,9 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case phoneClaimState(String)
     /// The server does not offer sign-in by phone (`PHONE_SIGN_IN_DISABLED`).
     case phoneSignInDisabled
+    /// This server does not let this sign-in create an account: sign-ups are closed, by
+    /// invitation only, or limited to some domains (`SIGN_UP_NOT_ALLOWED`).
+    case signUpNotAllowed
     // Identity providers (Sign in with Apple, Google, …).
     /// The provider's ID token was refused: expired, for another app, used before, or its nonce
     /// does not match (`INVALID_PROVIDER_TOKEN`). Ask the provider for a new one.
@@ -183,6 +186,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .sessionNotFound: return .sessionNotFound
         case .phoneClaimState: return .phoneClaimState(detail.message)
         case .phoneSignInDisabled: return .phoneSignInDisabled
+        case .signUpNotAllowed: return .signUpNotAllowed
         case .invalidProviderToken: return .invalidProviderToken
         case .providerNotConfigured: return .providerNotConfigured
         case .accountExistsWithDifferentCredential: return .accountExistsWithDifferentCredential
@@ -237,6 +241,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .sessionNotFound: "This account has no such session."
         case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"
         case .phoneSignInDisabled: "This service does not offer sign-in by phone."
+        case .signUpNotAllowed: "This service does not create new accounts here: sign-ups are closed, by invitation only, or limited to some domains."
         case .invalidProviderToken: "The sign-in was refused. Try signing in again."
         case .providerNotConfigured: "This service does not offer sign-in with that provider."
         case .accountExistsWithDifferentCredential:

@@ -8,7 +8,10 @@ import PosternTestSupport
 /// `postern-bench enumeration [calls]`: for send-link, sign-up, reset and password sign-in, `calls`
 /// calls for addresses that have an account and as many for addresses that do not, interleaved,
 /// through the flows over a real SQLite file. Compares the answers byte for byte and the latencies
-/// (medians, two-sample Kolmogorov–Smirnov). Prints one `name key=value…` line per endpoint.
+/// (medians, two-sample Kolmogorov–Smirnov). Prints one `name key=value…` line per endpoint; then
+/// the same for a refused sign-up against an accepted one (`refused_send_link`, `refused_sign_up`:
+/// new addresses, to a service with `--sign-up closed` and to one with `open`, over one store), whose
+/// lines name the two samples `existing` (accepted) and `unknown` (refused) as the others do.
 enum EnumerationBench {
     /// `postern-bench enumeration-seed DB N`: N accounts member<i>@example.com with the password
     /// "the real password" (scrypt log2 N = 12), for the HTTP run against `postern serve`.
@@ -57,15 +60,25 @@ enum EnumerationBench {
         let service = try AuthService(
             store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config,
             hasher: hasher)
+        // The same daemon with sign-ups closed: its answer to a new address is a refused sign-up.
+        var closedConfig = config
+        closedConfig.signUp = SignUpPolicy(mode: .closed)
+        let closed = try AuthService(
+            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: closedConfig, hasher: hasher)
 
         try seed(store, count: calls)
         let existing = (0..<calls).map { "member\($0)@example.com" }
         let unknown = (0..<calls).map { "stranger\($0)@example.com" }
+        let newcomers = (0..<calls).map { "newcomer\($0)@example.com" }
+        let refused = (0..<calls).map { "refused\($0)@example.com" }
 
         let gate = service.challenges
         let pass = { (solution: String?) throws(AuthError) -> ChallengePass in try gate.check(solution: solution, clientIP: "192.0.2.10") }
+        let closedPass = { (solution: String?) throws(AuthError) -> ChallengePass in
+            try closed.challenges.check(solution: solution, clientIP: "192.0.2.10")
+        }
         // Each endpoint: whether it sends (and so needs a solution), and the call.
-        let endpoints: [(String, Bool, (String, String?) -> String)] = [
+        let addressed: [(String, Bool, (String, String?) -> String)] = [
             ("send_link", true, { email, solution in
                 answer { try service.emailLink.send(EmailLinkRequest(email: email, challengePass: try pass(solution))) }
             }),
@@ -84,6 +97,29 @@ enum EnumerationBench {
                 }
             }),
         ]
+        // Each line: its name, whether it sends, and the call of the first sample (an existing account,
+        // or an accepted sign-up) or the second (no account, or a refused sign-up) for index i.
+        var endpoints: [(String, Bool, (Bool, Int, String?) -> String)] = addressed.map { name, sends, call in
+            (name, sends, { first, i, solution in call(first ? existing[i] : unknown[i], solution) })
+        }
+        endpoints += [
+            ("refused_send_link", true, { accepted, i, solution in
+                answer {
+                    let flows = accepted ? service : closed
+                    let check = accepted ? pass : closedPass
+                    try flows.emailLink.send(EmailLinkRequest(email: accepted ? newcomers[i] : refused[i], challengePass: try check(solution)))
+                }
+            }),
+            ("refused_sign_up", true, { accepted, i, solution in
+                answer {
+                    let flows = accepted ? service : closed
+                    let check = accepted ? pass : closedPass
+                    try flows.passwords.signUp(
+                        email: accepted ? newcomers[i] : refused[i], password: "a fine password", idToken: nil, continueURL: nil, locale: nil,
+                        challengePass: try check(solution))
+                }
+            }),
+        ]
         /// A solved challenge for an endpoint that sends, nil for one that does not.
         func solution(_ sends: Bool) throws -> String? {
             guard sends else { return nil }
@@ -94,7 +130,7 @@ enum EnumerationBench {
         }
         for (name, sends, call) in endpoints {
             // Warm up both paths.
-            for i in 0..<20 { _ = call(existing[i], try solution(sends)); _ = call(unknown[i], try solution(sends)) }
+            for i in 0..<20 { _ = call(true, i, try solution(sends)); _ = call(false, i, try solution(sends)) }
             var timesA: [Double] = []
             var timesB: [Double] = []
             var answersA = Set<String>()
@@ -103,10 +139,9 @@ enum EnumerationBench {
                 // Alternate which goes first, so neither always follows the other.
                 let order = i % 2 == 0 ? [true, false] : [false, true]
                 for isExisting in order {
-                    let email = isExisting ? existing[i] : unknown[i]
                     let solved = try solution(sends)
                     let start = DispatchTime.now().uptimeNanoseconds
-                    let result = call(email, solved)
+                    let result = call(isExisting, i, solved)
                     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1000
                     if isExisting { timesA.append(elapsed); answersA.insert(result) } else { timesB.append(elapsed); answersB.insert(result) }
                 }

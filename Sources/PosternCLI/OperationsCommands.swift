@@ -142,22 +142,24 @@ struct OutboxCommand: Subcommand {
     }
 }
 
-/// `postern users show|list|disable|enable|delete|import|export`.
+/// `postern users show|list|invite|disable|enable|delete|import|export`.
 struct UsersCommand: Subcommand {
     static let name = "users"
-    static let abstract = "show, list, disable, enable, delete, import or export users; their sessions and activity"
+    static let abstract = "show, list, invite, disable, enable, delete, import or export users; their sessions and activity"
     static let usage = """
         Usage: postern users show    --email ADDR | --uid UID [--json]
                postern users disable --email ADDR | --uid UID   (signs the user out everywhere)
                postern users enable  --email ADDR | --uid UID
                postern users delete  --email ADDR | --uid UID
-        \(UsersList.usage)\(UsersSessions.usage)\(UsersTransfer.usage)
+        \(UsersList.usage)\(UsersInvite.usage)\(UsersSessions.usage)\(UsersTransfer.usage)
         """
 
     static let options: [OptionDeclaration] = [
         .value("email", "ADDR", "show, disable, enable, delete: the user by address"),
         .value("uid", "UID", "show, disable, enable, delete: the user by uid"),
-        .flag("json", "show, list, sessions, activity, import: print JSON"),
+        .flag("json", "show, list, invite, sessions, activity, import: print JSON"),
+        .value("continue-url", "URL", "invite: where the app continues after the link (a host of --allowed-continue-hosts)"),
+        .value("locale", "L", "invite: the language of the mail (such as de or pt-BR)"),
         .value("query", "Q", "list: the user with this uid and those whose address starts with it"),
         .value("limit", "N", "list, activity: print at most N"),
         .value("revoke", "ID", "sessions: end the user's session ID"),
@@ -173,7 +175,7 @@ struct UsersCommand: Subcommand {
         .value("output", "FILE", "export: write here (0600) instead of standard output"),
     ]
     static let settings = SettingsGroup.flags(.storage, .flows)
-    static let actions = ["show", "list", "sessions", "activity", "disable", "enable", "delete", "import", "export"]
+    static let actions = ["show", "list", "invite", "sessions", "activity", "disable", "enable", "delete", "import", "export"]
 
     let arguments: ParsedArguments
 
@@ -185,11 +187,12 @@ struct UsersCommand: Subcommand {
             return try UsersTransfer(arguments: arguments).validate()
         }
         if arguments.words.count >= 2, arguments.words[1] == "list" { return try UsersList(arguments: arguments).validate() }
+        if arguments.words.count >= 2, arguments.words[1] == "invite" { return try UsersInvite(arguments: arguments).validate() }
         if arguments.words.count >= 2, ["sessions", "activity"].contains(arguments.words[1]) {
             return try UsersSessions(arguments: arguments).validate()
         }
         guard arguments.words.count == 2, ["show", "disable", "enable", "delete"].contains(arguments.words[1]) else {
-            throw CommandFailure(code: .usage, message: "users needs show, list, sessions, activity, disable, enable, delete, import or export; see postern users --help")
+            throw CommandFailure(code: .usage, message: "users needs show, list, invite, sessions, activity, disable, enable, delete, import or export; see postern users --help")
         }
         guard arguments.options["email"] != nil || arguments.options["uid"] != nil else {
             throw CommandFailure(code: .usage, message: "give --email ADDR or --uid UID")
@@ -200,6 +203,7 @@ struct UsersCommand: Subcommand {
     func run() throws -> Int32 {
         if ["import", "export"].contains(arguments.words[1]) { return try UsersTransfer(arguments: arguments).run() }
         if arguments.words[1] == "list" { return try UsersList(arguments: arguments).run() }
+        if arguments.words[1] == "invite" { return try UsersInvite(arguments: arguments).run() }
         if ["sessions", "activity"].contains(arguments.words[1]) { return try UsersSessions(arguments: arguments).run() }
         let settings = try arguments.settings()
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }

@@ -19,7 +19,7 @@ struct ClientUnitTests {
         .userNotFound: .userNotFound, .anonymousAccount: .anonymousAccount,
         .invalidPhoneCode: .invalidPhoneCode, .phoneClaimNotFound: .phoneClaimNotFound, .sessionNotFound: .sessionNotFound,
         .phoneClaimState: .phoneClaimState("m"),
-        .phoneSignInDisabled: .phoneSignInDisabled, .methodNotAllowed: .protocolMismatch(status: 400, code: "METHOD_NOT_ALLOWED", message: "m"),
+        .phoneSignInDisabled: .phoneSignInDisabled, .signUpNotAllowed: .signUpNotAllowed, .methodNotAllowed: .protocolMismatch(status: 400, code: "METHOD_NOT_ALLOWED", message: "m"),
         .migrationRequired: .migrationRequired(.init(credentials: .emailCode(email: "a@b.c", code: "123456"), anonymousUid: "anon")),
         .credentialAlreadyInUse: .credentialAlreadyInUse, .linkOtherSession: .linkOtherSession, .emailExists: .emailExists, .notDead: .operatorOnly(code: "NOT_DEAD", message: "m"),
         .payloadTooLarge: .protocolMismatch(status: 400, code: "PAYLOAD_TOO_LARGE", message: "m"),

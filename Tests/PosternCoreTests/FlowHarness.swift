@@ -6,17 +6,21 @@ import PosternTestSupport
 
 /// The flows over the in-memory store, a manual clock and cheap scrypt parameters.
 struct FlowHarness {
-    let clock = ManualClock()
-    let store = InMemoryStore()
+    let clock: ManualClock
+    let store: InMemoryStore
     let service: AuthService
     /// The key ring the service signs with (for tests that sign tokens of their own with it).
     let keys: KeyRingCache
 
+    /// `restarting`: the service of another harness started again over its store and clock (its
+    /// keys are in the store), with this configuration: a daemon restarted with new settings.
     init(
         identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
-        deliveryEventSources: DeliveryEventSources = .none,
+        deliveryEventSources: DeliveryEventSources = .none, restarting previous: FlowHarness? = nil,
         configure: (inout AuthConfiguration) -> Void = { _ in }
     ) throws {
+        clock = previous?.clock ?? ManualClock()
+        store = previous?.store ?? InMemoryStore()
         let vault = KeyVault(
             store: store, box: try SecretBox(key: Array(repeating: 7, count: 32)), clock: clock, maxCodeLifetime: 7 * 86_400,
             rsaKeys: .madeOncePerProcess)
@@ -64,7 +68,7 @@ struct FlowHarness {
         case .signIn(let link, _, _), .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _),
             .verifyAndChangeEmail(let link, _, _, _), .recoverEmail(let link, _, _, _):
             return link
-        case .accountAlreadyExists(let link, _, _):
+        case .accountAlreadyExists(let link, _, _), .invitation(let link, _):
             return link
         default:
             throw HarnessError.noLink

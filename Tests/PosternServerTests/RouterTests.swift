@@ -246,13 +246,14 @@ struct RouterTests {
 struct ErrorKindStatusTests {
     @Test("each kind has its status, and every error keeps the status API.md and the catalogue (APIErrorCode.httpStatus) give its code")
     func statuses() {
-        #expect(AuthError.Kind.allCases.map(\.httpStatus) == [400, 401, 404, 409, 429, 503, 500])
+        #expect(AuthError.Kind.allCases.map(\.httpStatus) == [400, 401, 403, 404, 409, 429, 503, 500])
         let expected: [(AuthError, Int)] = [
             (.invalidArgument("x"), 400), (.invalidEmail(EmailAddressError(.empty)), 400), (.code(.expired), 400),
             (.code(.badSignature), 400), (.invalidCode("x"), 400), (.weakPassword("x", rule: .tooShort), 400),
             (.invalidRefreshToken, 400), (.invalidContinueURL("x"), 400),
             (.invalidLoginCredentials, 400), (.emailMismatch, 400), (.invalidCodeVerifier, 400), (.userDisabled, 400),
-            (.tokenRevoked, 401), (.invalidIDToken, 401), (.requiresRecentLogin, 401), (.adminTokenWrong, 401),
+            (.tokenRevoked, 401), (.invalidIDToken, 401), (.requiresRecentLogin, 401), (.adminTokenWrong, 401), (.signUpNotAllowed, 403),
+            (.invitedAccountExists, 409),
             (.userNotFound, 404), (.adminDisabled, 404), (.noSuchEndpoint("/x"), 404), (.credentialAlreadyInUse, 409), (.emailExists, 409),
             (.migrationRequired(anonymousUid: "u"), 409), (.notDead, 409), (.anonymousAccount("x"), 409), (.tooManyAttempts(retryAfter: 3), 429),
             (.unavailable("x"), 503), (.internalError("x"), 500),

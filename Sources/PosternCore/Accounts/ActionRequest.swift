@@ -10,11 +10,14 @@ public struct ActionRequest: Sendable, Hashable {
         case verifyEmail = "verify-email"
         case changeEmail = "change-email"
         case recoverEmail = "recover-email"
+        /// An operator's invitation: a sign-in link whose completion creates the account of its
+        /// address whatever ``SignUpPolicy`` says (`postern users invite`).
+        case invitation
 
         /// The action (link mode) of the code minted for it.
         public var action: EmailAction {
             switch self {
-            case .signIn, .signUp: .signIn
+            case .signIn, .signUp, .invitation: .signIn
             case .resetPassword: .resetPassword
             case .verifyEmail: .verifyEmail
             case .changeEmail: .verifyAndChangeEmail

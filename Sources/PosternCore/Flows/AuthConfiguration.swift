@@ -39,6 +39,10 @@ public struct AuthConfiguration: Sendable {
     public var guessBudget = GuessBudget()
     /// Whether a reset for an unknown address mails the no-account notice (off: nothing is sent).
     public var sendNoAccountMail = false
+    /// Who may create an account (``SignUpPolicy``).
+    public var signUp = SignUpPolicy.open
+    /// How long an invitation's link creates its account (`--invitation-lifetime`).
+    public var invitationLifetime: Int64 = 7 * 86_400
     /// How long a phone claim's SMS code proves the number.
     public var phoneCodeLifetime: Int64 = 600
     /// How long a claim its holder proved first waits for the owner's approval.
@@ -80,6 +84,8 @@ public struct AuthConfiguration: Sendable {
         challenge = settings.challenge
         adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail
+        signUp = settings.signUp
+        invitationLifetime = settings.invitationLifetime
         webhooks = settings.webhookConfiguration
         newDeviceWindow = settings.notifyNewDevice ? settings.activityDays * 86_400 : nil
         bounceAddress = settings.bounceAddress
@@ -98,6 +104,7 @@ public struct AuthConfiguration: Sendable {
         case .resetPassword: ttlResetPassword
         case .verifyEmail, .changeEmail: ttlVerifyEmail
         case .recoverEmail: ttlRecoverEmail
+        case .invitation: invitationLifetime
         }
     }
 }

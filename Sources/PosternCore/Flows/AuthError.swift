@@ -11,6 +11,9 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidInput
         /// The caller's token is missing, wrong, revoked or too old for this (401).
         case unauthorized
+        /// The request is understood and the caller known, but this server does not do it for
+        /// them (403).
+        case forbidden
         /// The thing named does not exist, or is not offered here (404).
         case notFound
         /// The request is well formed but conflicts with the state (409).
@@ -117,6 +120,12 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func anonymousAccount(_ message: String) -> AuthError {
         AuthError(.conflict, code: .anonymousAccount, message: message)
     }
+    /// Sign-up policy (``SignUpPolicy``) refuses to create the account this sign-in would create.
+    public static let signUpNotAllowed = AuthError(
+        .forbidden, code: .signUpNotAllowed, message: "This server does not let this sign-in create an account: sign-ups are closed, by invitation only, or limited to some domains.")
+    /// An operator invited an address that has an account: nothing was sent.
+    public static let invitedAccountExists = AuthError(
+        .conflict, code: .emailExists, message: "The address has an account already: it signs in as it is; no invitation was sent.")
     public static let emailExists = AuthError(.conflict, code: .emailExists, message: "The new address already belongs to another account.")
     /// The password breaks `rule` of the policy; `message` says which, in English.
     public static func weakPassword(_ message: String, rule: PasswordPolicy.Rule) -> AuthError {

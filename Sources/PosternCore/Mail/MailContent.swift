@@ -29,6 +29,11 @@ public enum MailContent: Sendable, Hashable {
     /// Another account claimed the account's phone number (`phoneNumber`: its redacted form) with
     /// its holder's consent; it moves at `movesAt` unless the owner objects or releases it.
     case phoneTransferRequested(phoneNumber: String, movesAt: Date)
+    /// An operator's invitation: the link creates the account (and signs in).
+    case invitation(link: String, expiresAt: Date)
+    /// A sign-in or sign-up was asked for an address this server does not let sign up
+    /// (`--sign-up-closed-notice`); no link.
+    case signUpClosed
     /// A sign-in on `device` (its name and network), new to the account.
     case newSignIn(device: String)
 
@@ -46,6 +51,8 @@ public enum MailContent: Sendable, Hashable {
         case .noAccount: .noAccount
         case .signInApproved: .signInApproved
         case .phoneTransferRequested: .phoneTransferRequested
+        case .invitation: .invitation
+        case .signUpClosed: .signUpClosed
         case .newSignIn: .newSignIn
         }
     }
@@ -55,11 +62,11 @@ public enum MailContent: Sendable, Hashable {
         switch self {
         case .signIn(_, _, let expiresAt), .confirmSignUp(_, let expiresAt), .accountAlreadyExists(_, let expiresAt, _),
             .resetPassword(_, let expiresAt), .verifyEmail(_, let expiresAt),
-            .verifyAndChangeEmail(_, let expiresAt, _, _), .recoverEmail(_, let expiresAt, _, _):
+            .verifyAndChangeEmail(_, let expiresAt, _, _), .recoverEmail(_, let expiresAt, _, _), .invitation(_, let expiresAt):
             expiresAt
         case .phoneTransferRequested(_, let movesAt):
             movesAt
-        case .passwordChanged, .noAccount, .signInApproved, .newSignIn:
+        case .passwordChanged, .noAccount, .signInApproved, .newSignIn, .signUpClosed:
             nil
         }
     }
@@ -70,7 +77,7 @@ public enum MailContent: Sendable, Hashable {
         case .signIn(let link, let code, _):
             context[.link] = link
             context[.code] = code
-        case .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _):
+        case .confirmSignUp(let link, _), .resetPassword(let link, _), .verifyEmail(let link, _), .invitation(let link, _):
             context[.link] = link
         case .accountAlreadyExists(let signInLink, _, let resetLink):
             context[.link] = signInLink
@@ -88,6 +95,8 @@ public enum MailContent: Sendable, Hashable {
             context[.device] = device
         case .phoneTransferRequested(let phoneNumber, _):
             context[.phoneNumber] = phoneNumber
+        case .signUpClosed:
+            break
         }
     }
 }

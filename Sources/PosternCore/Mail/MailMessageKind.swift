@@ -28,6 +28,11 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Notice of a sign-in on a device and network the account had not signed in from
     /// (`--notify-new-device`).
     case newSignIn = "new-sign-in"
+    /// An operator's invitation: completing the link creates the account.
+    case invitation = "invitation"
+    /// Sent instead of a sign-in or sign-up link when the address may not sign up here (off
+    /// unless `--sign-up-closed-notice`).
+    case signUpClosed = "sign-up-closed"
 
     /// The variables every kind has, and the only ones layouts may use.
     public static let commonVariables: Set<MailVariable> = [
@@ -42,13 +47,14 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     private var specificVariables: Set<MailVariable> {
         switch self {
         case .signIn: [.link, .code, .expiresIn, .expiresInMinutes]
-        case .confirmSignUp, .resetPassword, .verifyEmail: [.link, .expiresIn, .expiresInMinutes]
+        case .confirmSignUp, .resetPassword, .verifyEmail, .invitation: [.link, .expiresIn, .expiresInMinutes]
         case .accountAlreadyExists: [.link, .expiresIn, .expiresInMinutes, .resetLink]
         case .passwordChanged: [.resetLink]
         case .verifyAndChangeEmail, .recoverEmail: [.link, .expiresIn, .expiresInMinutes, .oldEmail, .newEmail]
         case .noAccount: [.signUpLink]
         case .signInApproved, .newSignIn: [.device]
         case .phoneTransferRequested: [.phoneNumber, .expiresIn]
+        case .signUpClosed: []
         }
     }
 
@@ -59,7 +65,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case (.signIn, .subject): [.code]
         case (_, .subject): [.requestedAt]
         case (.signIn, _): [.link, .code]
-        case (.passwordChanged, _), (.noAccount, _): []
+        case (.passwordChanged, _), (.noAccount, _), (.signUpClosed, _): []
         case (.signInApproved, _), (.newSignIn, _): [.device]
         case (.phoneTransferRequested, _): [.phoneNumber, .expiresIn]
         case (_, _): [.link]
@@ -69,12 +75,12 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// The action of the link this mail carries, if it carries one.
     public var action: EmailAction? {
         switch self {
-        case .signIn, .confirmSignUp, .accountAlreadyExists: .signIn
+        case .signIn, .confirmSignUp, .accountAlreadyExists, .invitation: .signIn
         case .resetPassword: .resetPassword
         case .verifyEmail: .verifyEmail
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
-        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested, .newSignIn: nil
+        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested, .newSignIn, .signUpClosed: nil
         }
     }
 }

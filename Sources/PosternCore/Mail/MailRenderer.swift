@@ -85,7 +85,7 @@ extension MailMessage {
         let mode = kind.action?.rawValue ?? EmailAction.signIn.rawValue
         let link = "\(publicURL)/action?mode=\(mode)&oobCode=SAMPLE-not-a-real-code_0123456789abcdefghij&lang=en"
         let resetLink = "\(publicURL)/action?mode=resetPassword&oobCode=SAMPLE-reset-code_0123456789"
-        let expires = now.addingTimeInterval(kind == .resetPassword ? 3_600 : kind == .signIn ? 600 : 259_200)
+        let expires = now.addingTimeInterval(kind == .resetPassword ? 3_600 : kind == .signIn ? 600 : kind == .invitation ? 604_800 : 259_200)
         let content: MailContent =
             switch kind {
             case .signIn: .signIn(link: link, code: "123456", expiresAt: expires)
@@ -100,6 +100,8 @@ extension MailMessage {
             case .signInApproved: .signInApproved(device: "Chrome on Linux")
             case .phoneTransferRequested: .phoneTransferRequested(phoneNumber: "+49…", movesAt: now.addingTimeInterval(7 * 86_400))
             case .newSignIn: .newSignIn(device: "Safari on iPhone (203.0.113.0/24)")
+            case .invitation: .invitation(link: link, expiresAt: expires)
+            case .signUpClosed: .signUpClosed
             }
         let recipient = kind == .recoverEmail ? old : user
         return MailMessage(content: content, recipient: recipient, requestedAt: now, displayName: "Jane Doe")

@@ -71,7 +71,9 @@ extension OIDCFlow {
                     identity, token: token, provider: provider, presented: nil, allowMigration: nil, displayName: name, issue: nil)
             } catch where error.code == APIErrorCode.accountExistsWithDifferentCredential.rawValue {
                 return OIDCPageAnswer(.signIn(found.view, retry: .accountExists))
-            } catch where error.code == APIErrorCode.userDisabled.rawValue || error.kind == .invalidInput || error.kind == .unavailable {
+            } catch where error.code == APIErrorCode.userDisabled.rawValue || error.kind == .invalidInput || error.kind == .unavailable
+                || error.kind == .forbidden
+            {
                 context.logRefusal(error)
                 return OIDCPageAnswer(.signIn(found.view, retry: .providerFailed))
             }

@@ -6,7 +6,7 @@ extension MailIntent {
         switch self {
         case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
             .recoverEmail(let id), .passwordChanged(let id), .signInApproved(let id),
-            .phoneTransferRequested(let id), .newSignIn(let id):
+            .phoneTransferRequested(let id), .newSignIn(let id), .invitation(let id):
             "\(name):\(id)"
         }
     }
@@ -26,6 +26,7 @@ extension MailIntent {
         case "sign-in-approved": self = .signInApproved(device: id)
         case "phone-transfer-requested": self = .phoneTransferRequested(claimID: id)
         case "new-sign-in": self = .newSignIn(device: id)
+        case "invitation": self = .invitation(requestID: id)
         default: return nil
         }
     }

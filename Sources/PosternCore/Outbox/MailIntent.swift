@@ -23,6 +23,8 @@ public enum MailIntent: Sendable, Hashable, Codable {
     /// The notice of a sign-in on a device (its name and network) the account had not signed in
     /// from (`--notify-new-device`).
     case newSignIn(device: String)
+    /// An operator's invitation: a link whose completion creates the address's account.
+    case invitation(requestID: String)
 
     /// A stable name for logs and metrics.
     public var name: String {
@@ -37,6 +39,7 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .signInApproved: "sign-in-approved"
         case .phoneTransferRequested: "phone-transfer-requested"
         case .newSignIn: "new-sign-in"
+        case .invitation: "invitation"
         }
     }
 }

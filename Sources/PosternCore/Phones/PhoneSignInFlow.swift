@@ -109,6 +109,7 @@ public final class PhoneSignInFlow: Sendable {
         let budget = budget
         let settlement = settlement
         let guessBucket = PhoneGuessBudget.bucket(numberHash: numberHash, ring: ring)
+        let signUp = context.config.signUp
         let outcome = try context.write { (tx: Writes) -> Outcome in
             // The number's budget first, which no new code resets: while it is locked every code
             // is refused unchecked, the right one included, and nothing is counted.
@@ -140,6 +141,8 @@ public final class PhoneSignInFlow: Sendable {
             case .credentialInUse:
                 throw AuthError.phoneInUse
             case .create:
+                // The code proved the number, so the refusal tells its holder only what is theirs.
+                try signUp.admitWithoutAddress(anonymous: false)
                 account = Account(uid: try FlowContext.newID(), createdAt: now, providers: [.phone])
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: nil, byPhone: true), tx: tx, now: now)

@@ -15,7 +15,7 @@ import PosternCrypto
 /// refusal before it (`MIGRATION_REQUIRED`, the 409) leaves the token usable for the retry.
 public final class ProviderSignInFlow: Sendable {
     /// The persisters this flow's transactions use.
-    typealias Writes = any AccountWriter & SessionWriter & WebhookWriter & ProviderIdentityWriter & PhoneWriter
+    typealias Writes = any AccountWriter & SessionWriter & WebhookWriter & ProviderIdentityWriter & PhoneWriter & ActionRequestReader
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ProviderIdentityReader & PhoneReader
 
@@ -190,6 +190,7 @@ public final class ProviderSignInFlow: Sendable {
         let tokenHash = SHA256.hash(Array(token.utf8))
         let now = context.clock.unixSeconds()
         let events = context.events
+        let signUp = context.config.signUp
         return try context.write { (tx: Writes) -> Outcome in
             let linked = try tx.providerIdentity(provider: accountName, subject: identity.subject)
             let session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
@@ -216,6 +217,8 @@ public final class ProviderSignInFlow: Sendable {
             case .credentialInUse:
                 throw AuthError.providerInUse
             case .create:
+                // By the address the provider verified (none: as a phone sign-in, no address to check).
+                if let verifiedAddress { try signUp.admit(verifiedAddress, tx: tx, now: now) } else { try signUp.admitWithoutAddress(anonymous: false) }
                 account = Account(uid: try FlowContext.newID(), email: verifiedAddress, emailVerified: verifiedAddress != nil, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: verifiedAddress), tx: tx, now: now)
@@ -227,6 +230,7 @@ public final class ProviderSignInFlow: Sendable {
                 // The address comes along when the provider verified it and nobody holds it (an
                 // owner was found above otherwise).
                 if let verifiedAddress {
+                    try signUp.admit(verifiedAddress, tx: tx, now: now)
                     found.email = verifiedAddress
                     found.emailVerified = true
                 }

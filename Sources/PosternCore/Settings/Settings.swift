@@ -49,6 +49,10 @@ public struct Settings: Sendable, Equatable {
     public var trustProxy = false
     public var scryptLogN: Int64 = 15
     public var sendNoAccountMail = false
+    /// Who may create an account (`--sign-up`, `--sign-up-domains`, `--sign-up-closed-notice`).
+    public var signUp = SignUpPolicy.open
+    /// Seconds an invitation's link creates its account (`--invitation-lifetime`, default 7 days).
+    public var invitationLifetime: Int64 = 7 * 86_400
     /// Most connections one socket peer may hold at once (0: no cap).
     public var connectionsPerIP: Int64 = 64
     /// Seconds a connection has to deliver a whole request (headers and body) after it opens or
@@ -171,7 +175,7 @@ public struct Settings: Sendable, Equatable {
     }
 
     /// The longest lifetime of any action code: how long a retired key must keep verifying.
-    public var longestCodeLifetime: Int64 { max(ttlSignIn, ttlResetPassword, ttlVerifyEmail, 7 * 86_400) }
+    public var longestCodeLifetime: Int64 { max(ttlSignIn, ttlResetPassword, ttlVerifyEmail, invitationLifetime, 7 * 86_400) }
 
     /// The hosts a continue URL may point to: the allowed list, or the public URL's host.
     public var effectiveContinueHosts: [String] {
@@ -398,6 +402,23 @@ public struct Settings: Sendable, Equatable {
         number("webhook-timeout", "POSTERN_WEBHOOK_TIMEOUT", "seconds one webhook POST may take (default 10)", minimum: 1, maximum: 120) { s, v in s.webhookTimeout = v },
         boolean("notify-new-device", "POSTERN_NOTIFY_NEW_DEVICE", "mail the account a \"new sign-in\" notice when it signs in on a device and network (its /24 or /48) it has not signed in from within --activity-days; never for its first sign-in or an anonymous account (default off)") { s, v in s.notifyNewDevice = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
+        text("sign-up", "POSTERN_SIGN_UP", "who may create an account: open (anyone), invite (only invited addresses, postern users invite or POST /v1/admin/invitations: by the invitation's link, or any way in while it is open) or closed (nobody but by an invitation's own link); a refused sign-up is answered exactly as an accepted one and mailed nothing (see --sign-up-closed-notice); anonymous sign-in answers 403 SIGN_UP_NOT_ALLOWED unless open; existing accounts always sign in (default open)") { s, v throws(SettingsError) in
+            guard let mode = SignUpPolicy.Mode(rawValue: v.lowercased()) else { throw SettingsError("must be open, invite or closed, not \(v.debugDescription)") }
+            s.signUp.mode = mode
+        },
+        text("sign-up-domains", "POSTERN_SIGN_UP_DOMAINS", "comma-separated domains whose addresses alone may sign up (exact domains: a subdomain is listed on its own; IDN names match their xn-- form); phone sign-in then creates no account (default: any domain)") { s, v throws(SettingsError) in
+            let names = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !names.isEmpty else { throw SettingsError("must list domains, such as example.com,example.org") }
+            var domains: Set<String> = []
+            for name in names {
+                do throws(EmailAddressError) { domains.insert(try EmailAddress.encodeDomain(name)) } catch {
+                    throw SettingsError("\(name.debugDescription) is not a domain: \(error.description)")
+                }
+            }
+            s.signUp.domains = domains
+        },
+        boolean("sign-up-closed-notice", "POSTERN_SIGN_UP_CLOSED_NOTICE", "mail a refused sign-up's address a short \"sign-ups are closed here\" notice instead of nothing (default off)") { s, v in s.signUp.closedNotice = v },
+        number("invitation-lifetime", "POSTERN_INVITATION_LIFETIME", "seconds an invitation's link creates its account (default 604800, 7 days)", minimum: 60, maximum: longestTTL) { s, v in s.invitationLifetime = v },
         text("phone-transfer-days", "POSTERN_PHONE_TRANSFER_DAYS", "days a phone number verified on one account waits before it moves to another account whose owner and the number's holder both agreed, unless its owner releases it sooner or objects; fractions allowed (default 7)") { s, v throws(SettingsError) in
             guard let days = Double(v.trimmingCharacters(in: .whitespaces)), days.isFinite, days >= 0.00001, days <= 365 else {
                 throw SettingsError("must be a number of days from 0.00001 to 365, such as 7 or 0.5, not \(v.debugDescription)")

@@ -238,6 +238,8 @@ extension MailMessageKind {
         case .signInApproved: 9
         case .phoneTransferRequested: 10
         case .newSignIn: 11
+        case .invitation: 12
+        case .signUpClosed: 13
         }
     }
 }

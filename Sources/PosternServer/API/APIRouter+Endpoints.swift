@@ -16,7 +16,8 @@ extension APIRouter {
         let sent = HTTPResponse.body(202, AcceptedBody(status: .sent))
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200,
-                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), errors: [.signUpNotAllowed],
+                                  links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.sessions.signInAnonymously()))
             },
@@ -81,7 +82,8 @@ extension APIRouter {
                   contract: .init(request: .json(EmailLinkCompleteBody.self), answer: .json(LoginBody.self),
                                   errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .linkOtherBrowser, .emailMismatch,
                                            .invalidCodeVerifier, .invalidEmail, .userDisabled,
-                                           .invalidIDToken, .requiresRecentLogin, .migrationRequired, .credentialAlreadyInUse, .linkOtherSession],
+                                           .invalidIDToken, .requiresRecentLogin, .migrationRequired, .credentialAlreadyInUse, .linkOtherSession,
+                                           .signUpNotAllowed],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.emailLink.complete(EmailLinkCompletion(
@@ -198,6 +200,14 @@ extension APIRouter {
                     action: body.action, email: body.email, continueURL: body.continueUrl, locale: body.locale, queue: body.send ?? false)
                 return .body(200, IssuedLinkBody(
                     link: issued.link, oobCode: issued.oobCode, expiresAt: UTCTimestamp.iso8601(issued.expiresAt), queued: issued.queued))
+            },
+            Route(method: "POST", path: "/v1/admin/invitations", summary: "Invite an address: mail it a link that creates its account", access: .admin,
+                  status: 202,
+                  contract: .init(request: .json(InvitationBody.self), answer: .json(AcceptedBody.self),
+                                  errors: [.invalidEmail, .invalidContinueURI, .emailExists])) { c throws(AuthError) in
+                let body = try c.body(InvitationBody.self)
+                _ = try service.operators.invite(email: body.email, continueURL: body.continueUrl, locale: body.locale)
+                return sent
             },
             Route(method: "GET", path: "/v1/admin/users",
                   summary: "Look a user up by address (`email`), else list users newest first by pages (`query`, `cursor`, `limit`)",

@@ -319,6 +319,7 @@ struct OIDCPages: Sendable {
         switch error.kind {
         case .rateLimited: response = page(429, .oidcRefused(.tooManyAttempts), lang: nil)
         case .invalidInput: response = page(400, .oidcRefused(.requestExpired), lang: nil)
+        case .forbidden: response = page(403, .oidcRefused(.requestExpired), lang: nil)
         default: response = page(503, .oidcRefused(.unavailable), lang: nil)
         }
         if let retryAfter = error.details["retryAfter"] { response.headers.append(("Retry-After", retryAfter)) }

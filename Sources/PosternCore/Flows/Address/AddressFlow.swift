@@ -108,7 +108,7 @@ public final class AddressFlow: Sendable {
                 try tx.updateAccount(account)
                 try events.record(.userEmailRecovered(uid: uid, email: request.email), tx: tx, now: now)
                 try events.record(.sessionRevoked(uid: uid, reason: "emailRecovered"), tx: tx, now: now)
-            case .signIn, .signUp:
+            case .signIn, .signUp, .invitation:
                 throw AuthError.code(.wrongAction)
             }
             return AppliedAction(mode: code.action, email: request.email.address)

@@ -118,7 +118,7 @@ public final class MailComposer: Sendable {
                                          displayName: account.displayName),
                     localePreferences: [account.locale])
             case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
-                .recoverEmail(let id):
+                .recoverEmail(let id), .invitation(let id):
                 guard var request = try tx.actionRequest(id: id), ledger.life(request).isOpen(now: now) else {
                     return nil
                 }
@@ -128,8 +128,23 @@ public final class MailComposer: Sendable {
                 func mint() throws -> String? {
                     try ledger.mintLink(for: request, ring: ring, now: now, tx: tx)?.link
                 }
+                // Sign-up policy, decided here (after the request answered, as every address is):
+                // an address that may not sign up gets no link, or the notice.
+                if request.purpose == .signIn || request.purpose == .signUp,
+                    try config.signUp.refusesMail(
+                        for: request, holder: holder, asker: try request.uid.flatMap { try tx.account(uid: $0) }, tx: tx, now: now)
+                {
+                    guard config.signUp.closedNotice else { return nil }
+                    return ComposedMail(
+                        message: MailMessage(content: .signUpClosed, recipient: request.email, requestedAt: requestedAt),
+                        localePreferences: preferences)
+                }
                 let content: MailContent
                 switch request.purpose {
+                case .invitation:
+                    // An account was made for the address since: it signs in as any other.
+                    guard holder == nil, let link = try mint() else { return nil }
+                    content = .invitation(link: link, expiresAt: expiresAt)
                 case .signIn:
                     // The 6-digit code's key was fixed when the request was recorded.
                     guard let link = try mint(), let keyID = request.sixDigitKeyID,

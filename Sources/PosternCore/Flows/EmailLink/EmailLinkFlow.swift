@@ -164,6 +164,7 @@ public final class EmailLinkFlow: Sendable {
         let issue = try sessions.issuer()
         let ledger = self.ledger
         let ttlRecoverEmail = context.config.ttlRecoverEmail
+        let signUp = context.config.signUp
         let events = context.events
         return try context.write { (tx: Writes) -> LoginDescriptor in
             // Re-read inside the transaction: the state may have moved since the checks above.
@@ -188,6 +189,8 @@ public final class EmailLinkFlow: Sendable {
             case .credentialInUse:
                 throw AuthError.credentialAlreadyInUse
             case .create:
+                // Asked again now: a link minted while sign-ups were open creates nothing once they closed.
+                try signUp.admit(current.email, byInvitation: current.purpose == .invitation, tx: tx, now: now)
                 account = Account(uid: try FlowContext.newID(), email: current.email, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: current.email), tx: tx, now: now)
@@ -196,12 +199,15 @@ public final class EmailLinkFlow: Sendable {
                 account = found
             case .upgradeAnonymous(let uid):
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                try signUp.admit(current.email, tx: tx, now: now)
                 found.email = current.email
                 account = found
                 try events.record(.userAnonymousUpgraded(uid: uid, email: current.email), tx: tx, now: now)
             case .link(let uid):
                 guard presented?.signedInRecently == true else { throw AuthError.requiresRecentLogin }
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                // An account without an address (made by phone) gaining its first one signs it up.
+                if found.email == nil { try signUp.admit(current.email, tx: tx, now: now) }
                 if let old = found.email, old != current.email {
                     try ActionLedger.queueRecovery(uid: uid, old: old, new: current.email, tx: tx, now: now, ttl: ttlRecoverEmail)
                 }

@@ -104,11 +104,11 @@ public final class ActionLedger: Sendable {
         try endOpenRequests(of: email, purposes: [.signIn, .signUp], uid: nil, tx: tx, now: now)
     }
 
-    /// The purposes whose links replace each other: a sign-in and a sign-up's confirmation both
-    /// sign in; every other purpose only itself.
+    /// The purposes whose links replace each other: a sign-in, a sign-up's confirmation and an
+    /// invitation all sign in; every other purpose only itself.
     static func siblings(of purpose: ActionRequest.Purpose) -> [ActionRequest.Purpose] {
         switch purpose {
-        case .signIn, .signUp: [.signIn, .signUp]
+        case .signIn, .signUp, .invitation: [.signIn, .signUp, .invitation]
         default: [purpose]
         }
     }
@@ -141,7 +141,7 @@ public final class ActionLedger: Sendable {
     /// and when verifying: nil when the state it needs is gone (account deleted, address moved).
     static func binding(for request: ActionRequest, tx: any AccountReader) throws -> StateBinding? {
         switch request.purpose {
-        case .signIn, .signUp:
+        case .signIn, .signUp, .invitation:
             return StateBinding(request.id, request.email.normalized)
         case .resetPassword:
             guard let uid = request.uid, let account = try tx.account(uid: uid), account.email == request.email else {
@@ -290,7 +290,7 @@ public final class ActionLedger: Sendable {
         context.metrics.consumed(request.purpose.action)
         try tx.updateActionRequest(life.request)
         let uid: String? = switch request.purpose {
-        case .signIn, .signUp: nil
+        case .signIn, .signUp, .invitation: nil
         default: request.uid
         }
         try endOpenRequests(of: request.email, purposes: Self.siblings(of: request.purpose), uid: uid, tx: tx, now: now)

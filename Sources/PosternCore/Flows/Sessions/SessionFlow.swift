@@ -16,8 +16,10 @@ public final class SessionFlow: Sendable {
     init(context: FlowContext) { self.context = context }
 
     /// Creates an anonymous account and signs it in.
-    /// - Throws: `AuthError` (503 when the store is down).
+    /// - Throws: `AuthError.signUpNotAllowed` unless sign-ups are open (``SignUpPolicy``); 503 when
+    ///   the store is down.
     public func signInAnonymously() throws(AuthError) -> Session {
+        try context.config.signUp.admitWithoutAddress(anonymous: true)
         let uid = try FlowContext.newID()
         let now = context.clock.unixSeconds()
         let issue = try issuer()
