@@ -42,9 +42,10 @@ public struct DeviceSessionListBody: Sendable, Hashable, Codable {
 public struct ActivityEntryBody: Sendable, Hashable, Codable {
     public var at: String
     /// `signIn`, `accountCreated`, `passwordChanged`, `passwordReset`, `emailChanged`, `emailVerified`,
-    /// `emailRecovered`, `anonymousUpgraded`, `phoneLinked`, `phoneRemoved` or `sessionRevoked`.
+    /// `emailRecovered`, `anonymousUpgraded`, `phoneLinked`, `phoneRemoved`, `providerLinked`,
+    /// `providerUnlinked` or `sessionRevoked`.
     public var kind: String
-    /// A sign-in's method, or a revocation's reason.
+    /// A sign-in's method, a revocation's reason, or the provider linked or unlinked.
     public var method: String?
     /// A sign-in's device.
     public var deviceName: String?
@@ -62,7 +63,7 @@ public struct ActivityEntryBody: Sendable, Hashable, Codable {
     /// Every kind, as `kind` names them.
     public static let kinds = [
         "signIn", "accountCreated", "passwordChanged", "passwordReset", "emailChanged", "emailVerified", "emailRecovered",
-        "anonymousUpgraded", "phoneLinked", "phoneRemoved", "sessionRevoked",
+        "anonymousUpgraded", "phoneLinked", "phoneRemoved", "providerLinked", "providerUnlinked", "sessionRevoked",
     ]
 }
 
