@@ -81,8 +81,8 @@ public final class SMTPTransport: MailTransport {
 
     /// Goes through the relay's greeting, EHLO, STARTTLS and AUTH as a delivery does, then says
     /// QUIT, sending no mail: libcurl's SMTP connect phase is exactly those steps, and
-    /// `CURLOPT_CONNECT_ONLY` stops after it (the handle's cleanup says QUIT). For
-    /// `postern check-config`.
+    /// `CURLOPT_CONNECT_ONLY` stops after it; the QUIT is sent on the connection here, since
+    /// curl closes a connect-only connection without one. For `postern check-config`.
     /// - Returns: nil when the relay accepted the login (or needs none), else what failed: the
     ///   step and the server's reply, or curl's error; never the password.
     public func checkRelay() -> String? {
@@ -92,7 +92,8 @@ public final class SMTPTransport: MailTransport {
             // A handle of its own, dropped (QUIT, then closed) before this returns.
             let handle = try openHandle(connectOnly: true)
             try handle.perform()
-            return nil
+            let bye = try handle.converse("QUIT\r\n", timeout: endpoint.responseTimeout)
+            return bye.hasPrefix("221") ? nil : "QUIT was answered \(String(bye.prefix(300)).debugDescription)"
         } catch {
             guard let code = exchange.replyCode, (400..<600).contains(code), let reply = exchange.reply else {
                 return "curl: \(error.message)"
