@@ -154,7 +154,7 @@ public struct PosternFlows: Sendable {
         var challengeHTTP: (any ProviderHTTP)?
         if settings.challenge.captcha != nil, let file = settings.captchaSecretFile {
             do throws(SettingsError) {
-                config.challenge.captchaSecret = try SMSTransportConfig.secret(file, setting: "--captcha-secret-file")
+                config.challenge.captchaSecret = try SecretFile.line(file, setting: "--captcha-secret-file")
             } catch {
                 throw .setting(error.message)
             }
