@@ -90,7 +90,7 @@ public struct ConfigurationCheck: Sendable {
         attempt { _ = try ProviderRegistry.load(file: settings.identityProvidersFile, caFile: settings.providerCAFile) }
         attempt { _ = try DeliveryEventSources.load(settings) }
         if settings.challenge.captcha != nil, let file = settings.captchaSecretFile {
-            attempt { _ = try SMSTransportConfig.secret(file, setting: "--captcha-secret-file") }
+            attempt { _ = try SecretFile.line(file, setting: "--captcha-secret-file") }
         }
     }
 
