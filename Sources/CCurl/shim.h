@@ -16,6 +16,8 @@ static inline CURLcode postern_curl_setopt_write(CURL *h, size_t (*f)(char *, si
 static inline CURLcode postern_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode postern_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode postern_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+/* The socket of a CURLOPT_CONNECT_ONLY connection, for curl_easy_send and curl_easy_recv. */
+static inline CURLcode postern_curl_getinfo_socket(CURL *h, curl_socket_t *v) { return curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, v); }
 static inline CURLcode postern_curl_setopt_debug(CURL *h, int (*f)(CURL *, curl_infotype, char *, size_t, void *)) { return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, f); }
 /* The open-socket callback: curl calls it with each address it resolved, before connecting, so
    the address actually connected to can be checked (a name that resolves to loopback, DNS

@@ -77,6 +77,12 @@ public struct PosternStorage: Sendable {
         return (try SQLiteStore(path: settings.database, phoneSeal: seal), seal)
     }
 
+    /// The schema versions this build migrates to, SQLite's and PostgreSQL's (PostgreSQL's first
+    /// step made SQLite's first four): a database ahead of its store's is refused.
+    public static var schemaVersions: (sqlite: Int, postgres: Int) {
+        (SQLiteStore.knownSchemaVersion, PostgresStore.knownSchemaVersion)
+    }
+
     static func masterKeyFile(_ settings: Settings) -> String {
         if let path = settings.masterKeyFile { return path }
         if PostgresConnectionString.isPostgres(settings.database) { return "./postern.key" }
@@ -349,7 +355,9 @@ public final class PosternRuntime: Sendable {
     }
 
     /// The template directory: the setting, else `templates/` in the working directory, else the
-    /// one bundled beside the executable's package (`.build/<config>/postern` → `templates/`).
+    /// first of `templates/` and `share/postern/templates/` in the executable's directory and up to
+    /// three above it: a checkout's (`.build/<config>/postern` → `templates/`) or an installed
+    /// package's (`/usr/bin/postern` → `/usr/share/postern/templates`).
     public static func templateDirectory(_ setting: String?) -> String {
         if let setting { return setting }
         let fileManager = FileManager.default
@@ -357,8 +365,10 @@ public final class PosternRuntime: Sendable {
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "postern").resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("templates")
-            if fileManager.fileExists(atPath: candidate.appendingPathComponent("en").path) { return candidate.path }
+            for relative in ["templates", "share/postern/templates"] {
+                let candidate = directory.appendingPathComponent(relative)
+                if fileManager.fileExists(atPath: candidate.appendingPathComponent("en").path) { return candidate.path }
+            }
             directory = directory.deletingLastPathComponent()
         }
         return "templates"

@@ -9,6 +9,8 @@ enum ExitCode: Int32 {
     case badInput = 65
     case unavailable = 69
     case internalError = 70
+    /// A configuration that cannot work (sysexits' EX_CONFIG): `postern check-config` found a problem.
+    case config = 78
 }
 
 /// A failure that ends a command with a message and an exit code.
@@ -82,27 +84,34 @@ struct ParsedArguments {
 
     /// Resolves settings: flags, then `POSTERN_*` environment, then the `--config` JSON file.
     func settings() throws(CommandFailure) -> Settings {
-        let environment = ProcessInfo.processInfo.environment
-        var file: [String: String] = [:]
-        if let path = options["config"] ?? environment["POSTERN_CONFIG"] {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CommandFailure(code: .usage, message: "cannot read the config file \(path)")
-            }
-            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw CommandFailure(code: .usage, message: "the config file \(path) is not a JSON object")
-            }
-            for (key, value) in object {
-                guard Settings.descriptors.contains(where: { $0.flag == key }) else {
-                    throw CommandFailure(code: .usage, message: "the config file \(path) has an unknown key \"\(key)\"")
-                }
-                file[key] = (value as? String) ?? (value as? NSNumber)?.stringValue ?? "\(value)"
-            }
-        }
+        let file = configFile()
+        if let problem = file.problems.first { throw CommandFailure(code: .usage, message: problem) }
         do {
-            return try Settings.resolve(flags: options, environment: environment, file: file)
+            return try Settings.resolve(flags: options, environment: ProcessInfo.processInfo.environment, file: file.values)
         } catch {
             throw CommandFailure(code: .usage, message: error.message)
         }
+    }
+
+    /// The `--config` (or `POSTERN_CONFIG`) file's settings, keys being the flag names, and every
+    /// problem of the file: unreadable, not a JSON object, each unknown key. A key starting with
+    /// `//` is a comment (JSON has none): the packaged file shows the settings to choose that way.
+    func configFile() -> (values: [String: String], problems: [String]) {
+        guard let path = options["config"] ?? ProcessInfo.processInfo.environment["POSTERN_CONFIG"] else { return ([:], []) }
+        guard let data = FileManager.default.contents(atPath: path) else { return ([:], ["cannot read the config file \(path)"]) }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            return ([:], ["the config file \(path) is not a JSON object"])
+        }
+        var values: [String: String] = [:]
+        var problems: [String] = []
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) where !key.hasPrefix("//") {
+            guard Settings.descriptors.contains(where: { $0.flag == key }) else {
+                problems.append("the config file \(path) has an unknown key \"\(key)\"")
+                continue
+            }
+            values[key] = (value as? String) ?? (value as? NSNumber)?.stringValue ?? "\(value)"
+        }
+        return (values, problems)
     }
 }
 

@@ -124,6 +124,10 @@ struct ServeCommand: Subcommand {
              "fileDescriptorLimit": String(descriptors.limit), "fileDescriptorLimitBefore": String(descriptors.before),
              "connectionLimit": String(connectionLimit), "connectionsPerIp": String(settings.connectionsPerIP),
              "requestTimeoutSeconds": String(settings.requestTimeout)])
+        // Under systemd (Type=notify) the unit is started once the listeners take connections;
+        // outside it there is no $NOTIFY_SOCKET and nothing is sent.
+        let systemd = SystemdNotifier()
+        notify(systemd, "READY=1\nSTATUS=listening on \(settings.listen)", logger: logger)
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -137,11 +141,23 @@ struct ServeCommand: Subcommand {
         }
         stop.wait()
         logger.info("stopping")
+        notify(systemd, "STOPPING=1\nSTATUS=stopping: finishing the requests and sends in flight", logger: logger)
         services.stop()
         // The workers' last outcomes reach the disk before the process ends.
         runtime.store.close()
         withExtendedLifetime(sources) {}
         logger.info("stopped")
         return ExitCode.success.rawValue
+    }
+
+    /// Tells systemd `state` when there is a notifier; a failure is logged, never fatal (the
+    /// daemon serves all the same, and systemd times the start out on its own).
+    private func notify(_ systemd: SystemdNotifier?, _ state: String, logger: Logger) {
+        guard let systemd else { return }
+        do {
+            try systemd.notify(state)
+        } catch {
+            logger.warning("cannot notify systemd", ["notifySocket": systemd.address, "error": error.description])
+        }
     }
 }

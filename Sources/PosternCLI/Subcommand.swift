@@ -1,3 +1,5 @@
+import PosternAssembly
+
 /// One subcommand, in swift-argument-parser's shape: a name and a one-line abstract (the top
 /// help lists them), the usage text of its `--help`, the options and settings it takes (its
 /// `--help` lists them, and any other option is a usage error), `validate()` for every usage
@@ -37,7 +39,7 @@ var subcommands: [any Subcommand.Type] {
     [
         ServeCommand.self, SendLinkCommand.self, HandleLinkCommand.self, TemplatesCommand.self, KeysCommand.self,
         OutboxCommand.self, BouncesCommand.self, SMSCommand.self, UsersCommand.self, PhonesCommand.self, WebhooksCommand.self,
-        SuppressionsCommand.self, OIDCCommand.self, MaintenanceCommand.self, SettingsCommand.self,
+        SuppressionsCommand.self, OIDCCommand.self, MaintenanceCommand.self, SettingsCommand.self, CheckConfigCommand.self,
     ]
 }
 
@@ -51,6 +53,7 @@ enum Invocation {
     /// Parses and validates `arguments` (without the program name).
     /// - Throws: `CommandFailure` with exit code 64 for every usage error.
     static func parse(_ arguments: [String]) throws(CommandFailure) -> Invocation {
+        if arguments == ["--version"] { return .help(versionText) }
         let parsed = ParsedArguments(arguments)
         guard let word = parsed.words.first, word != "help" else {
             if parsed.switches.contains("help") || parsed.words.first == "help" { return .help(topUsage + settingsHelp()) }
@@ -69,6 +72,17 @@ enum Invocation {
         return .run(instance)
     }
 
+    /// `postern --version`: the release, the git commit it was built from, and the schema versions
+    /// it migrates a database to (an older postern refuses a database a newer one migrated).
+    static var versionText: String {
+        let schema = PosternStorage.schemaVersions
+        return """
+            postern \(BuildStamp.version)
+            commit \(BuildStamp.commit)
+            schema \(schema.sqlite) (SQLite), \(schema.postgres) (PostgreSQL)
+            """
+    }
+
     /// `postern --help`: made from the subcommands' names and abstracts.
     static var topUsage: String {
         let width = (subcommands.map { $0.name.count }.max() ?? 0) + 2
@@ -81,9 +95,10 @@ enum Invocation {
             Commands:
             \(lines.joined(separator: "\n"))
 
+            postern --version prints the release, its git commit and its schema version.
             Every command takes --help; postern COMMAND --help lists its options and the settings
             below that it reads (another command's option is a usage error).
-            Exit codes: 0 success, 64 usage, 65 bad input, 69 a dependency is down, 70 internal.
+            Exit codes: 0 success, 64 usage, 65 bad input, 69 a dependency is down, 70 internal, 78 check-config found a problem.
 
 
             """

@@ -37,6 +37,10 @@ public final class PostgresStore: Store {
     /// LISTEN/NOTIFY between the daemons (nil with `notifications` off: polling alone).
     let mailChannel: PostgresMailChannel?
 
+    /// The schema version this build migrates a database to (rows of `postern_migrations`); a
+    /// database ahead of it is refused (`StoreError.newerSchema`).
+    public static var knownSchemaVersion: Int { PostgresSchema.migrations.count }
+
     /// Connects, migrates (under the advisory lock) and checks the schema.
     /// - Parameters:
     ///   - connectionString: a `postgres://` URI or libpq `key=value` pairs.

@@ -71,6 +71,10 @@ public final class SQLiteStore: QueuedWriteStore {
         }
     }
 
+    /// The schema version this build migrates a database to (`PRAGMA user_version` after
+    /// migrating); a database ahead of it is refused (`StoreError.newerSchema`).
+    public static var knownSchemaVersion: Int { Schema.migrations.count }
+
     /// The schema version the database is at.
     public func schemaVersion() throws -> Int {
         let connection = try borrowReader()

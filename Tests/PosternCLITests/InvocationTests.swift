@@ -1,4 +1,5 @@
 @testable import PosternCLI
+import PosternAssembly
 import Testing
 
 /// The command line run with argument arrays: help, usage errors and settings checked before
@@ -23,6 +24,14 @@ struct InvocationTests {
         }
         #expect(text.contains("--ttl-sign-in"), "the settings follow")
         #expect(try help(["help"]) == text)
+    }
+
+    @Test("postern --version says the release, the commit and the schema versions a database is migrated to")
+    func version() throws {
+        let lines = try help(["--version"]).split(separator: "\n").map(String.init)
+        let schema = PosternStorage.schemaVersions
+        #expect(lines == ["postern \(BuildStamp.version)", "commit \(BuildStamp.commit)", "schema \(schema.sqlite) (SQLite), \(schema.postgres) (PostgreSQL)"])
+        #expect(schema.sqlite > 20 && schema.postgres > 20)
     }
 
     @Test("each subcommand's --help is its usage, then its options and settings")

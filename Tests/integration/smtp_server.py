@@ -77,6 +77,11 @@ class Handler:
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"
 
+    async def handle_QUIT(self, server, session, envelope):
+        # A session's end, with what it reached: check-config's relay check ends here unsent.
+        print(f"quit tls={session.ssl is not None} auth={session.authenticated} mail={envelope.mail_from is not None}", flush=True)
+        return "221 Bye"
+
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
             self.count += 1

@@ -1,5 +1,9 @@
 internal import CCurl
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `curl_global_init` once, before the first handle (it is not thread-safe; a global's
 /// initializer runs exactly once).
 private let curlGlobalInit: CURLcode = postern_curl_global_init()
@@ -114,6 +118,49 @@ final class CurlEasyHandle {
         let result = curl_easy_perform(handle)
         guard result != CURLE_OK else { return }
         throw CurlError(result, detail: String(cString: errorBuffer))
+    }
+
+    /// On a `CURLOPT_CONNECT_ONLY` connection, after `perform()`: sends `command` (through the
+    /// connection's TLS, if any) and returns the first line of the answer, waiting for the socket
+    /// at most `timeout` seconds at a time. curl says nothing itself on such a connection when it
+    /// closes it (it takes it for dead): an SMTP session's QUIT is sent this way.
+    /// - Throws: `CurlError` when sending or receiving fails or the socket stays silent.
+    func converse(_ command: String, timeout: Int) throws(CurlError) -> String {
+        var socket: curl_socket_t = -1
+        try CurlError.check(postern_curl_getinfo_socket(handle, &socket), detail: "CURLINFO_ACTIVESOCKET")
+        let bytes = Array(command.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            var sent = 0
+            let result = bytes[offset...].withUnsafeBytes { curl_easy_send(handle, $0.baseAddress, $0.count, &sent) }
+            if result == CURLE_AGAIN {
+                try Self.wait(socket, for: Int16(POLLOUT), seconds: timeout)
+                continue
+            }
+            try CurlError.check(result, detail: "curl_easy_send")
+            offset += sent
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while !answer.contains(0x0A), answer.count < 4096 {
+            var received = 0
+            let result = buffer.withUnsafeMutableBytes { curl_easy_recv(handle, $0.baseAddress, $0.count, &received) }
+            if result == CURLE_AGAIN {
+                try Self.wait(socket, for: Int16(POLLIN), seconds: timeout)
+                continue
+            }
+            try CurlError.check(result, detail: "curl_easy_recv")
+            if received == 0 { break }
+            answer += buffer.prefix(received)
+        }
+        return String(decoding: answer.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
+    }
+
+    private static func wait(_ socket: curl_socket_t, for events: Int16, seconds: Int) throws(CurlError) {
+        var descriptor = pollfd(fd: socket, events: events, revents: 0)
+        var ready: Int32
+        repeat { ready = poll(&descriptor, 1, Int32(seconds * 1000)) } while ready < 0 && errno == EINTR
+        guard ready > 0 else { throw CurlError(CURLE_OPERATION_TIMEDOUT, detail: "the server did not answer in \(seconds) s") }
     }
 
     /// CURLINFO_RESPONSE_CODE: the last SMTP reply code or HTTP status (0 when none).

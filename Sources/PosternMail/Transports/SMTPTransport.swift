@@ -79,6 +79,36 @@ public final class SMTPTransport: MailTransport {
     /// Drops the handle, closing its connection.
     public func close() { easy = nil }
 
+    /// Goes through the relay's greeting, EHLO, STARTTLS and AUTH as a delivery does, then says
+    /// QUIT, sending no mail: libcurl's SMTP connect phase is exactly those steps, and
+    /// `CURLOPT_CONNECT_ONLY` stops after it; the QUIT is sent on the connection here, since
+    /// curl closes a connect-only connection without one. For `postern check-config`.
+    /// - Returns: nil when the relay accepted the login (or needs none), else what failed: the
+    ///   step and the server's reply, or curl's error; never the password.
+    public func checkRelay() -> String? {
+        exchange.begin([], gate: { true })
+        defer { exchange.end() }
+        do throws(CurlError) {
+            // A handle of its own, dropped (QUIT, then closed) before this returns.
+            let handle = try openHandle(connectOnly: true)
+            try handle.perform()
+            let bye = try handle.converse("QUIT\r\n", timeout: endpoint.responseTimeout)
+            return bye.hasPrefix("221") ? nil : "QUIT was answered \(String(bye.prefix(300)).debugDescription)"
+        } catch {
+            guard let code = exchange.replyCode, (400..<600).contains(code), let reply = exchange.reply else {
+                return "curl: \(error.message)"
+            }
+            let step: String
+            switch exchange.stage {
+            case .greeting: step = "the greeting or EHLO"
+            case .startTLS: step = "STARTTLS"
+            case .authentication: step = "AUTH"
+            case .sender, .recipient, .data, .other: step = "the connection"
+            }
+            return "\(step) was refused: \(reply)"
+        }
+    }
+
     private func classifyFailure(_ error: CurlError, responseCode: Int) -> DeliveryOutcome {
         let code = exchange.replyCode ?? responseCode
         let reply = exchange.reply ?? "curl: \(error.message)"
@@ -93,7 +123,8 @@ public final class SMTPTransport: MailTransport {
         }
     }
 
-    private func openHandle() throws(CurlError) -> CurlEasyHandle {
+    /// A handle for this endpoint; `connectOnly`: one that stops after the login (``checkRelay()``).
+    private func openHandle(connectOnly: Bool = false) throws(CurlError) -> CurlEasyHandle {
         let handle = try CurlEasyHandle()
         try handle.set(CURLOPT_URL, endpoint.curlURL)
         switch endpoint.security {
@@ -111,7 +142,7 @@ public final class SMTPTransport: MailTransport {
         try handle.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, endpoint.responseTimeout)
         try handle.set(CURLOPT_TIMEOUT, endpoint.totalTimeout)
         try handle.set(CURLOPT_MAXAGE_CONN, endpoint.idleTimeout)
-        try handle.set(CURLOPT_UPLOAD, 1)
+        try handle.set(connectOnly ? CURLOPT_CONNECT_ONLY : CURLOPT_UPLOAD, 1)
         let context = Unmanaged.passUnretained(exchange).toOpaque()
         try handle.setReadFunction(smtpReadBody)
         try handle.set(CURLOPT_READDATA, pointer: context)
