@@ -154,13 +154,19 @@ public struct PosternFlows: Sendable {
             }
             challengeHTTP = CurlProviderHTTP(caFile: settings.providerCAFile)
         }
+        var hookHTTP: (any HookHTTP)?
+        if !settings.hookURLs.isEmpty, let file = settings.hookSecretFile {
+            config.hooks.secrets = try Self.hookSecrets(file)
+            hookHTTP = CurlHookHTTP(timeoutMilliseconds: settings.hookTimeout, caFile: settings.providerCAFile)
+        }
         storage = try PosternStorage(settings: settings, clock: clock)
         keys = try storage.openKeys()
         let hasher = settings.passwordHasher
         do {
             service = try AuthService(
                 store: storage.store, keys: keys, clock: clock, config: config, hasher: hasher, logger: logger,
-                identityProviders: identityProviders, challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
+                identityProviders: identityProviders, challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources,
+                hookHTTP: hookHTTP)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -168,6 +174,17 @@ public struct PosternFlows: Sendable {
 
     /// The store.
     public var store: any Store { storage.store }
+
+    /// The secrets of `--hook-secret-file`: one `whsec_…` a line, at least one.
+    /// - Throws: `StartupError.setting` naming the file, never a secret.
+    static func hookSecrets(_ path: String) throws(StartupError) -> [WebhookSecret] {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw .setting("--hook-secret-file \(path): cannot be read") }
+        let secrets: [WebhookSecret]
+        do { secrets = try WebhookSecret.list(text) } catch { throw .setting("--hook-secret-file \(path): \(error.message)") }
+        guard !secrets.isEmpty else { throw .setting("--hook-secret-file \(path): holds no secret") }
+        return secrets
+    }
 }
 
 /// Everything a command that sends needs: the flows, the templates, the transport and the outbox
@@ -236,8 +253,8 @@ public final class PosternRuntime: Sendable {
             throw .setting("--sms-transport: \(error.message)")
         }
         let identityProviders: ProviderRegistry
-        if settings.providerCAFile != nil, settings.identityProvidersFile == nil, settings.challenge.captcha == nil {
-            throw .setting("--provider-ca-file is for --identity-providers and --captcha, and neither is set")
+        if settings.providerCAFile != nil, settings.identityProvidersFile == nil, settings.challenge.captcha == nil, settings.hookURLs.isEmpty {
+            throw .setting("--provider-ca-file is for --identity-providers, --captcha and the hooks, and none is set")
         }
         do {
             identityProviders = try ProviderRegistry.load(file: settings.identityProvidersFile, caFile: settings.providerCAFile, clock: clock)

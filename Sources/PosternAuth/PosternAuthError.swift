@@ -36,6 +36,9 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case invalidLoginCredentials
     /// The account is disabled (`USER_DISABLED`).
     case userDisabled
+    /// The service's operator refused this sign-in or sign-up (`HOOK_DENIED`): `message` is theirs
+    /// for the person, plain text (HTML-escape it where it is shown as HTML).
+    case signInRefused(message: String)
     /// The phone number is not one the server accepts (`INVALID_PHONE_NUMBER`).
     case invalidPhoneNumber
     /// The server sends no SMS to that number's country (`SMS_COUNTRY_NOT_ALLOWED`).
@@ -187,7 +190,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .providerNotLinked: return .providerNotLinked
         case .lastSignInMethod: return .lastSignInMethod
         case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
-        case .unavailable: return .unavailable
+        case .unavailable, .hookFailed: return .unavailable
+        case .hookDenied: return .signInRefused(message: detail.message)
         case .internalFailure: return .internalFailure
         case .badRequest, .notFound, .methodNotAllowed, .payloadTooLarge, .unsupportedMediaType:
             return .protocolMismatch(status: status, code: detail.code, message: detail.message)
@@ -213,6 +217,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .weakPassword(_, let message): "The password is too weak: \(message)"
         case .invalidLoginCredentials: "The address or the password is wrong."
         case .userDisabled: "This account is disabled."
+        case .signInRefused(let message): message
         case .invalidPhoneNumber: "That is not a phone number the service accepts: give it with + and the country code."
         case .smsCountryNotAllowed: "The service does not send text messages to that country."
         case .invalidRefreshToken: "The session has expired. Sign in again."

@@ -27,7 +27,7 @@ func commandFailure(_ error: AuthError) -> CommandFailure {
     let code: ExitCode = switch error.kind {
     case .unavailable: .unavailable
     case .internalFailure: .internalError
-    case .invalidInput, .unauthorized, .notFound, .conflict, .rateLimited: .badInput
+    case .invalidInput, .unauthorized, .forbidden, .notFound, .conflict, .rateLimited: .badInput
     }
     // The operator running the command may see what went wrong inside (never a secret: store
     // errors carry no bound values).

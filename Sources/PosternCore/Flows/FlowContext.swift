@@ -25,11 +25,14 @@ final class FlowContext: Sendable {
     let smsMetrics: SMSMetrics
     /// The operator's log, for refusals a page does not explain (why a provider's token was refused).
     let logger: Logger?
+    /// The hooks that decide (`--hook-*`): asked outside the transactions (``writeAskingHooks(_:)``).
+    let hooks: SignInHooks
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration, hasher: PasswordHasher,
-        metrics: CodeMetrics, logger: Logger? = nil, challengeHTTP: (any ProviderHTTP)? = nil
+        metrics: CodeMetrics, logger: Logger? = nil, challengeHTTP: (any ProviderHTTP)? = nil,
+        hookHTTP: (any HookHTTP)? = nil
     ) throws(AuthError) {
         self.store = store
         self.keys = keys
@@ -39,6 +42,7 @@ final class FlowContext: Sendable {
         self.metrics = metrics
         self.logger = logger
         events = EventLedger(configuration: config.webhooks)
+        hooks = SignInHooks(configuration: config.hooks, http: hookHTTP, clock: clock, logger: logger.map { Self.labelled($0, "hooks") })
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
         mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger.map { Self.labelled($0, "mail") })
@@ -87,7 +91,7 @@ final class FlowContext: Sendable {
     var answersFromCommit: Bool { store is any QueuedWriteStore && store.isConfinedToThisMachine }
 
     /// A store failure as the flows answer it: 503, or what the closure threw.
-    private static func failure(_ error: any Error) -> AuthError {
+    static func failure(_ error: any Error) -> AuthError {
         switch error {
         case let error as AuthError: error
         case let error as StoreError: error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)

@@ -6,6 +6,7 @@ extension AuthError.Kind {
         switch self {
         case .invalidInput: 400
         case .unauthorized: 401
+        case .forbidden: 403
         case .notFound: 404
         case .conflict: 409
         case .rateLimited: 429

@@ -165,7 +165,7 @@ public final class EmailLinkFlow: Sendable {
         let ledger = self.ledger
         let ttlRecoverEmail = context.config.ttlRecoverEmail
         let events = context.events
-        return try context.write { (tx: Writes) -> LoginDescriptor in
+        return try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> LoginDescriptor in
             // Re-read inside the transaction: the state may have moved since the checks above.
             guard let current = try tx.actionRequest(id: request.id), ledger.life(current).phase(now: now) != .used else {
                 throw AuthError.code(.alreadyUsed)
@@ -188,7 +188,7 @@ public final class EmailLinkFlow: Sendable {
             case .credentialInUse:
                 throw AuthError.credentialAlreadyInUse
             case .create:
-                account = Account(uid: try FlowContext.newID(), email: current.email, createdAt: now)
+                account = Account(uid: answers.newUID, email: current.email, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: current.email), tx: tx, now: now)
             case .signIn(let uid), .reauthenticate(let uid):
@@ -214,6 +214,7 @@ public final class EmailLinkFlow: Sendable {
                 (account, migration) = try SignInResolution.migrate(from: from, to: to, moveData: moveData, tx: tx, events: events, now: now)
             }
             if account.disabled { throw AuthError.userDisabled }
+            try answers.admit(HookSubject(uid: account.uid, email: current.email.address, method: method, isNewUser: resolution.isNewUser))
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
                 throw AuthError.code(.alreadyUsed)
             }
@@ -247,7 +248,7 @@ public final class EmailLinkFlow: Sendable {
             account.lastSignInAt = now
             try tx.updateAccount(account)
             try events.record(.userSignedIn(uid: account.uid, method: method), tx: tx, now: now)
-            let issued = try issue(account, method, now, nil, tx)
+            let issued = try issue(account, method, now, nil, tx, answers)
             return LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued,
                 migration: migration, needsPassword: needsPassword)
