@@ -14,7 +14,7 @@ struct FlowHarness {
 
     init(
         identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
-        deliveryEventSources: DeliveryEventSources = .none,
+        deliveryEventSources: DeliveryEventSources = .none, hookHTTP: (any HookHTTP)? = nil,
         configure: (inout AuthConfiguration) -> Void = { _ in }
     ) throws {
         let vault = KeyVault(
@@ -34,7 +34,7 @@ struct FlowHarness {
         keys = try KeyRingCache(vault: vault, clock: clock)
         service = try AuthService(
             store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, identityProviders: identityProviders,
-            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
+            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources, hookHTTP: hookHTTP)
     }
 
     /// Runs the content stage on the newest queued mail.
