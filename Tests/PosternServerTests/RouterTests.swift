@@ -246,7 +246,7 @@ struct RouterTests {
 struct ErrorKindStatusTests {
     @Test("each kind has its status, and every error keeps the status API.md and the catalogue (APIErrorCode.httpStatus) give its code")
     func statuses() {
-        #expect(AuthError.Kind.allCases.map(\.httpStatus) == [400, 401, 404, 409, 429, 503, 500])
+        #expect(AuthError.Kind.allCases.map(\.httpStatus) == [400, 401, 403, 404, 409, 429, 503, 500])
         let expected: [(AuthError, Int)] = [
             (.invalidArgument("x"), 400), (.invalidEmail(EmailAddressError(.empty)), 400), (.code(.expired), 400),
             (.code(.badSignature), 400), (.invalidCode("x"), 400), (.weakPassword("x", rule: .tooShort), 400),
@@ -255,7 +255,7 @@ struct ErrorKindStatusTests {
             (.tokenRevoked, 401), (.invalidIDToken, 401), (.requiresRecentLogin, 401), (.adminTokenWrong, 401),
             (.userNotFound, 404), (.adminDisabled, 404), (.noSuchEndpoint("/x"), 404), (.credentialAlreadyInUse, 409), (.emailExists, 409),
             (.migrationRequired(anonymousUid: "u"), 409), (.notDead, 409), (.anonymousAccount("x"), 409), (.tooManyAttempts(retryAfter: 3), 429),
-            (.unavailable("x"), 503), (.internalError("x"), 500),
+            (.unavailable("x"), 503), (.internalError("x"), 500), (.hookDenied(message: "x"), 403), (.hookFailed, 503),
         ]
         for (error, status) in expected {
             #expect(error.httpStatus == status, "\(error.code)")

@@ -11,10 +11,10 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidInput
         /// The caller's token is missing, wrong, revoked or too old for this (401).
         case unauthorized
-        /// The thing named does not exist, or is not offered here (404).
-        case notFound
         /// The request is well formed but refused by the operator's rule (a hook's deny) (403).
         case forbidden
+        /// The thing named does not exist, or is not offered here (404).
+        case notFound
         /// The request is well formed but conflicts with the state (409).
         case conflict
         /// Too many attempts; `details["retryAfter"]` says when to try again (429).
