@@ -100,11 +100,12 @@ struct HookAnswers: Sendable {
         throw HookPending(subject: subject, decision: true)
     }
 
-    /// The extra claims of a token for `uid` signed in by `method` (for OpenID Connect `clientID`).
+    /// The extra claims of a token for `uid` signed in by `method`.
     /// - Throws: ``HookPending`` when token_claims is on and was not asked about them yet.
-    func claims(uid: String, email: String?, method: String, clientID: String? = nil) throws -> [String: JSONValue] {
+    func claims(uid: String, email: String?, method: String) throws -> [String: JSONValue] {
         guard hooks.isOn(.tokenClaims) else { return [:] }
-        let subject = HookSubject(uid: uid, email: email, method: method, isNewUser: false, clientID: clientID)
+        // An account this write creates has the uid the answers hold for it.
+        let subject = HookSubject(uid: uid, email: email, method: method, isNewUser: uid == newUID)
         guard let claims = claimed[Self.claimKey(subject)] else { throw HookPending(subject: subject, decision: false) }
         return claims
     }
