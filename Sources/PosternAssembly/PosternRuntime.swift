@@ -148,7 +148,7 @@ public struct PosternFlows: Sendable {
         var challengeHTTP: (any ProviderHTTP)?
         if settings.challenge.captcha != nil, let file = settings.captchaSecretFile {
             do throws(SettingsError) {
-                config.challenge.captchaSecret = try SMSTransportConfig.secret(file, setting: "--captcha-secret-file")
+                config.challenge.captchaSecret = try SecretFile.line(file, setting: "--captcha-secret-file")
             } catch {
                 throw .setting(error.message)
             }
@@ -156,7 +156,11 @@ public struct PosternFlows: Sendable {
         }
         var hookHTTP: (any HookHTTP)?
         if !settings.hookURLs.isEmpty, let file = settings.hookSecretFile {
-            config.hooks.secrets = try Self.hookSecrets(file)
+            do throws(SettingsError) {
+                config.hooks.secrets = try SecretFile.webhookSecrets(file, setting: "--hook-secret-file")
+            } catch {
+                throw .setting(error.message)
+            }
             hookHTTP = CurlHookHTTP(timeoutMilliseconds: settings.hookTimeout, caFile: settings.providerCAFile)
         }
         storage = try PosternStorage(settings: settings, clock: clock)
@@ -175,16 +179,6 @@ public struct PosternFlows: Sendable {
     /// The store.
     public var store: any Store { storage.store }
 
-    /// The secrets of `--hook-secret-file`: one `whsec_…` a line, at least one.
-    /// - Throws: `StartupError.setting` naming the file, never a secret.
-    static func hookSecrets(_ path: String) throws(StartupError) -> [WebhookSecret] {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw .setting("--hook-secret-file \(path): cannot be read") }
-        let secrets: [WebhookSecret]
-        do { secrets = try WebhookSecret.list(text) } catch { throw .setting("--hook-secret-file \(path): \(error.message)") }
-        guard !secrets.isEmpty else { throw .setting("--hook-secret-file \(path): holds no secret") }
-        return secrets
-    }
 }
 
 /// Everything a command that sends needs: the flows, the templates, the transport and the outbox

@@ -58,14 +58,25 @@ public final class TestSNS: ProviderHTTP, Sendable {
         return try Data(contentsOf: output).base64EncodedString()
     }
 
-    /// A signed notification carrying `message` (an SES event's JSON) for `topic`.
+    /// When test messages say they were sent: ``ManualClock``'s start, the tests' "now".
+    public static let sentAt: Int64 = 1_800_000_000
+
+    /// `seconds` as SNS writes a `Timestamp` (`2027-01-15T08:00:00.000Z`).
+    public static func timestamp(_ seconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    /// A signed notification carrying `message` (an SES event's JSON) for `topic`, sent at `sentAt`
+    /// with the id `messageID` (a new one when nil).
     public func notification(
         _ message: String, topic: String = TestSNS.topic, certificateURL: String = TestSNS.certificateURL, version: String = "2",
-        subject: String? = "Amazon SES Email Event Notification"
+        subject: String? = "Amazon SES Email Event Notification", sentAt: Int64 = TestSNS.sentAt, messageID: String? = nil
     ) throws -> [UInt8] {
         var fields: [String: String] = [
-            "Type": "Notification", "MessageId": UUID().uuidString.lowercased(), "TopicArn": topic, "Message": message,
-            "Timestamp": "2026-12-07T05:00:00.000Z", "SignatureVersion": version, "SigningCertURL": certificateURL,
+            "Type": "Notification", "MessageId": messageID ?? UUID().uuidString.lowercased(), "TopicArn": topic, "Message": message,
+            "Timestamp": Self.timestamp(sentAt), "SignatureVersion": version, "SigningCertURL": certificateURL,
         ]
         if let subject { fields["Subject"] = subject }
         var text = "Message\n\(message)\nMessageId\n\(fields["MessageId"] ?? "")\n"
@@ -82,7 +93,7 @@ public final class TestSNS: ProviderHTTP, Sendable {
         let id = UUID().uuidString.lowercased()
         let message = "You have chosen to subscribe to the topic \(topic)."
         let token = "2336412f37fb687f5d51e6e2425f004aed2a5a5fc4b8d5c1a7f2b1fa0c2e1f9a"
-        let timestamp = "2026-12-07T05:00:00.000Z"
+        let timestamp = Self.timestamp(Self.sentAt)
         let text = "Message\n\(message)\nMessageId\n\(id)\nSubscribeURL\n\(subscribeURL)\nTimestamp\n\(timestamp)\nToken\n\(token)\nTopicArn\n\(topic)\nType\n\(type)\n"
         let fields: [String: String] = [
             "Type": type, "MessageId": id, "TopicArn": topic, "Message": message, "Timestamp": timestamp, "Token": token,

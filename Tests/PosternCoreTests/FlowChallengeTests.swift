@@ -213,6 +213,45 @@ struct FlowChallengeTests {
         #expect(h.service.challenges.verifiesOverNetwork)
     }
 
+    @Test("CAPTCHA: a token solved on another host than --captcha-hostnames, or a reCAPTCHA v3 score below the minimum, is refused and spends nothing; answers without a score are not judged by it")
+    func captchaHostnameAndScore() throws {
+        let table = ProviderServerTable()
+        let url = "https://captcha.test/siteverify"
+        let h = try Self.harness(.always, http: table, captcha: .recaptcha) {
+            $0.challenge.captchaHostnames = ["auth.example.com"]
+            $0.challenge.captchaMinimumScore = 0.7
+        }
+        try table.serve(url, json: ["success": true, "hostname": "evil.example.net", "score": 0.9])
+        #expect(Self.send(h, "a@example.com", solution: "token-1")?.logDetail == "challenge solution refused: captchaHostname")
+        try table.serve(url, json: ["success": true, "score": 0.9])
+        #expect(Self.send(h, "a@example.com", solution: "token-2")?.logDetail == "challenge solution refused: captchaHostname", "no hostname at all")
+        try table.serve(url, json: ["success": true, "hostname": "AUTH.example.com", "score": 0.3])
+        #expect(Self.send(h, "a@example.com", solution: "token-3")?.logDetail == "challenge solution refused: captchaScore")
+        #expect(h.store.queuedMail().isEmpty)
+        try table.serve(url, json: ["success": true, "hostname": "AUTH.example.com", "score": 0.7])
+        #expect(Self.send(h, "a@example.com", solution: "token-4") == nil)
+        try table.serve(url, json: ["success": true, "hostname": "auth.example.com"])
+        #expect(Self.send(h, "b@example.com", solution: "token-5") == nil, "reCAPTCHA v2: no score")
+        #expect(h.store.queuedMail().count == 2)
+    }
+
+    @Test("--captcha-hostnames takes a lowercased host list and --captcha-minimum-score 0.0 to 1.0; anything else is refused naming the setting")
+    func captchaCheckSettings() throws {
+        let captcha = ["captcha": "recaptcha", "captcha-site-key": "site-key-1", "captcha-secret-file": "/etc/postern/captcha.secret"]
+        let s = try Settings.resolve(
+            flags: captcha.merging(["captcha-hostnames": "Auth.Example.com, www.example.com", "captcha-minimum-score": "0.8"]) { $1 },
+            environment: [:], file: [:])
+        #expect(s.challenge.captchaHostnames == ["auth.example.com", "www.example.com"] && s.challenge.captchaMinimumScore == 0.8)
+        #expect(try Settings.resolve(flags: [:], environment: [:], file: [:]).challenge.captchaMinimumScore == 0.5)
+        for (flag, value) in [("captcha-hostnames", "https://auth.example.com"), ("captcha-hostnames", ",,"), ("captcha-minimum-score", "1.5"),
+                              ("captcha-minimum-score", "high")] {
+            let error = #expect(throws: SettingsError.self) { try Settings.resolve(flags: [flag: value], environment: [:], file: [:]) }
+            #expect(error?.message.contains(flag) == true)
+        }
+        let alone = #expect(throws: SettingsError.self) { try Settings.resolve(flags: ["captcha-hostnames": "auth.example.com"], environment: [:], file: [:]) }
+        #expect(alone?.message.contains("need --captcha") == true)
+    }
+
     @Test("a CAPTCHA without its secret or a client does not start")
     func captchaNeedsItsParts() throws {
         #expect(throws: AuthError.self) { _ = try Self.harness(.always, http: nil, captcha: .hcaptcha) }

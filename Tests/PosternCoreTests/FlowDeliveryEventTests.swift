@@ -87,6 +87,29 @@ struct FlowDeliveryEventTests {
         #expect(Self.count(h, .ses, .refused) == attacks.count)
     }
 
+    @Test("a notification is taken once: replayed after a sign-in lifted its suppression, or sent over an hour ago, or from the future, it is 401")
+    func sesReplay() throws {
+        let sns = try TestSNS()
+        let h = try Self.harness(sns)
+        let now = h.clock.unixSeconds()
+        let bounce = try sns.notification(TestSNS.bounce(["ann@example.com"]), sentAt: now - 60, messageID: "m-once")
+        #expect(try h.service.deliveryEvents.ses(bounce) == DeliveryEventResult(suppressed: 1, ignored: 0))
+        #expect(try h.service.operators.removeSuppression(email: "ann@example.com"))
+        let replays: [[UInt8]] = [
+            bounce,
+            try sns.notification(TestSNS.bounce(["ann@example.com"]), sentAt: now - 60, messageID: "m-once"),
+            try sns.notification(TestSNS.bounce(["ann@example.com"]), sentAt: now - DeliveryEventIntake.snsMaximumAge - 1),
+            try sns.notification(TestSNS.bounce(["ann@example.com"]), sentAt: now + DeliveryEventIntake.timestampTolerance + 1),
+        ]
+        for body in replays {
+            let error = #expect(throws: AuthError.self) { try h.service.deliveryEvents.ses(body) }
+            #expect(error?.code == "UNAUTHORIZED")
+        }
+        #expect(try Self.suppression(h, "ann@example.com") == nil, "no replay suppressed it again")
+        let late = try sns.notification(TestSNS.bounce(["ann@example.com"]), sentAt: now - DeliveryEventIntake.snsMaximumAge)
+        #expect(try h.service.deliveryEvents.ses(late) == DeliveryEventResult(suppressed: 1, ignored: 0), "the last retry SNS makes is taken")
+    }
+
     @Test("a signed SubscriptionConfirmation is confirmed by a GET of its SubscribeURL; one off SNS is not fetched; an unsigned one is 401")
     func sesSubscription() throws {
         let sns = try TestSNS()

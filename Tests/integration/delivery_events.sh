@@ -139,9 +139,11 @@ done
 ses_event "$work/transient.json" "$topic" "$cert_url" "$(bounce_json Transient eve@example.com)"
 answer=$(sns_post "$work/transient.json")
 [ "$answer" = '200 {"ignored":1,"suppressed":0}' ] || fail "the transient bounce answered $answer"
+answer=$(sns_post "$work/bounce.json")
+[[ "$answer" == "401 "*UNAUTHORIZED* ]] || fail "the SNS bounce posted again answered $answer"
 [ "$(admin "$base/v1/admin/suppressions?email=eve@example.com")" = '{"suppressions":[]}' ] || fail "an attacker's message suppressed eve"
 [ "$(grep -c '^get /SimpleNotificationService-test.pem' "$work/sns.log")" = 1 ] || fail "the certificate was fetched more than once: $(cat "$work/sns.log")"
-echo "ok 3: another topic, another host, http, a changed message: 401, nothing suppressed; a transient bounce ignored; the certificate fetched once"
+echo "ok 3: another topic, another host, http, a changed message, a replayed notification: 401, nothing suppressed; a transient bounce ignored; the certificate fetched once"
 
 # 4. Postmark and Resend.
 printf '{"RecordType":"Bounce","Type":"HardBounce","TypeCode":1,"MessageID":"883953f4","Email":"pm-bounced@example.com","Description":"The server was unable to deliver your message","BouncedAt":"2026-12-07T05:00:00Z"}' >"$work/postmark.json"
@@ -162,7 +164,7 @@ echo "ok 4: Postmark's hard bounce with its URL's credentials and Resend's signe
 
 # 5. Metrics and the log.
 metrics=$(admin "$base/metrics")
-for line in 'provider="ses",outcome="suppressed"} 2' 'provider="ses",outcome="ignored"} 1' 'provider="ses",outcome="refused"} 4' \
+for line in 'provider="ses",outcome="suppressed"} 2' 'provider="ses",outcome="ignored"} 1' 'provider="ses",outcome="refused"} 5' \
   'provider="postmark",outcome="suppressed"} 1' 'provider="postmark",outcome="refused"} 1' \
   'provider="standard-webhooks",outcome="suppressed"} 1' 'provider="standard-webhooks",outcome="refused"} 1'; do
   echo "$metrics" | grep -qF "postern_delivery_events_total{$line" || fail "metrics lack $line: $(echo "$metrics" | grep delivery_events)"

@@ -75,6 +75,10 @@ public final class DeliveryEventIntake: Sendable {
 
     /// Seconds a Standard Webhooks `webhook-timestamp` may be from now, either way.
     public static let timestampTolerance: Int64 = 300
+    /// Seconds an SNS notification's `Timestamp` may lie in the past: SNS gives up retrying an
+    /// HTTP/S delivery after 3,600 seconds at most (a hard limit of its delivery policies), plus
+    /// the Standard Webhooks tolerance for clock skew. It may lie that tolerance in the future.
+    public static let snsMaximumAge: Int64 = 3_600 + timestampTolerance
     /// The most SNS signing certificates kept (one per URL; SNS rotates them rarely).
     static let cachedCertificates = 16
 
@@ -96,8 +100,13 @@ public final class DeliveryEventIntake: Sendable {
     /// Takes in one SNS message (`POST /v1/delivery-events/ses`): checks its topic, its
     /// certificate's URL and its signature, then suppresses a notification's permanent bounces
     /// and complaints, or confirms a subscription (a GET of its `SubscribeURL`, on an SNS host).
+    /// A notification is taken once: its `MessageId` goes into the replay ledger (kept until its
+    /// `Timestamp` is too old to be taken), and a notification older than ``snsMaximumAge`` is
+    /// refused, so a signed notification seen once cannot suppress its addresses again later (after
+    /// a sign-in lifted the suppression).
     /// - Throws: `AuthError` 404 when `--ses-topic-arns` is not set; 401 for another topic, a
-    ///   certificate URL off the SNS hosts, a signature that does not verify; 400 for a body that
+    ///   certificate URL off the SNS hosts, a signature that does not verify, a notification too old
+    ///   or from the future, one taken before; 400 for a body that
     ///   is not an SNS message; 503 when the certificate cannot be fetched or the store fails.
     public func ses(_ body: [UInt8]) throws(AuthError) -> DeliveryEventResult {
         guard let ses = sources.ses else { throw .deliveryEventsNotConfigured("--ses-topic-arns") }
@@ -112,7 +121,12 @@ public final class DeliveryEventIntake: Sendable {
             guard message.isSigned(by: certificate) else { throw .deliveryEventRefused("its signature does not verify") }
             switch message.kind {
             case .notification:
-                return try suppress(ProviderDeliveryEvent.ses(message.message), provider: .ses)
+                let now = context.clock.unixSeconds()
+                guard let sentAt = message.sentAt, (now - Self.snsMaximumAge...now + Self.timestampTolerance).contains(sentAt) else {
+                    throw .deliveryEventRefused("its Timestamp is not within the last hour (SNS retries for an hour at most)")
+                }
+                let once = (SHA256.hash("sns MessageId \(message.topicARN) \(message.messageID)"), sentAt + Self.snsMaximumAge)
+                return try suppress(ProviderDeliveryEvent.ses(message.message), provider: .ses, once: once, replay: "its MessageId")
             case .subscriptionConfirmation:
                 confirm(message, ses: ses)
                 return DeliveryEventResult(suppressed: 0, ignored: 0)
@@ -206,7 +220,7 @@ public final class DeliveryEventIntake: Sendable {
             guard let events = ProviderDeliveryEvent.standardWebhook(body) else { throw .invalidArgument("The body must be a JSON object.") }
             return try suppress(
                 events, provider: .standardWebhooks,
-                once: (SHA256.hash("standard-webhooks webhook-id \(id)"), stamped + Self.timestampTolerance))
+                once: (SHA256.hash("standard-webhooks webhook-id \(id)"), stamped + Self.timestampTolerance), replay: "its webhook-id")
         }
     }
 
@@ -214,9 +228,9 @@ public final class DeliveryEventIntake: Sendable {
 
     /// Suppresses each event's recipient for its reason in one write; `once`: first records the
     /// event's id in the replay ledger (its hash, kept until it could no longer verify), and
-    /// refuses the whole request when it was recorded before.
+    /// refuses the whole request when it was recorded before (`replay` names that id in the refusal).
     private func suppress(
-        _ events: [ProviderDeliveryEvent], provider: Provider, once: (hash: [UInt8], expiresAt: Int64)? = nil
+        _ events: [ProviderDeliveryEvent], provider: Provider, once: (hash: [UInt8], expiresAt: Int64)? = nil, replay: String = ""
     ) throws(AuthError) -> DeliveryEventResult {
         var targets: [(address: EmailAddress, stored: String)] = []
         var ignored = 0
@@ -234,7 +248,7 @@ public final class DeliveryEventIntake: Sendable {
             for target in chosen { try tx.suppress(target.address, reason: target.stored, now: now) }
             return true
         }
-        guard fresh else { throw .deliveryEventRefused("its webhook-id was taken before (a replay)") }
+        guard fresh else { throw .deliveryEventRefused("\(replay) was taken before (a replay)") }
         let result = DeliveryEventResult(suppressed: chosen.count, ignored: ignored)
         logger?.info("delivery event", ["provider": provider.rawValue, "suppressed": String(result.suppressed), "ignored": String(result.ignored)])
         return result

@@ -98,6 +98,16 @@ public struct SNSMessage: Sendable, Equatable {
         return pairs.map { "\($0.0)\n\($0.1)\n" }.joined()
     }
 
+    /// `Timestamp` as Unix seconds: ISO 8601 in UTC, as SNS writes it (`2026-12-07T05:00:00.000Z`,
+    /// fractional seconds optional); nil when it is not that.
+    public var sentAt: Int64? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: timestamp) { return Int64(date.timeIntervalSince1970.rounded(.down)) }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: timestamp).map { Int64($0.timeIntervalSince1970) }
+    }
+
     /// The hash its `SignatureVersion` names; nil for a version Postern does not know.
     public var digest: X509Certificate.Digest? {
         switch signatureVersion {

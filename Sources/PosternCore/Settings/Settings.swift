@@ -231,8 +231,8 @@ public struct Settings: Sendable, Equatable {
             guard challenge.captchaSiteKey != nil, captchaSecretFile != nil else {
                 throw SettingsError("--captcha \(service.rawValue) needs --captcha-site-key and --captcha-secret-file")
             }
-        } else if challenge.captchaSiteKey != nil || captchaSecretFile != nil || challenge.captchaVerifyURL != nil {
-            throw SettingsError("--captcha-site-key, --captcha-secret-file and --captcha-verify-url need --captcha")
+        } else if challenge.captchaSiteKey != nil || captchaSecretFile != nil || challenge.captchaVerifyURL != nil || !challenge.captchaHostnames.isEmpty {
+            throw SettingsError("--captcha-site-key, --captcha-secret-file, --captcha-verify-url and --captcha-hostnames need --captcha")
         }
     }
 
@@ -509,6 +509,17 @@ public struct Settings: Sendable, Equatable {
                 throw SettingsError("must be an https:// URL without user info")
             }
             s.challenge.captchaVerifyURL = v
+        },
+        text("captcha-hostnames", "POSTERN_CAPTCHA_HOSTNAMES", "comma-separated hosts the CAPTCHA may be solved on: the siteverify answer's hostname must be one (default: not checked, as an app's token names its package; set it to your pages' hosts when only pages show the widget)") { s, v throws(SettingsError) in
+            let hosts = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard !hosts.isEmpty, hosts.allSatisfy({ !$0.isEmpty && $0.count <= 253 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } }) else {
+                throw SettingsError("must be host names separated by commas, such as auth.example.com,www.example.com")
+            }
+            s.challenge.captchaHostnames = hosts
+        },
+        text("captcha-minimum-score", "POSTERN_CAPTCHA_MINIMUM_SCORE", "with --captcha recaptcha v3: the lowest score taken, 0.0 to 1.0 (default \(ChallengeConfiguration.defaultMinimumScore)); answers without a score are not judged by it") { s, v throws(SettingsError) in
+            guard let score = Double(v), (0.0...1.0).contains(score) else { throw SettingsError("must be a number from 0.0 to 1.0") }
+            s.challenge.captchaMinimumScore = score
         },
     ]
 

@@ -19,19 +19,13 @@ extension DeliveryEventSources {
                 http: CurlProviderHTTP(caFile: settings.snsCAFile))
         }
         if let path = settings.postmarkWebhookCredentialsFile {
-            let line = try SMSTransportConfig.secret(path, setting: "--postmark-webhook-credentials-file")
+            let line = try SecretFile.line(path, setting: "--postmark-webhook-credentials-file")
             do { sources.postmark = try PostmarkCredentials(line: line) } catch {
                 throw SettingsError("--postmark-webhook-credentials-file \(path): \(error.message)")
             }
         }
         if let path = settings.deliveryWebhookSecretFile {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw SettingsError("--delivery-webhook-secret-file \(path): cannot be read")
-            }
-            do { sources.webhookSecrets = try WebhookSecret.list(text) } catch {
-                throw SettingsError("--delivery-webhook-secret-file \(path): \(error.message)")
-            }
-            guard !sources.webhookSecrets.isEmpty else { throw SettingsError("--delivery-webhook-secret-file \(path): holds no secret") }
+            sources.webhookSecrets = try SecretFile.webhookSecrets(path, setting: "--delivery-webhook-secret-file")
         }
         return sources
     }

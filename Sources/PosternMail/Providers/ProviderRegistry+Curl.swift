@@ -15,7 +15,7 @@ extension ProviderRegistry {
         var secrets: [String: String] = [:]
         for provider in providers {
             guard let path = provider.clientSecretFile else { continue }
-            secrets[provider.id] = try SMSTransportConfig.secret(path, setting: "--identity-providers \(provider.id)'s clientSecretFile")
+            secrets[provider.id] = try SecretFile.line(path, setting: "--identity-providers \(provider.id)'s clientSecretFile")
         }
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw SettingsError("--provider-ca-file \(caFile): cannot be read")

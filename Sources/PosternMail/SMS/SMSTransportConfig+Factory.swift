@@ -21,7 +21,7 @@ extension SMSTransportConfig {
             return { try DirectorySMSTransport(directory: directory) }
         case .twilio(let sid):
             guard let path = settings.authTokenFile else { throw SettingsError("twilio: needs --sms-twilio-auth-token-file") }
-            let token = try Self.secret(path, setting: "--sms-twilio-auth-token-file")
+            let token = try SecretFile.line(path, setting: "--sms-twilio-auth-token-file")
             let sender: TwilioSMSTransport.Sender
             if let service = settings.messagingServiceSID {
                 sender = .messagingService(service)
@@ -34,22 +34,8 @@ extension SMSTransportConfig {
             return { TwilioSMSTransport(baseURL: base, accountSID: sid, authToken: token, sender: sender, caFile: caFile, timeout: timeout, targets: targets) }
         case .json(let url):
             guard let path = settings.jsonSecretFile else { throw SettingsError("json: needs --sms-json-secret-file") }
-            let secrets: [WebhookSecret]
-            do { secrets = try WebhookSecret.list(try Self.secret(path, setting: "--sms-json-secret-file")) } catch {
-                throw SettingsError("--sms-json-secret-file \(path): \(error.message)")
-            }
-            guard !secrets.isEmpty else { throw SettingsError("--sms-json-secret-file \(path): holds no secret") }
+            let secrets = try SecretFile.webhookSecrets(path, setting: "--sms-json-secret-file")
             return { JSONSMSTransport(url: url, secrets: secrets, caFile: caFile, timeout: timeout, targets: targets) }
         }
-    }
-
-    /// A secret file's text, trimmed; the message names the file, never its content.
-    public static func secret(_ path: String, setting: String) throws(SettingsError) -> String {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw SettingsError("\(setting) \(path): cannot be read") }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isNewline }) || setting == "--sms-json-secret-file" else {
-            throw SettingsError("\(setting) \(path): must hold the secret on one line")
-        }
-        return trimmed
     }
 }

@@ -3,13 +3,18 @@ import PosternCrypto
 
 /// A CAPTCHA token checked with its service's documented siteverify request: a form POST of
 /// `secret`, `response` (the token) and `remoteip`, answered with JSON whose `success` says
-/// whether the token is genuine and unused (Turnstile, hCaptcha and reCAPTCHA share that shape).
-/// Over ``ProviderHTTP`` (libcurl in the daemon: https only, certificates checked, no redirects).
+/// whether the token is genuine and unused (Turnstile, hCaptcha and reCAPTCHA share that shape),
+/// `hostname` where it was solved (checked against `hostnames` when set) and, for reCAPTCHA v3,
+/// `score` (checked against `minimumScore`). Over ``ProviderHTTP`` (libcurl in the daemon: https only, certificates checked, no redirects).
 struct CaptchaVerifier: Sendable {
     let service: CaptchaService
     let secret: String
     let url: String
     let http: any ProviderHTTP
+    /// `--captcha-hostnames` (lowercase); empty: `hostname` is not checked.
+    var hostnames: [String] = []
+    /// `--captcha-minimum-score`, for an answer that carries a `score`.
+    var minimumScore: Double = ChallengeConfiguration.defaultMinimumScore
 
     /// How long a token is remembered as used: longer than any of the services lets a token live
     /// (Turnstile 300 s, hCaptcha 120 s, reCAPTCHA 120 s), so a replay within its life is caught
@@ -38,6 +43,12 @@ struct CaptchaVerifier: Sendable {
             throw AuthError.unavailable("the CAPTCHA service (\(service.rawValue)) answered HTTP \(response.status) without a verdict")
         }
         guard success else { return .failure(.captchaRefused) }
+        if !hostnames.isEmpty {
+            guard let hostname = object["hostname"] as? String, hostnames.contains(hostname.lowercased()) else {
+                return .failure(.captchaHostname)
+            }
+        }
+        if let score = object["score"] as? Double, !(score >= minimumScore) { return .failure(.captchaScore) }
         return .success((SHA256.hash("postern-challenge|\(service.rawValue)|" + token), FlowMath.adding(Self.rememberedFor, to: now)))
     }
 }

@@ -70,6 +70,12 @@ public struct ChallengeConfiguration: Sendable, Hashable {
     public var captchaSecret: String?
     /// The siteverify URL (the service's documented one unless set).
     public var captchaVerifyURL: String?
+    /// The hosts a CAPTCHA may be solved on: the siteverify answer's `hostname` must be one of them
+    /// (lowercase; empty: not checked, for apps whose tokens name their package, not a host).
+    public var captchaHostnames: [String] = []
+    /// The lowest reCAPTCHA v3 `score` taken (0.0 a bot … 1.0 a person); an answer without a score
+    /// (reCAPTCHA v2, Turnstile, hCaptcha's free tier) is not judged by it.
+    public var captchaMinimumScore: Double = ChallengeConfiguration.defaultMinimumScore
     /// The proof of work's largest number: a client tries half of it on average (`--challenge-difficulty`).
     public var difficulty: Int64
     /// Seconds a proof-of-work challenge can be solved and sent in.
@@ -98,6 +104,8 @@ public struct ChallengeConfiguration: Sendable, Hashable {
         self.domainPerHour = domainPerHour
     }
 
+    /// The default lowest reCAPTCHA v3 score: the threshold Google's documentation starts from.
+    public static let defaultMinimumScore = 0.5
     /// The default largest number of the proof of work.
     public static let defaultDifficulty: Int64 = 250_000
     /// The default life of a proof-of-work challenge: 5 minutes.

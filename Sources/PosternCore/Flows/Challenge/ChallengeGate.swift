@@ -64,7 +64,9 @@ public final class ChallengeGate: Sendable {
             guard let secret = configuration.captchaSecret, configuration.captchaSiteKey != nil, let http else {
                 throw .internalError("--captcha \(service.rawValue) needs --captcha-site-key, --captcha-secret-file and an HTTP client")
             }
-            captcha = CaptchaVerifier(service: service, secret: secret, url: configuration.captchaVerifyURL ?? service.verifyURL, http: http)
+            captcha = CaptchaVerifier(
+                service: service, secret: secret, url: configuration.captchaVerifyURL ?? service.verifyURL, http: http,
+                hostnames: configuration.captchaHostnames, minimumScore: configuration.captchaMinimumScore)
         } else {
             captcha = nil
         }

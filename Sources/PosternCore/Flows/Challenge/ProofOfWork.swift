@@ -17,6 +17,10 @@ public enum ChallengeRefusal: String, Sendable, Hashable, Error {
     case used
     /// The CAPTCHA service said no.
     case captchaRefused
+    /// The CAPTCHA was solved on a host not in `--captcha-hostnames`.
+    case captchaHostname
+    /// The reCAPTCHA v3 score is below `--captcha-minimum-score`.
+    case captchaScore
 }
 
 /// The built-in proof of work (issue 47): an HMAC-signed, expiring challenge in ALTCHA's classic
