@@ -79,6 +79,8 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case invalidPhoneCode = "INVALID_PHONE_CODE"
     /// The signed-in account has no phone claim with this id (404).
     case phoneClaimNotFound = "PHONE_CLAIM_NOT_FOUND"
+    /// The account has no live session with this id (another account's is no different) (404).
+    case sessionNotFound = "SESSION_NOT_FOUND"
     /// The phone claim is not in the state the request needs (409).
     case phoneClaimState = "PHONE_CLAIM_STATE"
     /// Sign-in by phone is off on this server (`--phone-sign-in`) (404).
@@ -128,8 +130,9 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
             .invalidPhoneCode, .smsCountryNotAllowed, .invalidProviderToken, .challengeRequired:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
-        case .notFound, .userNotFound, .phoneClaimNotFound, .phoneSignInDisabled, .providerNotConfigured, .providerNotLinked: 404
         case .hookDenied: 403
+        case .notFound, .userNotFound, .phoneClaimNotFound, .sessionNotFound, .phoneSignInDisabled, .providerNotConfigured,
+            .providerNotLinked: 404
         case .methodNotAllowed: 405
         case .migrationRequired, .credentialAlreadyInUse, .linkOtherSession, .emailExists, .notDead, .anonymousAccount, .phoneClaimState,
             .accountExistsWithDifferentCredential, .providerAlreadyLinked, .lastSignInMethod: 409

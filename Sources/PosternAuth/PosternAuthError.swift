@@ -90,6 +90,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case invalidPhoneCode
     /// The account has no such phone claim (`PHONE_CLAIM_NOT_FOUND`).
     case phoneClaimNotFound
+    /// The account has no such session (`SESSION_NOT_FOUND`).
+    case sessionNotFound
     /// The phone claim is not in the state the action needs; the message says which
     /// (`PHONE_CLAIM_STATE`).
     case phoneClaimState(String)
@@ -184,6 +186,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .anonymousAccount: return .anonymousAccount
         case .invalidPhoneCode: return .invalidPhoneCode
         case .phoneClaimNotFound: return .phoneClaimNotFound
+        case .sessionNotFound: return .sessionNotFound
         case .phoneClaimState: return .phoneClaimState(detail.message)
         case .phoneSignInDisabled: return .phoneSignInDisabled
         case .invalidProviderToken: return .invalidProviderToken
@@ -241,6 +244,7 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .cancelled: "The operation was cancelled."
         case .invalidPhoneCode: "This code is not valid any more. Ask for a new SMS."
         case .phoneClaimNotFound: "This account has no such phone number request."
+        case .sessionNotFound: "This account has no such session."
         case .phoneClaimState(let message): "The phone number cannot do this now: \(message)"
         case .phoneSignInDisabled: "This service does not offer sign-in by phone."
         case .invalidProviderToken: "The sign-in was refused. Try signing in again."

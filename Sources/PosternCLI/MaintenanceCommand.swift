@@ -17,6 +17,8 @@ struct MaintenanceCommand: Subcommand {
           rate_events      rate-limit events older than their hour
           rate_windows     SMS cap counters whose window started a day ago
           guess_budgets    wrong-guess counts quiet for 7 days
+          sessions         the sessions users see, at their refresh token's expiry
+          account_activity accounts' activity, --activity-days after it happened (default 90)
         It deletes in transactions of 500 rows, so a running daemon keeps answering; on SQLite it
         then gives freed pages back to the file system (incremental vacuum). On PostgreSQL, when
         another daemon's round is running, it skips the round and says so (exit 0).

@@ -145,21 +145,22 @@ struct OutboxCommand: Subcommand {
 /// `postern users show|list|disable|enable|delete|import|export`.
 struct UsersCommand: Subcommand {
     static let name = "users"
-    static let abstract = "show, list, disable, enable, delete, import or export users"
+    static let abstract = "show, list, disable, enable, delete, import or export users; their sessions and activity"
     static let usage = """
         Usage: postern users show    --email ADDR | --uid UID [--json]
                postern users disable --email ADDR | --uid UID   (signs the user out everywhere)
                postern users enable  --email ADDR | --uid UID
                postern users delete  --email ADDR | --uid UID
-        \(UsersList.usage)\(UsersTransfer.usage)
+        \(UsersList.usage)\(UsersSessions.usage)\(UsersTransfer.usage)
         """
 
     static let options: [OptionDeclaration] = [
         .value("email", "ADDR", "show, disable, enable, delete: the user by address"),
         .value("uid", "UID", "show, disable, enable, delete: the user by uid"),
-        .flag("json", "show, list, import: print JSON"),
+        .flag("json", "show, list, sessions, activity, import: print JSON"),
         .value("query", "Q", "list: the user with this uid and those whose address starts with it"),
-        .value("limit", "N", "list: print at most N users"),
+        .value("limit", "N", "list, activity: print at most N"),
+        .value("revoke", "ID", "sessions: end the user's session ID"),
         .value("from", "SOURCE", "import: the export's format: firebase, supabase or postern"),
         .flag("dry-run", "import: check and count every row, import none"),
         .flag("strict", "import: import nothing when any row is malformed"),
@@ -172,7 +173,7 @@ struct UsersCommand: Subcommand {
         .value("output", "FILE", "export: write here (0600) instead of standard output"),
     ]
     static let settings = SettingsGroup.flags(.storage, .flows)
-    static let actions = ["show", "list", "disable", "enable", "delete", "import", "export"]
+    static let actions = ["show", "list", "sessions", "activity", "disable", "enable", "delete", "import", "export"]
 
     let arguments: ParsedArguments
 
@@ -184,8 +185,11 @@ struct UsersCommand: Subcommand {
             return try UsersTransfer(arguments: arguments).validate()
         }
         if arguments.words.count >= 2, arguments.words[1] == "list" { return try UsersList(arguments: arguments).validate() }
+        if arguments.words.count >= 2, ["sessions", "activity"].contains(arguments.words[1]) {
+            return try UsersSessions(arguments: arguments).validate()
+        }
         guard arguments.words.count == 2, ["show", "disable", "enable", "delete"].contains(arguments.words[1]) else {
-            throw CommandFailure(code: .usage, message: "users needs show, list, disable, enable, delete, import or export; see postern users --help")
+            throw CommandFailure(code: .usage, message: "users needs show, list, sessions, activity, disable, enable, delete, import or export; see postern users --help")
         }
         guard arguments.options["email"] != nil || arguments.options["uid"] != nil else {
             throw CommandFailure(code: .usage, message: "give --email ADDR or --uid UID")
@@ -196,6 +200,7 @@ struct UsersCommand: Subcommand {
     func run() throws -> Int32 {
         if ["import", "export"].contains(arguments.words[1]) { return try UsersTransfer(arguments: arguments).run() }
         if arguments.words[1] == "list" { return try UsersList(arguments: arguments).run() }
+        if ["sessions", "activity"].contains(arguments.words[1]) { return try UsersSessions(arguments: arguments).run() }
         let settings = try arguments.settings()
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
         let service = flows.service

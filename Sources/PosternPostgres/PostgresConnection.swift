@@ -1,5 +1,6 @@
 internal import CLibPQ
 import PosternSQL
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -50,6 +51,14 @@ final class PostgresConnection {
 
     /// Round trips to the server so far: each wait for an answer (for tests and the benchmark).
     private(set) var roundTrips = 0
+    /// Where the pool's connections count their round trips together (``PostgresStore/serverRoundTrips``).
+    var sharedCount: RoundTripCount?
+
+    /// Counts one wait for the server's answer.
+    private func countRoundTrip() {
+        roundTrips += 1
+        sharedCount?.add()
+    }
 
     /// How many statements this connection has prepared (for tests of the re-preparation).
     var preparedCount: Int { prepared.count }
@@ -77,7 +86,7 @@ final class PostgresConnection {
 
     /// The first column of the first row of a simple query, as text (nil for none or NULL).
     func scalarText(_ sql: String) throws -> String? {
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQexec(handle, sql))
         try check(result, sql: sql)
         guard let pointer = result.pointer, PQntuples(pointer) > 0, PQgetisnull(pointer, 0, 0) == 0,
@@ -88,7 +97,7 @@ final class PostgresConnection {
 
     /// Runs `sql` with the simple protocol: no parameters, several statements allowed, text results.
     func executeSimple(_ sql: String) throws {
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQexec(handle, sql))
         try check(result, sql: sql)
     }
@@ -96,7 +105,7 @@ final class PostgresConnection {
     /// The command tag of the last simple statement (`COMMIT`, or `ROLLBACK` when a COMMIT found
     /// the transaction aborted).
     func commit() throws -> Bool {
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQexec(handle, "COMMIT"))
         try check(result, sql: "COMMIT")
         return result.commandStatus == "COMMIT"
@@ -106,7 +115,7 @@ final class PostgresConnection {
     /// the arguments as text or, for bytes, binary; the results in binary.
     func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
         let name = try statementName(for: sql, parameters: args.count)
-        roundTrips += 1
+        countRoundTrip()
         let result = withParameters(args) { raw, lengths, formats in
             PostgresResult(PQexecPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1))
         }
@@ -114,27 +123,58 @@ final class PostgresConnection {
         return result
     }
 
-    /// Runs the parameterless statements of `preamble` (`BEGIN …`, `SET LOCAL …`) and then `sql`
-    /// as ``run(_:_:)`` does, in one round trip (libpq's pipeline mode): a transaction's start
-    /// costs no wait of its own. A failed preamble statement is thrown (the statement after it
-    /// did not run).
-    func run(after preamble: [String], _ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
-        // Prepared first, on its own (once per connection): PQprepare is not for pipelines.
-        let name = try statementName(for: sql, parameters: args.count)
-        guard PQenterPipelineMode(handle) == 1 else {
-            for statement in preamble { try executeSimple(statement) }
-            return try run(sql, args)
+    /// One statement of a ``pipeline(_:)``: parameterless text run as it is (`BEGIN …`, `SET
+    /// LOCAL …`, `COMMIT`), or a statement with `?` placeholders run prepared, as ``run(_:_:)`` does.
+    struct Pipelined {
+        let sql: String
+        let args: [SQLValue]
+        let prepared: Bool
+
+        /// Parameterless text.
+        static func text(_ sql: String) -> Pipelined { Pipelined(sql: sql, args: [], prepared: false) }
+        /// A prepared statement with its arguments.
+        static func prepared(_ sql: String, _ args: [SQLValue]) -> Pipelined { Pipelined(sql: sql, args: args, prepared: true) }
+    }
+
+    /// Runs `statements` in one round trip (libpq's pipeline mode): a transaction's start, the
+    /// writes whose answers nobody waits for, and the statement that is waited for (or COMMIT)
+    /// cost one wait. Each result is checked in order and the first failure thrown: the server ran
+    /// none after it (an aborted transaction), so the failure names the statement that caused it.
+    func pipeline(_ statements: [Pipelined]) throws -> [PostgresResult] {
+        // Prepared first, on their own (once per connection): PQprepare is not for pipelines.
+        var names: [String?] = []
+        for statement in statements {
+            names.append(statement.prepared ? try statementName(for: statement.sql, parameters: statement.args.count) : nil)
         }
-        var queued = 0
-        for statement in preamble where PQsendQueryParams(handle, statement, 0, nil, nil, nil, nil, 0) == 1 { queued += 1 }
-        let sentStatement = withParameters(args) { raw, lengths, formats in
-            PQsendQueryPrepared(handle, name, Int32(args.count), raw, lengths, formats, 1) == 1
+        guard statements.count > 1, PQenterPipelineMode(handle) == 1 else {
+            return try zip(statements, names).map { statement, name in
+                guard name != nil else {
+                    countRoundTrip()
+                    let result = PostgresResult(PQexec(handle, statement.sql))
+                    try check(result, sql: statement.sql)
+                    return result
+                }
+                return try run(statement.sql, statement.args)
+            }
+        }
+        var sent = 0
+        for (statement, name) in zip(statements, names) {
+            let queued: Bool
+            if let name {
+                queued = withParameters(statement.args) { raw, lengths, formats in
+                    PQsendQueryPrepared(handle, name, Int32(statement.args.count), raw, lengths, formats, 1) == 1
+                }
+            } else {
+                queued = PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0) == 1
+            }
+            guard queued else { break }
+            sent += 1
         }
         let synced = PQpipelineSync(handle) == 1
-        roundTrips += 1
+        countRoundTrip()
         // Each query's results end with a NULL; then the sync point.
         var results: [PostgresResult] = []
-        for _ in 0..<(queued + (sentStatement ? 1 : 0)) {
+        for _ in 0..<sent {
             var first: PostgresResult?
             while let pointer = PQgetResult(handle) {
                 if first == nil { first = PostgresResult(pointer) } else { PQclear(pointer) }
@@ -149,15 +189,13 @@ final class PostgresConnection {
             }
         }
         if PQexitPipelineMode(handle) != 1 { broken = true }
-        guard queued == preamble.count, sentStatement, synced, results.count == preamble.count + 1 else {
+        guard sent == statements.count, synced, results.count == statements.count else {
             throw PostgresError(
-                sqlState: nil, message: connectionString.scrub(Self.trimmed(PQerrorMessage(handle))), constraint: nil, sql: sql,
-                connectionLost: true)
+                sqlState: nil, message: connectionString.scrub(Self.trimmed(PQerrorMessage(handle))), constraint: nil,
+                sql: statements[min(sent, statements.count - 1)].sql, connectionLost: true)
         }
-        for (statement, result) in zip(preamble, results) { try check(result, sql: statement) }
-        let result = results[preamble.count]
-        try check(result, sql: sql)
-        return result
+        for (statement, result) in zip(statements, results) { try check(result, sql: statement.sql) }
+        return results
     }
 
     /// The arguments as libpq takes them: text, or binary for bytes; NULL as a null pointer.
@@ -197,7 +235,7 @@ final class PostgresConnection {
     private func statementName(for sql: String, parameters: Int) throws -> String {
         if let name = prepared[sql] { return name }
         let name = "postern_\(prepared.count + 1)"
-        roundTrips += 1
+        countRoundTrip()
         let result = PostgresResult(PQprepare(handle, name, Self.numberedPlaceholders(sql), 0, nil))
         try check(result, sql: sql)
         prepared[sql] = name
@@ -260,6 +298,17 @@ final class PostgresConnection {
 
 @available(*, unavailable)
 extension PostgresConnection: Sendable {}
+
+/// The round trips of every connection of a pool, together.
+final class RoundTripCount: Sendable {
+    private let total = Atomic<Int>(0)
+
+    /// Counts one.
+    func add() { total.add(1, ordering: .relaxed) }
+
+    /// The count so far.
+    var value: Int { total.load(ordering: .relaxed) }
+}
 
 /// One `PGresult`, cleared when the last reference goes. Rows are read in binary by type.
 final class PostgresResult {

@@ -17,6 +17,8 @@ final class PostgresPool: @unchecked Sendable {
     private var idle: [PostgresConnection] = []
     private var open = 0
     private let overflowAfter: TimeInterval
+    /// Round trips of every connection this pool opened.
+    let roundTrips = RoundTripCount()
 
     init(_ connectionString: PostgresConnectionString, size: Int, overflowAfter: TimeInterval = 1) {
         self.connectionString = connectionString
@@ -55,7 +57,9 @@ final class PostgresPool: @unchecked Sendable {
         open += 1
         condition.unlock()
         do {
-            return try PostgresConnection(connectionString)
+            let connection = try PostgresConnection(connectionString)
+            connection.sharedCount = roundTrips
+            return connection
         } catch {
             drop()
             throw error

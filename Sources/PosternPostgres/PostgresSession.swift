@@ -30,6 +30,9 @@ final class PostgresSession: SQLSession {
     private(set) var failure: PostgresError?
     /// A READ COMMITTED transaction was asked for a statement that needs SERIALIZABLE.
     private(set) var needsSerializable = false
+    /// Statements queued by ``executeDeferred(_:_:)``, sent ahead of the next statement that is
+    /// waited for, or of COMMIT, in its round trip.
+    private var deferred: [PostgresConnection.Pipelined] = []
 
     /// The signal that unwinds a closure whose transaction must start again SERIALIZABLE.
     struct SerializableNeeded: Error {}
@@ -62,14 +65,26 @@ final class PostgresSession: SQLSession {
         return PostgresRow(result: result, row: 0).integer(0)
     }
 
-    /// Begins the transaction if this is its first statement, then runs `sql`; records the
-    /// failure that aborts the transaction.
+    /// Queues `sql`: it is sent in the round trip of the transaction's next statement or of its
+    /// COMMIT (so a request's writes cost no wait of their own), still before that statement, so
+    /// every later statement sees it. Its failure is thrown by that later call.
+    func executeDeferred(_ sql: String, _ args: [SQLValue]) throws {
+        if let failure { throw failure }
+        if let begin = try beginIfNeeded() { deferred += begin.map { .text($0) } }
+        deferred.append(.prepared(sql, args))
+    }
+
+    /// Begins the transaction if this is its first statement, then runs `sql` (with the deferred
+    /// statements ahead of it, in one round trip); records the failure that aborts the transaction.
     private func run(_ sql: String, _ args: [SQLValue]) throws -> PostgresResult {
         if let failure { throw failure }
         do {
+            var ahead = deferred
+            deferred = []
             // The transaction's first statement carries its BEGIN in the same round trip.
-            if let begin = try beginIfNeeded() { return try connection.run(after: begin, sql, args) }
-            return try connection.run(sql, args)
+            if let begin = try beginIfNeeded() { ahead += begin.map { .text($0) } }
+            if ahead.isEmpty { return try connection.run(sql, args) }
+            return try connection.pipeline(ahead + [.prepared(sql, args)])[ahead.count]
         } catch let error as PostgresError {
             failure = error
             throw error
@@ -101,12 +116,21 @@ final class PostgresSession: SQLSession {
         return [begin]
     }
 
-    /// Commits what ran. Throws the failure that aborted the transaction, or COMMIT's own.
+    /// Commits what ran, with the deferred statements ahead of COMMIT in its round trip. Throws
+    /// the failure that aborted the transaction, a deferred statement's, or COMMIT's own.
     func commit() throws {
         if let failure { throw failure }
         guard begun else { return }
         do {
-            guard try connection.commit() else {
+            let committed: Bool
+            if deferred.isEmpty {
+                committed = try connection.commit()
+            } else {
+                let statements = deferred + [.text("COMMIT")]
+                deferred = []
+                committed = try connection.pipeline(statements).last?.commandStatus == "COMMIT"
+            }
+            guard committed else {
                 throw PostgresError(
                     sqlState: "40001", message: "the transaction was rolled back at commit", constraint: nil, sql: "COMMIT",
                     connectionLost: false)
@@ -118,7 +142,9 @@ final class PostgresSession: SQLSession {
     }
 
     /// Rolls back what ran, if anything; a connection that cannot roll back is not reused.
+    /// Deferred statements not yet sent are dropped.
     func rollback() {
+        deferred = []
         guard begun, connection.isUsable else { return }
         _ = try? connection.executeSimple("ROLLBACK")
     }

@@ -68,6 +68,9 @@ public final class PostgresStore: Store {
 
     deinit { mailChannel?.stop() }
 
+    /// Round trips of the store's pool so far (the LISTEN connection's aside).
+    public var serverRoundTrips: Int? { pool.roundTrips.value }
+
     /// The schema version the database is at.
     public func schemaVersion() throws -> Int {
         try withConnection { try PostgresSchema.version($0) }

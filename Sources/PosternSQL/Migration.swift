@@ -58,6 +58,7 @@ public struct Migration: Sendable, Hashable {
         "providerIdentities",
         "accountsNewestFirst",
         "suppressionsNewestFirst",
+        "sessionsAndActivity",
     ]
 }
 

@@ -41,6 +41,10 @@ public protocol SQLSession: AnyObject {
     /// Runs a statement with no result rows; returns how many rows it changed.
     @discardableResult
     func execute(_ sql: String, _ args: [SQLValue]) throws -> Int
+    /// Runs a statement whose answer nobody waits for (a write that cannot be refused in practice,
+    /// its changed-row count unused): a driver may send it with the transaction's next statement
+    /// or its commit (PostgreSQL pipelines it), so its failure may be thrown by that later call.
+    func executeDeferred(_ sql: String, _ args: [SQLValue]) throws
     /// Runs a statement and calls `row` for each result row.
     func query(_ sql: String, _ args: [SQLValue], row: (any SQLRow) throws -> Void) throws
     /// Runs an INSERT into a table with an integer `id` key and returns the new row's id.
@@ -67,6 +71,9 @@ extension SQLSession {
         try query(sql, args) { row in if result == nil { result = try map(row) } }
         return result
     }
+
+    /// Runs the statement at once.
+    public func executeDeferred(_ sql: String, _ args: [SQLValue]) throws { try execute(sql, args) }
 
     /// Runs `body` with the session's isolation unchanged.
     public func rowLocked<T>(_ body: () throws -> T) throws -> T { try body() }

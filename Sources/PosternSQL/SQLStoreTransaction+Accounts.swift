@@ -127,6 +127,8 @@ extension SQLStoreTransaction {
     }
 
     public func deleteAccount(uid: String) throws {
+        // The activity has no foreign key (see the schema's `sessionsAndActivity`).
+        try db.execute("DELETE FROM account_activity WHERE uid = ?", [.text(uid)])
         try db.execute("DELETE FROM accounts WHERE uid = ?", [.text(uid)])
     }
 }

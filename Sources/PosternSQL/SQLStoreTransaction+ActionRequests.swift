@@ -58,7 +58,8 @@ extension SQLStoreTransaction {
     }
 
     public func insertActionRequest(_ request: ActionRequest) throws {
-        try db.execute(
+        // Its id is random (unique in practice): nothing waits on its answer.
+        try db.executeDeferred(
             "INSERT INTO action_requests (purpose, email, normalized, uid, other_email, password_hash, continue_url, locale, code_challenge, created_at, expires_at, six_digit_key_id, wrong_tries, consumed_at, approval_number, approval_device, approved_at, browser_bound, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             requestValues(request))
     }

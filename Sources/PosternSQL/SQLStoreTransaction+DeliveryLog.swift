@@ -2,7 +2,8 @@ import PosternCore
 
 extension SQLStoreTransaction {
     public func recordOutboxAttempt(_ attempt: OutboxAttempt) throws {
-        try db.execute(
+        // A log line nothing reads back in the transaction: it rides with the outcome's commit.
+        try db.executeDeferred(
             """
             INSERT INTO outbox_attempts
                 (message_id, recipient_hash, attempted_at, duration_ms, transport, reply_code, reply, outcome)

@@ -107,15 +107,24 @@ extension SQLStoreTransaction {
 
     public func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64 {
         queuedMail = true
-        return try db.insertReturningID(
-            """
-            INSERT INTO outbox (intent, recipient_local, recipient_domain, recipient_normalized, state, next_attempt_at, created_at, give_up_at)
-            VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)
-            """,
-            [
-                .text(intent.storageText), .text(recipient.localPart), .text(recipient.domain), .text(recipient.normalized),
-                .integer(now), .integer(now), .integer(giveUpAt),
-            ])
+        return try db.insertReturningID(Self.enqueueSQL, Self.enqueueValues(intent, recipient: recipient, now: now, giveUpAt: giveUpAt))
+    }
+
+    public func queue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws {
+        queuedMail = true
+        try db.executeDeferred(Self.enqueueSQL, Self.enqueueValues(intent, recipient: recipient, now: now, giveUpAt: giveUpAt))
+    }
+
+    private static let enqueueSQL = """
+        INSERT INTO outbox (intent, recipient_local, recipient_domain, recipient_normalized, state, next_attempt_at, created_at, give_up_at)
+        VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)
+        """
+
+    private static func enqueueValues(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) -> [SQLValue] {
+        [
+            .text(intent.storageText), .text(recipient.localPart), .text(recipient.domain), .text(recipient.normalized),
+            .integer(now), .integer(now), .integer(giveUpAt),
+        ]
     }
 
     /// Claims due mail (``LeasedQueueWriter/claimDue(_:owner:now:leaseUntil:limit:claimable:)`` of

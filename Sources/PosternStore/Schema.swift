@@ -432,6 +432,39 @@ enum Schema {
         Migration("suppressionsNewestFirst", """
         CREATE INDEX suppressions_newest_first ON suppressions(created_at, address);
         """),
+        // 27: the sessions users see and revoke (issue 48): one row per refresh family, under a
+        // public random id (the ID token's `sid`), with the device's name and the client's /24 or
+        // /48 only; revoking the family deletes it, housekeeping deletes it at its expiry. An
+        // account's activity, newest first by (at, id) per account, kept --activity-days; no
+        // foreign key (an event may name an account its transaction deletes), the account's
+        // deletion deletes it.
+        Migration("sessionsAndActivity", """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            uid TEXT NOT NULL REFERENCES accounts(uid) ON DELETE CASCADE,
+            family TEXT NOT NULL UNIQUE,
+            device_name TEXT,
+            network TEXT,
+            method TEXT NOT NULL,
+            client_id TEXT,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_uid ON sessions(uid);
+        CREATE INDEX sessions_expiry ON sessions(expires_at);
+        CREATE TABLE account_activity (
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            method TEXT,
+            device_name TEXT,
+            network TEXT
+        );
+        CREATE INDEX account_activity_newest_first ON account_activity(uid, at, id);
+        CREATE INDEX account_activity_at ON account_activity(at);
+        """),
     ]
 
     /// The statements of each version, in order.

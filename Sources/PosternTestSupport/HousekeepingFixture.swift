@@ -9,7 +9,7 @@ public enum HousekeepingFixture {
     public static let address = EmailAddress.restored(localPart: "a", domain: "example.com")
 
     /// The row names that must survive a round at `now`, and those that must go.
-    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live", "oidc-live", "oidc-request-live", "oidc-session-live"]
+    public static let kept: Set<String> = ["request-live", "code-live", "token-live", "token-rotated", "outbox-recent", "rate-recent", "guess-recent", "webhook-recent", "attempt-recent", "sms-recent", "phone-live", "signin-live", "oidc-live", "oidc-request-live", "oidc-session-live", "session-live", "activity-recent"]
 
     /// Writes a row just at its horizon (goes) and one a second after (stays) of each kind.
     public static func seed(_ store: any Store) throws {
@@ -128,6 +128,16 @@ public enum HousekeepingFixture {
             for (name, expiresAt) in [("provider-token-old", horizon(.providerTokenUses)), ("provider-token-live", horizon(.providerTokenUses) + 1)] {
                 _ = try tx.useProviderToken(hash: SHA256.hash(Array(name.utf8)), expiresAt: expiresAt)
             }
+            // The sessions users see: at their expiry (goes), a second after (stays).
+            for (name, expiresAt) in [("session-old", horizon(.sessions)), ("session-live", horizon(.sessions) + 1)] {
+                try tx.insertDeviceSession(DeviceSession(
+                    id: name, uid: "uid-1", family: "family-\(name)", deviceName: nil, network: nil, method: "emailLink",
+                    createdAt: expiresAt - 86_400, lastUsedAt: expiresAt - 86_400, expiresAt: expiresAt))
+            }
+            // Activity: at the horizon (goes), a second after (stays); its method names it here.
+            for (name, at) in [("activity-old", horizon(.accountActivity)), ("activity-recent", horizon(.accountActivity) + 1)] {
+                try tx.recordActivity(ActivityEntry(uid: "uid-1", at: at, kind: "signIn", method: name))
+            }
         }
         try store.write { tx in
             try tx.enqueueWebhook(
@@ -176,6 +186,8 @@ public enum HousekeepingFixture {
             for name in ["oidc-session-old", "oidc-session-live"] where try tx.oidcBrowserSession(hash: SHA256.hash(Array(name.utf8))) != nil {
                 found.insert(name)
             }
+            for name in ["session-old", "session-live"] where try tx.deviceSession(id: name) != nil { found.insert(name) }
+            for entry in try tx.activity(uid: "uid-1", after: nil, limit: 10) { if let name = entry.method { found.insert(name) } }
             return found
         }
     }

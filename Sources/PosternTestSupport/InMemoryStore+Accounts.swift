@@ -51,5 +51,7 @@ extension InMemoryStore.Transaction {
         state.oidcBrowserSessions = state.oidcBrowserSessions.filter { $0.value.uid != uid }
         state.oidcConsents[uid] = nil
         state.providerIdentities = state.providerIdentities.filter { $0.value.uid != uid }
+        state.deviceSessions = state.deviceSessions.filter { $0.value.uid != uid }
+        state.activity.removeAll { $0.uid == uid }
     }
 }

@@ -52,6 +52,12 @@ public final class InMemoryStore: Store {
         public var providerIdentities: [String: ProviderIdentityLink] = [:]
         /// The replay ledger of providers' ID tokens: the SHA-256 of a used token → its expiry.
         public var providerTokenUses: [[UInt8]: Int64] = [:]
+        /// The sessions users see, by their public id.
+        public var deviceSessions: [String: DeviceSession] = [:]
+        /// Accounts' activity, in insertion order (`id` is the position plus one, never reused).
+        public var activity: [ActivityEntry] = []
+        /// The last activity id given.
+        public var lastActivityID: Int64 = 0
     }
 
     private let state = Mutex(State())

@@ -84,7 +84,7 @@ struct CommandOptionsTests {
         #expect(settings.trustProxy && settings.pgPollOnly && settings.listen == "127.0.0.1:1")
         #expect(ParsedArguments(["serve", "--trust-proxy=false"]).options["trust-proxy"] == "false")
         let booleans = Set(Settings.descriptors.filter { !$0.takesValue }.map(\.flag))
-        #expect(booleans == ["trust-proxy", "send-no-account-mail", "pg-poll-only", "phone-sign-in"])
+        #expect(booleans == ["trust-proxy", "send-no-account-mail", "pg-poll-only", "phone-sign-in", "notify-new-device"])
         let all = subcommands.flatMap { $0.options } + OptionDeclaration.common
         for option in all {
             #expect(all.allSatisfy { $0.name != option.name || ($0.placeholder == nil) == (option.placeholder == nil) }, "\(option.name)")

@@ -88,8 +88,13 @@ struct FlowApprovalTests {
         expectAuthError("INVALID_OOB_CODE") {
             _ = try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier + "x", idToken: nil, allowMigration: nil)
         }
-        let login = try #require(try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil))
+        // The waiting device polls from its own network; its session takes the name the owner approved.
+        let login = try #require(try SessionOrigin.$current.withValue(SessionOrigin(deviceName: "an app on iPhone", clientIP: "198.51.100.20")) {
+            try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
+        })
         #expect(login.isNewUser && login.email == "a@example.com")
+        let session = try #require(try h.service.sessions.deviceSessions(idToken: login.session.idToken).sessions.first)
+        #expect(session.deviceName == "Chrome on Linux" && session.network == "198.51.100.0/24")
         expectAuthError("INVALID_OOB_CODE") {
             _ = try h.service.emailLink.approvalResult(email: "a@example.com", codeVerifier: verifier, idToken: nil, allowMigration: nil)
         }

@@ -179,4 +179,69 @@ struct PostgresRoundTripTests {
         try next.commit()
         #expect(read == 2)
     }
+
+    @Test("deferred writes ride with the next statement or COMMIT: two inserts and a commit are one round trip, a read after them sees them, a deferred duplicate fails the commit typed and rolls back both")
+    func deferredWritesRideAlong() throws {
+        let location = try TestPostgres.newSchema()
+        _ = try PostgresStore(connectionString: location, notifications: false)
+        let connection = try PostgresConnection(#require(PostgresConnectionString(location)))
+        let insert = "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?)"
+        let select = "SELECT failures FROM guess_budgets WHERE bucket = ?"
+        let warm = session(connection)
+        try warm.execute(insert, [.blob([0]), .integer(1), .integer(1)])
+        try warm.query(select, [.blob([0])]) { _ in }
+        try warm.commit()
+
+        let before = connection.roundTrips
+        let writes = session(connection)
+        try writes.executeDeferred(insert, [.blob([1]), .integer(2), .integer(1)])
+        try writes.executeDeferred(insert, [.blob([2]), .integer(3), .integer(1)])
+        #expect(connection.roundTrips == before, "nothing sent yet")
+        try writes.commit()
+        #expect(connection.roundTrips - before == 1, "BEGIN, both inserts and COMMIT in one round trip")
+
+        let beforeRead = connection.roundTrips
+        let readBack = session(connection)
+        try readBack.executeDeferred(insert, [.blob([3]), .integer(4), .integer(1)])
+        var read: Int64 = 0
+        try readBack.query(select, [.blob([3])]) { read = $0.integer(0) }
+        try readBack.commit()
+        #expect(read == 4, "the read, sent after the deferred insert, sees it")
+        #expect(connection.roundTrips - beforeRead == 2)
+
+        let failing = session(connection)
+        try failing.executeDeferred(insert, [.blob([5]), .integer(5), .integer(1)])
+        try failing.executeDeferred(insert, [.blob([1]), .integer(9), .integer(1)])
+        let error = #expect(throws: PostgresError.self) { try failing.commit() }
+        #expect(error?.sqlState == "23505" && error?.sql == insert, "the failure names the deferred statement")
+        failing.rollback()
+        #expect(connection.isUsable)
+        let check = session(connection)
+        var rows = 0
+        try check.query("SELECT count(*) FROM guess_budgets WHERE bucket IN (?, ?)", [.blob([5]), .blob([1])]) { rows = Int($0.integer(0)) }
+        try check.commit()
+        #expect(rows == 1, "the first deferred insert of the failed transaction was rolled back with it")
+        var failures: Int64 = 0
+        let again = session(connection)
+        try again.query(select, [.blob([1])]) { failures = $0.integer(0) }
+        try again.commit()
+        #expect(failures == 2)
+    }
+
+    @Test("the store counts its pool's round trips (postern_store_round_trips_total): a send-link's write of a request and its mail is one")
+    func storeCountsRoundTrips() throws {
+        let store = try PostgresStore(connectionString: try TestPostgres.newSchema(), notifications: false)
+        let address = try EmailAddress.parse("ann@example.com")
+        func send(_ id: String) throws {
+            try store.write { tx in
+                try tx.insertActionRequest(ActionRequest(id: id, purpose: .signIn, email: address, createdAt: 100, expiresAt: 700))
+                try tx.queue(.signIn(requestID: id), recipient: address, now: 100, giveUpAt: 700)
+            }
+        }
+        try send("warm")  // prepares both statements
+        let before = try #require(store.serverRoundTrips)
+        try send("counted")
+        #expect(store.serverRoundTrips == before + 1)
+        #expect(try store.read { try $0.outboxCounts() }[.queued] == 2)
+    }
 }

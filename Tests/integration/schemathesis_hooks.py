@@ -70,8 +70,9 @@ def positive_rejection_names_a_credential(ctx, response, case):
     if (error.get("code") == "INVALID_ARGUMENT" and case.path == "/v1/admin/oidc/clients"
             and (error.get("message") or "").startswith(("redirectUris[", "postLogoutRedirectUris["))):
         return None
-    # And a suppression list's or the user list's cursor: opaque, valid only as this server answered it (nextCursor).
-    if (error.get("code") == "INVALID_ARGUMENT" and case.path in ("/v1/admin/suppressions", "/v1/admin/users")
+    # And a suppression list's, the user list's or an activity's cursor: opaque, valid only as this server answered it (nextCursor).
+    if (error.get("code") == "INVALID_ARGUMENT"
+            and case.path in ("/v1/admin/suppressions", "/v1/admin/users", "/v1/me/activity", "/v1/admin/users/{uid}/activity")
             and (error.get("message") or "").startswith("cursor is not one this server answered")):
         return None
     # And a public client's secret: it has none to rotate (a rule between the client's stored

@@ -50,6 +50,9 @@ public struct AuthConfiguration: Sendable {
     public var phoneSignIn = false
     /// Where events are sent, and how patiently (no endpoint: no event is queued).
     public var webhooks = WebhookConfiguration()
+    /// The window of the "new sign-in" notice (`--notify-new-device`: `--activity-days` in
+    /// seconds): a sign-in from a device and network not seen within it is mailed; nil: off.
+    public var newDeviceWindow: Int64?
     /// The VERP reverse path's base (`--bounce-address`), or nil: mail leaves from `--mail-from`.
     public var bounceAddress: BounceAddress?
     /// Who may be sent an SMS and how many (the toll-fraud caps), and the SMS retry schedule.
@@ -81,6 +84,7 @@ public struct AuthConfiguration: Sendable {
         adminTokenGuesses = settings.adminTokenGuesses
         sendNoAccountMail = settings.sendNoAccountMail
         webhooks = settings.webhookConfiguration
+        newDeviceWindow = settings.notifyNewDevice ? settings.activityDays * 86_400 : nil
         bounceAddress = settings.bounceAddress
         sms = settings.smsConfiguration
         phoneTransferSeconds = settings.phoneTransferSeconds

@@ -204,6 +204,8 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// claim: one answer for all, so a claim id alone says nothing.
     public static let invalidPhoneCode = AuthError(.invalidInput, code: .invalidPhoneCode,
         message: "The code is wrong, used or expired, or the claim took too many wrong codes; ask for a new SMS.")
+    /// The account has no live session with this id (another account's is no different).
+    public static let sessionNotFound = AuthError(.notFound, code: .sessionNotFound, message: "This account has no such session.")
     /// The signed-in account has no phone claim with this id.
     public static let phoneClaimNotFound = AuthError(.notFound, code: .phoneClaimNotFound, message: "This account has no such phone claim.")
     /// The phone claim is not in the state this needs; `message` says which.

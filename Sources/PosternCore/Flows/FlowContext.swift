@@ -41,7 +41,7 @@ final class FlowContext: Sendable {
         self.hasher = hasher
         self.metrics = metrics
         self.logger = logger
-        events = EventLedger(configuration: config.webhooks)
+        events = EventLedger(configuration: config.webhooks, newDeviceWindow: config.newDeviceWindow)
         hooks = SignInHooks(configuration: config.hooks, http: hookHTTP, clock: clock, logger: logger.map { Self.labelled($0, "hooks") })
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
@@ -64,6 +64,7 @@ final class FlowContext: Sendable {
     func write<T: Sendable>(
         syncingLater: Bool = false, _ body: @escaping @Sendable (any StoreWriter) throws -> T
     ) throws(AuthError) -> T {
+        let body = Self.carryingOrigin(body)
         do {
             return try syncingLater ? store.writeSyncingLater(body) : store.write(body)
         } catch {
@@ -81,7 +82,16 @@ final class FlowContext: Sendable {
             then(Result { () throws(AuthError) in try write(body) })
             return
         }
-        queued.queueWrite(syncingLater: false, gathering: false, body) { result in then(result.mapError(Self.failure)) }
+        queued.queueWrite(syncingLater: false, gathering: false, Self.carryingOrigin(body)) { result in then(result.mapError(Self.failure)) }
+    }
+
+    /// `body` with the request's ``SessionOrigin`` bound where it runs (the store's writer thread
+    /// does not inherit the request's task-locals): the issuer and the events ledger read it there.
+    static func carryingOrigin<T>(
+        _ body: @escaping @Sendable (any StoreWriter) throws -> T
+    ) -> @Sendable (any StoreWriter) throws -> T {
+        guard let origin = SessionOrigin.current else { return body }
+        return { tx in try SessionOrigin.$current.withValue(origin) { try body(tx) } }
     }
 
     /// Whether a write can be handed to the store without waiting on it and nothing else on a

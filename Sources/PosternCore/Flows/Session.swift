@@ -96,6 +96,9 @@ public struct IDTokenClaims: Sendable, Hashable {
     public var expiresAt: Int64
     public var authTime: Int64
     public var signInMethod: String
+    /// The public id of the session it was issued to (`sid`, ``DeviceSession/id``); nil for a
+    /// token issued before sessions were kept.
+    public var sessionID: String? = nil
 }
 
 /// What `/v1/actions/inspect` says about a link, consuming nothing.

@@ -138,7 +138,8 @@ extension FlowContext {
         for _ in 0..<Self.hookRounds {
             let current = answers
             do {
-                return try store.write { tx in try body(current, tx) }
+                // As `write` does: the request's origin reaches the store's writer thread.
+                return try store.write(Self.carryingOrigin { tx in try body(current, tx) })
             } catch let pending as HookPending {
                 try hooks.answer(pending, into: &answers)
             } catch {

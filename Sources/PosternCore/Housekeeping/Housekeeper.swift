@@ -96,6 +96,8 @@ public struct Housekeeper: Sendable {
         case .actionRequests: try tx.pruneActionRequests(expiredBy: horizon, limit: limit)
         case .consumedCodes: try tx.pruneConsumedCodes(now: horizon, limit: limit)
         case .refreshTokens: try tx.pruneRefreshTokens(expiredBy: horizon, limit: limit)
+        case .sessions: try tx.pruneDeviceSessions(expiredBy: horizon, limit: limit)
+        case .accountActivity: try tx.pruneActivity(olderThan: horizon, limit: limit)
         // The outbox's delete takes "finished before": one past the horizon keeps "at or before".
         case .outbox: try tx.purgeFinished(.mail, before: horizon + 1, limit: limit)
         case .rateEvents: try tx.pruneRateEvents(atOrBefore: horizon, limit: limit)

@@ -42,6 +42,11 @@ public enum ExpiringRows: String, Sendable, CaseIterable, Codable {
     /// The replay ledger of identity providers' ID tokens, past the token's expiry plus
     /// ``RetentionPolicy/providerTokenGrace``.
     case providerTokenUses = "provider_token_uses"
+    /// The sessions users see (`GET /v1/me/sessions`), at their refresh token's expiry, as the
+    /// refresh tokens themselves (a revoked one is gone already).
+    case sessions = "sessions"
+    /// Accounts' activity, ``RetentionPolicy/activityRetention`` after it happened (`--activity-days`).
+    case accountActivity = "account_activity"
 }
 
 /// What is old enough to delete at a moment: for each kind of expiring row, the horizon — a row
@@ -81,6 +86,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// Seconds a provider's ID token's ledger entry is kept after the token's expiry: as long as
     /// the verifier still accepts it there.
     public var providerTokenGrace: Int64 = ProviderTokenVerifier.skew
+    /// Seconds an account's activity is kept (`--activity-days`).
+    public var activityRetention: Int64 = 90 * 86_400
 
     /// The defaults: a one-hour grace, 30 days of finished mail.
     public init() {}
@@ -89,6 +96,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// `--action-request-grace`) and the flows' configuration (the guess budget's forget time).
     public init(settings: Settings, config: AuthConfiguration) {
         outboxRetention = settings.outboxRetention
+        activityRetention = settings.activityDays * 86_400
         actionRequestGrace = settings.actionRequestGrace
         guessForgetAfter = config.guessBudget.forgetAfter
     }
@@ -96,7 +104,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// The newest time of a row of `rows` that may be deleted at `now`: rows at or before it go.
     public func horizon(for rows: ExpiringRows, now: Int64) -> Int64 {
         switch rows {
-        case .consumedCodes, .refreshTokens, .clientRate, .phoneSignIns, .oidcRequests, .oidcBrowserSessions: now
+        case .consumedCodes, .refreshTokens, .clientRate, .phoneSignIns, .oidcRequests, .oidcBrowserSessions, .sessions: now
         case .actionRequests, .phoneClaims: now - actionRequestGrace
         case .outbox, .webhookDeliveries, .outboxAttempts, .smsOutbox: now - outboxRetention
         case .rateEvents: now - rateWindow
@@ -104,6 +112,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         case .guessBudgets: now - guessForgetAfter
         case .oidcCodes: now - authorizationCodeGrace
         case .providerTokenUses: now - providerTokenGrace
+        case .accountActivity: now - activityRetention
         }
     }
 }

@@ -29,6 +29,8 @@ public enum MailContent: Sendable, Hashable {
     /// Another account claimed the account's phone number (`phoneNumber`: its redacted form) with
     /// its holder's consent; it moves at `movesAt` unless the owner objects or releases it.
     case phoneTransferRequested(phoneNumber: String, movesAt: Date)
+    /// A sign-in on `device` (its name and network), new to the account.
+    case newSignIn(device: String)
 
     /// The message kind, which picks the templates.
     public var kind: MailMessageKind {
@@ -44,6 +46,7 @@ public enum MailContent: Sendable, Hashable {
         case .noAccount: .noAccount
         case .signInApproved: .signInApproved
         case .phoneTransferRequested: .phoneTransferRequested
+        case .newSignIn: .newSignIn
         }
     }
 
@@ -56,7 +59,7 @@ public enum MailContent: Sendable, Hashable {
             expiresAt
         case .phoneTransferRequested(_, let movesAt):
             movesAt
-        case .passwordChanged, .noAccount, .signInApproved:
+        case .passwordChanged, .noAccount, .signInApproved, .newSignIn:
             nil
         }
     }
@@ -81,7 +84,7 @@ public enum MailContent: Sendable, Hashable {
             context[.newEmail] = newEmail.address
         case .noAccount(let signUpLink):
             context[.signUpLink] = signUpLink
-        case .signInApproved(let device):
+        case .signInApproved(let device), .newSignIn(let device):
             context[.device] = device
         case .phoneTransferRequested(let phoneNumber, _):
             context[.phoneNumber] = phoneNumber

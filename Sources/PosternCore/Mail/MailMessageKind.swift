@@ -25,6 +25,9 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Told to the owner of an account that holds a phone number another account claimed with
     /// the holder's consent: it moves when the cool-off ends unless the owner objects.
     case phoneTransferRequested = "phone-transfer-requested"
+    /// Notice of a sign-in on a device and network the account had not signed in from
+    /// (`--notify-new-device`).
+    case newSignIn = "new-sign-in"
 
     /// The variables every kind has, and the only ones layouts may use.
     public static let commonVariables: Set<MailVariable> = [
@@ -44,7 +47,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .passwordChanged: [.resetLink]
         case .verifyAndChangeEmail, .recoverEmail: [.link, .expiresIn, .expiresInMinutes, .oldEmail, .newEmail]
         case .noAccount: [.signUpLink]
-        case .signInApproved: [.device]
+        case .signInApproved, .newSignIn: [.device]
         case .phoneTransferRequested: [.phoneNumber, .expiresIn]
         }
     }
@@ -57,7 +60,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case (_, .subject): [.requestedAt]
         case (.signIn, _): [.link, .code]
         case (.passwordChanged, _), (.noAccount, _): []
-        case (.signInApproved, _): [.device]
+        case (.signInApproved, _), (.newSignIn, _): [.device]
         case (.phoneTransferRequested, _): [.phoneNumber, .expiresIn]
         case (_, _): [.link]
         }
@@ -71,7 +74,7 @@ public enum MailMessageKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .verifyEmail: .verifyEmail
         case .verifyAndChangeEmail: .verifyAndChangeEmail
         case .recoverEmail: .recoverEmail
-        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested: nil
+        case .passwordChanged, .noAccount, .signInApproved, .phoneTransferRequested, .newSignIn: nil
         }
     }
 }

@@ -99,6 +99,7 @@ extension MailMessage {
             case .noAccount: .noAccount(signUpLink: "\(publicURL)/")
             case .signInApproved: .signInApproved(device: "Chrome on Linux")
             case .phoneTransferRequested: .phoneTransferRequested(phoneNumber: "+49…", movesAt: now.addingTimeInterval(7 * 86_400))
+            case .newSignIn: .newSignIn(device: "Safari on iPhone (203.0.113.0/24)")
             }
         let recipient = kind == .recoverEmail ? old : user
         return MailMessage(content: content, recipient: recipient, requestedAt: now, displayName: "Jane Doe")

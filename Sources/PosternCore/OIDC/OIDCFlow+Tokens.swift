@@ -149,11 +149,15 @@ extension OIDCFlow {
                     return .failure(.invalidGrant("the account cannot sign in"))
                 }
                 if record.scopes.contains("offline_access") {
+                    let method = OIDCGrant(methods: record.methods, scopes: record.scopes).storedMethod
                     try tx.insertRefreshToken(
                         RefreshTokenRecord(
                             hash: SHA256.hash(refresh), family: record.refreshFamily, uid: account.uid, authTime: record.authTime,
-                            method: OIDCGrant(methods: record.methods, scopes: record.scopes).storedMethod, createdAt: now,
-                            expiresAt: now + lifetime, clientID: clientID))
+                            method: method, createdAt: now, expiresAt: now + lifetime, clientID: clientID))
+                    // The user's sessions list the grant, marked by its client.
+                    _ = try SessionFlow.newDeviceSession(
+                        family: record.refreshFamily, uid: account.uid, method: method, clientID: clientID, origin: nil, now: now,
+                        expiresAt: now + lifetime, tx)
                 }
                 return .success((account, record))
             }
@@ -191,13 +195,16 @@ extension OIDCFlow {
             issued = try sessions.rotate(token, clientID: clientID) { account, record, lineage, tx, _ in
                 guard let grant = OIDCGrant(storedMethod: record.method) else { throw AuthError.invalidRefreshToken }
                 switch lineage {
-                case .again(let successor):
+                case .again(let successor, _):
                     return (account, record, grant, successor)
                 case .successor(let successor, let family):
                     try tx.insertRefreshToken(
                         RefreshTokenRecord(
                             hash: SHA256.hash(successor), family: family, uid: account.uid, authTime: record.authTime, method: record.method,
                             createdAt: now, expiresAt: now + lifetime, clientID: clientID))
+                    _ = try SessionFlow.sessionID(
+                        of: family, uid: account.uid, method: record.method, clientID: clientID, origin: nil, now: now,
+                        expiresAt: now + lifetime, tx)
                     return (account, record, grant, successor)
                 }
             }

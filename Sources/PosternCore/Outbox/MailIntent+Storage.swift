@@ -1,12 +1,12 @@
 extension MailIntent {
     /// The intent as one line for a database column: `name:id`, e.g. `sign-in:r_123` (the id of
-    /// `signInApproved` is the device name, which holds no control characters). Cheaper to
+    /// `signInApproved` and `newSignIn` is the device name, which holds no control characters). Cheaper to
     /// write and read than JSON, which matters once per message on the delivery path.
     public var storageText: String {
         switch self {
         case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
             .recoverEmail(let id), .passwordChanged(let id), .signInApproved(let id),
-            .phoneTransferRequested(let id):
+            .phoneTransferRequested(let id), .newSignIn(let id):
             "\(name):\(id)"
         }
     }
@@ -25,6 +25,7 @@ extension MailIntent {
         case "password-changed": self = .passwordChanged(uid: id)
         case "sign-in-approved": self = .signInApproved(device: id)
         case "phone-transfer-requested": self = .phoneTransferRequested(claimID: id)
+        case "new-sign-in": self = .newSignIn(device: id)
         default: return nil
         }
     }

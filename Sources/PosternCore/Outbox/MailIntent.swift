@@ -20,6 +20,9 @@ public enum MailIntent: Sendable, Hashable, Codable {
     case signInApproved(device: String)
     /// The notice to the owner of the account that holds a number another claim `claimID` waits for.
     case phoneTransferRequested(claimID: String)
+    /// The notice of a sign-in on a device (its name and network) the account had not signed in
+    /// from (`--notify-new-device`).
+    case newSignIn(device: String)
 
     /// A stable name for logs and metrics.
     public var name: String {
@@ -33,6 +36,7 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .passwordChanged: "password-changed"
         case .signInApproved: "sign-in-approved"
         case .phoneTransferRequested: "phone-transfer-requested"
+        case .newSignIn: "new-sign-in"
         }
     }
 }

@@ -62,6 +62,11 @@ public struct Settings: Sendable, Equatable {
     /// Seconds an action request is kept after it expired (for a composer or an approval wait
     /// that read it a moment before, and daemons whose clocks differ a little).
     public var actionRequestGrace: Int64 = 3600
+    /// Days an account's activity (`GET /v1/me/activity`) is kept before housekeeping deletes it.
+    public var activityDays: Int64 = 90
+    /// Whether a sign-in from a device and network the account has not signed in from within
+    /// `activityDays` mails the account a "new sign-in" notice.
+    public var notifyNewDevice = false
     /// Seconds between two housekeeping rounds of the daemon.
     public var housekeepingInterval: Int64 = 60
 
@@ -360,6 +365,7 @@ public struct Settings: Sendable, Equatable {
         number("request-timeout", "POSTERN_REQUEST_TIMEOUT", "seconds a connection has to send a whole request, headers and body, after it opens or after the previous answer (default 10)", minimum: 1, maximum: 3600) { s, v in s.requestTimeout = v },
         number("retention-days", "POSTERN_RETENTION_DAYS", "days sent and dead mail is kept (its metadata and the server's reply) before housekeeping deletes it (default 30)", minimum: 1, maximum: 3650) { s, v in s.retentionDays = v },
         number("retention-seconds", "POSTERN_RETENTION_SECONDS", "the same retention in seconds, beating --retention-days when set (for test and soak set-ups that must reach a steady state in minutes)", minimum: 60, maximum: 3650 * 86_400) { s, v in s.retentionSeconds = v },
+        number("activity-days", "POSTERN_ACTIVITY_DAYS", "days an account's activity (sign-ins with their device and network, password and address changes, phones, revoked sessions: GET /v1/me/activity) is kept before housekeeping deletes it (default 90)", minimum: 1, maximum: 3650) { s, v in s.activityDays = v },
         number("action-request-grace", "POSTERN_ACTION_REQUEST_GRACE", "seconds an action request is kept after its link expired, before housekeeping deletes it (default 3600)", minimum: 60, maximum: 30 * 86_400) { s, v in s.actionRequestGrace = v },
         number("housekeeping-interval", "POSTERN_HOUSEKEEPING_INTERVAL", "seconds between two housekeeping rounds of the daemon (default 60)", minimum: 1, maximum: 86_400) { s, v in s.housekeepingInterval = v },
         text("trusted-proxies", "POSTERN_TRUSTED_PROXIES", "comma-separated CIDRs of your proxies (10.0.0.0/8,fd00::/8): the client IP is the rightmost X-Forwarded-For hop outside them, read only when the peer is one of them") { s, v in
@@ -417,6 +423,7 @@ public struct Settings: Sendable, Equatable {
         },
         number("webhook-retry-base", "POSTERN_WEBHOOK_RETRY_BASE", "seconds before a failed webhook is retried the first time, doubled after each failure up to 10 hours; given up after 3 days (default 5)", minimum: 1, maximum: 3600) { s, v in s.webhookRetryBase = v },
         number("webhook-timeout", "POSTERN_WEBHOOK_TIMEOUT", "seconds one webhook POST may take (default 10)", minimum: 1, maximum: 120) { s, v in s.webhookTimeout = v },
+        boolean("notify-new-device", "POSTERN_NOTIFY_NEW_DEVICE", "mail the account a \"new sign-in\" notice when it signs in on a device and network (its /24 or /48) it has not signed in from within --activity-days; never for its first sign-in or an anonymous account (default off)") { s, v in s.notifyNewDevice = v },
         boolean("send-no-account-mail", "POSTERN_SEND_NO_ACCOUNT_MAIL", "answer a reset for an unknown address with the no-account mail (default off)") { s, v in s.sendNoAccountMail = v },
         text("phone-transfer-days", "POSTERN_PHONE_TRANSFER_DAYS", "days a phone number verified on one account waits before it moves to another account whose owner and the number's holder both agreed, unless its owner releases it sooner or objects; fractions allowed (default 7)") { s, v throws(SettingsError) in
             guard let days = Double(v.trimmingCharacters(in: .whitespaces)), days.isFinite, days >= 0.00001, days <= 365 else {

@@ -32,6 +32,10 @@ public protocol OutboxWriter: OutboxReader {
     /// Queues `intent` for `recipient`; returns the message id. `giveUpAt` is when an undelivered
     /// message is abandoned (for a link: when it expires).
     func enqueue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws -> Int64
+    /// ``enqueue(_:recipient:now:giveUpAt:)`` for a caller that needs no id: a store may send it
+    /// with the transaction's next statement or its commit instead of waiting for it (PostgreSQL
+    /// pipelines it), so a failure may be thrown by that later call instead.
+    func queue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws
 
     /// Stores the composed mail on a claimed message, so every retry sends the same bytes.
     func storeMail(id: Int64, owner: String, mail: OutgoingMail) throws -> Bool
@@ -60,6 +64,11 @@ public protocol OutboxWriter: OutboxReader {
 }
 
 extension OutboxWriter {
+    /// Enqueues, dropping the id.
+    public func queue(_ intent: MailIntent, recipient: EmailAddress, now: Int64, giveUpAt: Int64) throws {
+        _ = try enqueue(intent, recipient: recipient, now: now, giveUpAt: giveUpAt)
+    }
+
     /// Gives the messages `ids` back untried, due at `at`, each as its delivery machine decides
     /// (``DeliveryStateMachine/release(at:)``) from its recorded attempts.
     public func releaseLeases(owner: String, ids: [Int64], at: Int64) throws -> Int {

@@ -53,14 +53,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 /// is named where it is used.
 public protocol StoreReader:
     KeyReader, AccountReader, ActionRequestReader, SessionReader, LimitReader, OutboxReader, WebhookReader, SMSOutboxReader,
-    HeartbeatReader, PhoneReader, OIDCReader, ProviderIdentityReader
+    HeartbeatReader, PhoneReader, OIDCReader, ProviderIdentityReader, ActivityReader
 {}
 
 /// Changes inside one transaction: every persister's, all of them landing or none. One transaction
 /// spans persisters where a flow needs atomicity (a sign-in's account, session and ledger).
 public protocol StoreWriter:
     StoreReader, KeyWriter, AccountWriter, ActionRequestWriter, SessionWriter, LimitWriter, LeasedQueueWriter, OutboxWriter,
-    WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter, OIDCWriter, ProviderIdentityWriter
+    WebhookWriter, SMSOutboxWriter, HeartbeatWriter, PhoneWriter, OIDCWriter, ProviderIdentityWriter, ActivityWriter
 {
     /// Gives the file back up to `pages` of the pages deletes freed (SQLite: `incremental_vacuum`);
     /// nothing where the database reclaims space itself (PostgreSQL's autovacuum, memory).
@@ -112,6 +112,9 @@ public protocol Store: Sendable {
     /// PostgreSQL: no), so that a claim's owner can be looked up by its pid
     /// (``LivenessPolicy``). False unless a store says so.
     var isConfinedToThisMachine: Bool { get }
+    /// Round trips to a database server so far: each wait for its answer (PostgreSQL), for
+    /// `/metrics` and the benchmark; nil for an embedded store (SQLite, in memory).
+    var serverRoundTrips: Int? { get }
 }
 
 /// A store whose writes are queued to a writer of its own (SQLite's group commit), so that a caller
@@ -147,6 +150,9 @@ extension Store {
 
     /// Another machine may open it: pids say nothing.
     public var isConfinedToThisMachine: Bool { false }
+
+    /// None: an embedded store.
+    public var serverRoundTrips: Int? { nil }
 
     /// Runs `body`: for stores no other process shares, or whose writers take turns anyway.
     public func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try body() }

@@ -94,8 +94,9 @@ public protocol WebhookReader {
 
 /// Webhook changes, part of every `StoreWriter`: an event is queued in the same transaction as
 /// the change that causes it. Its claim, outcomes and purge are the lease queue's
-/// (``LeasedQueueWriter`` with ``LeasedQueue/webhooks``).
-public protocol WebhookWriter: WebhookReader {
+/// (``LeasedQueueWriter`` with ``LeasedQueue/webhooks``). An account's events are its activity too:
+/// the events ledger records both in one place, so the writer of one is the writer of the other.
+public protocol WebhookWriter: WebhookReader, ActivityWriter {
     /// Queues one delivery of the event `webhookID` for each target not disabled and, when
     /// `storedFilter`, for each stored endpoint not disabled whose filter admits `eventType`.
     func enqueueWebhook(

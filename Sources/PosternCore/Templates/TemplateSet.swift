@@ -237,6 +237,7 @@ extension MailMessageKind {
         case .noAccount: 8
         case .signInApproved: 9
         case .phoneTransferRequested: 10
+        case .newSignIn: 11
         }
     }
 }

@@ -73,6 +73,10 @@ extension APIRouter {
         webhooks: WebhookMetrics = WebhookMetrics()
     ) -> HTTPResponse {
         var text = metrics.render()
+        if let roundTrips = service.operators.storeRoundTrips {
+            text += "# HELP postern_store_round_trips_total Waits for the database server's answer (PostgreSQL): a statement, or several pipelined.\n"
+            text += "# TYPE postern_store_round_trips_total counter\npostern_store_round_trips_total \(roundTrips)\n"
+        }
         text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
         let counts = (try? service.operators.outboxCounts()) ?? OutboxCounts()
         for state in OutboxState.allCases {

@@ -27,7 +27,7 @@ public final class APIRouter: Sendable {
         var routes = Self.apiRoutes(runtime, waits: waits) + Self.phoneRoutes(runtime) + ActionPages(runtime: runtime).routes()
             + Self.operationsRoutes(runtime, metrics: metrics) + Self.appLinkRoutes(runtime)
             + Self.oidcRoutes(runtime) + OIDCPages(runtime: runtime).routes() + Self.oidcClientRoutes(runtime)
-            + Self.providerRoutes(runtime)
+            + Self.providerRoutes(runtime) + Self.sessionRoutes(runtime)
         routes += Self.suppressionRoutes(runtime) + Self.deliveryEventRoutes(runtime)
         let contract = OpenAPIDocument.render(
             routes + [OpenAPIDocument.placeholderRoute], refinements: .init(settings: runtime.settings))
@@ -82,10 +82,12 @@ public final class APIRouter: Sendable {
         do throws(AuthError) {
             try Self.refuseNUL(request)
             try admit(route, request: request, clientIP: clientIP)
-            try later(RouteContext(request: request, parameters: parameters, clientIP: clientIP)) { [self] result in
-                switch result {
-                case .success(let response): finish(response)
-                case .failure(let error): finish(failure(error, route: route, request: request))
+            try Self.withOrigin(of: route, request: request, clientIP: clientIP) { () throws(AuthError) in
+                try later(RouteContext(request: request, parameters: parameters, clientIP: clientIP)) { [self] result in
+                    switch result {
+                    case .success(let response): finish(response)
+                    case .failure(let error): finish(failure(error, route: route, request: request))
+                    }
                 }
             }
         } catch {
@@ -121,10 +123,23 @@ public final class APIRouter: Sendable {
         do throws(AuthError) {
             try Self.refuseNUL(request)
             try admit(route, request: request, clientIP: clientIP)
-            return try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
+            return try Self.withOrigin(of: route, request: request, clientIP: clientIP) { () throws(AuthError) in
+                try route.handler(RouteContext(request: request, parameters: parameters, clientIP: clientIP))
+            }
         } catch {
             return failure(error, route: route, request: request)
         }
+    }
+
+    /// Runs `body` with the request's ``SessionOrigin`` bound, on the routes a person's device
+    /// calls (public and signed-in: a sign-in among them issues a session from it): the
+    /// User-Agent's ``DeviceName`` and the client's network.
+    private static func withOrigin<T>(
+        of route: Route, request: HTTPRequest, clientIP: String, _ body: () throws(AuthError) -> T
+    ) throws(AuthError) -> T {
+        guard route.access == .public || route.access == .user else { return try body() }
+        let origin = SessionOrigin(deviceName: DeviceName(userAgent: request.headers["user-agent"]).text, clientIP: clientIP)
+        return try SessionOrigin.$current.withValue(origin) { Result { () throws(AuthError) in try body() } }.get()
     }
 
     /// Before the rate limit and any work: a refused body costs the client nothing. An empty

@@ -19,6 +19,8 @@ public enum StoreContract {
             + KeyContract.cases
             + ActionRequestContract.cases
             + SessionContract.cases
+            + DeviceSessionContract.cases
+            + ActivityContract.cases
             + LimitContract.cases
             + PhoneContract.cases
             + OIDCContract.cases

@@ -95,6 +95,12 @@ public final class MailComposer: Sendable {
                     message: MailMessage(content: .signInApproved(device: device), recipient: recipient, requestedAt: requestedAt,
                                          displayName: holder?.displayName),
                     localePreferences: [holder?.locale])
+            case .newSignIn(let device):
+                let holder = try tx.account(address: recipient)
+                return ComposedMail(
+                    message: MailMessage(content: .newSignIn(device: device), recipient: recipient, requestedAt: requestedAt,
+                                         displayName: holder?.displayName),
+                    localePreferences: [holder?.locale])
             case .phoneTransferRequested(let claimID):
                 // The claim still waiting, and the recipient still the holder's owner.
                 guard let claim = try tx.phoneClaim(id: claimID), let from = claim.transferFrom, let dueAt = claim.transferDueAt,

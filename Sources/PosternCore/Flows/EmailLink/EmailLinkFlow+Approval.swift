@@ -101,9 +101,16 @@ extension EmailLinkFlow {
             throw .invalidCode("No sign-in of this address waits for this device: it was cancelled, used or has expired.")
         }
         guard ledger.life(request).isApproved(now: now) else { return nil }
-        return try finish(
-            request: request, codeExpiry: request.expiresAt, presented: presented, askerReturned: true,
-            allowMigration: allowMigration, method: "emailLink", now: now, approved: true)
+        // The session is the device the owner approved, by the name the owner was shown.
+        let origin = SessionOrigin(
+            deviceName: request.approval?.device ?? SessionOrigin.current?.deviceName, network: SessionOrigin.current?.network)
+        return try SessionOrigin.$current.withValue(origin) {
+            Result { () throws(AuthError) in
+                try finish(
+                    request: request, codeExpiry: request.expiresAt, presented: presented, askerReturned: true,
+                    allowMigration: allowMigration, method: "emailLink", now: now, approved: true)
+            }
+        }.get()
     }
 
     /// The verified sign-in request of a page's `oobCode`, open at `now`.

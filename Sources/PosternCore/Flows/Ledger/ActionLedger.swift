@@ -69,7 +69,7 @@ public final class ActionLedger: Sendable {
             if let challenge { try gate.admit(challenge, domain: counted?.domain, now: request.createdAt, tx: tx) }
             if caps.isOn, let counted { try caps.admit(counted, now: request.createdAt, tx: tx) }
             try tx.insertActionRequest(request)
-            _ = try tx.enqueue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
+            try tx.queue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
             return nil
         }, then: { result in
             switch result {
@@ -91,12 +91,12 @@ public final class ActionLedger: Sendable {
             id: try FlowContext.newRequestID(at: Date(timeIntervalSince1970: TimeInterval(now))), purpose: .recoverEmail,
             email: old, uid: uid, otherEmail: new, createdAt: now, expiresAt: FlowContext.adding(ttl, to: now))
         try tx.insertActionRequest(recovery)
-        _ = try tx.enqueue(.recoverEmail(requestID: recovery.id), recipient: old, now: now, giveUpAt: recovery.expiresAt)
+        try tx.queue(.recoverEmail(requestID: recovery.id), recipient: old, now: now, giveUpAt: recovery.expiresAt)
     }
 
     /// Queues a notice (no code) for `recipient` inside a transaction.
     static func queueNotice(_ intent: MailIntent, to recipient: EmailAddress, tx: any OutboxWriter, now: Int64) throws {
-        _ = try tx.enqueue(intent, recipient: recipient, now: now, giveUpAt: now + 86_400)
+        try tx.queue(intent, recipient: recipient, now: now, giveUpAt: now + 86_400)
     }
 
     /// Ends every open sign-in and sign-up request of `email`, in the caller's transaction.

@@ -7,9 +7,14 @@ import Synchronization
 /// by another process is seen).
 public struct EventLedger: Sendable {
     let configuration: WebhookConfiguration
+    /// `--notify-new-device`'s window (seconds), nil when off.
+    let newDeviceWindow: Int64?
     private let storedEndpoints = StoredEndpointHint()
 
-    public init(configuration: WebhookConfiguration) { self.configuration = configuration }
+    public init(configuration: WebhookConfiguration, newDeviceWindow: Int64? = nil) {
+        self.configuration = configuration
+        self.newDeviceWindow = newDeviceWindow
+    }
 
     /// A fresh `webhook-id`: `msg_` and 16 random bytes, base64url.
     /// - Throws: `CryptoError` when the DRBG fails.
@@ -17,9 +22,32 @@ public struct EventLedger: Sendable {
 
     /// Queues `event`, which happened at `now`, under a fresh `webhook-id`. A store that runs the
     /// closure again draws a new one; only the committed run's id is ever sent.
+    /// An account's event is a line of its activity too (``ActivityEntry/init(event:at:origin:)``),
+    /// recorded here in the same transaction: a sign-in with the request's device and network.
     /// - Throws: what the store throws.
     public func record(_ event: WebhookEvent, tx: any WebhookWriter, now: Int64) throws {
+        if let entry = ActivityEntry(event: event, at: now, origin: SessionOrigin.current) {
+            if entry.kind == "signIn", let window = newDeviceWindow, let origin = SessionOrigin.current {
+                try noticeNewDevice(entry, origin: origin, since: now - window, tx: tx)
+            }
+            try tx.recordActivity(entry)
+        }
         try record(try prepare(event, now: now), tx: tx)
+    }
+
+    /// `--notify-new-device`: before a sign-in from `origin` is recorded, mails the account's
+    /// address a "new sign-in" notice when the account signed in within the window but never from
+    /// this device and network. Not for its first sign-in (nothing to compare with), an anonymous
+    /// account or one without an address. A notice, not a request: no address limit counts it.
+    /// - Throws: what the store throws.
+    private func noticeNewDevice(_ entry: ActivityEntry, origin: SessionOrigin, since: Int64, tx: any WebhookWriter) throws {
+        // Every store's writer holds every persister; the events' own type names only theirs.
+        guard let tx = tx as? any AccountReader & OutboxWriter & ActivityWriter,
+            let account = try tx.account(uid: entry.uid), !account.isAnonymous, let email = account.email,
+            try tx.hasSignIn(uid: entry.uid, since: since, from: nil), try !tx.hasSignIn(uid: entry.uid, since: since, from: origin)
+        else { return }
+        let device = [origin.deviceName, origin.network.map { "(\($0))" }].compactMap(\.self).joined(separator: " ")
+        try ActionLedger.queueNotice(.newSignIn(device: device.isEmpty ? "another device" : device), to: email, tx: tx, now: entry.at)
     }
 
     /// An event made ready to queue: its id and body drawn and encoded before the transaction, so

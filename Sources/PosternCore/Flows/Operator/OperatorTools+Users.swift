@@ -14,3 +14,29 @@ extension OperatorTools {
         return UserPage(users: page.map(UserRecord.init), next: next)
     }
 }
+
+/// An account's sessions and activity, as its owner sees them (`/v1/me/sessions`, `/v1/me/activity`).
+extension OperatorTools {
+    /// Account `uid`'s live sessions, newest first.
+    /// - Throws: `AuthError.userNotFound`, `unavailable`.
+    public func sessions(uid: String) throws(AuthError) -> [DeviceSession] {
+        let now = context.clock.unixSeconds()
+        return try context.read { (tx: Reads) in
+            guard try tx.account(uid: uid) != nil else { throw AuthError.userNotFound }
+            return try tx.deviceSessions(uid: uid, now: now)
+        }
+    }
+
+    /// Revokes session `id` of account `uid` (its refresh family), as its owner would.
+    /// - Throws: `AuthError.sessionNotFound` (also for another account's session), `unavailable`.
+    public func revokeSession(uid: String, id: String) throws(AuthError) {
+        guard try SessionFlow.revoke(sessionID: id, of: uid, in: context) else { throw .sessionNotFound }
+    }
+
+    /// Account `uid`'s activity, newest first (``SessionFlow/activity(idToken:after:limit:)``).
+    /// - Throws: `AuthError.userNotFound`, `invalidArgument`, `unavailable`.
+    public func activity(uid: String, after cursor: ActivityCursor?, limit: Int) throws(AuthError) -> ActivityPage {
+        guard try context.read({ (tx: Reads) in try tx.account(uid: uid) }) != nil else { throw .userNotFound }
+        return try SessionFlow.activity(uid: uid, after: cursor, limit: limit, in: context)
+    }
+}

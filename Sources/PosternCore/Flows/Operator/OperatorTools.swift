@@ -18,6 +18,7 @@ public final class OperatorTools: Sendable {
     typealias Writes = any AccountWriter & ActionRequestWriter & SessionWriter & LeasedQueueWriter & OutboxWriter & WebhookWriter & SMSOutboxWriter
     /// What this flow's reads use.
     typealias Reads = any AccountReader & ActionRequestReader & SessionReader & OutboxReader & WebhookReader & SMSOutboxReader
+        & ActivityReader
 
     let context: FlowContext
     let ledger: ActionLedger
@@ -145,6 +146,9 @@ public final class OperatorTools: Sendable {
     public func outboxCounts() throws(AuthError) -> OutboxCounts {
         try context.read { (tx: Reads) in try tx.outboxCounts() }
     }
+
+    /// Round trips to the database server so far (``Store/serverRoundTrips``); nil for an embedded store.
+    public var storeRoundTrips: Int? { context.store.serverRoundTrips }
 
     /// Queues a dead message again and lifts the suppression of its address (the operator asks
     /// for another try); false unless it was dead.

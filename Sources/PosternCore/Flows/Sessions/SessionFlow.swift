@@ -9,7 +9,7 @@ public final class SessionFlow: Sendable {
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any AccountWriter & SessionWriter & PhoneWriter & WebhookWriter
     /// What this flow's reads use.
-    typealias Reads = any AccountReader & SessionReader & PhoneReader & WebhookReader
+    typealias Reads = any AccountReader & SessionReader & PhoneReader & WebhookReader & ActivityReader
 
     let context: FlowContext
 
@@ -35,14 +35,15 @@ public final class SessionFlow: Sendable {
     enum RefreshLineage: Sendable {
         /// The successor of `token` in `family`: derived from it (see `successorToken`) and stored.
         case successor(of: String, family: String)
-        /// A successor already stored, handed out again within the reuse grace.
-        case again(String)
+        /// A successor already stored in `family`, handed out again within the reuse grace.
+        case again(String, family: String)
     }
 
     /// A closure that issues a session inside a transaction: an ID token and a stored refresh token.
     /// Arguments: account, sign-in method, auth_time, the refresh lineage (nil: a new family with a
-    /// random token), and the hooks' answers of the write (``FlowContext/writeAskingHooks(_:)``),
-    /// whose token claims the ID token carries.
+    /// random token, and its ``DeviceSession`` from the request's ``SessionOrigin``; a refresh moves
+    /// the family's session on). The ID token's `sid` names the session. Last, the hooks' answers of
+    /// the write (``FlowContext/writeAskingHooks(_:)``), whose token claims the ID token carries.
     typealias Issuer = @Sendable (Account, String, Int64, RefreshLineage?, any SessionWriter, HookAnswers) throws -> Session
 
     /// The successor of a refresh token: an HMAC of it under the active action-code key, so that
@@ -59,37 +60,72 @@ public final class SessionFlow: Sendable {
         let config = context.config
         return { account, method, authTime, lineage, tx, answers in
             let now = clock.unixSeconds()
-            // The operator's claims first, so that Postern's own (which a hook may not name anyway) win.
-            var claims = try answers.claims(uid: account.uid, email: account.email?.address, method: method)
-            claims.merge([
-                "iss": .string(config.publicURL), "aud": .string(config.publicURL), "sub": .string(account.uid),
-                "iat": .integer(now), "exp": .integer(now + config.idTokenLifetime), "auth_time": .integer(authTime),
-                "email_verified": .bool(account.emailVerified), "is_anonymous": .bool(account.isAnonymous),
-                "sign_in_method": .string(method), "sv": .integer(account.sessionVersion),
-                "email": account.email.map { .string($0.address) } ?? .null,
-            ]) { _, ours in ours }
-            let idToken = try JSONWebToken.sign(claims: Data(JSONValue.object(claims).sortedJSONText.utf8), with: signer)
+            // Asked first: a missing answer stops the write before anything is stored.
+            let extra = try answers.claims(uid: account.uid, email: account.email?.address, method: method)
+            let expiresAt = now + config.refreshTokenLifetime
             let refresh: String
+            let sessionID: String
             switch lineage {
-            case .again(let successor):
+            case .again(let successor, let family):
                 refresh = successor
+                sessionID = try Self.sessionID(of: family, uid: account.uid, method: method, now: now, expiresAt: expiresAt, tx)
             case .successor(let token, let family):
                 refresh = token
                 try tx.insertRefreshToken(
                     RefreshTokenRecord(
                         hash: SHA256.hash(refresh), family: family, uid: account.uid, authTime: authTime, method: method,
-                        createdAt: now, expiresAt: now + config.refreshTokenLifetime))
+                        createdAt: now, expiresAt: expiresAt))
+                sessionID = try Self.sessionID(of: family, uid: account.uid, method: method, now: now, expiresAt: expiresAt, tx)
             case nil:
                 refresh = Base64URL.encode(try SecureRandom.bytes(32))
+                let family = try FlowContext.newID()
                 try tx.insertRefreshToken(
                     RefreshTokenRecord(
-                        hash: SHA256.hash(refresh), family: try FlowContext.newID(), uid: account.uid, authTime: authTime,
-                        method: method, createdAt: now, expiresAt: now + config.refreshTokenLifetime))
+                        hash: SHA256.hash(refresh), family: family, uid: account.uid, authTime: authTime,
+                        method: method, createdAt: now, expiresAt: expiresAt))
+                sessionID = try Self.newDeviceSession(family: family, uid: account.uid, method: method, now: now, expiresAt: expiresAt, tx)
             }
+            // The operator's claims under Postern's own (which a hook may not name anyway).
+            let claims: [String: JSONValue] = extra.merging([
+                "iss": .string(config.publicURL), "aud": .string(config.publicURL), "sub": .string(account.uid),
+                "iat": .integer(now), "exp": .integer(now + config.idTokenLifetime), "auth_time": .integer(authTime),
+                "email_verified": .bool(account.emailVerified), "is_anonymous": .bool(account.isAnonymous),
+                "sign_in_method": .string(method), "sv": .integer(account.sessionVersion),
+                "email": account.email.map { .string($0.address) } ?? .null, "sid": .string(sessionID),
+            ]) { _, ours in ours }
+            let idToken = try JSONWebToken.sign(claims: Data(JSONValue.object(claims).sortedJSONText.utf8), with: signer)
             return Session(
                 uid: account.uid, idToken: idToken, refreshToken: refresh, expiresIn: config.idTokenLifetime,
                 isAnonymous: account.isAnonymous, email: account.email?.address)
         }
+    }
+
+    /// The session row of a new refresh family, from the request's ``SessionOrigin`` (an OpenID
+    /// Connect client's grant passes none: its token request comes from the client's server, not
+    /// the user's device): its public id.
+    /// - Throws: what the store throws; `CryptoError` when the DRBG fails.
+    static func newDeviceSession(
+        family: String, uid: String, method: String, clientID: String? = nil, origin: SessionOrigin? = SessionOrigin.current,
+        now: Int64, expiresAt: Int64, _ tx: any SessionWriter
+    ) throws -> String {
+        let id = try FlowContext.newID()
+        try tx.insertDeviceSession(
+            DeviceSession(
+                id: id, uid: uid, family: family, deviceName: origin?.deviceName, network: origin?.network, method: method,
+                clientID: clientID, createdAt: now, lastUsedAt: now, expiresAt: expiresAt))
+        return id
+    }
+
+    /// A refresh of `family`: its session's last use and expiry move on, and its public id is
+    /// answered; a family issued before sessions were kept gets its row now.
+    /// - Throws: what the store throws.
+    static func sessionID(
+        of family: String, uid: String, method: String, clientID: String? = nil, origin: SessionOrigin? = SessionOrigin.current,
+        now: Int64, expiresAt: Int64, _ tx: any SessionWriter
+    ) throws -> String {
+        if let id = try tx.touchDeviceSession(family: family, at: now, expiresAt: expiresAt) { return id }
+        return try newDeviceSession(
+            family: family, uid: uid, method: method, clientID: clientID, origin: origin, now: now, expiresAt: expiresAt, tx)
     }
 
     /// Verifies an ID token: signature (any key in the JWKS), issuer, audience (Postern's own: a
@@ -117,7 +153,7 @@ public final class SessionFlow: Sendable {
         guard !account.disabled else { throw .userDisabled }
         let claims = IDTokenClaims(
             uid: uid, issuedAt: iat, expiresAt: exp, authTime: authTime,
-            signInMethod: object["sign_in_method"] as? String ?? "")
+            signInMethod: object["sign_in_method"] as? String ?? "", sessionID: object["sid"] as? String)
         return (account, claims)
     }
 
@@ -186,7 +222,7 @@ public final class SessionFlow: Sendable {
                     next.family == record.family, next.rotatedAt == nil, !next.revoked, next.expiresAt > now,
                     let account = try tx.account(uid: record.uid), !account.disabled
                 {
-                    return .success(try issue(account, record, .again(successor), tx, answers))
+                    return .success(try issue(account, record, .again(successor, family: record.family), tx, answers))
                 }
                 _ = try tx.revokeRefreshFamily(record.family)
                 try events.record(.sessionRefreshReuseDetected(uid: record.uid), tx: tx, now: now)
