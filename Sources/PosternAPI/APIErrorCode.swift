@@ -114,6 +114,13 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
     /// Too many attempts; `Retry-After` says when to try again (429).
     case tooManyAttempts = "TOO_MANY_ATTEMPTS_TRY_LATER"
+    /// The operator's before-sign-up or before-sign-in hook refused; `message` is the hook's words
+    /// for the person when it gave some (plain text, at most 200 characters), else "The sign-in
+    /// was refused." (403).
+    case hookDenied = "HOOK_DENIED"
+    /// The operator's hook did not answer usably in time and the server refuses sign-ins then
+    /// (`--hook-failure closed`); try again shortly (503).
+    case hookFailed = "HOOK_FAILED"
     /// A fault inside the service (500).
     case internalFailure = "INTERNAL"
     /// A dependency (the database) is down; try again shortly (503).
@@ -128,6 +135,7 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
             .invalidPhoneCode, .smsCountryNotAllowed, .invalidProviderToken, .challengeRequired:
             400
         case .tokenRevoked, .invalidIDToken, .requiresRecentLogin, .unauthorized: 401
+        case .hookDenied: 403
         case .notFound, .userNotFound, .phoneClaimNotFound, .sessionNotFound, .phoneSignInDisabled, .providerNotConfigured,
             .providerNotLinked: 404
         case .signUpNotAllowed: 403
@@ -138,7 +146,7 @@ public enum APIErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .unsupportedMediaType: 415
         case .tooManyAttempts: 429
         case .internalFailure: 500
-        case .unavailable: 503
+        case .unavailable, .hookFailed: 503
         }
     }
 }

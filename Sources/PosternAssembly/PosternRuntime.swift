@@ -160,13 +160,23 @@ public struct PosternFlows: Sendable {
             }
             challengeHTTP = CurlProviderHTTP(caFile: settings.providerCAFile)
         }
+        var hookHTTP: (any HookHTTP)?
+        if !settings.hookURLs.isEmpty, let file = settings.hookSecretFile {
+            do throws(SettingsError) {
+                config.hooks.secrets = try SecretFile.webhookSecrets(file, setting: "--hook-secret-file")
+            } catch {
+                throw .setting(error.message)
+            }
+            hookHTTP = CurlHookHTTP(timeoutMilliseconds: settings.hookTimeout, caFile: settings.providerCAFile)
+        }
         storage = try PosternStorage(settings: settings, clock: clock)
         keys = try storage.openKeys()
         let hasher = settings.passwordHasher
         do {
             service = try AuthService(
                 store: storage.store, keys: keys, clock: clock, config: config, hasher: hasher, logger: logger,
-                identityProviders: identityProviders, challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
+                identityProviders: identityProviders, challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources,
+                hookHTTP: hookHTTP)
         } catch {
             throw .setting(error.logDetail ?? error.message)
         }
@@ -174,6 +184,7 @@ public struct PosternFlows: Sendable {
 
     /// The store.
     public var store: any Store { storage.store }
+
 }
 
 /// Everything a command that sends needs: the flows, the templates, the transport and the outbox
@@ -242,8 +253,8 @@ public final class PosternRuntime: Sendable {
             throw .setting("--sms-transport: \(error.message)")
         }
         let identityProviders: ProviderRegistry
-        if settings.providerCAFile != nil, settings.identityProvidersFile == nil, settings.challenge.captcha == nil {
-            throw .setting("--provider-ca-file is for --identity-providers and --captcha, and neither is set")
+        if settings.providerCAFile != nil, settings.identityProvidersFile == nil, settings.challenge.captcha == nil, settings.hookURLs.isEmpty {
+            throw .setting("--provider-ca-file is for --identity-providers, --captcha and the hooks, and none is set")
         }
         do {
             identityProviders = try ProviderRegistry.load(file: settings.identityProvidersFile, caFile: settings.providerCAFile, clock: clock)

@@ -36,6 +36,12 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
     case invalidLoginCredentials
     /// The account is disabled (`USER_DISABLED`).
     case userDisabled
+    /// The service's operator refused this sign-in or sign-up (`HOOK_DENIED`): `message` is theirs
+    /// for the person, plain text (HTML-escape it where it is shown as HTML).
+    case signInRefused(message: String)
+    /// The service's operator checks each sign-in and that check did not answer; try again shortly
+    /// (`HOOK_FAILED`).
+    case signInCheckFailed
     /// The phone number is not one the server accepts (`INVALID_PHONE_NUMBER`).
     case invalidPhoneNumber
     /// The server sends no SMS to that number's country (`SMS_COUNTRY_NOT_ALLOWED`).
@@ -195,6 +201,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .lastSignInMethod: return .lastSignInMethod
         case .tooManyAttempts: return .tooManyAttempts(retryAfter: retryAfter)
         case .unavailable: return .unavailable
+        case .hookFailed: return .signInCheckFailed
+        case .hookDenied: return .signInRefused(message: detail.message)
         case .internalFailure: return .internalFailure
         case .badRequest, .notFound, .methodNotAllowed, .payloadTooLarge, .unsupportedMediaType:
             return .protocolMismatch(status: status, code: detail.code, message: detail.message)
@@ -220,6 +228,8 @@ public enum PosternAuthError: Error, Sendable, Hashable, LocalizedError {
         case .weakPassword(_, let message): "The password is too weak: \(message)"
         case .invalidLoginCredentials: "The address or the password is wrong."
         case .userDisabled: "This account is disabled."
+        case .signInRefused(let message): message
+        case .signInCheckFailed: "The sign-in cannot be completed right now. Try again shortly."
         case .invalidPhoneNumber: "That is not a phone number the service accepts: give it with + and the country code."
         case .smsCountryNotAllowed: "The service does not send text messages to that country."
         case .invalidRefreshToken: "The session has expired. Sign in again."

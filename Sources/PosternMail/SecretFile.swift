@@ -19,8 +19,10 @@ public enum SecretFile {
     /// skipped; several while a secret rotates, see ``WebhookSecret/list(_:)``).
     /// - Throws: `SettingsError` when the file cannot be read, holds no secret or a malformed one.
     public static func webhookSecrets(_ path: String, setting: String) throws(SettingsError) -> [WebhookSecret] {
+        // Read first: its own error already names the setting and the file.
+        let text = try text(path, setting: setting)
         let secrets: [WebhookSecret]
-        do { secrets = try WebhookSecret.list(try text(path, setting: setting)) } catch {
+        do { secrets = try WebhookSecret.list(text) } catch {
             throw SettingsError("\(setting) \(path): \(error.message)")
         }
         guard !secrets.isEmpty else { throw SettingsError("\(setting) \(path): holds no secret") }

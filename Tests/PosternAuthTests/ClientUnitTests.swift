@@ -29,6 +29,7 @@ struct ClientUnitTests {
         .accountExistsWithDifferentCredential: .accountExistsWithDifferentCredential, .providerAlreadyLinked: .providerAlreadyLinked,
         .providerNotLinked: .providerNotLinked, .lastSignInMethod: .lastSignInMethod,
         .challengeRequired: .challengeRequired(kind: "altcha", siteKey: nil),
+        .hookDenied: .signInRefused(message: "m"), .hookFailed: .signInCheckFailed,
     ]
 
     @Test("LINK_USED with signedInHere is 'already signed in here'; without it, a used link")

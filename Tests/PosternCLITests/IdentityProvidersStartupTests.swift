@@ -36,7 +36,7 @@ struct IdentityProvidersStartupTests {
         settings.providerCAFile = directory.appendingPathComponent("ca.pem").path
         let alone = #expect(throws: StartupError.self) { _ = try PosternRuntime(settings: settings, logger: Logger(label: "test", sink: { _ in })) }
         #expect(alone?.exitCode == 64)
-        #expect(alone?.description == "--provider-ca-file is for --identity-providers and --captcha, and neither is set")
+        #expect(alone?.description == "--provider-ca-file is for --identity-providers, --captcha and the hooks, and none is set")
         settings.providerCAFile = nil
         settings.challenge.captcha = .turnstile
         settings.challenge.captchaSiteKey = "site-key"

@@ -16,7 +16,7 @@ struct FlowHarness {
     /// keys are in the store), with this configuration: a daemon restarted with new settings.
     init(
         identityProviders: ProviderRegistry = .none, challengeHTTP: (any ProviderHTTP)? = nil,
-        deliveryEventSources: DeliveryEventSources = .none, restarting previous: FlowHarness? = nil,
+        deliveryEventSources: DeliveryEventSources = .none, hookHTTP: (any HookHTTP)? = nil, restarting previous: FlowHarness? = nil,
         configure: (inout AuthConfiguration) -> Void = { _ in }
     ) throws {
         clock = previous?.clock ?? ManualClock()
@@ -38,7 +38,7 @@ struct FlowHarness {
         keys = try KeyRingCache(vault: vault, clock: clock)
         service = try AuthService(
             store: store, keys: keys, clock: clock, config: config, hasher: .fastForTests, identityProviders: identityProviders,
-            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources)
+            challengeHTTP: challengeHTTP, deliveryEventSources: deliveryEventSources, hookHTTP: hookHTTP)
     }
 
     /// Runs the content stage on the newest queued mail.

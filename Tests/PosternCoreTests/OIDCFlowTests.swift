@@ -16,8 +16,10 @@ struct OIDCHarness {
     static let verifier = "a-pkce-verifier-of-at-least-forty-three-characters-0123456789"
     static var challenge: String { Base64URL.encode(SHA256.hash(Array(verifier.utf8))) }
 
-    init(identityProviders: ProviderRegistry = .none, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
-        h = try FlowHarness(identityProviders: identityProviders, configure: configure)
+    init(
+        identityProviders: ProviderRegistry = .none, hookHTTP: (any HookHTTP)? = nil, configure: (inout AuthConfiguration) -> Void = { _ in }
+    ) throws {
+        h = try FlowHarness(identityProviders: identityProviders, hookHTTP: hookHTTP, configure: configure)
         let grafana = OIDCClient(
             clientID: "grafana", name: "Grafana", authentication: .secretHash(SHA256.hash(Array(confidentialSecret.utf8))),
             redirectURIs: ["https://grafana.example.com/login/generic_oauth"],

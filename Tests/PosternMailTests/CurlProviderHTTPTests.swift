@@ -9,29 +9,14 @@ import Testing
 /// Needs `python3` and `openssl` on PATH; fails (does not skip) without them.
 @Suite("CurlProviderHTTP: https to identity providers, certificates checked, the CA file added", .serialized)
 final class CurlProviderHTTPTests {
-    let directory: URL
-    let server: Process
-    /// The server's stdin: closed, it ends the server.
-    let lifeline = Pipe()
+    let server: LoopbackTestServer
     let origin: String
-    let caFile: String
+    var caFile: String { server.caFile }
 
     /// The server: `/jwks` (JSON, `Cache-Control: public, max-age=3600`), `/moved` (302 to
     /// `/jwks`), `/big` (300 KiB), and POST `/token`, which answers the form body and the
     /// `Authorization` header it received as JSON.
     static let script = #"""
-        import http.server, json, os, ssl, subprocess, sys, threading
-        d = sys.argv[1]
-        # Ends with the test: its stdin closes when the test is done or dies.
-        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
-        def run(*args): subprocess.run(args, check=True, capture_output=True, cwd=d)
-        run("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
-            "-out", "ca.pem", "-days", "1", "-subj", "/CN=Postern provider test CA")
-        run("openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key",
-            "-out", "server.csr", "-subj", "/CN=localhost")
-        with open(os.path.join(d, "ext.cnf"), "w") as f: f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
-        run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "server.pem", "-days", "1", "-extfile", "ext.cnf")
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a): pass
             def answer(self, status, body, headers=()):
@@ -48,37 +33,15 @@ final class CurlProviderHTTPTests {
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
                 self.answer(200, json.dumps({"form": body, "authorization": self.headers.get("Authorization")}).encode())
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(os.path.join(d, "server.pem"), os.path.join(d, "server.key"))
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        server = tls(http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler))
         print(server.server_address[1], flush=True)
         server.serve_forever()
         """#
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("provider-http-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = [ProcessInfo.processInfo.environment["POSTERN_PYTHON"] ?? "python3", "-c", Self.script, directory.path]
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardInput = lifeline
-        try server.run()
-        // The first line is the port, printed once the certificates exist and the socket listens.
-        var line: [UInt8] = []
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { line.append(byte) }
-        let port = try #require(Int(String(decoding: line, as: UTF8.self)), "the test server did not start")
+        server = try LoopbackTestServer(name: "provider-http", script: Self.script)
+        let port = try #require(Int(server.firstLine), "the test server did not start")
         origin = "https://127.0.0.1:\(port)"
-        caFile = directory.appendingPathComponent("ca.pem").path
-    }
-
-    deinit {
-        // SIGKILL: a child of the test runner may inherit SIGTERM blocked.
-        kill(server.processIdentifier, SIGKILL)
-        server.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
     }
 
     @Test("a GET with the test CA: the status, the body and the Cache-Control header")

@@ -256,7 +256,7 @@ struct ErrorKindStatusTests {
             (.invitedAccountExists, 409),
             (.userNotFound, 404), (.adminDisabled, 404), (.noSuchEndpoint("/x"), 404), (.credentialAlreadyInUse, 409), (.emailExists, 409),
             (.migrationRequired(anonymousUid: "u"), 409), (.notDead, 409), (.anonymousAccount("x"), 409), (.tooManyAttempts(retryAfter: 3), 429),
-            (.unavailable("x"), 503), (.internalError("x"), 500),
+            (.unavailable("x"), 503), (.internalError("x"), 500), (.hookDenied(message: "x"), 403), (.hookFailed, 503),
         ]
         for (error, status) in expected {
             #expect(error.httpStatus == status, "\(error.code)")

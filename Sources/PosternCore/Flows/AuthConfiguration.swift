@@ -61,6 +61,9 @@ public struct AuthConfiguration: Sendable {
     public var bounceAddress: BounceAddress?
     /// Who may be sent an SMS and how many (the toll-fraud caps), and the SMS retry schedule.
     public var sms = SMSConfiguration()
+    /// The hooks that decide (`--hook-*`; off unless a URL is set). Their secrets are read at
+    /// start by the assembly (`--hook-secret-file`).
+    public var hooks = HookConfiguration()
 
     /// Creates a configuration.
     public init(publicURL: String, allowedContinueHosts: [String]) {
@@ -95,6 +98,7 @@ public struct AuthConfiguration: Sendable {
         phoneCodeLifetime = settings.phoneCodeTTL
         phoneSignIn = settings.phoneSignIn
         sms.phoneSignIn = settings.phoneSignIn
+        hooks = settings.hooks
     }
 
     /// The lifetime of a request of `purpose`.

@@ -11,8 +11,8 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidInput
         /// The caller's token is missing, wrong, revoked or too old for this (401).
         case unauthorized
-        /// The request is understood and the caller known, but this server does not do it for
-        /// them (403).
+        /// The request is understood, but the operator's rules refuse it (403): sign-ups closed
+        /// to it, or a hook's deny.
         case forbidden
         /// The thing named does not exist, or is not offered here (404).
         case notFound
@@ -132,6 +132,18 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         AuthError(.invalidInput, code: .weakPassword, message: message, details: ["rule": rule.rawValue])
     }
     public static let invalidLoginCredentials = AuthError(.invalidInput, code: .invalidLoginCredentials, message: "The address or the password is wrong.")
+    /// A hook (`--hook-before-sign-up`, `--hook-before-sign-in`) refused the sign-up or sign-in:
+    /// the message is the hook's for the person (plain text, capped), or a general one.
+    public static func hookDenied(message: String?) -> AuthError {
+        AuthError(.forbidden, code: .hookDenied, message: message ?? hookDeniedMessage)
+    }
+    /// What `HOOK_DENIED` says when the hook gave no message.
+    public static let hookDeniedMessage = "The sign-in was refused."
+    /// A hook gave no usable answer and `--hook-failure closed` refuses the sign-in; the reason is
+    /// in the operator's log only.
+    public static let hookFailed = AuthError(
+        .unavailable, code: .hookFailed, message: "The sign-in cannot be completed right now; try again shortly.",
+        logDetail: "a hook gave no usable answer (see the hooks log line)")
     public static let userDisabled = AuthError(.invalidInput, code: .userDisabled, message: "The account is disabled.")
     public static let tokenRevoked = AuthError(.unauthorized, code: .tokenRevoked, message: "The refresh token was revoked; sign in again.")
     public static let invalidRefreshToken = AuthError(.invalidInput, code: .invalidRefreshToken, message: "The refresh token is unknown or expired.")

@@ -61,6 +61,8 @@ public final class AuthService: Sendable {
     public let identityProviders: ProviderRegistry
     /// Sign-in, link and unlink with an identity provider's ID token.
     public let providerSignIn: ProviderSignInFlow
+    /// The hooks that decide (`--hook-*`), with their calls' counts.
+    public let hooks: SignInHooks
     /// Code requests recorded, codes consumed and codes refused.
     public let metrics: CodeMetrics
     /// SMS queued, sent and dead by country code, and the caps hit.
@@ -81,13 +83,14 @@ public final class AuthService: Sendable {
     public init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration,
         hasher: PasswordHasher = .standard, logger: Logger? = nil, identityProviders: ProviderRegistry = .none,
-        challengeHTTP: (any ProviderHTTP)? = nil, deliveryEventSources: DeliveryEventSources = .none
+        challengeHTTP: (any ProviderHTTP)? = nil, deliveryEventSources: DeliveryEventSources = .none, hookHTTP: (any HookHTTP)? = nil
     ) throws(AuthError) {
         self.identityProviders = identityProviders
         context = try FlowContext(
             store: store, keys: keys, clock: clock, config: config, hasher: hasher, metrics: CodeMetrics(), logger: logger,
-            challengeHTTP: challengeHTTP)
+            challengeHTTP: challengeHTTP, hookHTTP: hookHTTP)
         metrics = context.metrics
+        hooks = context.hooks
         smsMetrics = context.smsMetrics
         mailCaps = context.mailCaps
         challenges = context.challenges

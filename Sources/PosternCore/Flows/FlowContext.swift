@@ -25,11 +25,14 @@ final class FlowContext: Sendable {
     let smsMetrics: SMSMetrics
     /// The operator's log, for refusals a page does not explain (why a provider's token was refused).
     let logger: Logger?
+    /// The hooks that decide (`--hook-*`): asked outside the transactions (``writeAskingHooks(_:)``).
+    let hooks: SignInHooks
 
     /// - Throws: `AuthError.internalError` when the public URL or the allowed hosts are unusable.
     init(
         store: any Store, keys: KeyRingCache, clock: any WallClock, config: AuthConfiguration, hasher: PasswordHasher,
-        metrics: CodeMetrics, logger: Logger? = nil, challengeHTTP: (any ProviderHTTP)? = nil
+        metrics: CodeMetrics, logger: Logger? = nil, challengeHTTP: (any ProviderHTTP)? = nil,
+        hookHTTP: (any HookHTTP)? = nil
     ) throws(AuthError) {
         self.store = store
         self.keys = keys
@@ -39,6 +42,7 @@ final class FlowContext: Sendable {
         self.metrics = metrics
         self.logger = logger
         events = EventLedger(configuration: config.webhooks, newDeviceWindow: config.newDeviceWindow)
+        hooks = SignInHooks(configuration: config.hooks, http: hookHTTP, clock: clock, logger: logger.map { Self.labelled($0, "hooks") })
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics
         mailCaps = MailCaps(configuration: config.mailCaps, keys: keys, logger: logger.map { Self.labelled($0, "mail") })
@@ -83,7 +87,7 @@ final class FlowContext: Sendable {
 
     /// `body` with the request's ``SessionOrigin`` bound where it runs (the store's writer thread
     /// does not inherit the request's task-locals): the issuer and the events ledger read it there.
-    private static func carryingOrigin<T>(
+    static func carryingOrigin<T>(
         _ body: @escaping @Sendable (any StoreWriter) throws -> T
     ) -> @Sendable (any StoreWriter) throws -> T {
         guard let origin = SessionOrigin.current else { return body }
@@ -97,7 +101,7 @@ final class FlowContext: Sendable {
     var answersFromCommit: Bool { store is any QueuedWriteStore && store.isConfinedToThisMachine }
 
     /// A store failure as the flows answer it: 503, or what the closure threw.
-    private static func failure(_ error: any Error) -> AuthError {
+    static func failure(_ error: any Error) -> AuthError {
         switch error {
         case let error as AuthError: error
         case let error as StoreError: error.isAddressTaken ? .credentialAlreadyInUse : .unavailable(error.description)

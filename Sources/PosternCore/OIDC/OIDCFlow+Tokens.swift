@@ -162,8 +162,11 @@ extension OIDCFlow {
                 return .success((account, record))
             }
         }
+        let hooked = context.hooks.isOn(.tokenClaims)
         context.write(body) { [self] committed in
-            then(Result { () throws(OIDCProtocolError) in
+            // The tokens are signed after the commit, on the writer's thread when the store has
+            // one: a token_claims call must not wait there.
+            let finish = { @Sendable [self] in then(Result { () throws(OIDCProtocolError) in
                 let outcome: Result<(Account, AuthorizationCodeRecord), OIDCProtocolError>
                 switch committed {
                 case .success(let value): outcome = value
@@ -174,7 +177,8 @@ extension OIDCFlow {
                     account: account, client: client, grant: OIDCGrant(methods: record.methods, scopes: record.scopes),
                     authTime: record.authTime, nonce: record.nonce, family: record.refreshFamily,
                     refreshToken: record.scopes.contains("offline_access") ? refresh : nil, now: now)
-            })
+            }) }
+            if hooked { DispatchQueue.global().async(execute: finish) } else { finish() }
         }
     }
 
@@ -188,7 +192,7 @@ extension OIDCFlow {
         let clientID = client.clientID
         let issued: (Account, RefreshTokenRecord, OIDCGrant, String)
         do {
-            issued = try sessions.rotate(token, clientID: clientID) { account, record, lineage, tx in
+            issued = try sessions.rotate(token, clientID: clientID) { account, record, lineage, tx, _ in
                 guard let grant = OIDCGrant(storedMethod: record.method) else { throw AuthError.invalidRefreshToken }
                 switch lineage {
                 case .again(let successor, _):
@@ -227,6 +231,16 @@ extension OIDCFlow {
         now: Int64
     ) throws(OIDCProtocolError) -> JSONValue {
         let signer = context.keys.current.idTokenSigner(client.idTokenSignedResponseAlg)
+        // The operator's claims (token_claims, asked at each issue and refresh, outside any
+        // transaction), under Postern's own: a hook may not name those.
+        let extra: [String: JSONValue]
+        do throws(AuthError) {
+            extra = try context.hooks.claims(HookSubject(
+                uid: account.uid, email: account.email?.address, method: grant.methods.joined(separator: ","), isNewUser: false,
+                clientID: client.clientID))
+        } catch {
+            throw .unavailable(error)
+        }
         var idClaims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(account.uid), "aud": .string(client.clientID), "azp": .string(client.clientID),
             "iat": .integer(now), "exp": .integer(now + context.config.idTokenLifetime), "auth_time": .integer(authTime),
@@ -234,12 +248,14 @@ extension OIDCFlow {
         ]
         if let nonce { idClaims["nonce"] = .string(nonce) }
         for (name, value) in Self.userClaims(account, scopes: grant.scopes) { idClaims[name] = value }
-        let accessClaims: [String: JSONValue] = [
+        idClaims.merge(extra) { ours, _ in ours }
+        var accessClaims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(account.uid), "aud": .string(accessTokenAudience), "client_id": .string(client.clientID),
             "scope": .string(grant.scopes.joined(separator: " ")), "iat": .integer(now), "exp": .integer(now + Self.accessTokenLifetime),
             "auth_time": .integer(authTime), "jti": .string((try? FlowContext.newID()) ?? family + String(now)), "sid": .string(family),
             "sv": .integer(account.sessionVersion),
         ]
+        accessClaims.merge(extra) { ours, _ in ours }
         let idToken: String
         let accessToken: String
         do {

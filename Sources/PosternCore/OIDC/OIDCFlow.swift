@@ -270,7 +270,14 @@ public final class OIDCFlow: Sendable {
     func signInStep(_ id: String, browser: String?, _ body: (Pending) throws(AuthError) -> OIDCPageAnswer) throws(AuthError) -> OIDCPageAnswer {
         switch try pending(id, browser: browser) {
         case .failure(let refusal): return OIDCPageAnswer(.refused(refusal))
-        case .success(let found): return try body(found)
+        case .success(let found):
+            do throws(AuthError) {
+                return try body(found)
+            } catch where error.code == APIErrorCode.hookDenied.rawValue {
+                // The operator's hook said no: the page says its words, and the person may try
+                // another way in (the hook decides again).
+                return OIDCPageAnswer(.signIn(found.view, retry: .hookDenied(message: error.message)))
+            }
         }
     }
 

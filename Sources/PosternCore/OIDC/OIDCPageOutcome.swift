@@ -36,6 +36,9 @@ public enum OIDCSignInRetry: Sendable, Hashable {
     /// The request needs a solved challenge first (``ChallengeGate``): the page shows it, then
     /// the form is sent again with its solution.
     case challenge
+    /// The operator's hook refused the sign-in (`HOOK_DENIED`): its message is shown (plain
+    /// text, escaped as every value of a page).
+    case hookDenied(message: String)
 }
 
 /// An authorization request waiting on the hosted page, as its pages show it.

@@ -117,7 +117,10 @@ public struct PageRenderer: Sendable {
             fill(form, submit: word(.oidcSendLink), into: &context)
             context[.emailLabel] = word(.oidcEmailLabel)
             context[.email] = loginHint
-            context[.message] = retry.map { word(Self.word(for: $0)) }
+            context[.message] = retry.map { retry in
+                if case .hookDenied(let message) = retry { return message }
+                return Self.word(for: retry).map(word) ?? ""
+            }
             context[.approveLabel] = word(.oidcApproveButton)
             if passwords {
                 context[.passwordHeading] = word(.oidcPasswordHeading)
@@ -253,7 +256,8 @@ public struct PageRenderer: Sendable {
         }
     }
 
-    private static func word(for retry: OIDCSignInRetry) -> PageWord {
+    /// The words of `retry`; nil for a hook's refusal, which brings its own.
+    private static func word(for retry: OIDCSignInRetry) -> PageWord? {
         switch retry {
         case .wrongPassword: .oidcWrongPassword
         case .badAddress: .oidcBadAddress
@@ -261,6 +265,7 @@ public struct PageRenderer: Sendable {
         case .providerFailed: .oidcProviderFailed
         case .accountExists: .oidcAccountExists
         case .challenge: .oidcChallenge
+        case .hookDenied: nil
         }
     }
 

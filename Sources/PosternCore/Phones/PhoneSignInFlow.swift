@@ -110,7 +110,7 @@ public final class PhoneSignInFlow: Sendable {
         let settlement = settlement
         let guessBucket = PhoneGuessBudget.bucket(numberHash: numberHash, ring: ring)
         let signUp = context.config.signUp
-        let outcome = try context.write { (tx: Writes) -> Outcome in
+        let outcome = try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> Outcome in
             // The number's budget first, which no new code resets: while it is locked every code
             // is refused unchecked, the right one included, and nothing is counted.
             if let wait = try budget.lock(bucket: guessBucket, tx: tx, now: now) { return .limited(wait) }
@@ -143,7 +143,7 @@ public final class PhoneSignInFlow: Sendable {
             case .create:
                 // The code proved the number, so the refusal tells its holder only what is theirs.
                 try signUp.admitWithoutAddress(anonymous: false)
-                account = Account(uid: try FlowContext.newID(), createdAt: now, providers: [.phone])
+                account = Account(uid: answers.newUID, createdAt: now, providers: [.phone])
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: nil, byPhone: true), tx: tx, now: now)
                 gainsNumber = true
@@ -166,6 +166,8 @@ public final class PhoneSignInFlow: Sendable {
                 (account, migration) = try SignInResolution.migrate(from: from, to: to, moveData: moveData, tx: tx, events: events, now: now)
             }
             if account.disabled { throw AuthError.userDisabled }
+            try answers.admit(HookSubject(
+                uid: account.uid, email: account.email?.address, phoneNumber: number.e164, method: Self.method, isNewUser: resolution.isNewUser))
             guard try tx.deletePhoneSignIn(requestID: request.requestID) else { return .refused("phone-sign-in-used") }
             // The code proved the number: its budget starts afresh.
             try tx.setGuessRecord(bucket: guessBucket, nil)
@@ -188,7 +190,7 @@ public final class PhoneSignInFlow: Sendable {
             account.lastSignInAt = now
             try tx.updateAccount(account)
             try events.record(.userSignedIn(uid: account.uid, method: Self.method), tx: tx, now: now)
-            let issued = try issue(account, Self.method, now, nil, tx)
+            let issued = try issue(account, Self.method, now, nil, tx, answers)
             return .signedIn(LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued, migration: migration))
         }

@@ -50,7 +50,7 @@ public final class ProviderSignInFlow: Sendable {
         let issue = try sessions.issuer()
         let outcome = try resolve(
             identity, token: token, provider: provider, presented: presented, allowMigration: allowMigration, displayName: displayName
-        ) { account, tx, now in try issue(account, Self.method(provider), now, nil, tx) }
+        ) { account, tx, now, answers in try issue(account, Self.method(provider), now, nil, tx, answers) }
         guard let session = outcome.session else { throw .internalError("a provider sign-in issued no session") }
         return LoginDescriptor(
             uid: outcome.account.uid, email: outcome.account.email?.address, isNewUser: outcome.isNewUser, session: session,
@@ -180,7 +180,7 @@ public final class ProviderSignInFlow: Sendable {
     func resolve(
         _ identity: ProviderIdentity, token: String, provider: IdentityProvider, presented: PresentedSession?, allowMigration: Bool?,
         displayName: String?, onlyLink: Bool = false,
-        issue: (@Sendable (Account, any SessionWriter, Int64) throws -> Session)?
+        issue: (@Sendable (Account, any SessionWriter, Int64, HookAnswers) throws -> Session)?
     ) throws(AuthError) -> Outcome {
         let accountName = provider.accountProviderName
         // The address the provider vouched for, when it is one Postern would mail; a provider's
@@ -191,7 +191,7 @@ public final class ProviderSignInFlow: Sendable {
         let now = context.clock.unixSeconds()
         let events = context.events
         let signUp = context.config.signUp
-        return try context.write { (tx: Writes) -> Outcome in
+        return try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> Outcome in
             let linked = try tx.providerIdentity(provider: accountName, subject: identity.subject)
             let session = try presented.flatMap { try tx.account(uid: $0.account.uid) }
             var holder = try linked.flatMap { try tx.account(uid: $0.uid) }
@@ -219,7 +219,7 @@ public final class ProviderSignInFlow: Sendable {
             case .create:
                 // By the address the provider verified (none: as a phone sign-in, no address to check).
                 if let verifiedAddress { try signUp.admit(verifiedAddress, tx: tx, now: now) } else { try signUp.admitWithoutAddress(anonymous: false) }
-                account = Account(uid: try FlowContext.newID(), email: verifiedAddress, emailVerified: verifiedAddress != nil, createdAt: now)
+                account = Account(uid: answers.newUID, email: verifiedAddress, emailVerified: verifiedAddress != nil, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: verifiedAddress), tx: tx, now: now)
             case .signIn(let uid), .reauthenticate(let uid):
@@ -249,6 +249,10 @@ public final class ProviderSignInFlow: Sendable {
                 (account, migration) = try SignInResolution.migrate(from: from, to: to, moveData: moveData, tx: tx, events: events, now: now)
             }
             if account.disabled { throw AuthError.userDisabled }
+            if !onlyLink {
+                try answers.admit(HookSubject(
+                    uid: account.uid, email: account.email?.address, method: Self.method(provider), isNewUser: resolution.isNewUser))
+            }
             if linked == nil {
                 if try tx.providerIdentities(uid: account.uid).contains(where: { $0.provider == accountName }) {
                     throw AuthError.providerAlreadyLinked
@@ -271,7 +275,7 @@ public final class ProviderSignInFlow: Sendable {
             if !onlyLink { account.lastSignInAt = now }
             try tx.updateAccount(account)
             if !onlyLink { try events.record(.userSignedIn(uid: account.uid, method: Self.method(provider)), tx: tx, now: now) }
-            let issued = try issue.map { issue in try issue(account, tx, now) }
+            let issued = try issue.map { issue in try issue(account, tx, now, answers) }
             return Outcome(account: account, isNewUser: resolution.isNewUser, migration: migration, session: issued)
         }
     }

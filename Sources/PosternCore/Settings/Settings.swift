@@ -136,6 +136,23 @@ public struct Settings: Sendable, Equatable {
     public var postmarkWebhookCredentialsFile: String?
     /// `--delivery-webhook-secret-file`: the `whsec_` secrets of a Standard Webhooks provider.
     public var deliveryWebhookSecretFile: String?
+    /// `--hook-before-sign-up`, `--hook-before-sign-in`, `--hook-token-claims`: each hook's URL.
+    public var hookURLs: [HookKind: String] = [:]
+    /// `--hook-secret-file`: the `whsec_` secrets the hooks' calls are signed with (read at start).
+    public var hookSecretFile: String?
+    /// `--hook-timeout`: milliseconds one hook call may take, connecting included.
+    public var hookTimeout: Int64 = HookConfiguration.defaultTimeoutMilliseconds
+    /// `--hook-failure`.
+    public var hookFailure: HookConfiguration.FailureMode = .closed
+
+    /// The hooks' configuration these settings make, without its secrets (the assembly reads them).
+    public var hooks: HookConfiguration {
+        var hooks = HookConfiguration()
+        hooks.urls = hookURLs
+        hooks.timeoutMilliseconds = hookTimeout
+        hooks.failure = hookFailure
+        return hooks
+    }
 
     /// The defaults.
     public init() {}
@@ -213,6 +230,7 @@ public struct Settings: Sendable, Equatable {
         }
         try settings.checkTargets()
         try settings.checkChallenge()
+        try settings.checkHooks()
         return settings
     }
 
@@ -224,6 +242,15 @@ public struct Settings: Sendable, Equatable {
             }
         } else if challenge.captchaSiteKey != nil || captchaSecretFile != nil || challenge.captchaVerifyURL != nil || !challenge.captchaHostnames.isEmpty {
             throw SettingsError("--captcha-site-key, --captcha-secret-file, --captcha-verify-url and --captcha-hostnames need --captcha")
+        }
+    }
+
+    /// A hook needs the secret its calls are signed with, and the secret needs a hook.
+    func checkHooks() throws(SettingsError) {
+        if hookURLs.isEmpty {
+            guard hookSecretFile == nil else { throw SettingsError("--hook-secret-file needs a hook: --hook-before-sign-up, --hook-before-sign-in or --hook-token-claims") }
+        } else if hookSecretFile == nil {
+            throw SettingsError("--\(HookKind.allCases.first { hookURLs[$0] != nil }?.flag ?? "hook-…") needs --hook-secret-file: a file of whsec_… secrets, one a line")
         }
     }
 
@@ -458,7 +485,30 @@ public struct Settings: Sendable, Equatable {
             guard !v.isEmpty else { throw SettingsError("must not be empty") }
             s.deliveryWebhookSecretFile = v
         },
-    ] + smsDescriptors + challengeDescriptors
+    ] + smsDescriptors + challengeDescriptors + hookDescriptors
+
+    /// The hooks' settings (``SignInHooks``).
+    private static let hookDescriptors: [Descriptor] = [
+        hookURL(.beforeSignUp, "POSTERN_HOOK_BEFORE_SIGN_UP", "URL POSTed (signed as the webhooks are, with --hook-secret-file) before an account is created by a proved address, number or identity; it answers {\"decision\":\"allow\"} or {\"decision\":\"deny\",\"message\":\"…\"} (403 HOOK_DENIED, the message shown to the person); https, or http to a loopback host (default: none)"),
+        hookURL(.beforeSignIn, "POSTERN_HOOK_BEFORE_SIGN_IN", "URL POSTed before an existing account is given a session (by link, code, password, phone or provider), answered as --hook-before-sign-up's (default: none)"),
+        hookURL(.tokenClaims, "POSTERN_HOOK_TOKEN_CLAIMS", "URL POSTed before Postern's ID tokens and the OpenID Connect ID and access tokens are issued, refreshes included; it answers {\"claims\":{…}}, at most 2 KiB of JSON, added to the tokens; naming a reserved claim (sub, iss, aud, exp, email, …: docs/operations.md) is a hook failure (default: none)"),
+        text("hook-secret-file", "POSTERN_HOOK_SECRET_FILE", "file of whsec_… secrets, one a line, every hook call is signed with in the Standard Webhooks format (webhook-id, webhook-timestamp, webhook-signature); read at start; needed with a hook") { s, v throws(SettingsError) in
+            guard !v.isEmpty else { throw SettingsError("must not be empty") }
+            s.hookSecretFile = v
+        },
+        number("hook-timeout", "POSTERN_HOOK_TIMEOUT", "milliseconds one hook call may take, connecting and the answer included; later is a hook failure (default \(HookConfiguration.defaultTimeoutMilliseconds))", minimum: HookConfiguration.timeoutRange.lowerBound, maximum: HookConfiguration.timeoutRange.upperBound) { s, v in s.hookTimeout = v },
+        text("hook-failure", "POSTERN_HOOK_FAILURE", "what a hook that does not answer usably (a timeout, no connection, not 2xx, an answer of the wrong shape or over 16 KiB) comes to: closed refuses the sign-in or sign-up (503 HOOK_FAILED), open goes on as if it allowed and added no claims; each failure is logged and counted (default closed)") { s, v throws(SettingsError) in
+            guard let mode = HookConfiguration.FailureMode(rawValue: v.lowercased()) else { throw SettingsError("must be open or closed, not \(v.debugDescription)") }
+            s.hookFailure = mode
+        },
+    ]
+
+    private static func hookURL(_ hook: HookKind, _ environment: String, _ help: String) -> Descriptor {
+        text(hook.flag, environment, help) { s, v throws(SettingsError) in
+            try HookConfiguration.checkURL(v)
+            s.hookURLs[hook] = v
+        }
+    }
 
     /// The challenge's settings (``ChallengeGate``).
     private static let challengeDescriptors: [Descriptor] = [

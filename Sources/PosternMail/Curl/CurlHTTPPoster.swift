@@ -27,6 +27,7 @@ final class CurlHTTPPoster {
     /// The most of an answer's body kept (a provider's JSON error is far smaller).
     static let bodyLimit = 64 * 1024
 
+    /// Milliseconds a whole transfer may take, and its connection.
     private let timeout: Int
     private let connectTimeout: Int
     private let caFile: String?
@@ -39,13 +40,15 @@ final class CurlHTTPPoster {
 
     /// `targets` nil: any address (identity providers, which the operator names); `connectTimeout`
     /// nil: the lesser of `timeout` and 10 s; `httpsOnly`: curl speaks no other protocol;
-    /// `longestBody`: a longer answer fails the transfer instead of being cut.
+    /// `longestBody`: a longer answer fails the transfer instead of being cut; `timeoutMilliseconds`:
+    /// a deadline finer than `timeout`'s seconds, which it replaces (the hooks').
     init(
         timeout: Int64, caFile: String? = nil, targets: TargetAddressPolicy?, connectTimeout: Int64? = nil, httpsOnly: Bool = false,
-        longestBody: Int? = nil
+        longestBody: Int? = nil, timeoutMilliseconds: Int64? = nil
     ) {
-        self.timeout = Int(max(1, timeout))
-        self.connectTimeout = Int(max(1, min(timeout, connectTimeout ?? 10)))
+        let whole = max(1, timeoutMilliseconds ?? max(1, timeout) * 1000)
+        self.timeout = Int(whole)
+        self.connectTimeout = Int(max(1, min(whole, (connectTimeout ?? 10) * 1000)))
         self.caFile = caFile
         protocols = httpsOnly ? "https" : "http,https"
         self.longestBody = longestBody
@@ -77,8 +80,8 @@ final class CurlHTTPPoster {
             try handle.set(CURLOPT_OPENSOCKETDATA, pointer: Unmanaged.passUnretained(connectGuard).toOpaque())
             connectGuard.refused = nil
             connectGuard.opened = 0
-            try handle.set(CURLOPT_TIMEOUT, timeout)
-            try handle.set(CURLOPT_CONNECTTIMEOUT, connectTimeout)
+            try handle.set(CURLOPT_TIMEOUT_MS, timeout)
+            try handle.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout)
             if let caFile { try handle.set(CURLOPT_CAINFO, caFile) }
             if let credentials {
                 try handle.set(CURLOPT_HTTPAUTH, 1)  // CURLAUTH_BASIC (a cast macro Swift does not import)

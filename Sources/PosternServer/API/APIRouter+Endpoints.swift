@@ -16,7 +16,7 @@ extension APIRouter {
         let sent = HTTPResponse.body(202, AcceptedBody(status: .sent))
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200,
-                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), errors: [.signUpNotAllowed],
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), errors: [.signUpNotAllowed, .hookFailed],
                                   links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.sessions.signInAnonymously()))
@@ -63,7 +63,7 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/email-link/wait", summary: "Wait (up to 25 s) for the approval of a sign-in asked for with approval", access: .public, status: 200,
                   contract: .init(request: .json(EmailLinkWaitBody.self), answer: .json(LoginBody.self),
                                   errors: [.invalidOOBCode, .invalidEmail, .userDisabled, .invalidIDToken, .requiresRecentLogin, .migrationRequired,
-                                           .credentialAlreadyInUse],
+                                           .credentialAlreadyInUse, .hookDenied, .hookFailed],
                                   links: .signedIn,
                                   otherAnswers: [.init(status: 202, description: "Not approved yet: call again.", body: AcceptedBody.self)])) { c throws(AuthError) in
                 let body = try c.body(EmailLinkWaitBody.self)
@@ -83,7 +83,7 @@ extension APIRouter {
                                   errors: [.invalidOOBCode, .expiredOOBCode, .linkUsed, .linkSuperseded, .linkOtherBrowser, .emailMismatch,
                                            .invalidCodeVerifier, .invalidEmail, .userDisabled,
                                            .invalidIDToken, .requiresRecentLogin, .migrationRequired, .credentialAlreadyInUse, .linkOtherSession,
-                                           .signUpNotAllowed],
+                                           .signUpNotAllowed, .hookDenied, .hookFailed],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(EmailLinkCompleteBody.self)
                 let login = try service.emailLink.complete(EmailLinkCompletion(
@@ -105,7 +105,7 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/password/sign-in", summary: "Sign in with a password", access: .public, status: 200,
                   contract: .init(request: .json(PasswordSignInBody.self), answer: .json(LoginBody.self),
                                   errors: [.invalidEmail, .invalidLoginCredentials, .userDisabled, .invalidIDToken, .migrationRequired,
-                                           .credentialAlreadyInUse],
+                                           .credentialAlreadyInUse, .hookDenied, .hookFailed],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PasswordSignInBody.self)
                 let login = try service.passwords.signIn(
@@ -142,7 +142,7 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/token", summary: "Exchange a refresh token for a new session", access: .public, status: 200,
                   contract: .init(request: .json(RefreshTokenBody.self), answer: .json(SessionBody.self),
-                                  errors: [.invalidRefreshToken, .tokenRevoked, .userDisabled],
+                                  errors: [.invalidRefreshToken, .tokenRevoked, .userDisabled, .hookFailed],
                                   links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 let session = try service.sessions.refresh(try c.body(RefreshTokenBody.self).refreshToken)
                 return .body(200, SessionBody(session))
@@ -170,7 +170,7 @@ extension APIRouter {
             },
             Route(method: "POST", path: "/v1/me/password", summary: "Set or change the password (recent sign-in)", access: .user, status: 200,
                   contract: .init(request: .json(NewPasswordBody.self), answer: .json(SessionBody.self),
-                                  errors: [.requiresRecentLogin, .weakPassword, .anonymousAccount])) { c throws(AuthError) in
+                                  errors: [.requiresRecentLogin, .weakPassword, .anonymousAccount, .hookFailed])) { c throws(AuthError) in
                 let session = try service.passwords.setPassword(idToken: try c.idToken(), password: try c.body(NewPasswordBody.self).password)
                 return .body(200, SessionBody(session))
             },

@@ -124,6 +124,11 @@ extension APIRouter {
         for entry in webhooks.snapshot() {
             text += #"postern_webhook_attempts_total{outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
         }
+        text += "# HELP postern_hook_calls_total Calls of the hooks that decide (--hook-*), by hook and outcome: allow, deny, claims, failure (a timeout, no connection, not 2xx, an answer of the wrong shape).\n"
+        text += "# TYPE postern_hook_calls_total counter\n"
+        for entry in service.hooks.metrics.snapshot() {
+            text += #"postern_hook_calls_total{hook="\#(entry.hook.rawValue)",outcome="\#(entry.outcome.rawValue)"} \#(entry.count)"# + "\n"
+        }
         text += "# HELP postern_sms_total SMS queued, sent and dead, by country calling code (never a number).\n"
         text += "# TYPE postern_sms_total counter\n"
         for entry in service.smsMetrics.snapshot() {

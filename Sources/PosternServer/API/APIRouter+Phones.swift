@@ -74,7 +74,8 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/phone/complete", summary: "Sign in with the SMS code (only with --phone-sign-in; otherwise PHONE_SIGN_IN_DISABLED): the email link's six cases, for the account that holds the number", access: .public, status: 200,
                   contract: .init(request: .json(PhoneSignInCompleteBody.self), answer: .json(LoginBody.self),
                                   errors: [.phoneSignInDisabled, .invalidPhoneCode, .invalidPhoneNumber, .invalidIDToken, .requiresRecentLogin,
-                                           .userDisabled, .migrationRequired, .credentialAlreadyInUse, .tooManyAttempts, .signUpNotAllowed],
+                                           .userDisabled, .migrationRequired, .credentialAlreadyInUse, .tooManyAttempts, .signUpNotAllowed,
+                                           .hookDenied, .hookFailed],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(PhoneSignInCompleteBody.self)
                 let login = try service.phoneSignIn.complete(

@@ -18,7 +18,8 @@ extension APIRouter {
             Route(method: "POST", path: "/v1/provider/sign-in", summary: "Sign in with an identity provider's ID token (Sign in with Apple, Google, or a provider of --identity-providers): the email link's six cases, for the account the provider's subject is linked to", access: .public, status: 200,
                   contract: .init(request: .json(ProviderSignInBody.self), answer: .json(LoginBody.self),
                                   errors: tokenRefusals + [.invalidIDToken, .requiresRecentLogin, .userDisabled, .migrationRequired,
-                                           .credentialAlreadyInUse, .accountExistsWithDifferentCredential, .providerAlreadyLinked, .signUpNotAllowed],
+                                           .credentialAlreadyInUse, .accountExistsWithDifferentCredential, .providerAlreadyLinked, .signUpNotAllowed,
+                                           .hookDenied, .hookFailed],
                                   links: .signedIn)) { c throws(AuthError) in
                 let body = try c.body(ProviderSignInBody.self)
                 let login = try service.providerSignIn.signIn(

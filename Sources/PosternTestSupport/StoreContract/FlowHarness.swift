@@ -13,7 +13,10 @@ public struct FlowHarness: Sendable {
 
     /// Flows over `store`, their keys sealed by `box` (nil: a fixed test key), mail unlimited
     /// unless `configure` says otherwise.
-    public init(_ store: any Store, box: SecretBox? = nil, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+    /// `hookHTTP`: the hooks' client, when `configure` turns hooks on.
+    public init(
+        _ store: any Store, box: SecretBox? = nil, hookHTTP: (any HookHTTP)? = nil, configure: (inout AuthConfiguration) -> Void = { _ in }
+    ) throws {
         self.store = store
         let box = try box ?? SecretBox(key: Array(repeating: 5, count: 32))
         let vault = KeyVault(store: store, box: box, clock: clock, maxCodeLifetime: 7 * 86_400, rsaKeys: .madeOncePerProcess)
@@ -22,7 +25,8 @@ public struct FlowHarness: Sendable {
         config.mailPerHour = 0
         configure(&config)
         service = try AuthService(
-            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config, hasher: .fastForTests)
+            store: store, keys: try KeyRingCache(vault: vault, clock: clock), clock: clock, config: config, hasher: .fastForTests,
+            hookHTTP: hookHTTP)
     }
 
     /// The newest queued message composes to a mail without a link.

@@ -32,6 +32,7 @@ public enum StoreContract {
             + HeartbeatContract.cases
             + HousekeepingContract.cases
             + FlowContract.cases
+            + HookContract.cases
             + OutboxContract.cases
             + SuppressionContract.cases
             + SMSOutboxContract.cases

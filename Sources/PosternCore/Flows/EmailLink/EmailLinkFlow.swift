@@ -166,7 +166,7 @@ public final class EmailLinkFlow: Sendable {
         let ttlRecoverEmail = context.config.ttlRecoverEmail
         let signUp = context.config.signUp
         let events = context.events
-        return try context.write { (tx: Writes) -> LoginDescriptor in
+        return try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> LoginDescriptor in
             // Re-read inside the transaction: the state may have moved since the checks above.
             guard let current = try tx.actionRequest(id: request.id), ledger.life(current).phase(now: now) != .used else {
                 throw AuthError.code(.alreadyUsed)
@@ -191,7 +191,7 @@ public final class EmailLinkFlow: Sendable {
             case .create:
                 // Asked again now: a link minted while sign-ups were open creates nothing once they closed.
                 try signUp.admit(current.email, byInvitation: current.purpose == .invitation, tx: tx, now: now)
-                account = Account(uid: try FlowContext.newID(), email: current.email, createdAt: now)
+                account = Account(uid: answers.newUID, email: current.email, createdAt: now)
                 try tx.insertAccount(account)
                 try events.record(.userCreated(uid: account.uid, email: current.email), tx: tx, now: now)
             case .signIn(let uid), .reauthenticate(let uid):
@@ -220,6 +220,7 @@ public final class EmailLinkFlow: Sendable {
                 (account, migration) = try SignInResolution.migrate(from: from, to: to, moveData: moveData, tx: tx, events: events, now: now)
             }
             if account.disabled { throw AuthError.userDisabled }
+            try answers.admit(HookSubject(uid: account.uid, email: current.email.address, method: method, isNewUser: resolution.isNewUser))
             guard try ledger.consume(current, expiresAt: max(codeExpiry, current.expiresAt), now: now, tx: tx) else {
                 throw AuthError.code(.alreadyUsed)
             }
@@ -253,7 +254,7 @@ public final class EmailLinkFlow: Sendable {
             account.lastSignInAt = now
             try tx.updateAccount(account)
             try events.record(.userSignedIn(uid: account.uid, method: method), tx: tx, now: now)
-            let issued = try issue(account, method, now, nil, tx)
+            let issued = try issue(account, method, now, nil, tx, answers)
             return LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: resolution.isNewUser, session: issued,
                 migration: migration, needsPassword: needsPassword)

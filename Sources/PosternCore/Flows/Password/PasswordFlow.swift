@@ -104,11 +104,12 @@ public final class PasswordFlow: Sendable {
         let issue = try sessions.issuer()
         let rehash = context.hasher.needsRehash(stored) || !withinBound ? try context.hashPassword(password) : nil
         let events = context.events
-        return try context.write { (tx: Writes) -> LoginDescriptor in
+        return try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> LoginDescriptor in
             guard let current = try tx.account(address: address), current.uid == holder.uid,
                 current.passwordHash == holder.passwordHash
             else { throw AuthError.invalidLoginCredentials }
             guard !current.disabled else { throw AuthError.userDisabled }
+            try answers.admit(HookSubject(uid: current.uid, email: current.email?.address, method: "password", isNewUser: false))
             var session = try presented.flatMap { try tx.account(uid: $0.uid) }
             if session?.uid == current.uid { session = current }
             var account = current
@@ -128,7 +129,7 @@ public final class PasswordFlow: Sendable {
             account.lastSignInAt = now
             try tx.updateAccount(account)
             try events.record(.userSignedIn(uid: account.uid, method: "password"), tx: tx, now: now)
-            let issued = try issue(account, "password", now, nil, tx)
+            let issued = try issue(account, "password", now, nil, tx, answers)
             return LoginDescriptor(
                 uid: account.uid, email: account.email?.address, isNewUser: false, session: issued, migration: migration)
         }
@@ -174,7 +175,7 @@ public final class PasswordFlow: Sendable {
         let now = context.clock.unixSeconds()
         let issue = try sessions.issuer()
         let events = context.events
-        let session = try context.write { (tx: Writes) -> Session in
+        let session = try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> Session in
             guard var current = try tx.account(uid: account.uid) else { throw AuthError.invalidIDToken }
             current.passwordHash = hash
             current.providers.insert(.password)
@@ -185,7 +186,7 @@ public final class PasswordFlow: Sendable {
             }
             try events.record(.userPasswordChanged(uid: current.uid), tx: tx, now: now)
             try events.record(.sessionRevoked(uid: current.uid, reason: "passwordChanged"), tx: tx, now: now)
-            return try issue(current, "password", now, nil, tx)
+            return try issue(current, "password", now, nil, tx, answers)
         }
         return session
     }

@@ -20,16 +20,16 @@ public final class SessionFlow: Sendable {
     ///   the store is down.
     public func signInAnonymously() throws(AuthError) -> Session {
         try context.config.signUp.admitWithoutAddress(anonymous: true)
-        let uid = try FlowContext.newID()
         let now = context.clock.unixSeconds()
         let issue = try issuer()
         let events = context.events
-        return try context.write { (tx: Writes) in
+        return try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) in
+            let uid = answers.newUID
             let account = Account(uid: uid, createdAt: now, lastSignInAt: now)
             try tx.insertAccount(account)
             try events.record(.userCreated(uid: uid, email: nil), tx: tx, now: now)
             try events.record(.userSignedIn(uid: uid, method: "anonymous"), tx: tx, now: now)
-            return try issue(account, "anonymous", now, nil, tx)
+            return try issue(account, "anonymous", now, nil, tx, answers)
         }
     }
 
@@ -44,8 +44,9 @@ public final class SessionFlow: Sendable {
     /// A closure that issues a session inside a transaction: an ID token and a stored refresh token.
     /// Arguments: account, sign-in method, auth_time, the refresh lineage (nil: a new family with a
     /// random token, and its ``DeviceSession`` from the request's ``SessionOrigin``; a refresh moves
-    /// the family's session on). The ID token's `sid` names the session.
-    typealias Issuer = @Sendable (Account, String, Int64, RefreshLineage?, any SessionWriter) throws -> Session
+    /// the family's session on). The ID token's `sid` names the session. Last, the hooks' answers of
+    /// the write (``FlowContext/writeAskingHooks(_:)``), whose token claims the ID token carries.
+    typealias Issuer = @Sendable (Account, String, Int64, RefreshLineage?, any SessionWriter, HookAnswers) throws -> Session
 
     /// The successor of a refresh token: an HMAC of it under the active action-code key, so that
     /// two concurrent refreshes of one token (two tabs) can both be given the same successor
@@ -59,8 +60,10 @@ public final class SessionFlow: Sendable {
         let signer = context.keys.current.idTokenSigner
         let clock = context.clock
         let config = context.config
-        return { account, method, authTime, lineage, tx in
+        return { account, method, authTime, lineage, tx, answers in
             let now = clock.unixSeconds()
+            // Asked first: a missing answer stops the write before anything is stored.
+            let extra = try answers.claims(uid: account.uid, email: account.email?.address, method: method)
             let expiresAt = now + config.refreshTokenLifetime
             let refresh: String
             let sessionID: String
@@ -84,13 +87,14 @@ public final class SessionFlow: Sendable {
                         method: method, createdAt: now, expiresAt: expiresAt))
                 sessionID = try Self.newDeviceSession(family: family, uid: account.uid, method: method, now: now, expiresAt: expiresAt, tx)
             }
-            let claims: [String: JSONValue] = [
+            // The operator's claims under Postern's own (which a hook may not name anyway).
+            let claims: [String: JSONValue] = extra.merging([
                 "iss": .string(config.publicURL), "aud": .string(config.publicURL), "sub": .string(account.uid),
                 "iat": .integer(now), "exp": .integer(now + config.idTokenLifetime), "auth_time": .integer(authTime),
                 "email_verified": .bool(account.emailVerified), "is_anonymous": .bool(account.isAnonymous),
                 "sign_in_method": .string(method), "sv": .integer(account.sessionVersion),
                 "email": account.email.map { .string($0.address) } ?? .null, "sid": .string(sessionID),
-            ]
+            ]) { _, ours in ours }
             let idToken = try JSONWebToken.sign(claims: Data(JSONValue.object(claims).sortedJSONText.utf8), with: signer)
             return Session(
                 uid: account.uid, idToken: idToken, refreshToken: refresh, expiresIn: config.idTokenLifetime,
@@ -186,8 +190,8 @@ public final class SessionFlow: Sendable {
     /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
     public func refresh(_ token: String) throws(AuthError) -> Session {
         let issue = try issuer()
-        return try rotate(token, clientID: nil) { account, record, lineage, tx in
-            try issue(account, record.method, record.authTime, lineage, tx)
+        return try rotate(token, clientID: nil) { account, record, lineage, tx, answers in
+            try issue(account, record.method, record.authTime, lineage, tx, answers)
         }
     }
 
@@ -197,18 +201,18 @@ public final class SessionFlow: Sendable {
     /// (``RefreshLineage/again(_:)``), revokes the family on any other reuse, and otherwise marks
     /// it rotated and has `issue` store its successor (``RefreshLineage/successor(of:family:)``),
     /// all in one transaction. `issue` gets the enabled account, the presented token's record and
-    /// the lineage.
-    /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`.
+    /// the lineage, and the hooks' answers (a refresh asks token_claims again: claims may change).
+    /// - Throws: `AuthError.tokenRevoked`, `invalidRefreshToken`, `userDisabled`, `hookFailed`.
     func rotate<T: Sendable>(
         _ token: String, clientID: String?,
-        issue: @escaping @Sendable (Account, RefreshTokenRecord, RefreshLineage, any SessionWriter) throws -> T
+        issue: @escaping @Sendable (Account, RefreshTokenRecord, RefreshLineage, any SessionWriter, HookAnswers) throws -> T
     ) throws(AuthError) -> T {
         let hash = SHA256.hash(token)
         let now = context.clock.unixSeconds()
         let successor = successorToken(of: token)
         let grace = context.config.refreshReuseGrace
         let events = context.events
-        let outcome = try context.write { (tx: Writes) -> Result<T, AuthError> in
+        let outcome = try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) -> Result<T, AuthError> in
             // A token of an OpenID Connect client is refreshed by that client at its token
             // endpoint; anywhere else it is unknown, and left as it is.
             guard let record = try tx.refreshToken(hash: hash), record.expiresAt > now, record.clientID == clientID else {
@@ -220,7 +224,7 @@ public final class SessionFlow: Sendable {
                     next.family == record.family, next.rotatedAt == nil, !next.revoked, next.expiresAt > now,
                     let account = try tx.account(uid: record.uid), !account.disabled
                 {
-                    return .success(try issue(account, record, .again(successor, family: record.family), tx))
+                    return .success(try issue(account, record, .again(successor, family: record.family), tx, answers))
                 }
                 _ = try tx.revokeRefreshFamily(record.family)
                 try events.record(.sessionRefreshReuseDetected(uid: record.uid), tx: tx, now: now)
@@ -229,7 +233,7 @@ public final class SessionFlow: Sendable {
             guard let account = try tx.account(uid: record.uid) else { return .failure(.invalidRefreshToken) }
             guard !account.disabled else { return .failure(.userDisabled) }
             try tx.markRefreshTokenRotated(hash: hash, at: now)
-            return .success(try issue(account, record, .successor(of: successor, family: record.family), tx))
+            return .success(try issue(account, record, .successor(of: successor, family: record.family), tx, answers))
         }
         return try outcome.get()
     }
