@@ -115,6 +115,34 @@ struct FlowHookTests {
         #expect(checked.heldStore == 0)
     }
 
+    @Test("sign-ups closed by --sign-up-domains: a link minted while open is refused SIGN_UP_NOT_ALLOWED before before_sign_up is asked; an allowed domain asks it")
+    func signUpPolicyComesBeforeTheHook() throws {
+        let hook = ScriptedHook(ScriptedHook.allowAll)
+        let secret = try WebhookSecret(Self.secretText)
+        let h = try FlowHarness(hookHTTP: hook) { config in
+            config.hooks.urls[.beforeSignUp] = "https://hooks.example.com/before_sign_up"
+            config.hooks.secrets = [secret]
+            config.signUp = SignUpPolicy(mode: .open, domains: ["example.com"])
+        }
+        let allowed = try h.signIn("ann@example.com")
+        #expect(allowed.isNewUser && hook.types == ["before_sign_up"])
+        // A link minted for another domain before the policy named domains: the policy refuses it
+        // first, and the operator's backend is never asked about an account that cannot be made.
+        let before = try FlowHarness(hookHTTP: hook, restarting: h) { config in
+            config.hooks.urls[.beforeSignUp] = "https://hooks.example.com/before_sign_up"
+            config.hooks.secrets = [secret]
+        }
+        try before.service.emailLink.send(EmailLinkRequest(email: "eve@example.org"))
+        let link = try before.lastLink()
+        let closed = try FlowHarness(hookHTTP: hook, restarting: before) { config in
+            config.hooks.urls[.beforeSignUp] = "https://hooks.example.com/before_sign_up"
+            config.hooks.secrets = [secret]
+            config.signUp = SignUpPolicy(mode: .open, domains: ["example.com"])
+        }
+        expectAuthError("SIGN_UP_NOT_ALLOWED") { _ = try closed.service.emailLink.complete(EmailLinkCompletion(link: link)) }
+        #expect(hook.types == ["before_sign_up"], "the refused sign-up asked no hook")
+    }
+
     @Test("deny: 403 HOOK_DENIED with the hook's message, plain and capped; nothing created, the link not used up")
     func denyRefusesAndKeepsTheLink() throws {
         let hook = ScriptedHook { _, _ in
