@@ -38,13 +38,8 @@ public struct ConfigurationCheck: Sendable {
         do { _ = try settings.senderMailbox() } catch { problems.append("--mail-from: \(error)") }
         let factory: MailTransportFactory
         let config: MailTransportConfig
-        do {
-            config = try MailTransportConfig.parse(
-                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile,
-                signingSecretFile: settings.mailHTTPSecretFile)
-            factory = try config.transportFactory(targets: settings.targetPolicy)
-        } catch {
-            problems.append("--smtp-url: \(error)")
+        do { (config, factory) = try PosternRuntime.mailTransport(settings) } catch {
+            problems.append(error.description)
             return
         }
         guard case .smtp = config else {

@@ -215,6 +215,20 @@ public final class PosternRuntime: Sendable {
     /// The claims the outbox's and the webhooks' heartbeats took back from dead daemons.
     public let reclaims = ReclaimMetrics()
 
+    /// The mail transport `settings` name (`--smtp-url` and its files), as `serve` and
+    /// `check-config` both read it.
+    /// - Throws: `StartupError.setting` naming `--smtp-url` and what is wrong with it.
+    static func mailTransport(_ settings: Settings) throws(StartupError) -> (MailTransportConfig, MailTransportFactory) {
+        do {
+            let config = try MailTransportConfig.parse(
+                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile,
+                signingSecretFile: settings.mailHTTPSecretFile)
+            return (config, try config.transportFactory(targets: settings.targetPolicy))
+        } catch {
+            throw .setting("--smtp-url: \(error)")
+        }
+    }
+
     /// Builds the runtime, checking every setting that could fail later (templates, SMTP URL,
     /// public URL) before the database is opened, so that a misconfiguration stops the start with
     /// a clear message.
@@ -227,16 +241,7 @@ public final class PosternRuntime: Sendable {
         } catch {
             throw .setting("--mail-from: \(error)")
         }
-        let transportConfig: MailTransportConfig
-        let transportFactory: MailTransportFactory
-        do {
-            transportConfig = try MailTransportConfig.parse(
-                url: settings.smtpURL, caFile: settings.smtpCAFile, passwordFile: settings.smtpPasswordFile,
-                signingSecretFile: settings.mailHTTPSecretFile)
-            transportFactory = try transportConfig.transportFactory(targets: settings.targetPolicy)
-        } catch {
-            throw .setting("--smtp-url: \(error)")
-        }
+        let (transportConfig, transportFactory) = try Self.mailTransport(settings)
         let templateDirectory = Self.templateDirectory(settings.templates)
         do {
             let templates = try TemplateDirectory.load(URL(fileURLWithPath: templateDirectory))

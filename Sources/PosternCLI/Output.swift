@@ -52,3 +52,24 @@ func readStandardInput(limit: Int) -> String {
     }
     return String(decoding: data, as: UTF8.self)
 }
+
+/// Reads a list a page at a time (at most `pageLimit`, fewer when `limit` leaves fewer to
+/// print), following each page's cursor, and hands each item to `emit` as its page comes, so
+/// the list is never held whole; returns how many were handed.
+/// - Throws: what `page` throws.
+func streamPages<Cursor, Item>(
+    pageLimit: Int, limit: Int?, page: (_ after: Cursor?, _ size: Int) throws(CommandFailure) -> ([Item], Cursor?),
+    emit: (Item) -> Void
+) throws(CommandFailure) -> Int {
+    var printed = 0
+    var cursor: Cursor?
+    repeat {
+        let size = min(pageLimit, limit.map { $0 - printed } ?? pageLimit)
+        guard size > 0 else { break }
+        let (items, next) = try page(cursor, size)
+        for item in items { emit(item) }
+        printed += items.count
+        cursor = next
+    } while cursor != nil
+    return printed
+}

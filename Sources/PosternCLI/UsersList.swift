@@ -58,18 +58,10 @@ struct UsersList {
     static func stream(
         _ operators: OperatorTools, matching query: UserQuery?, limit: Int?, json: Bool, emit: (String) -> Void
     ) throws(CommandFailure) -> Int {
-        var printed = 0
-        var cursor: UserCursor?
-        repeat {
-            let size = min(OperatorTools.userPageLimit, limit.map { $0 - printed } ?? OperatorTools.userPageLimit)
-            guard size > 0 else { break }
-            let after = cursor
+        try streamPages(pageLimit: OperatorTools.userPageLimit, limit: limit) { (after: UserCursor?, size) throws(CommandFailure) in
             let page = try flow { () throws(AuthError) in try operators.users(matching: query, after: after, limit: size) }
-            for user in page.users { emit(line(user, json: json)) }
-            printed += page.users.count
-            cursor = page.next
-        } while cursor != nil
-        return printed
+            return (page.users, page.next)
+        } emit: { emit(line($0, json: json)) }
     }
 
     /// One user's line: tab-separated fields, or the admin API's User as JSON.

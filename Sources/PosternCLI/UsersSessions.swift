@@ -72,18 +72,10 @@ struct UsersSessions {
     static func streamActivity(
         _ operators: OperatorTools, uid: String, limit: Int?, json: Bool, emit: (String) -> Void
     ) throws(CommandFailure) -> Int {
-        var printed = 0
-        var cursor: ActivityCursor?
-        repeat {
-            let size = min(SessionFlow.activityPageLimit, limit.map { $0 - printed } ?? SessionFlow.activityPageLimit)
-            guard size > 0 else { break }
-            let after = cursor
+        try streamPages(pageLimit: SessionFlow.activityPageLimit, limit: limit) { (after: ActivityCursor?, size) throws(CommandFailure) in
             let page = try flow { () throws(AuthError) in try operators.activity(uid: uid, after: after, limit: size) }
-            for entry in page.entries { emit(line(entry, json: json)) }
-            printed += page.entries.count
-            cursor = page.next
-        } while cursor != nil
-        return printed
+            return (page.entries, page.next)
+        } emit: { emit(line($0, json: json)) }
     }
 
     /// One session's line: tab-separated fields, or the admin API's DeviceSession as JSON.

@@ -78,15 +78,12 @@ public struct ActivityCursor: Sendable, Hashable {
         self.id = id
     }
 
-    /// The opaque text answered as `nextCursor`: base64url of `<seconds> <id>`.
-    public var text: String { Base64URL.encode(Array("\(at) \(id)".utf8)) }
+    /// The opaque text answered as `nextCursor`: ``CursorText`` of the time and the row's number.
+    public var text: String { CursorText.encode(at, String(id)) }
 
     /// The cursor `text` names; nil when it is not one of ours.
     public init?(text: String) {
-        guard text.utf8.count <= 64, let bytes = Base64URL.decode(text), let decoded = String(validating: bytes, as: UTF8.self)
-        else { return nil }
-        let parts = decoded.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 2, let at = Int64(parts[0]), let id = Int64(parts[1]) else { return nil }
+        guard let (at, key) = CursorText.decode(text), let id = Int64(key) else { return nil }
         self.init(at: at, id: id)
     }
 

@@ -12,23 +12,36 @@ public struct UserCursor: Sendable, Hashable {
         self.uid = uid
     }
 
-    /// The opaque text the admin API and the CLI hand out (`nextCursor`): base64url of
-    /// `<seconds> <uid>`.
-    public var text: String { Base64URL.encode(Array("\(createdAt) \(uid)".utf8)) }
+    /// The opaque text the admin API and the CLI hand out (`nextCursor`): ``CursorText`` of the
+    /// time and the uid.
+    public var text: String { CursorText.encode(createdAt, uid) }
 
     /// The cursor `text` names; nil when it is not one of ours.
     public init?(text: String) {
-        guard text.utf8.count <= 1024, let bytes = Base64URL.decode(text), let decoded = String(validating: bytes, as: UTF8.self),
-            let space = decoded.firstIndex(of: " "), let at = Int64(decoded[..<space])
-        else { return nil }
-        let uid = String(decoded[decoded.index(after: space)...])
-        guard !uid.isEmpty else { return nil }
+        guard let (at, uid) = CursorText.decode(text) else { return nil }
         self.init(createdAt: at, uid: uid)
     }
 
     /// Whether the account `uid` created at `createdAt` sorts after this cursor (newest first).
     public func precedes(createdAt at: Int64, uid other: String) -> Bool {
         at < createdAt || (at == createdAt && other < uid)
+    }
+}
+
+/// The text of a keyset cursor (the admin lists' and the activity's `nextCursor`): base64url of
+/// `<seconds> <key>`, the last row's time and its tie-breaking key. Opaque to clients; any text
+/// not of this shape is no cursor.
+enum CursorText {
+    /// The text of the position (`at`, `key`).
+    static func encode(_ at: Int64, _ key: String) -> String { Base64URL.encode(Array("\(at) \(key)".utf8)) }
+
+    /// The position `text` names: a time of 0 or more and a key that is not empty; nil otherwise.
+    static func decode(_ text: String) -> (Int64, String)? {
+        guard text.utf8.count <= 1024, let bytes = Base64URL.decode(text), let decoded = String(validating: bytes, as: UTF8.self),
+            let space = decoded.firstIndex(of: " "), let at = Int64(decoded[..<space]), at >= 0
+        else { return nil }
+        let key = String(decoded[decoded.index(after: space)...])
+        return key.isEmpty ? nil : (at, key)
     }
 }
 

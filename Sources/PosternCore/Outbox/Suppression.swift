@@ -76,17 +76,13 @@ public struct SuppressionCursor: Sendable, Hashable {
         self.address = address
     }
 
-    /// The opaque text the admin API and the CLI hand out (`nextCursor`): base64url of
-    /// `<seconds> <address>`.
-    public var text: String { Base64URL.encode(Array("\(suppressedAt) \(address)".utf8)) }
+    /// The opaque text the admin API and the CLI hand out (`nextCursor`): ``CursorText`` of the
+    /// time and the address.
+    public var text: String { CursorText.encode(suppressedAt, address) }
 
     /// The cursor `text` names; nil when it is not one of ours.
     public init?(text: String) {
-        guard text.utf8.count <= 1024, let bytes = Base64URL.decode(text), let decoded = String(validating: bytes, as: UTF8.self),
-            let space = decoded.firstIndex(of: " "), let at = Int64(decoded[..<space]), at >= 0
-        else { return nil }
-        let address = String(decoded[decoded.index(after: space)...])
-        guard !address.isEmpty else { return nil }
+        guard let (at, address) = CursorText.decode(text) else { return nil }
         self.init(suppressedAt: at, address: address)
     }
 
