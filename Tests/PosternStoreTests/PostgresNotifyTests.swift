@@ -49,6 +49,9 @@ struct PostgresNotifyTests {
             let start = DispatchTime.now().uptimeNanoseconds
             try enqueue(a, "r\(round)")
             latencies.append(try #require(ringsB.next(after: round, since: start), "round \(round): B never woke"))
+            // B may have woken by its poll while A's thread was still to send (a loaded machine):
+            // the next commit waits for this round's NOTIFY, so no two are ever pending at once.
+            try #require(eventually { a.notificationState.sent == round + 1 }, "round \(round): A never sent its NOTIFY")
         }
         latencies.sort()
         print("PostgreSQL wake-up A → B: median \(Int(latencies[5] * 1000)) ms, worst \(Int(latencies[9] * 1000)) ms")
