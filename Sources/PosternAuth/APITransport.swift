@@ -44,7 +44,14 @@ struct APITransport: Sendable {
     func exchange(
         _ method: String, _ path: String, body: (some Encodable)?, bearer: String?, credentials: Credentials?
     ) async throws(PosternAuthError) -> (Data, Int) {
-        var request = URLRequest(url: baseURL.appendingPathComponent(String(path.dropFirst())), timeoutInterval: timeout)
+        // A path may carry a query (`/v1/me/activity?limit=10`): its parts are the caller's to escape.
+        let (route, query) = path.firstIndex(of: "?").map { (String(path[..<$0]), String(path[path.index(after: $0)...])) } ?? (path, nil)
+        var url = baseURL.appendingPathComponent(String(route.dropFirst()))
+        if let query, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.percentEncodedQuery = query
+            url = components.url ?? url
+        }
+        var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {

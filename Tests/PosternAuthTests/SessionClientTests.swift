@@ -34,5 +34,18 @@ struct SessionClientTests {
         let thirdID = try #require(left.first?.id)
         await #expect(throws: PosternAuthError.sessionNotFound) { try await stranger.revokeSession(id: thirdID) }
         #expect(try await third.sessions().map(\.id) == [thirdID], "another user's revocation changed nothing")
+
+        // The account's activity, a page of two at a time, newest first, following nextCursor: the
+        // others ended together (one revokedOthers), the second alone, three sign-ins, the account made.
+        var kinds: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try await third.activity(after: cursor, limit: 2)
+            #expect(page.activity.count <= 2)
+            kinds += page.activity.map(\.kind)
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(kinds == ["sessionRevoked", "sessionRevoked", "signIn", "signIn", "signIn", "accountCreated"], "\(kinds)")
+        await #expect(throws: PosternAuthError.self) { _ = try await third.activity(after: "not-a-cursor") }
     }
 }
