@@ -294,7 +294,8 @@ public final class PosternRuntime: Sendable {
             },
             clock: clock,
             configuration: OutboxWorkerPool.Configuration(
-                workers: Int(settings.workers), events: EventLedger(configuration: settings.webhookConfiguration),
+                workers: Int(settings.workers),
+                events: EventLedger(configuration: settings.webhookConfiguration, drawsEveryEvent: !flows.store.isConfinedToThisMachine),
                 deliveryLog: DeliveryLog(key: deliveryLogKey, transport: transportConfig.logLabel)),
             logger: Logger(label: "outbox", sink: logger.sink), reclaims: reclaims)
         housekeeping = HousekeepingLoop(

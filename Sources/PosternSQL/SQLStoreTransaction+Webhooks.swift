@@ -87,8 +87,9 @@ extension SQLStoreTransaction {
         webhookID: String, eventType: String, body: String, endpoints: [WebhookTarget], now: Int64, giveUpAt: Int64,
         storedFilter: Bool
     ) throws {
+        // Nothing reads these answers: they ride with the transaction's next statement or commit.
         for endpoint in endpoints {
-            try db.execute(
+            try db.executeDeferred(
                 """
                 INSERT INTO webhook_deliveries
                     (webhook_id, endpoint, endpoint_id, event_type, body, state, next_attempt_at, created_at, give_up_at)
@@ -105,7 +106,7 @@ extension SQLStoreTransaction {
         // `,list,`. A substring search, not LIKE: SQLite prepares a statement again at each new
         // value bound to a LIKE pattern (it might choose another plan), which was most of the
         // writer's work per delivered message.
-        try db.execute(
+        try db.executeDeferred(
             """
             INSERT INTO webhook_deliveries
                 (webhook_id, endpoint, endpoint_id, event_type, body, state, next_attempt_at, created_at, give_up_at)

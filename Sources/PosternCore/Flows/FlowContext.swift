@@ -41,7 +41,8 @@ final class FlowContext: Sendable {
         self.hasher = hasher
         self.metrics = metrics
         self.logger = logger
-        events = EventLedger(configuration: config.webhooks, newDeviceWindow: config.newDeviceWindow)
+        events = EventLedger(
+            configuration: config.webhooks, newDeviceWindow: config.newDeviceWindow, drawsEveryEvent: !store.isConfinedToThisMachine)
         hooks = SignInHooks(configuration: config.hooks, http: hookHTTP, clock: clock, logger: logger.map { Self.labelled($0, "hooks") })
         let smsMetrics = SMSMetrics()
         self.smsMetrics = smsMetrics

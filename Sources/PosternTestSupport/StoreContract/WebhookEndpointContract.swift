@@ -85,6 +85,24 @@ enum WebhookEndpointContract {
             try store.write { tx in try tx.disableWebhookEndpoint("https://mail.example/in", reason: "HTTP 410", now: 104) }
             try expectContract(try store.read { try $0.hasWebhookEndpoint(admitting: "mail.sent") } == false)
         },
+        StoreContractCase("webhookEndpoints", "a ledger that draws every event (a store over the network) queues nothing while no endpoint admits it, and one delivery per admitting endpoint once one is stored, disabled ones left out") { store in
+            let ledger = EventLedger(configuration: WebhookConfiguration(endpoints: []), drawsEveryEvent: true)
+            let sent = WebhookEvent.mailSent(messageID: 7, kind: "sign-in", attempts: 1)
+            try store.write { tx in try ledger.record(try ledger.prepare(sent, now: 100), tx: tx) }
+            try expectContract(try store.read { try $0.webhookDeliveries(state: nil, limit: 100) }.isEmpty)
+            try store.write { tx in
+                try tx.insertWebhookEndpoint(record("ep_mail", url: "https://mail.example/in", filter: try WebhookEventFilter(parsing: "mail.*")))
+                try tx.insertWebhookEndpoint(record("ep_off", url: "https://off.example/in", at: 101))
+                try tx.disableWebhookEndpoint("https://off.example/in", reason: "HTTP 410", now: 101)
+            }
+            // Recorded with the request's other writes, then read back in the same transaction.
+            let seen = try store.write { tx in
+                try ledger.record(try ledger.prepare(sent, now: 102), tx: tx)
+                return try tx.webhookDeliveries(state: nil, limit: 100).map(\.endpointID)
+            }
+            try expectContract(seen == ["ep_mail"])
+            try expectContract(try store.read { try $0.webhookDeliveries(state: nil, limit: 100) }.first?.body == sent.body(at: 102))
+        },
         StoreContractCase("webhookEndpoints", "a 410 keeps events from a stored endpoint's URL until it is added again; remove and rotate report unknown ids") { store in
             try store.write { tx in try tx.insertWebhookEndpoint(record("ep_a", url: "https://a.example/in")) }
             try store.write { tx in try tx.disableWebhookEndpoint("https://a.example/in", reason: "HTTP 410", now: 100) }

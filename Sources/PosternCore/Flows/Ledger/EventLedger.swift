@@ -10,10 +10,16 @@ public struct EventLedger: Sendable {
     /// `--notify-new-device`'s window (seconds), nil when off.
     let newDeviceWindow: Int64?
     private let storedEndpoints = StoredEndpointHint()
+    /// Draw every event's id and body, never asking the store first whether a stored endpoint
+    /// takes it: for a store that answers over the network (``Store/isConfinedToThisMachine``
+    /// false, PostgreSQL), where that question is a round trip per event and the draw a few µs.
+    /// The store's one `INSERT … SELECT` then picks the endpoints (none: no row), sent with the commit.
+    let drawsEveryEvent: Bool
 
-    public init(configuration: WebhookConfiguration, newDeviceWindow: Int64? = nil) {
+    public init(configuration: WebhookConfiguration, newDeviceWindow: Int64? = nil, drawsEveryEvent: Bool = false) {
         self.configuration = configuration
         self.newDeviceWindow = newDeviceWindow
+        self.drawsEveryEvent = drawsEveryEvent
     }
 
     /// A fresh `webhook-id`: `msg_` and 16 random bytes, base64url.
@@ -67,7 +73,7 @@ public struct EventLedger: Sendable {
     /// `event`, which happened at `now`, with a fresh `webhook-id` and its body where it may be queued.
     /// - Throws: `CryptoError` when the DRBG fails.
     public func prepare(_ event: WebhookEvent, now: Int64) throws -> Prepared {
-        let needed = admitsConfigured(event.type) || storedEndpoints.seen.load(ordering: .relaxed)
+        let needed = drawsEveryEvent || admitsConfigured(event.type) || storedEndpoints.seen.load(ordering: .relaxed)
         return Prepared(event: event, drawn: needed ? try Self.draw(event, now: now) : nil, now: now)
     }
 
