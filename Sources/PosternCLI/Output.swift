@@ -53,6 +53,14 @@ func readStandardInput(limit: Int) -> String {
     return String(decoding: data, as: UTF8.self)
 }
 
+/// A list command's `--limit`: nil (every item) when absent.
+/// - Throws: a usage `CommandFailure` for anything but a number from 1.
+func listLimit(_ text: String?) throws(CommandFailure) -> Int? {
+    guard let text else { return nil }
+    guard let count = Int(text), count >= 1 else { throw CommandFailure(code: .usage, message: "--limit takes a number from 1") }
+    return count
+}
+
 /// Reads a list a page at a time (at most `pageLimit`, fewer when `limit` leaves fewer to
 /// print), following each page's cursor, and hands each item to `emit` as its page comes, so
 /// the list is never held whole; returns how many were handed.

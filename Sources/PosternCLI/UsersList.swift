@@ -26,18 +26,11 @@ struct UsersList {
         if let option = arguments.given.first(where: ["email", "uid"].contains) {
             throw CommandFailure(code: .usage, message: "--\(option) is not for users list; use --query")
         }
-        _ = try limit()
+        _ = try listLimit(arguments.options["limit"])
         if let query = arguments.options["query"], query.isEmpty {
             throw CommandFailure(code: .usage, message: "--query takes a uid or the start of an address")
         }
         _ = try arguments.settings()
-    }
-
-    /// `--limit`, or nil for every user.
-    private func limit() throws(CommandFailure) -> Int? {
-        guard let text = arguments.options["limit"] else { return nil }
-        guard let count = Int(text), count >= 1 else { throw CommandFailure(code: .usage, message: "--limit takes a number from 1") }
-        return count
     }
 
     func run() throws -> Int32 {
@@ -45,7 +38,7 @@ struct UsersList {
         let flows = try startup { () throws(StartupError) in try PosternFlows(settings: settings) }
         let query = arguments.options["query"].map(UserQuery.init)
         let printed = try Self.stream(
-            flows.service.operators, matching: query, limit: try limit(), json: arguments.switches.contains("json")
+            flows.service.operators, matching: query, limit: try listLimit(arguments.options["limit"]), json: arguments.switches.contains("json")
         ) { print($0) }
         if printed == 0 && !arguments.switches.contains("json") { print("no users") }
         return ExitCode.success.rawValue

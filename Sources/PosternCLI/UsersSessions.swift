@@ -32,15 +32,8 @@ struct UsersSessions {
         if arguments.words[1] == "sessions", arguments.options["limit"] != nil {
             throw CommandFailure(code: .usage, message: "--limit is for users activity")
         }
-        _ = try limit()
+        _ = try listLimit(arguments.options["limit"])
         _ = try arguments.settings()
-    }
-
-    /// `--limit`, or nil for every entry.
-    private func limit() throws(CommandFailure) -> Int? {
-        guard let text = arguments.options["limit"] else { return nil }
-        guard let count = Int(text), count >= 1 else { throw CommandFailure(code: .usage, message: "--limit takes a number from 1") }
-        return count
     }
 
     func run() throws -> Int32 {
@@ -51,7 +44,7 @@ struct UsersSessions {
         let uid = uid ?? ""
         let json = arguments.switches.contains("json")
         if arguments.words[1] == "activity" {
-            let printed = try Self.streamActivity(operators, uid: uid, limit: try limit(), json: json) { print($0) }
+            let printed = try Self.streamActivity(operators, uid: uid, limit: try listLimit(arguments.options["limit"]), json: json) { print($0) }
             if printed == 0 && !json { print("no activity") }
             return ExitCode.success.rawValue
         }

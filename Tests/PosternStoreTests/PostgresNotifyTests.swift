@@ -143,18 +143,25 @@ struct PostgresRoundTripTests {
         PostgresSession(connection, isolation: .serializable, syncingLater: syncingLater)
     }
 
-    @Test("a transaction of 2 statements is 3 round trips (BEGIN rides with the first), SET LOCAL too; a failure in the pipeline is typed and leaves the connection usable")
-    func beginRidesWithTheFirstStatement() throws {
+    let insert = "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?)"
+    let select = "SELECT failures FROM guess_budgets WHERE bucket = ?"
+
+    /// A connection to a fresh schema with `insert` and `select` prepared (a round trip each),
+    /// so that what a test counts after is the statements' own.
+    func warmConnection() throws -> PostgresConnection {
         let location = try TestPostgres.newSchema()
         _ = try PostgresStore(connectionString: location, notifications: false)
         let connection = try PostgresConnection(#require(PostgresConnectionString(location)))
-        let insert = "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?)"
-        let select = "SELECT failures FROM guess_budgets WHERE bucket = ?"
-        // Prepared once (a round trip each), then counted.
         let warm = session(connection)
         try warm.execute(insert, [.blob([0]), .integer(1), .integer(1)])
         try warm.query(select, [.blob([0])]) { _ in }
         try warm.commit()
+        return connection
+    }
+
+    @Test("a transaction of 2 statements is 3 round trips (BEGIN rides with the first), SET LOCAL too; a failure in the pipeline is typed and leaves the connection usable")
+    func beginRidesWithTheFirstStatement() throws {
+        let connection = try warmConnection()
         let before = connection.roundTrips
         let counted = session(connection)
         try counted.execute(insert, [.blob([1]), .integer(2), .integer(1)])
@@ -185,15 +192,7 @@ struct PostgresRoundTripTests {
 
     @Test("deferred writes ride with the next statement or COMMIT: two inserts and a commit are one round trip, a read after them sees them, a deferred duplicate fails the commit typed and rolls back both")
     func deferredWritesRideAlong() throws {
-        let location = try TestPostgres.newSchema()
-        _ = try PostgresStore(connectionString: location, notifications: false)
-        let connection = try PostgresConnection(#require(PostgresConnectionString(location)))
-        let insert = "INSERT INTO guess_budgets (bucket, failures, last_failure_at) VALUES (?, ?, ?)"
-        let select = "SELECT failures FROM guess_budgets WHERE bucket = ?"
-        let warm = session(connection)
-        try warm.execute(insert, [.blob([0]), .integer(1), .integer(1)])
-        try warm.query(select, [.blob([0])]) { _ in }
-        try warm.commit()
+        let connection = try warmConnection()
 
         let before = connection.roundTrips
         let writes = session(connection)
