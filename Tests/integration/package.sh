@@ -2,9 +2,10 @@
 # The Debian package on this machine, as an operator meets it (root; systemd is not the init here,
 # so the unit's own ExecStart is read and run as its User=, in its WorkingDirectory=, with a
 # $NOTIFY_SOCKET this script listens on):
-#   1. scripts/package builds this checkout's package, and the previous release's from its tag
-#      (the newest v* tag before HEAD, exported with git archive into .build/previous/TAG, built
-#      once and kept there), packaged with this checkout's scripts/package;
+#   1. scripts/package builds this checkout's package, and the previous release's from its commit
+#      (the last line of packaging/releases whose version is not this VERSION; tags do not travel
+#      with every clone), exported with git archive into .build/previous/vVERSION, built once and
+#      kept there, packaged with this checkout's scripts/package;
 #   2. the previous package installed: the postern user, /var/lib/postern 0700, the conffile
 #      0640 root:postern; its daemon makes accounts and sessions by sign-in, an added webhook
 #      endpoint with events queued for it (its host does not resolve), and a mail queued while the
@@ -48,17 +49,22 @@ step "build the packages"
 if ! command -v lintian >/dev/null || ! command -v sqlite3 >/dev/null; then
   apt-get update -qq >/dev/null && apt-get install -y -qq lintian sqlite3 >/dev/null
 fi
-previous=$(git -C "$root" describe --tags --abbrev=0 --match 'v[0-9]*' HEAD^ 2>/dev/null) || fail "no v* release tag before HEAD"
-previous_dir=$root/.build/previous/$previous
+current_version=$(tr -d ' \n' <"$root/VERSION")
+read -r previous_version previous_commit < <(grep -v '^#' "$root/packaging/releases" |
+  awk -v current="$current_version" 'NF == 2 && $1 != current { line = $0 } END { print line }')
+[ -n "${previous_commit:-}" ] || fail "packaging/releases names no release before $current_version"
+git -C "$root" merge-base --is-ancestor "$previous_commit" HEAD 2>/dev/null ||
+  fail "release $previous_version's commit $previous_commit is not in this clone's history (a shallow clone?)"
+previous_dir=$root/.build/previous/v$previous_version
 if [ ! -f "$previous_dir/src/Package.swift" ]; then
   rm -rf "$previous_dir"
   mkdir -p "$previous_dir/src"
-  git -C "$root" archive "$previous" | tar -x -C "$previous_dir/src"
+  git -C "$root" archive "$previous_commit" | tar -x -C "$previous_dir/src"
 fi
-old_deb=$(OUT="$previous_dir/dist" "$root/scripts/package" --tree "$previous_dir/src" --version "${previous#v}" \
-  --commit "$(git -C "$root" rev-parse "$previous^{commit}")" | tail -1)
+old_deb=$(OUT="$previous_dir/dist" "$root/scripts/package" --tree "$previous_dir/src" --version "$previous_version" \
+  --commit "$previous_commit" | tail -1)
 new_deb=$(OUT="$work/dist" "$root/scripts/package" | tail -1)
-new_version=$(tr -d ' \n' <"$root/VERSION")
+new_version=$current_version
 dpkg-deb --info "$new_deb" | sed -n 's/^ Depends: /Depends: /p'
 
 # The unit's command, user and directory, as systemd would run them.
@@ -98,7 +104,7 @@ as_postern() { setpriv --reuid=postern --regid=postern --init-groups "$@"; }
 count() { as_postern sqlite3 /var/lib/postern/postern.db "$1"; }
 maildir=/var/lib/postern/mail-out
 
-step "install the previous package ($previous)"
+step "install the previous package (v$previous_version)"
 dpkg -i "$old_deb" >"$work/dpkg-old.log" 2>&1 || { cat "$work/dpkg-old.log"; fail "dpkg -i $old_deb"; }
 id postern >/dev/null || fail "no postern user"
 [ "$(stat -c '%a %U' /var/lib/postern)" = "700 postern" ] || fail "/var/lib/postern is $(stat -c '%a %U' /var/lib/postern)"
@@ -170,7 +176,7 @@ exposure=$(sed -n 's/.*Overall exposure level for postern.service: \([0-9.]*\).*
 [ -n "$exposure" ] || fail "no exposure level"
 awk -v e="$exposure" 'BEGIN { exit !(e <= 4.0) }' || fail "exposure $exposure is above 4.0"
 
-step "downgrade to $previous"
+step "downgrade to v$previous_version"
 dpkg -i "$old_deb" >"$work/dpkg-down.log" 2>&1 || { cat "$work/dpkg-down.log"; fail "dpkg -i (downgrade)"; }
 start_daemon downgraded
 if [ "$new_schema" -gt "$old_schema" ]; then
@@ -182,7 +188,7 @@ if [ "$new_schema" -gt "$old_schema" ]; then
 else
   wait_healthy  # the same schema: the previous release opens it
   stop_daemon
-  echo "schema $new_schema unchanged since $previous: the downgrade opens the database"
+  echo "schema $new_schema unchanged since v$previous_version: the downgrade opens the database"
 fi
 
 step "remove, purge"
