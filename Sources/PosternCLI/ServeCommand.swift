@@ -76,6 +76,8 @@ struct ServeCommand: Subcommand {
         services.start("housekeeping", { runtime.housekeeping.start() }, stop: { runtime.housekeeping.stop() })
         services.start("webhook worker", { runtime.webhooks.start() }, stop: { runtime.webhooks.stop() })
         services.start("SMS worker", { runtime.sms.start() }, stop: { runtime.sms.stop() })
+        // Stopped after the listeners: then no request spends a lease, and all go back.
+        services.start("client-limit leases", { runtime.leaseReturns.start() }, stop: { runtime.leaseReturns.stop() })
         let onDeadlineCut: @Sendable (Int) -> Void = { count in
             logger.info("request deadline passed: connections closed", ["connections": String(count)])
         }

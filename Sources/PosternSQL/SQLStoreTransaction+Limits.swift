@@ -47,29 +47,47 @@ extension SQLStoreTransaction {
 
     // MARK: the per-client limit
 
-    /// One upsert (``ClientRatePolicy``): a new row is allowed; an existing one moves its `tat`
-    /// and says `allowed` 1 when the request fits, else keeps its `tat` and says 0. Every `SET`
-    /// expression reads the row as it was (both databases), and the upsert locks the row, so
-    /// daemons checking one client at once are counted one after the other.
-    public func takeClientToken(bucket: [UInt8], nowMillis now: Int64, allowed: Int64, windowMillis window: Int64) throws -> Int64? {
+    /// One upsert (``ClientRatePolicy/take(tat:now:allowed:window:upTo:)``): a new row takes as
+    /// many as fit an empty bucket; an existing one takes as many as fit from `max(tat, now)`,
+    /// moves its `tat` that many steps and says how many in `allowed` (0: none fit, `tat` kept).
+    /// Every `SET` expression reads the row as it was (both databases), and the upsert locks the
+    /// row, so daemons taking from one client at once are counted one after the other.
+    public func takeClientTokens(
+        bucket: [UInt8], nowMillis now: Int64, allowed: Int64, windowMillis window: Int64, upTo count: Int64
+    ) throws -> ClientTokenGrant {
         let step = ClientRatePolicy.step(allowed: allowed, window: window)
+        let count = max(0, count)
+        let fresh = ClientRatePolicy.take(tat: nil, now: now, allowed: allowed, window: window, upTo: count)
         let start = "(CASE WHEN client_rate.tat > CAST(? AS BIGINT) THEN client_rate.tat ELSE CAST(? AS BIGINT) END)"
-        let fits = "\(start) + CAST(? AS BIGINT) <= CAST(? AS BIGINT)"
-        let fitsArgs: [SQLValue] = [.integer(now), .integer(now), .integer(step), .integer(now + window)]
+        let startArgs: [SQLValue] = [.integer(now), .integer(now)]
+        // The steps that fit before now + window (negative when another daemon's clock ran ahead).
+        let room = "((CAST(? AS BIGINT) - \(start)) / CAST(? AS BIGINT))"
+        let roomArgs: [SQLValue] = [.integer(now + window)] + startArgs + [.integer(step)]
+        let granted = "(CASE WHEN \(room) >= CAST(? AS BIGINT) THEN CAST(? AS BIGINT) WHEN \(room) > 0 THEN \(room) ELSE 0 END)"
+        let grantedArgs: [SQLValue] = roomArgs + [.integer(count), .integer(count)] + roomArgs + roomArgs
         let answer = try db.rowLocked {
             try db.first(
                 """
-                INSERT INTO client_rate (bucket, tat, allowed) VALUES (?, ?, 1)
+                INSERT INTO client_rate (bucket, tat, allowed) VALUES (?, ?, ?)
                 ON CONFLICT (bucket) DO UPDATE SET
-                    allowed = CASE WHEN \(fits) THEN 1 ELSE 0 END,
-                    tat = CASE WHEN \(fits) THEN \(start) + CAST(? AS BIGINT) ELSE client_rate.tat END
+                    allowed = \(granted),
+                    tat = \(start) + \(granted) * CAST(? AS BIGINT)
                 RETURNING allowed, tat
                 """,
-                [.blob(bucket), .integer(now + step)] + fitsArgs + fitsArgs + [.integer(now), .integer(now), .integer(step)]
-            ) { (allowed: $0.integer(0) != 0, tat: $0.integer(1)) }
+                [.blob(bucket), .integer(fresh.tat), .integer(fresh.granted)] + grantedArgs + startArgs + grantedArgs + [.integer(step)]
+            ) { (granted: $0.integer(0), tat: $0.integer(1)) }
         }
         guard let answer else { throw StoreError.corrupt("the client limit's upsert returned no row") }
-        return answer.allowed ? nil : ClientRatePolicy.retryAfter(tat: answer.tat, now: now, allowed: allowed, window: window)
+        if answer.granted > 0 { return ClientTokenGrant(granted: answer.granted, tat: answer.tat, retryAfter: nil) }
+        return ClientTokenGrant(
+            granted: 0, tat: answer.tat, retryAfter: ClientRatePolicy.retryAfter(tat: answer.tat, now: now, allowed: allowed, window: window))
+    }
+
+    public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, windowMillis window: Int64) throws {
+        guard count > 0 else { return }
+        try db.executeDeferred(
+            "UPDATE client_rate SET tat = tat - CAST(? AS BIGINT) WHERE bucket = ?",
+            [.integer(count * ClientRatePolicy.step(allowed: allowed, window: window)), .blob(bucket)])
     }
 
     public func clientTokenTAT(bucket: [UInt8]) throws -> Int64? {

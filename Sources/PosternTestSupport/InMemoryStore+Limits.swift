@@ -44,10 +44,15 @@ extension InMemoryStore.Transaction {
         return nil
     }
 
-    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64? {
-        let decision = ClientRatePolicy.decide(tat: state.clientRate[bucket], now: nowMillis, allowed: allowed, window: windowMillis)
-        if let tat = decision.tat { state.clientRate[bucket] = tat }
-        return decision.retryAfter
+    public func takeClientTokens(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64, upTo count: Int64) throws -> ClientTokenGrant {
+        let grant = ClientRatePolicy.take(tat: state.clientRate[bucket], now: nowMillis, allowed: allowed, window: windowMillis, upTo: count)
+        if grant.granted > 0 { state.clientRate[bucket] = grant.tat }
+        return grant
+    }
+
+    public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, windowMillis: Int64) throws {
+        guard let tat = state.clientRate[bucket] else { return }
+        state.clientRate[bucket] = tat - count * ClientRatePolicy.step(allowed: allowed, window: windowMillis)
     }
 
     public func clientTokenTAT(bucket: [UInt8]) throws -> Int64? { state.clientRate[bucket] }

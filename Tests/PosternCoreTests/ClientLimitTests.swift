@@ -106,6 +106,85 @@ struct ClientLimitTests {
         #expect(daemons.admit(0, "192.0.2.8") == nil && daemons.admit(0, "192.0.2.8") == 20)
     }
 
+    /// Requests the store has counted against the one bucket at the clock's now (steps of its `tat` past now).
+    func counted(_ daemons: Daemons, perMinute: Int64) -> Int64 {
+        let tat = daemons.store.snapshot().clientRate.values.first ?? 0
+        let now = Int64(daemons.clock.now().timeIntervalSince1970 * 1000)
+        return max(0, tat - now) / ClientRatePolicy.step(perMinute: perMinute)
+    }
+
+    @Test("a busy client spends slices in memory: each take doubles up to 1/32 of the limit, and what it did not spend goes back")
+    func leases() throws {
+        // 3,200 a minute: a step of 18 ms, slices up to 100.
+        let daemons = try Daemons(perMinute: 3_200, count: 1)
+        #expect(ClientLimit.maxSlice(allowed: 3_200) == 100)
+        for _ in 0..<500 { #expect(daemons.admit(0, "203.0.113.7") == nil) }
+        // Taken 1, 2, 4, … 64 (127), then 100 four times: 527 counted for 500 spent.
+        #expect(counted(daemons, perMinute: 3_200) == 527)
+        // Before the lease ends nothing goes back; after it, the 27 do.
+        #expect(try daemons.services[0].clientLimit.returnUnused() == 0)
+        daemons.clock.advance(by: 1)
+        #expect(try daemons.services[0].clientLimit.returnUnused() == 27)
+        #expect(daemons.store.snapshot().clientRate.values.first == Int64(1_800_000_000_000) + 500 * 18)
+        #expect(try daemons.services[0].clientLimit.returnUnused() == 0, "given back once")
+        // The next take asks for what the last lease spent (73), not for more.
+        #expect(daemons.admit(0, "203.0.113.7") == nil)
+        #expect(daemons.store.snapshot().clientRate.values.first == Int64(1_800_000_000_000) + (500 + 73) * 18)
+    }
+
+    @Test("a limit under 64 is counted request by request: no lease, no slack")
+    func smallLimitsAreExact() throws {
+        #expect(ClientLimit.maxSlice(allowed: 63) == 1 && ClientLimit.maxSlice(allowed: 10) == 1)
+        let daemons = try Daemons(perMinute: 40)
+        let answers = (0..<60).map { daemons.admit($0 % 3, "198.51.100.40") }
+        #expect(answers.prefix(40).allSatisfy { $0 == nil } && answers.dropFirst(40).allSatisfy { $0 != nil })
+        #expect(try daemons.services.map { try $0.clientLimit.returnUnused(all: true) } == [0, 0, 0])
+    }
+
+    @Test("a client that moves to another daemon finds there what the first one took and did not spend, once it went back")
+    func unusedGoesBack() throws {
+        // 320 a minute: slices up to 10.
+        let daemons = try Daemons(perMinute: 320)
+        for _ in 0..<20 { #expect(daemons.admit(0, "192.0.2.77") == nil) }  // took 1, 2, 4, 8, 10: 25 for 20
+        var elsewhere = 0
+        while daemons.admit(1, "192.0.2.77") == nil { elsewhere += 1 }
+        #expect(elsewhere == 320 - 25, "the 5 held by daemon 0 are not there yet")
+        // Daemon 0 stops (or its lease ends): the 5 go back, and a daemon that has not refused the client finds them.
+        #expect(try daemons.services[0].clientLimit.returnUnused(all: true) == 5)
+        #expect((0..<6).map { _ in daemons.admit(2, "192.0.2.77") }.filter { $0 == nil }.count == 5)
+    }
+
+    @Test("one client hammering three daemons for 10 s: within one slice per daemon of one exact limit")
+    func exactWithinSlices() throws {
+        // 6,000 a minute: a step of 10 ms, slices up to 187.
+        let perMinute: Int64 = 6_000
+        let daemons = try Daemons(perMinute: perMinute)
+        let slack = 3 * ClientLimit.maxSlice(allowed: perMinute)
+        var exactTAT: Int64? = nil
+        var (admitted, exact) = (Int64(0), Int64(0))
+        var (first, last) = (Int64?.none, Int64(0))
+        // Rounds of 50 ms, 20 requests to each daemon (1,200 a second against 100 a second refill); the leases go back each second.
+        for round in 1...200 {
+            let now = Int64((daemons.clock.now().timeIntervalSince1970 * 1000).rounded(.down))
+            (first, last) = (first ?? now, now)
+            for daemon in 0..<3 {
+                for _ in 0..<20 {
+                    if daemons.admit(daemon, "203.0.113.99") == nil { admitted += 1 }
+                    let decision = ClientRatePolicy.decide(tat: exactTAT, now: now, perMinute: perMinute)
+                    if let tat = decision.tat { exactTAT = tat; exact += 1 }
+                    // Never more than the exact limit plus a slice per daemon, at any moment.
+                    #expect(admitted <= exact + slack)
+                }
+            }
+            daemons.clock.advance(by: 0.05)
+            if round % 20 == 0 { for service in daemons.services { _ = try service.clientLimit.returnUnused() } }
+        }
+        #expect(exact == (last - (first ?? 0) + 60_000) / 10, "the exact limit: a burst of 6,000, then one each 10 ms to the last round")
+        // And not much less: a slice per daemon, and the refusals each daemon caches for up to a
+        // second (its wait in whole seconds) while the bucket refills 100 a second.
+        #expect(admitted >= exact - slack - 3 * 100, "admitted \(admitted) of \(exact)")
+    }
+
     @Test("a limit of 0 counts nothing")
     func off() throws {
         let daemons = try Daemons(perMinute: 0, count: 1)

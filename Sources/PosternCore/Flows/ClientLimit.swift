@@ -7,15 +7,26 @@ import Synchronization
 /// (``refusal(ip:)``). Each has its own bucket label, so the two never share a count.
 ///
 /// - On a store several machines share (PostgreSQL: `isConfinedToThisMachine` false) the number is
-///   in the store, moved by one upsert of one row per check, so every daemon on the database holds
-///   a client to one limit: a client spread over N daemons gets the limit, not N times it. The
-///   daemon keeps in memory only a cache of the store's refusals (client → until when), so that a
+///   in the store, so every daemon on the database holds a client to one limit: a client spread
+///   over N daemons gets the limit, not N times it. A daemon takes a client's budget in slices
+///   (``Lease``): one upsert of the client's row takes a slice, the requests that follow on this
+///   daemon spend it in memory, and what a lease did not spend within ``leaseMillis`` goes back
+///   to the row (with the client's next take, or by ``returnUnused(all:)``, which the daemon runs
+///   every ``leaseMillis`` and at its stop). A slice starts at one request and doubles each time
+///   the last one was spent before its lease ended, up to ``maxSlice(allowed:)`` (1/32 of the
+///   limit, at least one), so a quiet client costs one upsert a request, as before, and a busy one
+///   about one a second per daemon. The exactness this buys: a slice is counted in the store when
+///   it is taken, so the store never grants more than the limit; a request may spend a token up to
+///   a lease after it was counted, so over any window a client gets at most the limit plus one
+///   slice per daemon it reaches (and, between a take and its return, may get up to one slice per
+///   daemon less). With a limit under 64 a slice is one request: exact, as before.
+///   The daemon also keeps a cache of the store's refusals (client → until when), so that a
 ///   client already over the limit costs no database write until its wait is over. Losing the
-///   cache (a restart, another daemon) only means asking the store again; it never allows what the
-///   store would refuse. Its waits are whole seconds (rounded up), so a refused client may be
-///   refused by this daemon up to a second longer than the store would. The bucket is an HMAC of
-///   the address under the active action-code key, as the per-address limits', so the table
-///   holds no client addresses.
+///   cache or the leases (a restart, another daemon) only means asking the store again; it never
+///   allows what the store would refuse (a lease lost unreturned stays counted). Refusal waits
+///   are whole seconds (rounded up), so a refused client may be refused by this daemon up to a
+///   second longer than the store would. The bucket is an HMAC of the address under the active
+///   action-code key, as the per-address limits', so the table holds no client addresses.
 /// - On a store one machine serves (a SQLite file) the number is kept in this process's memory:
 ///   the check then costs no write (bench/pg measured the write at a third of SQLite's send-link
 ///   throughput), and a restart forgets it (it was a minute's worth). Several daemons on one
@@ -37,19 +48,50 @@ public final class ClientLimit: Sendable {
     let sharedInStore: Bool
     /// Shared: client address → the moment (ms) the store's refusal ends.
     private let refusedUntil = Mutex<[String: Int64]>([:])
+    /// Shared: client address → its lease on this daemon.
+    private let leases = Mutex<[String: Lease]>([:])
+    /// How long a lease's tokens may be spent before they go back, in ms.
+    public let leaseMillis: Int64
     /// Not shared: client address → its time (ms) under ``ClientRatePolicy``.
     private let local = Mutex<[String: Int64]>([:])
     /// How many clients a map holds before it forgets those with nothing left to say.
     static let cacheCeiling = 100_000
 
     /// The limit of `allowed` requests in `window` ms (0 allowed: no limit), counted under `label`.
-    init(context: FlowContext, allowed: Int64, window: Int64 = ClientRatePolicy.window, label: String = "postern-client") {
+    /// `leaseMillis`: how long a daemon may spend a slice before its rest goes back (shared only).
+    init(
+        context: FlowContext, allowed: Int64, window: Int64 = ClientRatePolicy.window, label: String = "postern-client",
+        leaseMillis: Int64 = ClientLimit.defaultLeaseMillis
+    ) {
         self.context = context
         self.allowed = allowed
         self.window = window
         self.label = label
+        self.leaseMillis = leaseMillis
         sharedInStore = !context.store.isConfinedToThisMachine
     }
+
+    /// A second: how long a slice may be spent, and how often the daemon gives back what was not.
+    public static let defaultLeaseMillis: Int64 = 1_000
+
+    /// The most requests one take asks for: 1/32 of the limit, at least one (so a limit under 64
+    /// is counted request by request).
+    public static func maxSlice(allowed: Int64) -> Int64 { max(1, allowed / 32) }
+
+    /// A client's slice of its budget on this daemon (shared store only).
+    struct Lease {
+        /// Requests taken from the store and not spent yet.
+        var held: Int64 = 0
+        /// When (ms) `held` stops being spendable and is to go back.
+        var expires: Int64 = 0
+        /// What the next take asks for.
+        var slice: Int64 = 1
+        /// Whether a take for this client is on its way to the store (requests meanwhile take one each).
+        var taking = false
+    }
+
+    /// Whether this limit counts in the store (several daemons) and so holds leases to give back.
+    public var holdsLeases: Bool { sharedInStore && allowed > 0 }
 
     /// Counts one request of `ip`: a public request against `--ip-per-minute`
     /// (`AuthService.clientLimit`), or a wrong admin token against ``AdminTokenBudget``
@@ -71,13 +113,89 @@ public final class ClientLimit: Sendable {
             return
         }
         try refuseFromCache(ip: ip, now: now)
-        let bucket = bucket(ip)
-        let wait = try context.write(syncingLater: true) { (tx: Writes) in
-            try tx.takeClientToken(bucket: bucket, nowMillis: now, allowed: allowed, windowMillis: window)
+        let (leaseMillis, maxSlice) = (leaseMillis, Self.maxSlice(allowed: allowed))
+        // Spend the lease, or decide what to take (and what of an old lease to give back).
+        let take = leases.withLock { leases -> (count: Int64, giveBack: Int64, forLease: Bool)? in
+            var lease = leases[ip] ?? Lease()
+            if lease.held > 0, now < lease.expires {
+                lease.held -= 1
+                leases[ip] = lease
+                return nil
+            }
+            if lease.taking { return (1, 0, false) }
+            if leases[ip] != nil {
+                if lease.held > 0 { lease.slice = max(1, lease.slice - lease.held) }  // part went unspent: ask for what was spent
+                else if now < lease.expires { lease.slice = min(maxSlice, lease.slice * 2) }  // spent before it ran out: ask for more
+            } else if leases.count >= Self.cacheCeiling {
+                leases = leases.filter { $0.value.taking || $0.value.held > 0 || $0.value.expires > now }
+                if leases.count >= Self.cacheCeiling { return (1, 0, false) }
+            }
+            let giveBack = lease.held
+            lease.held = 0
+            lease.taking = true
+            leases[ip] = lease
+            return (lease.slice, giveBack, true)
         }
-        guard let wait else { return }
+        guard let take else { return }
+        let bucket = bucket(ip)
+        let grant: ClientTokenGrant
+        do {
+            grant = try context.write(syncingLater: true) { (tx: Writes) in
+                if take.giveBack > 0 { try tx.returnClientTokens(bucket: bucket, count: take.giveBack, allowed: allowed, windowMillis: window) }
+                return try tx.takeClientTokens(bucket: bucket, nowMillis: now, allowed: allowed, windowMillis: window, upTo: take.count)
+            }
+        } catch {
+            // Nothing was taken or given back: what the old lease held stays counted (never more allowed).
+            if take.forLease { leases.withLock { $0[ip]?.taking = false } }
+            throw error
+        }
+        if take.forLease {
+            leases.withLock { leases in
+                leases[ip]?.taking = false
+                if grant.granted > 1 {
+                    leases[ip]?.held += grant.granted - 1
+                    leases[ip]?.expires = now + leaseMillis
+                } else if grant.granted == 1 {
+                    leases[ip]?.expires = now + leaseMillis
+                }
+            }
+        }
+        guard let wait = grant.retryAfter else { return }
         remember(ip: ip, refusedFor: wait, now: now)
         throw .tooManyAttempts(retryAfter: wait)
+    }
+
+    /// Gives back to the store what this daemon's leases took and did not spend: those past their
+    /// end, or all of them (`all`, when the daemon stops; they are then no longer spendable here),
+    /// in one transaction. Forgets leases long over. Returns how many requests went back.
+    /// - Throws: `unavailable` when the store cannot take them (they stay counted: a client may
+    ///   get up to a slice less from the other daemons until its bucket refills).
+    @discardableResult
+    public func returnUnused(all: Bool = false) throws(AuthError) -> Int64 {
+        guard holdsLeases else { return 0 }
+        let now = nowMillis()
+        let forgetBefore = now - 60 * leaseMillis
+        let unused = leases.withLock { leases -> [(ip: String, count: Int64)] in
+            var unused: [(ip: String, count: Int64)] = []
+            for (ip, lease) in leases where !lease.taking {
+                if lease.held > 0, all || now >= lease.expires {
+                    unused.append((ip, lease.held))
+                    // The next take asks for what was spent of this one.
+                    leases[ip]?.slice = max(1, lease.slice - lease.held)
+                    leases[ip]?.held = 0
+                } else if lease.held == 0, lease.expires < forgetBefore {
+                    leases[ip] = nil
+                }
+            }
+            return unused
+        }
+        guard !unused.isEmpty else { return 0 }
+        let (allowed, window) = (allowed, window)
+        let buckets = unused.map { (bucket: bucket($0.ip), count: $0.count) }
+        try context.write(syncingLater: true) { (tx: Writes) in
+            for item in buckets { try tx.returnClientTokens(bucket: item.bucket, count: item.count, allowed: allowed, windowMillis: window) }
+        }
+        return buckets.reduce(0) { $0 + $1.count }
     }
 
     /// Refuses `ip` while its next request would be refused, counting nothing: a request that
@@ -93,6 +211,7 @@ public final class ClientLimit: Sendable {
             return
         }
         try refuseFromCache(ip: ip, now: now)
+        if leases.withLock({ $0[ip].map { $0.held > 0 && now < $0.expires } ?? false }) { return }
         let bucket = bucket(ip)
         let tat = try context.read { (tx: Reads) in try tx.clientTokenTAT(bucket: bucket) }
         guard let wait = ClientRatePolicy.decide(tat: tat, now: now, allowed: allowed, window: window).retryAfter else { return }

@@ -51,10 +51,19 @@ public enum ClientRatePolicy {
 
     /// ``decide(tat:now:perMinute:)`` with `allowed` requests in `window` ms.
     public static func decide(tat: Int64?, now: Int64, allowed: Int64, window: Int64) -> (tat: Int64?, retryAfter: Int64?) {
+        let grant = take(tat: tat, now: now, allowed: allowed, window: window, upTo: 1)
+        return (grant.granted > 0 ? grant.tat : nil, grant.retryAfter)
+    }
+
+    /// Up to `count` requests taken at once (a lease of ``ClientLimit``): as many as fit, each
+    /// moving `tat` one step, so taking k is k requests one after the other at `now`. The new
+    /// `tat` (unchanged when none fit) and, when none did, the whole seconds to wait.
+    public static func take(tat: Int64?, now: Int64, allowed: Int64, window: Int64, upTo count: Int64) -> ClientTokenGrant {
         let step = step(allowed: allowed, window: window)
         let start = max(tat ?? now, now)
-        if start + step <= now + window { return (start + step, nil) }
-        return (nil, retryAfter(tat: start, now: now, allowed: allowed, window: window))
+        let granted = min(max(0, count), max(0, (now + window - start) / step))
+        if granted > 0 { return ClientTokenGrant(granted: granted, tat: start + granted * step, retryAfter: nil) }
+        return ClientTokenGrant(granted: 0, tat: start, retryAfter: retryAfter(tat: start, now: now, allowed: allowed, window: window))
     }
 
     /// Whole seconds (at least 1) until a refused client's next request fits, from its `tat`.
@@ -66,5 +75,22 @@ public enum ClientRatePolicy {
     public static func retryAfter(tat: Int64, now: Int64, allowed: Int64, window: Int64) -> Int64 {
         let millis = tat + step(allowed: allowed, window: window) - now - window
         return max(1, (millis + 999) / 1000)
+    }
+}
+
+/// What a take of a client's budget came to (``ClientRatePolicy/take(tat:now:allowed:window:upTo:)``,
+/// ``LimitWriter/takeClientTokens(bucket:nowMillis:allowed:windowMillis:upTo:)``).
+public struct ClientTokenGrant: Sendable, Equatable {
+    /// Requests granted, 0 to the count asked for.
+    public var granted: Int64
+    /// The bucket's `tat` (ms) after the take.
+    public var tat: Int64
+    /// Whole seconds until one request fits: set exactly when `granted` is 0.
+    public var retryAfter: Int64?
+
+    public init(granted: Int64, tat: Int64, retryAfter: Int64?) {
+        self.granted = granted
+        self.tat = tat
+        self.retryAfter = retryAfter
     }
 }

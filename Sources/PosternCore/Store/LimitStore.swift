@@ -29,13 +29,17 @@ public protocol LimitWriter: LimitReader {
     /// whose window started at or before `horizon`; returns how many.
     func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int
 
-    /// Counts one request of a client (an opaque `bucket`, never an IP address in the clear)
-    /// against `allowed` requests in `windowMillis` (``ClientRatePolicy``: a minute for
-    /// `--ip-per-minute`, an hour for the admin token's guess budget) at `nowMillis`: nil when
-    /// allowed, else the seconds until one would be. One atomic upsert of one row, so every daemon
-    /// on the database shares one limit per client and concurrent checks never serialize on a
-    /// snapshot.
-    func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64?
+    /// Takes up to `count` requests of a client (an opaque `bucket`, never an IP address in the
+    /// clear) against `allowed` requests in `windowMillis` (``ClientRatePolicy``: a minute for
+    /// `--ip-per-minute`, an hour for the admin token's guess budget) at `nowMillis`: as many as
+    /// fit, as ``ClientRatePolicy/take(tat:now:allowed:window:upTo:)`` says. One atomic upsert of
+    /// one row, so every daemon on the database shares one limit per client and concurrent takes
+    /// never serialize on a snapshot.
+    func takeClientTokens(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64, upTo count: Int64) throws -> ClientTokenGrant
+    /// Gives back `count` requests a ``takeClientTokens(bucket:nowMillis:allowed:windowMillis:upTo:)``
+    /// took and nobody used (a lease that ran out): the bucket's `tat` moves back `count` steps.
+    /// No row (pruned as full): nothing to give back.
+    func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, windowMillis: Int64) throws
     /// Forgets at most `limit` client buckets that are full again at `nowMillis` (their `tat` at
     /// or before it: the row says nothing more than a missing one); returns how many.
     func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int
@@ -48,6 +52,12 @@ public protocol LimitWriter: LimitReader {
 }
 
 extension LimitWriter {
+    /// Counts one request of a client against `allowed` in `windowMillis`: nil when allowed, else
+    /// the seconds until one would be.
+    public func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64? {
+        try takeClientTokens(bucket: bucket, nowMillis: nowMillis, allowed: allowed, windowMillis: windowMillis, upTo: 1).retryAfter
+    }
+
     /// Counts one request of a client against `perMinute` (``ClientRatePolicy``, a minute's window).
     public func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64? {
         try takeClientToken(bucket: bucket, nowMillis: nowMillis, allowed: perMinute, windowMillis: ClientRatePolicy.window)
