@@ -363,6 +363,8 @@ public final class PosternRuntime: Sendable {
     /// counts left.
     @discardableResult
     public func deliverQueued(timeout: Double) -> OutboxCounts {
+        // --workers 0: a daemon on the database delivers it.
+        guard settings.workers > 0 else { return (try? store.read { try $0.outboxCounts() }) ?? OutboxCounts() }
         workers.start()
         let deadline = Date().addingTimeInterval(timeout)
         var counts = OutboxCounts()

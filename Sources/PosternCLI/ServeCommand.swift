@@ -126,6 +126,10 @@ struct ServeCommand: Subcommand {
              "fileDescriptorLimit": String(descriptors.limit), "fileDescriptorLimitBefore": String(descriptors.before),
              "connectionLimit": String(connectionLimit), "connectionsPerIp": String(settings.connectionsPerIP),
              "requestTimeoutSeconds": String(settings.requestTimeout)])
+        if settings.workers == 0 {
+            logger.warning("this daemon delivers no mail (--workers 0): what it queues waits for a daemon with workers on the same database",
+                           ["database": PosternStorage.describe(database: settings.database)])
+        }
         // Under systemd (Type=notify) the unit is started once the listeners take connections;
         // outside it there is no $NOTIFY_SOCKET and nothing is sent.
         let systemd = SystemdNotifier()

@@ -30,6 +30,20 @@ extension SQLStoreTransaction {
             [.text(address.normalized)], readAccount)
     }
 
+    public func accounts(addresses: [EmailAddress]) throws -> [String: Account] {
+        var found: [String: Account] = [:]
+        for keys in Self.inLists(addresses.map(\.normalized)) {
+            try db.query(
+                "SELECT \(Self.accountColumns) FROM addresses d JOIN accounts a ON a.uid = d.uid WHERE d.normalized IN (\(keys.placeholders))",
+                keys.values
+            ) { row in
+                let account = readAccount(row)
+                if let key = account.email?.normalized { found[key] = account }
+            }
+        }
+        return found
+    }
+
     public func accounts(after uid: String?, limit: Int) throws -> [Account] {
         var accounts: [Account] = []
         try db.query(

@@ -34,6 +34,17 @@ extension SQLStoreTransaction {
         try db.first("SELECT \(Self.requestColumns) FROM action_requests WHERE id = ?", [.text(id)], readRequest)
     }
 
+    public func actionRequests(ids: [String]) throws -> [String: ActionRequest] {
+        var found: [String: ActionRequest] = [:]
+        for keys in Self.inLists(ids) {
+            try db.query("SELECT \(Self.requestColumns) FROM action_requests WHERE id IN (\(keys.placeholders))", keys.values) { row in
+                let request = try readRequest(row)
+                found[request.id] = request
+            }
+        }
+        return found
+    }
+
     public func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
         var out: [ActionRequest] = []
         try db.query(

@@ -52,9 +52,7 @@ extension SQLStoreTransaction {
     /// moves its `tat` that many steps and says how many in `allowed` (0: none fit, `tat` kept).
     /// Every `SET` expression reads the row as it was (both databases), and the upsert locks the
     /// row, so daemons taking from one client at once are counted one after the other.
-    public func takeClientTokens(
-        bucket: [UInt8], nowMillis now: Int64, allowed: Int64, windowMillis window: Int64, upTo count: Int64
-    ) throws -> ClientTokenGrant {
+    public func takeClientTokens(bucket: [UInt8], now: Int64, allowed: Int64, window: Int64, upTo count: Int64) throws -> ClientTokenGrant {
         let step = ClientRatePolicy.step(allowed: allowed, window: window)
         let count = max(0, count)
         let fresh = ClientRatePolicy.take(tat: nil, now: now, allowed: allowed, window: window, upTo: count)
@@ -78,12 +76,10 @@ extension SQLStoreTransaction {
             ) { (granted: $0.integer(0), tat: $0.integer(1)) }
         }
         guard let answer else { throw StoreError.corrupt("the client limit's upsert returned no row") }
-        if answer.granted > 0 { return ClientTokenGrant(granted: answer.granted, tat: answer.tat, retryAfter: nil) }
-        return ClientTokenGrant(
-            granted: 0, tat: answer.tat, retryAfter: ClientRatePolicy.retryAfter(tat: answer.tat, now: now, allowed: allowed, window: window))
+        return ClientTokenGrant(granted: answer.granted, tat: answer.tat)
     }
 
-    public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, windowMillis window: Int64) throws {
+    public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, window: Int64) throws {
         guard count > 0 else { return }
         try db.executeDeferred(
             "UPDATE client_rate SET tat = tat - CAST(? AS BIGINT) WHERE bucket = ?",
@@ -94,8 +90,8 @@ extension SQLStoreTransaction {
         try db.first("SELECT tat FROM client_rate WHERE bucket = ?", [.blob(bucket)]) { $0.integer(0) }
     }
 
-    public func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int {
-        try pruneBatch(table: "client_rate", key: "bucket", condition: "tat <= ?", [.integer(nowMillis)], limit: limit)
+    public func pruneClientBuckets(fullBy now: Int64, limit: Int) throws -> Int {
+        try pruneBatch(table: "client_rate", key: "bucket", condition: "tat <= ?", [.integer(now)], limit: limit)
     }
 
     // MARK: guess budgets

@@ -19,6 +19,23 @@ public final class SQLStoreTransaction: StoreWriter {
         self.phoneSeal = phoneSeal
     }
 
+    // MARK: lists of keys
+
+    /// An `IN (…)` list of `keys` (duplicates dropped), in chunks of at most 256: each chunk's
+    /// placeholders and values, padded by repeating its last key to a power of two, so a batch of
+    /// any size prepares one of a few statements (PostgreSQL prepares each text once per connection).
+    static func inLists(_ keys: [String]) -> [(placeholders: String, values: [SQLValue])] {
+        var seen = Set<String>()
+        let unique = keys.filter { seen.insert($0).inserted }
+        return stride(from: 0, to: unique.count, by: 256).map { start in
+            let chunk = Array(unique[start..<min(start + 256, unique.count)])
+            var size = 1
+            while size < chunk.count { size *= 2 }
+            let padded = chunk + Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
+            return (Array(repeating: "?", count: size).joined(separator: ", "), padded.map { .text($0) })
+        }
+    }
+
     // MARK: housekeeping
 
     /// Deletes at most `limit` rows of `table` that meet `condition`, chosen by `key`: one

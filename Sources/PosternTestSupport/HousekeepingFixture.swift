@@ -38,10 +38,12 @@ public enum HousekeepingFixture {
             _ = try tx.countInWindow(bucket: Array("window-old".utf8), now: horizon(.rateWindows), window: 1, limit: 10)
             _ = try tx.countInWindow(bucket: Array("window-recent".utf8), now: horizon(.rateWindows) + 1, window: 1, limit: 10)
             // A client bucket full again at the horizon (goes) and one a second later (stays): a
-            // request at 60 s before with a limit of 1 a minute moves its time to that moment.
-            let minute = ClientRatePolicy.window
-            _ = try tx.takeClientToken(bucket: Array("client-old".utf8), nowMillis: horizon(.clientRate) * 1000 - minute, perMinute: 1)
-            _ = try tx.takeClientToken(bucket: Array("client-recent".utf8), nowMillis: horizon(.clientRate) * 1000 + 1000 - minute, perMinute: 1)
+            // request at 60 s before with a limit of 1 a minute moves its time to that moment (in
+            // microseconds, as ClientLimit counts).
+            let (minute, second) = (Int64(60_000_000), Int64(1_000_000))
+            for (name, at) in [("client-old", horizon(.clientRate) * second - minute), ("client-recent", horizon(.clientRate) * second + second - minute)] {
+                _ = try tx.takeClientTokens(bucket: Array(name.utf8), now: at, allowed: 1, window: minute, upTo: 1)
+            }
             try tx.setGuessRecord(bucket: Array("guess-old".utf8), GuessRecord(failures: 3, lastFailureAt: horizon(.guessBudgets)))
             try tx.setGuessRecord(bucket: Array("guess-recent".utf8), GuessRecord(failures: 3, lastFailureAt: horizon(.guessBudgets) + 1))
         }
@@ -152,8 +154,10 @@ public enum HousekeepingFixture {
         try store.write { tx in
             var kept: Set<String> = []
             for name in ["client-old", "client-recent"] {
-                let at = RetentionPolicy().horizon(for: .clientRate, now: now) * 1000 - ClientRatePolicy.window
-                if try tx.takeClientToken(bucket: Array(name.utf8), nowMillis: at, perMinute: 1) != nil { kept.insert(name) }
+                let at = RetentionPolicy().horizon(for: .clientRate, now: now) * 1_000_000 - 60_000_000
+                if try tx.takeClientTokens(bucket: Array(name.utf8), now: at, allowed: 1, window: 60_000_000, upTo: 1).granted == 0 {
+                    kept.insert(name)
+                }
             }
             return kept
         }

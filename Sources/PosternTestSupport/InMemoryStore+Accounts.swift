@@ -24,6 +24,14 @@ extension InMemoryStore.Transaction {
         return state.accounts.values.first { $0.email == address }
     }
 
+    public func accounts(addresses: [EmailAddress]) throws -> [String: Account] {
+        looked()
+        let wanted = Set(addresses.map(\.normalized))
+        return Dictionary(state.accounts.values.compactMap { account in
+            account.email.flatMap { wanted.contains($0.normalized) ? ($0.normalized, account) : nil }
+        }, uniquingKeysWith: { first, _ in first })
+    }
+
     public func passwordHashSample(prefix: String) throws -> String? {
         state.accounts.values.lazy.compactMap(\.passwordHash).first { $0.hasPrefix(prefix) }
     }

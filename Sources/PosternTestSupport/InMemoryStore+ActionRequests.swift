@@ -7,6 +7,11 @@ extension InMemoryStore.Transaction {
         return state.requests[id]
     }
 
+    public func actionRequests(ids: [String]) throws -> [String: ActionRequest] {
+        looked()
+        return Dictionary(ids.compactMap { id in state.requests[id].map { (id, $0) } }, uniquingKeysWith: { first, _ in first })
+    }
+
     public func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest] {
         state.requests.values
             .filter { $0.purpose == purpose && $0.email == address && $0.consumedAt == nil && $0.expiresAt > now }

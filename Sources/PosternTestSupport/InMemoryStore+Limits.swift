@@ -44,21 +44,21 @@ extension InMemoryStore.Transaction {
         return nil
     }
 
-    public func takeClientTokens(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64, upTo count: Int64) throws -> ClientTokenGrant {
-        let grant = ClientRatePolicy.take(tat: state.clientRate[bucket], now: nowMillis, allowed: allowed, window: windowMillis, upTo: count)
+    public func takeClientTokens(bucket: [UInt8], now: Int64, allowed: Int64, window: Int64, upTo count: Int64) throws -> ClientTokenGrant {
+        let grant = ClientRatePolicy.take(tat: state.clientRate[bucket], now: now, allowed: allowed, window: window, upTo: count)
         if grant.granted > 0 { state.clientRate[bucket] = grant.tat }
         return grant
     }
 
-    public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, windowMillis: Int64) throws {
+    public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, window: Int64) throws {
         guard let tat = state.clientRate[bucket] else { return }
-        state.clientRate[bucket] = tat - count * ClientRatePolicy.step(allowed: allowed, window: windowMillis)
+        state.clientRate[bucket] = tat - count * ClientRatePolicy.step(allowed: allowed, window: window)
     }
 
     public func clientTokenTAT(bucket: [UInt8]) throws -> Int64? { state.clientRate[bucket] }
 
-    public func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int {
-        let full = state.clientRate.filter { $0.value <= nowMillis }.keys.prefix(max(0, limit))
+    public func pruneClientBuckets(fullBy now: Int64, limit: Int) throws -> Int {
+        let full = state.clientRate.filter { $0.value <= now }.keys.prefix(max(0, limit))
         for bucket in full { state.clientRate[bucket] = nil }
         return full.count
     }

@@ -18,7 +18,7 @@ struct CheckConfigTests {
     @Test("each setting that cannot be read is listed, not only the first; the settings then are nil")
     func everySettingProblem() throws {
         let command = try ParsedCommand.command(
-            ["check-config", "--ttl-sign-in", "5", "--workers", "0", "--mail-from", "nobody"], as: CheckConfigCommand.self)
+            ["check-config", "--ttl-sign-in", "5", "--workers", "300", "--mail-from", "nobody"], as: CheckConfigCommand.self)
         let (settings, problems) = command.resolve()
         #expect(settings == nil)
         #expect(problems.count == 3, "\(problems)")

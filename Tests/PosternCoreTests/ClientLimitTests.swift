@@ -21,8 +21,9 @@ struct ClientLimitTests {
         #expect(ClientRatePolicy.decide(tat: tat, now: 20_000, perMinute: 3).tat == 80_000)
         // A quiet client is full again: its stale time counts as now.
         #expect(ClientRatePolicy.decide(tat: 5, now: 1_000_000, perMinute: 3).tat == 1_020_000)
-        // Limits over 60,000 a minute still step by 1 ms.
+        // Limits over 60,000 a minute still step by one tick (ClientLimit counts in microseconds).
         #expect(ClientRatePolicy.step(perMinute: 1_000_000) == 1)
+        #expect(ClientRatePolicy.step(allowed: 1_000_000, window: 60_000_000) == 60)
     }
 
     /// Three daemons (three services, each its own cache) on one store several machines share
@@ -106,16 +107,16 @@ struct ClientLimitTests {
         #expect(daemons.admit(0, "192.0.2.8") == nil && daemons.admit(0, "192.0.2.8") == 20)
     }
 
-    /// Requests the store has counted against the one bucket at the clock's now (steps of its `tat` past now).
+    /// Requests the store has counted against the one bucket at the clock's now (steps of its `tat`, in µs, past now).
     func counted(_ daemons: Daemons, perMinute: Int64) -> Int64 {
         let tat = daemons.store.snapshot().clientRate.values.first ?? 0
-        let now = Int64(daemons.clock.now().timeIntervalSince1970 * 1000)
-        return max(0, tat - now) / ClientRatePolicy.step(perMinute: perMinute)
+        let now = Int64(daemons.clock.now().timeIntervalSince1970 * 1_000_000)
+        return max(0, tat - now) / ClientRatePolicy.step(allowed: perMinute, window: 60_000_000)
     }
 
     @Test("a busy client spends slices in memory: each take doubles up to 1/32 of the limit, and what it did not spend goes back")
     func leases() throws {
-        // 3,200 a minute: a step of 18 ms, slices up to 100.
+        // 3,200 a minute: a step of 18,750 µs, slices up to 100.
         let daemons = try Daemons(perMinute: 3_200, count: 1)
         #expect(ClientLimit.maxSlice(allowed: 3_200) == 100)
         for _ in 0..<500 { #expect(daemons.admit(0, "203.0.113.7") == nil) }
@@ -125,11 +126,11 @@ struct ClientLimitTests {
         #expect(try daemons.services[0].clientLimit.returnUnused() == 0)
         daemons.clock.advance(by: 1)
         #expect(try daemons.services[0].clientLimit.returnUnused() == 27)
-        #expect(daemons.store.snapshot().clientRate.values.first == Int64(1_800_000_000_000) + 500 * 18)
+        #expect(daemons.store.snapshot().clientRate.values.first == Int64(1_800_000_000_000_000) + 500 * 18_750)
         #expect(try daemons.services[0].clientLimit.returnUnused() == 0, "given back once")
         // The next take asks for what the last lease spent (73), not for more.
         #expect(daemons.admit(0, "203.0.113.7") == nil)
-        #expect(daemons.store.snapshot().clientRate.values.first == Int64(1_800_000_000_000) + (500 + 73) * 18)
+        #expect(daemons.store.snapshot().clientRate.values.first == Int64(1_800_000_000_000_000) + (500 + 73) * 18_750)
     }
 
     @Test("a limit under 64 is counted request by request: no lease, no slack")
@@ -183,6 +184,21 @@ struct ClientLimitTests {
         // And not much less: a slice per daemon, and the refusals each daemon caches for up to a
         // second (its wait in whole seconds) while the bucket refills 100 a second.
         #expect(admitted >= exact - slack - 3 * 100, "admitted \(admitted) of \(exact)")
+    }
+
+    @Test("a limit above 60,000 a minute is counted in microseconds: the whole burst, then two a millisecond at 120,000 a minute",
+          arguments: [true, false])
+    func aboveAThousandASecond(shared: Bool) throws {
+        let daemons = try Daemons(perMinute: 120_000, count: 1, shared: shared)
+        var admitted = 0
+        while daemons.admit(0, "198.51.100.120") == nil { admitted += 1 }
+        #expect(admitted == 120_000, "in milliseconds the burst was 60,000 and the rate 1,000 a second")
+        _ = try daemons.services[0].clientLimit.returnUnused(all: true)
+        // The refusal is cached for its whole second; after it, 2,000 more.
+        daemons.clock.advance(by: 1)
+        admitted = 0
+        while daemons.admit(0, "198.51.100.120") == nil { admitted += 1 }
+        #expect(admitted == 2_000)
     }
 
     @Test("a limit of 0 counts nothing")

@@ -33,7 +33,7 @@ struct SettingsTests {
         (["public-url": "/relative"], [String: String](), "--public-url"),
         (["public-url": "ftp://x.example.com"], [:], "--public-url"),
         ([:], ["POSTERN_WORKERS": "zero"], "POSTERN_WORKERS"),
-        (["workers": "0"], [:], "--workers"),
+        (["workers": "257"], [:], "--workers"),
         (["listen": "8080"], [:], "--listen"),
         (["smtp-url": "ftp://mail.example.com"], [:], "--smtp-url"),
         (["admin-token": "short"], [:], "--admin-token"),

@@ -43,7 +43,7 @@ grep -qi "problem: --smtp-url .*STARTTLS\|problem: --smtp-url .*SSL" "$work/chec
 
 # Every problem at once: two bad settings, then (settings fine) a missing template directory and
 # a wrong password together.
-check 78 --ttl-sign-in 5 --workers 0 "${relay[@]}"
+check 78 --ttl-sign-in 5 --workers 300 "${relay[@]}"
 [ "$(grep -c '^problem:' "$work/check.out")" -eq 2 ] || fail "two setting problems: $(cat "$work/check.out")"
 check 78 "${relay[@]}" --smtp-password-file "$work/wrong" --templates "$work/none"
 [ "$(grep -c '^problem:' "$work/check.out")" -eq 2 ] || fail "templates and the relay: $(cat "$work/check.out")"

@@ -24,7 +24,7 @@ expect_exit 64 "$postern"
 expect_exit 64 "$postern" frobnicate
 expect_exit 64 "$postern" send-link --email a@example.com
 expect_exit 64 "$postern" send-link --action sign-in --email a@example.com --no-such-flag 1
-expect_exit 64 "$postern" keys list --workers 0
+expect_exit 64 "$postern" keys list --workers 300
 grep -q -- "--workers" err.txt || fail "a bad setting is not named"
 # Each command takes its own options and the settings it reads: another's is named as such.
 expect_exit 64 "$postern" users import users.json --from supabase --workers 8

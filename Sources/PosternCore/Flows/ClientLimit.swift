@@ -39,8 +39,10 @@ public final class ClientLimit: Sendable {
     typealias Reads = any LimitReader
 
     private let context: FlowContext
-    /// Requests allowed in `window` ms.
+    /// Requests allowed in `window`.
     private let allowed: Int64
+    /// The window in microseconds: the ticks every count of this limit is in (the store's rows,
+    /// the in-process times), so a limit is exact up to a million requests a second per client.
     private let window: Int64
     /// What the client's address is hashed with into its bucket (one per limit).
     private let label: String
@@ -65,7 +67,7 @@ public final class ClientLimit: Sendable {
     ) {
         self.context = context
         self.allowed = allowed
-        self.window = window
+        self.window = window * 1_000
         self.label = label
         self.leaseMillis = leaseMillis
         sharedInStore = !context.store.isConfinedToThisMachine
@@ -100,12 +102,12 @@ public final class ClientLimit: Sendable {
     ///   `unavailable` when the store cannot count.
     public func admit(ip: String) throws(AuthError) {
         guard allowed > 0 else { return }
-        let now = nowMillis()
+        let (now, nowMicros) = nowMillisAndMicros()
         let (allowed, window) = (allowed, window)
         guard sharedInStore else {
             let wait = local.withLock { times -> Int64? in
-                if times.count >= Self.cacheCeiling { times = times.filter { $0.value > now } }
-                let decision = ClientRatePolicy.decide(tat: times[ip], now: now, allowed: allowed, window: window)
+                if times.count >= Self.cacheCeiling { times = times.filter { $0.value > nowMicros } }
+                let decision = ClientRatePolicy.decide(tat: times[ip], now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000)
                 if let tat = decision.tat { times[ip] = tat }
                 return decision.retryAfter
             }
@@ -141,8 +143,8 @@ public final class ClientLimit: Sendable {
         let grant: ClientTokenGrant
         do {
             grant = try context.write(syncingLater: true) { (tx: Writes) in
-                if take.giveBack > 0 { try tx.returnClientTokens(bucket: bucket, count: take.giveBack, allowed: allowed, windowMillis: window) }
-                return try tx.takeClientTokens(bucket: bucket, nowMillis: now, allowed: allowed, windowMillis: window, upTo: take.count)
+                if take.giveBack > 0 { try tx.returnClientTokens(bucket: bucket, count: take.giveBack, allowed: allowed, window: window) }
+                return try tx.takeClientTokens(bucket: bucket, now: nowMicros, allowed: allowed, window: window, upTo: take.count)
             }
         } catch {
             // Nothing was taken or given back: what the old lease held stays counted (never more allowed).
@@ -160,7 +162,8 @@ public final class ClientLimit: Sendable {
                 }
             }
         }
-        guard let wait = grant.retryAfter else { return }
+        guard grant.granted == 0 else { return }
+        let wait = ClientRatePolicy.retryAfter(tat: grant.tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000)
         remember(ip: ip, refusedFor: wait, now: now)
         throw .tooManyAttempts(retryAfter: wait)
     }
@@ -193,7 +196,7 @@ public final class ClientLimit: Sendable {
         let (allowed, window) = (allowed, window)
         let buckets = unused.map { (bucket: bucket($0.ip), count: $0.count) }
         try context.write(syncingLater: true) { (tx: Writes) in
-            for item in buckets { try tx.returnClientTokens(bucket: item.bucket, count: item.count, allowed: allowed, windowMillis: window) }
+            for item in buckets { try tx.returnClientTokens(bucket: item.bucket, count: item.count, allowed: allowed, window: window) }
         }
         return buckets.reduce(0) { $0 + $1.count }
     }
@@ -203,10 +206,12 @@ public final class ClientLimit: Sendable {
     /// - Throws: `tooManyAttempts` while over the limit; `unavailable` when the store cannot read.
     public func refusal(ip: String) throws(AuthError) {
         guard allowed > 0 else { return }
-        let now = nowMillis()
+        let (now, nowMicros) = nowMillisAndMicros()
         let (allowed, window) = (allowed, window)
         guard sharedInStore else {
-            let wait = local.withLock { ClientRatePolicy.decide(tat: $0[ip], now: now, allowed: allowed, window: window).retryAfter }
+            let wait = local.withLock {
+                ClientRatePolicy.decide(tat: $0[ip], now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000).retryAfter
+            }
             if let wait { throw .tooManyAttempts(retryAfter: wait) }
             return
         }
@@ -214,16 +219,26 @@ public final class ClientLimit: Sendable {
         if leases.withLock({ $0[ip].map { $0.held > 0 && now < $0.expires } ?? false }) { return }
         let bucket = bucket(ip)
         let tat = try context.read { (tx: Reads) in try tx.clientTokenTAT(bucket: bucket) }
-        guard let wait = ClientRatePolicy.decide(tat: tat, now: now, allowed: allowed, window: window).retryAfter else { return }
+        guard let wait = ClientRatePolicy.decide(tat: tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000).retryAfter
+        else { return }
         remember(ip: ip, refusedFor: wait, now: now)
         throw .tooManyAttempts(retryAfter: wait)
     }
 
-    private func nowMillis() -> Int64 { Int64((context.clock.now().timeIntervalSince1970 * 1000).rounded(.down)) }
+    private func nowMillis() -> Int64 { nowMillisAndMicros().millis }
 
-    /// The client's row: an HMAC of its address under the active action-code key.
+    /// Now in milliseconds (leases, the refusal cache) and in microseconds (the counts).
+    private func nowMillisAndMicros() -> (millis: Int64, micros: Int64) {
+        let micros = Int64((context.clock.now().timeIntervalSince1970 * 1_000_000).rounded(.down))
+        return (micros / 1_000, micros)
+    }
+
+    /// The client's row: an HMAC of its address under the active action-code key. Counted in
+    /// microseconds since 0.11 (milliseconds before, under the bare label: a limit above 60,000
+    /// a minute could not be counted in them), so the name says the unit: a daemon of either
+    /// version never reads the other's row in the wrong unit while they run side by side.
     private func bucket(_ ip: String) -> [UInt8] {
-        Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("\(label)|\(ip)".utf8)).prefix(16))
+        Array(context.keys.current.actionCodes.activeMAC.authenticate(Array("\(label)|us|\(ip)".utf8)).prefix(16))
     }
 
     /// Throws the cached refusal of `ip` while it lasts.

@@ -40,7 +40,9 @@ public enum ClientRatePolicy {
     /// Milliseconds one request uses up of the window.
     public static func step(perMinute: Int64) -> Int64 { step(allowed: perMinute, window: window) }
 
-    /// Milliseconds one request uses up of `window` when `allowed` fit in it.
+    /// Ticks one request uses up of `window` (in ticks) when `allowed` fit in it: at least one, so
+    /// a limit is counted exactly up to one request a tick (``ClientLimit`` counts in
+    /// microseconds: up to a million a second per client).
     public static func step(allowed: Int64, window: Int64) -> Int64 { max(1, window / max(1, allowed)) }
 
     /// The decision for a request at `now` (ms) against the stored `tat` (nil: no row): the new
@@ -49,21 +51,24 @@ public enum ClientRatePolicy {
         decide(tat: tat, now: now, allowed: perMinute, window: window)
     }
 
-    /// ``decide(tat:now:perMinute:)`` with `allowed` requests in `window` ms.
-    public static func decide(tat: Int64?, now: Int64, allowed: Int64, window: Int64) -> (tat: Int64?, retryAfter: Int64?) {
+    /// ``decide(tat:now:perMinute:)`` with `allowed` requests in `window`, times in ticks of which
+    /// `ticksPerSecond` make a second (milliseconds unless said).
+    public static func decide(
+        tat: Int64?, now: Int64, allowed: Int64, window: Int64, ticksPerSecond: Int64 = 1_000
+    ) -> (tat: Int64?, retryAfter: Int64?) {
         let grant = take(tat: tat, now: now, allowed: allowed, window: window, upTo: 1)
-        return (grant.granted > 0 ? grant.tat : nil, grant.retryAfter)
+        if grant.granted > 0 { return (grant.tat, nil) }
+        return (nil, retryAfter(tat: grant.tat, now: now, allowed: allowed, window: window, ticksPerSecond: ticksPerSecond))
     }
 
     /// Up to `count` requests taken at once (a lease of ``ClientLimit``): as many as fit, each
     /// moving `tat` one step, so taking k is k requests one after the other at `now`. The new
-    /// `tat` (unchanged when none fit) and, when none did, the whole seconds to wait.
+    /// `tat` (`max(tat, now)` when none fit: the stored one, or a full bucket's).
     public static func take(tat: Int64?, now: Int64, allowed: Int64, window: Int64, upTo count: Int64) -> ClientTokenGrant {
         let step = step(allowed: allowed, window: window)
         let start = max(tat ?? now, now)
         let granted = min(max(0, count), max(0, (now + window - start) / step))
-        if granted > 0 { return ClientTokenGrant(granted: granted, tat: start + granted * step, retryAfter: nil) }
-        return ClientTokenGrant(granted: 0, tat: start, retryAfter: retryAfter(tat: start, now: now, allowed: allowed, window: window))
+        return ClientTokenGrant(granted: granted, tat: start + granted * step)
     }
 
     /// Whole seconds (at least 1) until a refused client's next request fits, from its `tat`.
@@ -71,26 +76,24 @@ public enum ClientRatePolicy {
         retryAfter(tat: tat, now: now, allowed: perMinute, window: window)
     }
 
-    /// ``retryAfter(tat:now:perMinute:)`` with `allowed` requests in `window` ms.
-    public static func retryAfter(tat: Int64, now: Int64, allowed: Int64, window: Int64) -> Int64 {
-        let millis = tat + step(allowed: allowed, window: window) - now - window
-        return max(1, (millis + 999) / 1000)
+    /// ``retryAfter(tat:now:perMinute:)`` with `allowed` requests in `window`, times in ticks of
+    /// which `ticksPerSecond` make a second.
+    public static func retryAfter(tat: Int64, now: Int64, allowed: Int64, window: Int64, ticksPerSecond: Int64 = 1_000) -> Int64 {
+        let ticks = tat + step(allowed: allowed, window: window) - now - window
+        return max(1, (ticks + ticksPerSecond - 1) / ticksPerSecond)
     }
 }
 
 /// What a take of a client's budget came to (``ClientRatePolicy/take(tat:now:allowed:window:upTo:)``,
-/// ``LimitWriter/takeClientTokens(bucket:nowMillis:allowed:windowMillis:upTo:)``).
+/// ``LimitWriter/takeClientTokens(bucket:now:allowed:window:upTo:)``).
 public struct ClientTokenGrant: Sendable, Equatable {
     /// Requests granted, 0 to the count asked for.
     public var granted: Int64
-    /// The bucket's `tat` (ms) after the take.
+    /// The bucket's `tat` after the take.
     public var tat: Int64
-    /// Whole seconds until one request fits: set exactly when `granted` is 0.
-    public var retryAfter: Int64?
 
-    public init(granted: Int64, tat: Int64, retryAfter: Int64?) {
+    public init(granted: Int64, tat: Int64) {
         self.granted = granted
         self.tat = tat
-        self.retryAfter = retryAfter
     }
 }

@@ -105,7 +105,7 @@ public struct Housekeeper: Sendable {
         case .guessBudgets: try tx.pruneGuessRecords(lastFailureBy: horizon, limit: limit)
         case .webhookDeliveries: try tx.purgeFinished(.webhooks, before: horizon + 1, limit: limit)
         // The bucket's time is in milliseconds: full at or before the horizon's second.
-        case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1000, limit: limit)
+        case .clientRate: try tx.pruneClientBuckets(fullBy: horizon * 1_000_000, limit: limit)  // ClientLimit counts in microseconds
         case .outboxAttempts: try tx.purgeOutboxAttempts(before: horizon + 1, limit: limit)
         case .smsOutbox: try tx.purgeFinished(.sms, before: horizon + 1, limit: limit)
         case .phoneClaims: try tx.prunePhoneClaims(expiredBy: horizon, limit: limit)

@@ -42,4 +42,13 @@ public enum MailIntent: Sendable, Hashable, Codable {
         case .invitation: "invitation"
         }
     }
+
+    /// The action request whose code the mail carries, if it carries one.
+    public var requestID: String? {
+        switch self {
+        case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
+            .recoverEmail(let id), .invitation(let id): id
+        case .passwordChanged, .signInApproved, .phoneTransferRequested, .newSignIn: nil
+        }
+    }
 }

@@ -362,7 +362,7 @@ public struct Settings: Sendable, Equatable {
             s.subaddressDomains = try subaddressDomains(v)
         },
         number("ip-per-minute", "POSTERN_IP_PER_MINUTE", "most requests per client IP per minute (default 300; 0: no limit)", minimum: 0, maximum: 1_000_000_000) { s, v in s.ipPerMinute = v },
-        number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4)", minimum: 1, maximum: 256) { s, v in s.workers = v },
+        number("workers", "POSTERN_WORKERS", "concurrent SMTP deliveries (default 4; 0: this daemon delivers no mail and only answers requests, for a PostgreSQL database where other daemons deliver)", minimum: 0, maximum: 256) { s, v in s.workers = v },
         number("scrypt-log-n", "POSTERN_SCRYPT_LOG_N", "scrypt cost of new password hashes, log2 N with r=8 p=1 (default 15: 32 MiB; old hashes still verify; also the most an imported hash may cost)", minimum: 10, maximum: 20) { s, v in s.scryptLogN = v },
         boolean("trust-proxy", "POSTERN_TRUST_PROXY", "the socket peer is a proxy you run: take the client IP from the rightmost X-Forwarded-For entry (see --trusted-proxies for several hops)") { s, v in s.trustProxy = v },
         number("connections-per-ip", "POSTERN_CONNECTIONS_PER_IP", "most connections one client address may hold at once (default 64; 0: no cap; behind a proxy all clients share its address)", minimum: 0, maximum: 1_000_000) { s, v in s.connectionsPerIP = v },

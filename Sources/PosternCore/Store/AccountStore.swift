@@ -4,6 +4,9 @@ public protocol AccountReader {
     func account(uid: String) throws -> Account?
     /// The account that holds `address` (compared by its normalized form).
     func account(address: EmailAddress) throws -> Account?
+    /// The accounts that hold these addresses, by the address's normalized form (one no account
+    /// holds is absent), in one read: the content stage reads a worker's batch at once.
+    func accounts(addresses: [EmailAddress]) throws -> [String: Account]
     /// At most `limit` accounts in uid order, starting after `uid` (nil: from the first): pages
     /// for `postern users export`.
     func accounts(after uid: String?, limit: Int) throws -> [Account]

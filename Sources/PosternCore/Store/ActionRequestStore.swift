@@ -5,6 +5,9 @@ public protocol ActionRequestReader {
     func isConsumed(nonce: [UInt8]) throws -> Bool
     /// The action request with `id`.
     func actionRequest(id: String) throws -> ActionRequest?
+    /// The action requests with these ids that exist, by id, in one read: the content stage reads
+    /// a worker's batch at once.
+    func actionRequests(ids: [String]) throws -> [String: ActionRequest]
     /// Unconsumed, unexpired requests of `purpose` for `address`, newest first.
     func openActionRequests(purpose: ActionRequest.Purpose, address: EmailAddress, now: Int64) throws -> [ActionRequest]
 }

@@ -30,19 +30,19 @@ public protocol LimitWriter: LimitReader {
     func pruneRateWindows(startedBy horizon: Int64, limit: Int) throws -> Int
 
     /// Takes up to `count` requests of a client (an opaque `bucket`, never an IP address in the
-    /// clear) against `allowed` requests in `windowMillis` (``ClientRatePolicy``: a minute for
-    /// `--ip-per-minute`, an hour for the admin token's guess budget) at `nowMillis`: as many as
-    /// fit, as ``ClientRatePolicy/take(tat:now:allowed:window:upTo:)`` says. One atomic upsert of
-    /// one row, so every daemon on the database shares one limit per client and concurrent takes
-    /// never serialize on a snapshot.
-    func takeClientTokens(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64, upTo count: Int64) throws -> ClientTokenGrant
-    /// Gives back `count` requests a ``takeClientTokens(bucket:nowMillis:allowed:windowMillis:upTo:)``
-    /// took and nobody used (a lease that ran out): the bucket's `tat` moves back `count` steps.
-    /// No row (pruned as full): nothing to give back.
-    func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, windowMillis: Int64) throws
-    /// Forgets at most `limit` client buckets that are full again at `nowMillis` (their `tat` at
-    /// or before it: the row says nothing more than a missing one); returns how many.
-    func pruneClientBuckets(fullBy nowMillis: Int64, limit: Int) throws -> Int
+    /// clear) against `allowed` requests in `window` (``ClientRatePolicy``) at `now`, times in the
+    /// caller's ticks (``ClientLimit``: microseconds): as many as fit, as
+    /// ``ClientRatePolicy/take(tat:now:allowed:window:upTo:)`` says. One atomic upsert of one row,
+    /// so every daemon on the database shares one limit per client and concurrent takes never
+    /// serialize on a snapshot.
+    func takeClientTokens(bucket: [UInt8], now: Int64, allowed: Int64, window: Int64, upTo count: Int64) throws -> ClientTokenGrant
+    /// Gives back `count` requests a ``takeClientTokens(bucket:now:allowed:window:upTo:)`` took and
+    /// nobody used (a lease that ran out): the bucket's `tat` moves back `count` steps. No row
+    /// (pruned as full): nothing to give back.
+    func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, window: Int64) throws
+    /// Forgets at most `limit` client buckets that are full again at `now` (their `tat` at or
+    /// before it, in the buckets' ticks: the row says nothing more than a missing one); returns how many.
+    func pruneClientBuckets(fullBy now: Int64, limit: Int) throws -> Int
 
     /// Replaces the failed guesses counted against `bucket`; nil clears them.
     func setGuessRecord(bucket: [UInt8], _ record: GuessRecord?) throws
@@ -52,10 +52,11 @@ public protocol LimitWriter: LimitReader {
 }
 
 extension LimitWriter {
-    /// Counts one request of a client against `allowed` in `windowMillis`: nil when allowed, else
-    /// the seconds until one would be.
+    /// Counts one request of a client against `allowed` in `windowMillis`, times in milliseconds:
+    /// nil when allowed, else the seconds until one would be.
     public func takeClientToken(bucket: [UInt8], nowMillis: Int64, allowed: Int64, windowMillis: Int64) throws -> Int64? {
-        try takeClientTokens(bucket: bucket, nowMillis: nowMillis, allowed: allowed, windowMillis: windowMillis, upTo: 1).retryAfter
+        let grant = try takeClientTokens(bucket: bucket, now: nowMillis, allowed: allowed, window: windowMillis, upTo: 1)
+        return grant.granted > 0 ? nil : ClientRatePolicy.retryAfter(tat: grant.tat, now: nowMillis, allowed: allowed, window: windowMillis)
     }
 
     /// Counts one request of a client against `perMinute` (``ClientRatePolicy``, a minute's window).

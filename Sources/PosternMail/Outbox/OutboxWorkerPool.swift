@@ -31,7 +31,8 @@ public final class OutboxWorkerPool: Sendable {
 
     /// How the pool runs.
     public struct Configuration: Sendable {
-        /// Worker threads, each with one connection (`--workers`, default 4).
+        /// Worker threads, each with one connection (`--workers`, default 4); 0: none, this daemon
+        /// delivers no mail (another on the same database does).
         public var workers: Int
         /// Backoff, deadline and lease.
         public var policy: DeliveryPolicy
@@ -68,7 +69,7 @@ public final class OutboxWorkerPool: Sendable {
             deliveryLog: DeliveryLog? = nil,
             ownerPrefix: String = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
         ) {
-            self.workers = max(1, workers)
+            self.workers = max(0, workers)
             self.policy = policy
             self.batchSize = max(1, batchSize)
             self.pollInterval = max(0.01, pollInterval)
@@ -124,8 +125,9 @@ public final class OutboxWorkerPool: Sendable {
         engine.wakesOnDoorbell(of: store)
     }
 
-    /// Starts the workers; calling it again does nothing.
+    /// Starts the workers; calling it again does nothing, and so does a pool of none.
     public func start() {
+        guard configuration.workers > 0 else { return }
         engine.start { [self] in
             let recorder = OutcomeRecorder(store: store)
             let workers = (0..<configuration.workers).map { index in

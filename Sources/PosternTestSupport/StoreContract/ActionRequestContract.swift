@@ -62,6 +62,31 @@ enum ActionRequestContract {
             try expectContractThrows((any Error).self, "a second r1") { try store.write { try $0.insertActionRequest(request("r1", at: 1)) } }
             try expectContract(try store.read { try $0.actionRequest(id: "r1") }, equals: changed, "r1 kept")
         },
+        StoreContractCase("actionRequests", "a batch's requests and their addresses' accounts in one read each: found ones by key, missing ones absent, any batch size") { store in
+            let ids = (0..<40).map { "b\($0)" }
+            try store.write { tx in
+                for (index, id) in ids.enumerated() {
+                    try tx.insertActionRequest(request(id, email: EmailAddress.restored(localPart: "p\(index)", domain: "example.com"), at: 100))
+                }
+                for index in stride(from: 0, to: 40, by: 3) {
+                    try tx.insertAccount(Account(uid: "u\(index)", email: try EmailAddress.parse("P\(index)@Example.com"), createdAt: 1))
+                }
+            }
+            for size in [0, 1, 3, 17, 40] {
+                let asked = Array(ids.prefix(size)) + ["missing", ids.first ?? "b0"]
+                let requests = try store.read { try $0.actionRequests(ids: asked) }
+                try expectContract(Set(requests.keys) == Set(ids.prefix(max(1, size))), "size \(size): the requests found")
+                try expectContract(requests.allSatisfy { $0.key == $0.value.id })
+                let addresses = requests.values.map(\.email) + [EmailAddress.restored(localPart: "nobody", domain: "example.com")]
+                let holders = try store.read { try $0.accounts(addresses: addresses) }
+                let expected = Set(requests.values.compactMap { request -> String? in
+                    Int(request.id.dropFirst()).flatMap { $0 % 3 == 0 ? request.email.normalized : nil }
+                })
+                try expectContract(Set(holders.keys) == expected, "size \(size): the accounts found by normalized address")
+                try expectContract(holders.allSatisfy { $0.value.email?.normalized == $0.key && $0.value.uid.hasPrefix("u") })
+            }
+            try expectContract(try store.read { try $0.actionRequests(ids: []) }.isEmpty && store.read { try $0.accounts(addresses: []) }.isEmpty)
+        },
         StoreContractCase("actionRequests", "the open requests of an address: its purpose, unused, unexpired, newest first, by the address in any case") { store in
             try store.write { tx in
                 try tx.insertActionRequest(request("old", at: 100))

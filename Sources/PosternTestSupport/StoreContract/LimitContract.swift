@@ -41,26 +41,26 @@ enum LimitContract {
             // 100 a minute: a step of 600 ms, at most 100 taken at one moment.
             func take(_ count: Int64, at: Int64) throws -> ClientTokenGrant {
                 try store.writeSyncingLater {
-                    try $0.takeClientTokens(bucket: bucket, nowMillis: at, allowed: 100, windowMillis: 60_000, upTo: count)
+                    try $0.takeClientTokens(bucket: bucket, now: at, allowed: 100, window: 60_000, upTo: count)
                 }
             }
             func giveBack(_ count: Int64) throws {
-                try store.writeSyncingLater { try $0.returnClientTokens(bucket: bucket, count: count, allowed: 100, windowMillis: 60_000) }
+                try store.writeSyncingLater { try $0.returnClientTokens(bucket: bucket, count: count, allowed: 100, window: 60_000) }
             }
             try giveBack(5)  // no row yet: nothing to give back, and no row made
             try expectContract(try store.read { try $0.clientTokenTAT(bucket: bucket) } == nil)
-            try expectContract(try take(40, at: 1_000) == ClientTokenGrant(granted: 40, tat: 25_000, retryAfter: nil), "a new row takes the slice")
-            try expectContract(try take(50, at: 1_000) == ClientTokenGrant(granted: 50, tat: 55_000, retryAfter: nil))
-            try expectContract(try take(50, at: 1_000) == ClientTokenGrant(granted: 10, tat: 61_000, retryAfter: nil), "only what fits")
-            try expectContract(try take(3, at: 1_000) == ClientTokenGrant(granted: 0, tat: 61_000, retryAfter: 1), "none fit: the wait")
+            try expectContract(try take(40, at: 1_000) == ClientTokenGrant(granted: 40, tat: 25_000), "a new row takes the slice")
+            try expectContract(try take(50, at: 1_000) == ClientTokenGrant(granted: 50, tat: 55_000))
+            try expectContract(try take(50, at: 1_000) == ClientTokenGrant(granted: 10, tat: 61_000), "only what fits")
+            try expectContract(try take(3, at: 1_000) == ClientTokenGrant(granted: 0, tat: 61_000), "none fit: the row kept")
             try giveBack(30)
             try expectContract(try store.read { try $0.clientTokenTAT(bucket: bucket) } == 43_000, "30 steps back")
-            try expectContract(try take(100, at: 1_000) == ClientTokenGrant(granted: 30, tat: 61_000, retryAfter: nil), "the 30 are there again")
+            try expectContract(try take(100, at: 1_000) == ClientTokenGrant(granted: 30, tat: 61_000), "the 30 are there again")
             // A clock behind the one that took (another daemon's): nothing fits, nothing breaks.
             try expectContract(try take(1, at: 0).granted == 0)
             // Given back past now: the bucket is full again, never fuller.
             try giveBack(1_000)
-            try expectContract(try take(200, at: 2_000) == ClientTokenGrant(granted: 100, tat: 62_000, retryAfter: nil))
+            try expectContract(try take(200, at: 2_000) == ClientTokenGrant(granted: 100, tat: 62_000))
         },
         StoreContractCase("limits", "rate limits are kept in the store, keyed by hash") { store in
             let bucket = Array(SHA256.hash("bucket").prefix(16))

@@ -46,10 +46,12 @@ public final class MailComposer: Sendable {
         let reading = items.indices.filter { !Self.changesRequest(items[$0].intent) }
         if !reading.isEmpty {
             let bodies = reading.map { body(items[$0].intent, recipient: items[$0].recipient) }
+            let batch = reading.map { items[$0] }
             do {
                 let composed = try context.read { (tx: Reads) in
-                    bodies.map { body in Result { () throws(AuthError) in
-                        do { return try body(tx, nil) } catch { throw FlowContext.readFailure(error) }
+                    let prefetched = Prefetched(batch, tx: tx)
+                    return bodies.map { body in Result { () throws(AuthError) in
+                        do { return try body(tx, nil, prefetched) } catch { throw FlowContext.readFailure(error) }
                     } }
                 }
                 for (index, result) in zip(reading, composed) { read[index] = result }
@@ -60,7 +62,7 @@ public final class MailComposer: Sendable {
         return items.indices.map { index in
             if let result = read[index] { return result }
             let body = body(items[index].intent, recipient: items[index].recipient)
-            return Result { () throws(AuthError) in try context.write { (tx: Writes) in try body(tx, tx) } }
+            return Result { () throws(AuthError) in try context.write { (tx: Writes) in try body(tx, tx, Prefetched()) } }
         }
     }
 
@@ -73,30 +75,66 @@ public final class MailComposer: Sendable {
         }
     }
 
+    /// What a batch's mails read, read for all of them at once in the batch's transaction: its
+    /// requests by id, then the accounts of their addresses and of the recipients (two statements
+    /// a batch where there were two a mail). What was not read ahead is read when asked for.
+    struct Prefetched {
+        private var requests: [String: ActionRequest] = [:]
+        private var requestsRead: Set<String> = []
+        private var holders: [String: Account] = [:]
+        private var holdersRead: Set<String> = []
+
+        /// Nothing read ahead.
+        init() {}
+
+        /// Reads ahead for `items`. A batch read that fails (a row that cannot be read back) leaves
+        /// its rows to be read one by one, so that only the message whose row it is fails.
+        init(_ items: [(intent: MailIntent, recipient: EmailAddress)], tx: Reads) {
+            let ids = items.compactMap { $0.intent.requestID }
+            if !ids.isEmpty, let found = try? tx.actionRequests(ids: ids) {
+                requests = found
+                requestsRead = Set(ids)
+            }
+            let addresses = items.map(\.recipient) + requests.values.map(\.email)
+            if let found = try? tx.accounts(addresses: addresses) {
+                holders = found
+                holdersRead = Set(addresses.map(\.normalized))
+            }
+        }
+
+        func request(_ id: String, tx: Reads) throws -> ActionRequest? {
+            requestsRead.contains(id) ? requests[id] : try tx.actionRequest(id: id)
+        }
+
+        func holder(of address: EmailAddress, tx: Reads) throws -> Account? {
+            holdersRead.contains(address.normalized) ? holders[address.normalized] : try tx.account(address: address)
+        }
+    }
+
     /// What composing `intent` does within a transaction: a writer is given when it
     /// ``changesRequest(_:)``.
     private func body(
         _ intent: MailIntent, recipient: EmailAddress
-    ) -> @Sendable (Reads, Writes?) throws -> ComposedMail? {
+    ) -> @Sendable (Reads, Writes?, Prefetched) throws -> ComposedMail? {
         let ring = context.keys.current
         let now = context.clock.unixSeconds()
         let config = context.config
         let requestedAt = context.clock.now()
         let ledger = self.ledger
-        return { tx, writer in
+        return { tx, writer, prefetched in
             func save(_ request: ActionRequest) throws {
                 guard let writer else { throw AuthError.internalError("the content stage needs a write transaction") }
                 try writer.updateActionRequest(request)
             }
             switch intent {
             case .signInApproved(let device):
-                let holder = try tx.account(address: recipient)
+                let holder = try prefetched.holder(of: recipient, tx: tx)
                 return ComposedMail(
                     message: MailMessage(content: .signInApproved(device: device), recipient: recipient, requestedAt: requestedAt,
                                          displayName: holder?.displayName),
                     localePreferences: [holder?.locale])
             case .newSignIn(let device):
-                let holder = try tx.account(address: recipient)
+                let holder = try prefetched.holder(of: recipient, tx: tx)
                 return ComposedMail(
                     message: MailMessage(content: .newSignIn(device: device), recipient: recipient, requestedAt: requestedAt,
                                          displayName: holder?.displayName),
@@ -119,10 +157,10 @@ public final class MailComposer: Sendable {
                     localePreferences: [account.locale])
             case .signIn(let id), .signUp(let id), .resetPassword(let id), .verifyEmail(let id), .changeEmail(let id),
                 .recoverEmail(let id), .invitation(let id):
-                guard var request = try tx.actionRequest(id: id), ledger.life(request).isOpen(now: now) else {
+                guard var request = try prefetched.request(id, tx: tx), ledger.life(request).isOpen(now: now) else {
                     return nil
                 }
-                let holder = try tx.account(address: request.email)
+                let holder = try prefetched.holder(of: request.email, tx: tx)
                 let preferences = [request.locale, holder?.locale]
                 let expiresAt = Date(timeIntervalSince1970: TimeInterval(request.expiresAt))
                 func mint() throws -> String? {
