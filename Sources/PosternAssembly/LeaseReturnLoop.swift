@@ -1,17 +1,18 @@
 import Foundation
 import PosternCore
 
-/// Gives back what the per-client limits' leases took from a shared store and did not spend
-/// (``ClientLimit/returnUnused(all:)``): every lease length while the daemon runs, and all of
-/// them when it stops, so a client that moves to another daemon finds its budget there. Runs
-/// only where a limit counts in the store (PostgreSQL); on SQLite it starts no thread.
+/// Gives back what the slices of counts shared in the store took and did not spend
+/// (``LeaseHolder/returnUnused(all:)``: the per-IP limits, the mail caps, the challenge's
+/// thresholds): every lease length while the daemon runs, and all of them when it stops, so a
+/// client that moves to another daemon finds its budget there. Runs only where counts are shared
+/// in the store (PostgreSQL); on SQLite it starts no thread.
 public final class LeaseReturnLoop: Sendable {
-    private let limits: [ClientLimit]
+    private let limits: [any LeaseHolder]
     private let logger: Logger
     private let thread: BackgroundThread
 
     /// A loop over `limits`, not started.
-    public init(limits: [ClientLimit], clock: any MonotonicClock = SystemMonotonicClock(), logger: Logger) {
+    public init(limits: [any LeaseHolder], clock: any MonotonicClock = SystemMonotonicClock(), logger: Logger) {
         self.limits = limits.filter(\.holdsLeases)
         self.logger = logger
         thread = BackgroundThread(name: "client-leases", clock: clock)
@@ -35,7 +36,7 @@ public final class LeaseReturnLoop: Sendable {
                 try limit.returnUnused(all: all)
             } catch {
                 // AuthError's description names the store failure, never a client or a bucket.
-                logger.warning("could not give back the per-client limit's unused leases; they stay counted until the bucket refills",
+                logger.warning("could not give back the unspent slices of shared limits; they stay counted until their window or bucket refills",
                                ["error": "\(error)"])
             }
         }

@@ -200,7 +200,7 @@ public final class PosternRuntime: Sendable {
     public let pages: PageRenderer
     /// Deletes what has expired, every minute, once started (`postern serve` starts it).
     public let housekeeping: HousekeepingLoop
-    /// Gives back the per-client limits' unused leases (PostgreSQL).
+    /// Gives back the unspent slices of limits shared in the store (PostgreSQL).
     public let leaseReturns: LeaseReturnLoop
     /// Delivers the queued webhook events once started (`postern serve` starts it): to the
     /// `--webhook-urls` and to the endpoints added by `postern webhooks add`, which may come at
@@ -303,8 +303,7 @@ public final class PosternRuntime: Sendable {
         housekeeping = HousekeepingLoop(
             housekeeper: flows.storage.housekeeper(settings: settings, settleDue: { try service.phoneSettlement.settleDueTransfers() }), interval: .seconds(settings.housekeepingInterval),
             logger: Logger(label: "housekeeping", sink: logger.sink))
-        leaseReturns = LeaseReturnLoop(
-            limits: [service.clientLimit, service.adminTokenGuesses], logger: Logger(label: "limits", sink: logger.sink))
+        leaseReturns = LeaseReturnLoop(limits: service.leaseHolders, logger: Logger(label: "limits", sink: logger.sink))
         let webhookConfiguration = settings.webhookConfiguration
         let webhookTimeout = settings.webhookTimeout
         let targets = settings.targetPolicy

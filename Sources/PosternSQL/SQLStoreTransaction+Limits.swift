@@ -19,7 +19,7 @@ extension SQLStoreTransaction {
 
     public func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64? {
         let window = max(1, window)
-        let start = now - ((now % window) + window) % window
+        let start = FixedWindow.start(of: now, window: window)
         let counted = try db.first("SELECT window_start, count FROM rate_windows WHERE bucket = ?", [.blob(bucket)]) {
             ($0.integer(0), $0.integer(1))
         }
@@ -32,6 +32,43 @@ extension SQLStoreTransaction {
             """,
             [.blob(bucket), .integer(start), .integer(current + 1)])
         return nil
+    }
+
+    /// The row read `FOR UPDATE` (made first when missing), then moved by a write that rides with
+    /// the commit: two round trips on PostgreSQL, in a READ COMMITTED transaction (``SQLSession/rowLocked(_:)``).
+    public func takeInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64, upTo count: Int64) throws -> Int64 {
+        let start = FixedWindow.start(of: now, window: window)
+        let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
+        return try db.rowLocked {
+            func read() throws -> (start: Int64, count: Int64)? {
+                try db.first("SELECT window_start, count FROM rate_windows WHERE bucket = ?\(lock)", [.blob(bucket)]) {
+                    ($0.integer(0), $0.integer(1))
+                }
+            }
+            var row = try read()
+            if row == nil {
+                try db.execute(
+                    "INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, 0) ON CONFLICT (bucket) DO NOTHING",
+                    [.blob(bucket), .integer(start)])
+                row = try read()
+            }
+            let current = row.flatMap { $0.start == start ? $0.count : nil } ?? 0
+            let taken = min(max(0, count), max(0, limit - current))
+            guard taken > 0 else { return 0 }
+            try db.executeDeferred(
+                "UPDATE rate_windows SET window_start = ?, count = ? WHERE bucket = ?",
+                [.integer(start), .integer(current + taken), .blob(bucket)])
+            return taken
+        }
+    }
+
+    public func returnInWindow(bucket: [UInt8], windowStart: Int64, count: Int64) throws {
+        guard count > 0 else { return }
+        try db.rowLocked {
+            try db.executeDeferred(
+                "UPDATE rate_windows SET count = CASE WHEN count > CAST(? AS BIGINT) THEN count - CAST(? AS BIGINT) ELSE 0 END WHERE bucket = ? AND window_start = ?",
+                [.integer(count), .integer(count), .blob(bucket), .integer(windowStart)])
+        }
     }
 
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
@@ -81,9 +118,12 @@ extension SQLStoreTransaction {
 
     public func returnClientTokens(bucket: [UInt8], count: Int64, allowed: Int64, window: Int64) throws {
         guard count > 0 else { return }
-        try db.executeDeferred(
-            "UPDATE client_rate SET tat = tat - CAST(? AS BIGINT) WHERE bucket = ?",
-            [.integer(count * ClientRatePolicy.step(allowed: allowed, window: window)), .blob(bucket)])
+        // Row-locked: a transaction of takes and returns runs READ COMMITTED (never failing another's).
+        try db.rowLocked {
+            try db.executeDeferred(
+                "UPDATE client_rate SET tat = tat - CAST(? AS BIGINT) WHERE bucket = ?",
+                [.integer(count * ClientRatePolicy.step(allowed: allowed, window: window)), .blob(bucket)])
+        }
     }
 
     public func clientTokenTAT(bucket: [UInt8]) throws -> Int64? {

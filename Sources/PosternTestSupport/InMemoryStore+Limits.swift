@@ -26,11 +26,24 @@ extension InMemoryStore.Transaction {
 
     public func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64? {
         let window = max(1, window)
-        let start = now - ((now % window) + window) % window
+        let start = FixedWindow.start(of: now, window: window)
         let current = state.rateWindows[bucket].flatMap { $0.start == start ? $0.count : nil } ?? 0
         if current >= limit { return max(1, start + window - now) }
         state.rateWindows[bucket] = (start, current + 1)
         return nil
+    }
+
+    public func takeInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64, upTo count: Int64) throws -> Int64 {
+        let start = FixedWindow.start(of: now, window: window)
+        let current = state.rateWindows[bucket].flatMap { $0.start == start ? $0.count : nil } ?? 0
+        let taken = min(max(0, count), max(0, limit - current))
+        if taken > 0 { state.rateWindows[bucket] = (start, current + taken) }
+        return taken
+    }
+
+    public func returnInWindow(bucket: [UInt8], windowStart: Int64, count: Int64) throws {
+        guard let row = state.rateWindows[bucket], row.start == windowStart else { return }
+        state.rateWindows[bucket] = (windowStart, max(0, row.count - count))
     }
 
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {

@@ -43,6 +43,11 @@ public final class AuthService: Sendable {
     public let clientLimit: ClientLimit
     /// The admin token's guess budget per client (``AdminTokenBudget``).
     public let adminTokenGuesses: ClientLimit
+    /// What holds slices of counts shared in the store (the per-IP limits, the caps and the
+    /// challenge's thresholds on PostgreSQL): the daemon gives back their unspent ones.
+    public var leaseHolders: [any LeaseHolder] {
+        [clientLimit, adminTokenGuesses] + (ledger.sharedCounts.map { [$0] } ?? [])
+    }
     /// The owner's side of phone numbers: add, prove, approve, list, release, object, delete.
     public let phoneOwner: PhoneOwnerFlow
     /// The number's holder's side: start a claim for an address, prove, read or delete it by its code.

@@ -9,7 +9,7 @@ import Synchronization
 /// - On a store several machines share (PostgreSQL: `isConfinedToThisMachine` false) the number is
 ///   in the store, so every daemon on the database holds a client to one limit: a client spread
 ///   over N daemons gets the limit, not N times it. A daemon takes a client's budget in slices
-///   (``Lease``): one upsert of the client's row takes a slice, the requests that follow on this
+///   (``SliceLeases``): one upsert of the client's row takes a slice, the requests that follow on this
 ///   daemon spend it in memory, and what a lease did not spend within ``leaseMillis`` goes back
 ///   to the row (with the client's next take, or by ``returnUnused(all:)``, which the daemon runs
 ///   every ``leaseMillis`` and at its stop). A slice starts at one request and doubles each time
@@ -31,7 +31,7 @@ import Synchronization
 ///   the check then costs no write (bench/pg measured the write at a third of SQLite's send-link
 ///   throughput), and a restart forgets it (it was a minute's worth). Several daemons on one
 ///   SQLite file would each count their own.
-public final class ClientLimit: Sendable {
+public final class ClientLimit: LeaseHolder {
     /// The persisters this flow's transactions use: its closures are typed with these, so the
     /// compiler holds the flow to them (one transaction still spans them all).
     typealias Writes = any LimitWriter
@@ -50,10 +50,10 @@ public final class ClientLimit: Sendable {
     let sharedInStore: Bool
     /// Shared: client address → the moment (ms) the store's refusal ends.
     private let refusedUntil = Mutex<[String: Int64]>([:])
-    /// Shared: client address → its lease on this daemon.
-    private let leases = Mutex<[String: Lease]>([:])
-    /// How long a lease's tokens may be spent before they go back, in ms.
-    public let leaseMillis: Int64
+    /// Shared: each client's slice of its budget on this daemon.
+    private let leases: SliceLeases<String>
+    /// How long a slice may be spent before its rest goes back, in ms.
+    public var leaseMillis: Int64 { leases.leaseMillis }
     /// Not shared: client address → its time (ms) under ``ClientRatePolicy``.
     private let local = Mutex<[String: Int64]>([:])
     /// How many clients a map holds before it forgets those with nothing left to say.
@@ -69,7 +69,7 @@ public final class ClientLimit: Sendable {
         self.allowed = allowed
         self.window = window * 1_000
         self.label = label
-        self.leaseMillis = leaseMillis
+        leases = SliceLeases(leaseMillis: leaseMillis, ceiling: Self.cacheCeiling)
         sharedInStore = !context.store.isConfinedToThisMachine
     }
 
@@ -79,18 +79,6 @@ public final class ClientLimit: Sendable {
     /// The most requests one take asks for: 1/32 of the limit, at least one (so a limit under 64
     /// is counted request by request).
     public static func maxSlice(allowed: Int64) -> Int64 { max(1, allowed / 32) }
-
-    /// A client's slice of its budget on this daemon (shared store only).
-    struct Lease {
-        /// Requests taken from the store and not spent yet.
-        var held: Int64 = 0
-        /// When (ms) `held` stops being spendable and is to go back.
-        var expires: Int64 = 0
-        /// What the next take asks for.
-        var slice: Int64 = 1
-        /// Whether a take for this client is on its way to the store (requests meanwhile take one each).
-        var taking = false
-    }
 
     /// Whether this limit counts in the store (several daemons) and so holds leases to give back.
     public var holdsLeases: Bool { sharedInStore && allowed > 0 }
@@ -115,30 +103,8 @@ public final class ClientLimit: Sendable {
             return
         }
         try refuseFromCache(ip: ip, now: now)
-        let (leaseMillis, maxSlice) = (leaseMillis, Self.maxSlice(allowed: allowed))
-        // Spend the lease, or decide what to take (and what of an old lease to give back).
-        let take = leases.withLock { leases -> (count: Int64, giveBack: Int64, forLease: Bool)? in
-            var lease = leases[ip] ?? Lease()
-            if lease.held > 0, now < lease.expires {
-                lease.held -= 1
-                leases[ip] = lease
-                return nil
-            }
-            if lease.taking { return (1, 0, false) }
-            if leases[ip] != nil {
-                if lease.held > 0 { lease.slice = max(1, lease.slice - lease.held) }  // part went unspent: ask for what was spent
-                else if now < lease.expires { lease.slice = min(maxSlice, lease.slice * 2) }  // spent before it ran out: ask for more
-            } else if leases.count >= Self.cacheCeiling {
-                leases = leases.filter { $0.value.taking || $0.value.held > 0 || $0.value.expires > now }
-                if leases.count >= Self.cacheCeiling { return (1, 0, false) }
-            }
-            let giveBack = lease.held
-            lease.held = 0
-            lease.taking = true
-            leases[ip] = lease
-            return (lease.slice, giveBack, true)
-        }
-        guard let take else { return }
+        // Spend the slice, or take the next (and give back what the last one left).
+        guard let take = leases.spendOrPlan(ip, now: now, maxSlice: Self.maxSlice(allowed: allowed)) else { return }
         let bucket = bucket(ip)
         let grant: ClientTokenGrant
         do {
@@ -147,21 +113,10 @@ public final class ClientLimit: Sendable {
                 return try tx.takeClientTokens(bucket: bucket, now: nowMicros, allowed: allowed, window: window, upTo: take.count)
             }
         } catch {
-            // Nothing was taken or given back: what the old lease held stays counted (never more allowed).
-            if take.forLease { leases.withLock { $0[ip]?.taking = false } }
+            leases.failed(ip, take)
             throw error
         }
-        if take.forLease {
-            leases.withLock { leases in
-                leases[ip]?.taking = false
-                if grant.granted > 1 {
-                    leases[ip]?.held += grant.granted - 1
-                    leases[ip]?.expires = now + leaseMillis
-                } else if grant.granted == 1 {
-                    leases[ip]?.expires = now + leaseMillis
-                }
-            }
-        }
+        leases.granted(ip, take, count: grant.granted, now: now)
         guard grant.granted == 0 else { return }
         let wait = ClientRatePolicy.retryAfter(tat: grant.tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000)
         remember(ip: ip, refusedFor: wait, now: now)
@@ -176,25 +131,10 @@ public final class ClientLimit: Sendable {
     @discardableResult
     public func returnUnused(all: Bool = false) throws(AuthError) -> Int64 {
         guard holdsLeases else { return 0 }
-        let now = nowMillis()
-        let forgetBefore = now - 60 * leaseMillis
-        let unused = leases.withLock { leases -> [(ip: String, count: Int64)] in
-            var unused: [(ip: String, count: Int64)] = []
-            for (ip, lease) in leases where !lease.taking {
-                if lease.held > 0, all || now >= lease.expires {
-                    unused.append((ip, lease.held))
-                    // The next take asks for what was spent of this one.
-                    leases[ip]?.slice = max(1, lease.slice - lease.held)
-                    leases[ip]?.held = 0
-                } else if lease.held == 0, lease.expires < forgetBefore {
-                    leases[ip] = nil
-                }
-            }
-            return unused
-        }
+        let unused = leases.collectUnused(now: nowMillis(), all: all)
         guard !unused.isEmpty else { return 0 }
         let (allowed, window) = (allowed, window)
-        let buckets = unused.map { (bucket: bucket($0.ip), count: $0.count) }
+        let buckets = unused.map { (bucket: bucket($0.key), count: $0.count) }
         try context.write(syncingLater: true) { (tx: Writes) in
             for item in buckets { try tx.returnClientTokens(bucket: item.bucket, count: item.count, allowed: allowed, window: window) }
         }
@@ -216,7 +156,7 @@ public final class ClientLimit: Sendable {
             return
         }
         try refuseFromCache(ip: ip, now: now)
-        if leases.withLock({ $0[ip].map { $0.held > 0 && now < $0.expires } ?? false }) { return }
+        if leases.canSpend(ip, now: now) { return }
         let bucket = bucket(ip)
         let tat = try context.read { (tx: Reads) in try tx.clientTokenTAT(bucket: bucket) }
         guard let wait = ClientRatePolicy.decide(tat: tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000).retryAfter

@@ -21,6 +21,17 @@ public protocol LimitWriter: LimitReader {
     /// reset in place when its window has passed: for budgets too large for a row per event (a
     /// country's SMS an hour, all SMS a day), and the rows stay as few as the buckets.
     func countInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64) throws -> Int64?
+    /// Takes up to `count` from `bucket`'s current window (as ``countInWindow(bucket:now:window:limit:)``
+    /// counts, fixed windows of `window` seconds) while fewer than `limit` are counted in it:
+    /// how many it took (0: the window is full). The row is locked for the read that decides
+    /// (PostgreSQL: `FOR UPDATE` in a READ COMMITTED transaction of its own, made only of such
+    /// takes and their returns), so daemons taking from one hot row never fail each other's
+    /// transactions: ``SharedWindowCounts`` takes slices this way.
+    func takeInWindow(bucket: [UInt8], now: Int64, window: Int64, limit: Int64, upTo count: Int64) throws -> Int64
+    /// Gives back `count` taken by ``takeInWindow(bucket:now:window:limit:upTo:)`` and not used,
+    /// while the row still counts the window that starts at `windowStart` (a later window
+    /// starts from 0 anyway).
+    func returnInWindow(bucket: [UInt8], windowStart: Int64, count: Int64) throws
     /// Forgets at most `limit` rate-limit events at or before `horizon` (of every bucket: a bucket
     /// forgets its own old events whenever it counts one, but most buckets never count again);
     /// returns how many.
@@ -62,5 +73,15 @@ extension LimitWriter {
     /// Counts one request of a client against `perMinute` (``ClientRatePolicy``, a minute's window).
     public func takeClientToken(bucket: [UInt8], nowMillis: Int64, perMinute: Int64) throws -> Int64? {
         try takeClientToken(bucket: bucket, nowMillis: nowMillis, allowed: perMinute, windowMillis: ClientRatePolicy.window)
+    }
+}
+
+/// Fixed windows of the counters (``LimitWriter/countInWindow(bucket:now:window:limit:)``): a
+/// window of `window` seconds starts at each multiple of it.
+public enum FixedWindow {
+    /// The start of the window of `window` seconds (at least 1) that holds `now`.
+    public static func start(of now: Int64, window: Int64) -> Int64 {
+        let window = max(1, window)
+        return now - ((now % window) + window) % window
     }
 }

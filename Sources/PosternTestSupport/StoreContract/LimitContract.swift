@@ -62,6 +62,28 @@ enum LimitContract {
             try giveBack(1_000)
             try expectContract(try take(200, at: 2_000) == ClientTokenGrant(granted: 100, tat: 62_000))
         },
+        StoreContractCase("limits", "a fixed window taken in slices: as many as fit under the limit, given back within the window only") { store in
+            let bucket = Array("window-slices".utf8)
+            func take(_ count: Int64, at: Int64) throws -> Int64 {
+                try store.writeSyncingLater { try $0.takeInWindow(bucket: bucket, now: at, window: 3_600, limit: 8, upTo: count) }
+            }
+            func giveBack(_ count: Int64, windowStart: Int64) throws {
+                try store.writeSyncingLater { try $0.returnInWindow(bucket: bucket, windowStart: windowStart, count: count) }
+            }
+            try giveBack(3, windowStart: 0)  // no row: nothing
+            try expectContract(try take(5, at: 7_300) == 5, "a new row")
+            try expectContract(try take(5, at: 7_301) == 3, "what is left")
+            try expectContract(try take(1, at: 7_302) == 0, "full")
+            try expectContract(try store.writeSyncingLater { try $0.countInWindow(bucket: bucket, now: 7_303, window: 3_600, limit: 8) } == 3_497,
+                               "the counter one by one agrees")
+            try giveBack(2, windowStart: 7_200)
+            try expectContract(try take(5, at: 7_400) == 2, "the 2 given back")
+            try expectContract(try take(10, at: 10_800) == 8, "the next window starts from 0")
+            try giveBack(5, windowStart: 7_200)  // the row counts another window now: nothing
+            try expectContract(try take(1, at: 10_801) == 0)
+            try giveBack(100, windowStart: 10_800)
+            try expectContract(try take(10, at: 10_802) == 8, "never below 0")
+        },
         StoreContractCase("limits", "rate limits are kept in the store, keyed by hash") { store in
             let bucket = Array(SHA256.hash("bucket").prefix(16))
             try expectContract(try store.write { try $0.rateLimit(bucket: bucket, now: 1000, interval: 60, perHour: 2) } == nil)

@@ -37,6 +37,22 @@ enum MailCapContract {
             let open = try harness(store, domain: 0, total: 0, perAddress: 1)
             try expectContract(send(open, "z@example.net") == nil)
         },
+        StoreContractCase("mail caps", "three daemons round robin against a total of 640 (slices of up to 20 where the store is shared): exactly 640 queued") { store in
+            let daemons = try (0..<3).map { _ in try harness(store, domain: 0, total: 640) }
+            var refused = 0
+            for i in 0..<1_200 where send(daemons[i % 3], "r\(i)@example.org") != nil { refused += 1 }
+            let total = try queued(store)
+            try expectContract(total == 640, "queued \(total)")
+            try expectContract(refused == 560)
+        },
+        StoreContractCase("mail caps", "a request its address's own limit refuses puts its cap back: the cap's 64 all go to others") { store in
+            let h = try harness(store, domain: 0, total: 64, perAddress: 1)
+            try expectContract(send(h, "again@example.org") == nil)
+            for _ in 0..<5 { try expectContract(send(h, "again@example.org") == "TOO_MANY_ATTEMPTS_TRY_LATER") }
+            for i in 0..<63 { try expectContract(send(h, "other\(i)@example.org") == nil, "other\(i)") }
+            try expectContract(send(h, "one-more@example.org") == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            try expectContract(try queued(store) == 64)
+        },
         StoreContractCase("mail caps", "30 concurrent requests for 30 addresses at one domain with a cap of 7: exactly 7 queued") { store in
             let h = try harness(store, domain: 7)
             let refused = Counter()

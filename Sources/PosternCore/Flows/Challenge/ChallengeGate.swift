@@ -136,7 +136,11 @@ public final class ChallengeGate: Sendable {
     /// type's description. `domain` is the recipient's counted domain (``CanonicalAddress/domain``),
     /// nil for an SMS.
     /// - Throws: `challengeRequired` (the caller's write must roll back); a store failure as it comes.
-    func admit(_ pass: ChallengePass, domain: String?, now: Int64, tx: any LimitWriter & ProviderIdentityWriter) throws {
+    /// `thresholdsCounted`: the `when-limited` thresholds were counted already, outside the
+    /// transaction (``countThresholds(_:domain:now:counts:)``, on a store several daemons share).
+    func admit(
+        _ pass: ChallengePass, domain: String?, now: Int64, tx: any LimitWriter & ProviderIdentityWriter, thresholdsCounted: Bool = false
+    ) throws {
         let configuration = configuration
         guard configuration.mode != .off else { return }
         if let solution = pass.solution {
@@ -145,11 +149,42 @@ public final class ChallengeGate: Sendable {
             return
         }
         guard configuration.mode == .whenLimited else { throw required() }
+        guard !thresholdsCounted else { return }
+        try countThresholds(pass, domain: domain) { bucket, limit in
+            try tx.countInWindow(bucket: bucket, now: now, window: RateLimitPolicy.window, limit: limit) == nil
+        }
+    }
+
+    /// The `when-limited` thresholds of a request without a solution, counted before its write on
+    /// a store several daemons share (``SharedWindowCounts``; ``admit(_:domain:now:tx:thresholdsCounted:)``
+    /// then counts nothing). Returns what it counted, for the caller to put back if the request is
+    /// then not made.
+    /// - Throws: `challengeRequired` past a threshold (nothing stays counted); `unavailable`.
+    func countThresholds(
+        _ pass: ChallengePass, domain: String?, now: Int64, counts: SharedWindowCounts
+    ) throws -> [SharedWindowCounts.Counted] {
+        guard configuration.mode == .whenLimited, pass.solution == nil else { return [] }
+        var counted: [SharedWindowCounts.Counted] = []
+        do {
+            try countThresholds(pass, domain: domain) { bucket, limit in
+                guard let one = try counts.count(bucket, now: now, window: RateLimitPolicy.window, limit: limit) else { return false }
+                counted.append(one)
+                return true
+            }
+        } catch {
+            counts.uncount(counted)
+            throw error
+        }
+        return counted
+    }
+
+    /// The client IP's threshold, then the domain's, each counted by `count` (bucket, limit →
+    /// whether it was counted: false past the threshold).
+    private func countThresholds(_ pass: ChallengePass, domain: String?, count: ([UInt8], Int64) throws -> Bool) throws {
         let ring = keys.lastLoaded
         func over(_ kind: String, _ text: String, limit: Int64) throws -> Bool {
             guard limit > 0 else { return false }
-            let bucket = Array(ring.actionCodes.activeMAC.authenticate(Array("postern-challenge|\(kind)|\(text)".utf8)).prefix(16))
-            return try tx.countInWindow(bucket: bucket, now: now, window: RateLimitPolicy.window, limit: limit) != nil
+            return try !count(Array(ring.actionCodes.activeMAC.authenticate(Array("postern-challenge|\(kind)|\(text)".utf8)).prefix(16)), limit)
         }
         if let ip = pass.clientIP, try over("ip", ip, limit: configuration.ipPerHour) { throw required() }
         if let domain, try over("domain", domain, limit: configuration.domainPerHour) { throw required() }

@@ -13,8 +13,15 @@ public final class ActionLedger: Sendable {
     typealias Reads = any AccountReader & ActionRequestReader & LimitReader & OutboxReader
 
     let context: FlowContext
+    /// On a store several daemons share: the challenge's thresholds and the mail caps, counted in
+    /// slices outside the request's transaction (nil on a store one machine serves, where they are
+    /// counted inside it).
+    let sharedCounts: SharedWindowCounts?
 
-    init(context: FlowContext) { self.context = context }
+    init(context: FlowContext) {
+        self.context = context
+        sharedCounts = context.store.isConfinedToThisMachine ? nil : SharedWindowCounts(context: context)
+    }
 
     /// The life of `request` under the configured limits.
     func life(_ request: ActionRequest) -> ActionRequestLife {
@@ -59,6 +66,23 @@ public final class ActionLedger: Sendable {
         let gate = context.challenges
         let counted = caps.isOn || challenge != nil
             ? CanonicalAddress(request.email, subaddressDomains: context.config.subaddressDomains) : nil
+        // On a store several daemons share, the challenge's thresholds and the caps are counted
+        // first, outside the transaction (their rows are every request's: inside it, concurrent
+        // serializable transactions failed each other on them), and put back unless the request
+        // is made. A request both over a threshold or a cap and over its address's limit is then
+        // answered by the threshold or the cap: either way it depends on no account.
+        var precounted: [SharedWindowCounts.Counted] = []
+        if let shared = sharedCounts {
+            do {
+                if let challenge { precounted += try gate.countThresholds(challenge, domain: counted?.domain, now: request.createdAt, counts: shared) }
+                if caps.isOn, let counted { precounted += try caps.admit(counted, now: request.createdAt, counts: shared) }
+            } catch {
+                shared.uncount(precounted)
+                then(.failure(FlowContext.failure(error)))
+                return
+            }
+        }
+        let (shared, spent) = (sharedCounts, precounted)
         context.write({ (tx: Writes) -> Int64? in
             if let bucket, let wait = try tx.rateLimit(bucket: bucket, now: request.createdAt, interval: interval, perHour: perHour) {
                 return wait
@@ -66,12 +90,13 @@ public final class ActionLedger: Sendable {
             // After the address's own limit (so a refused request spends no solution and no cap);
             // the challenge's and a cap's refusals throw, rolling back the address's count too:
             // nothing is queued or counted.
-            if let challenge { try gate.admit(challenge, domain: counted?.domain, now: request.createdAt, tx: tx) }
-            if caps.isOn, let counted { try caps.admit(counted, now: request.createdAt, tx: tx) }
+            if let challenge { try gate.admit(challenge, domain: counted?.domain, now: request.createdAt, tx: tx, thresholdsCounted: shared != nil) }
+            if caps.isOn, shared == nil, let counted { try caps.admit(counted, now: request.createdAt, tx: tx) }
             try tx.insertActionRequest(request)
             try tx.queue(intent, recipient: request.email, now: request.createdAt, giveUpAt: request.expiresAt)
             return nil
         }, then: { result in
+            if case .success(nil) = result {} else { shared?.uncount(spent) }
             switch result {
             case .success(let wait?): then(.failure(.tooManyAttempts(retryAfter: wait)))
             case .success(nil):

@@ -117,11 +117,38 @@ public final class MailCaps: Sendable {
     /// - Throws: `AuthError.tooManyAttempts` (the seconds to the window's end) past a cap: the
     ///   caller's write must be rolled back; a store failure as it comes.
     func admit(_ recipient: CanonicalAddress, now: Int64, tx: any LimitWriter) throws {
+        try admit(recipient, now: now) { bucket, limit in
+            try tx.countInWindow(bucket: bucket, now: now, window: RateLimitPolicy.window, limit: limit)
+        }
+    }
+
+    /// ``admit(_:now:tx:)`` on a store several daemons share: counted before the request's write,
+    /// outside its transaction (``SharedWindowCounts``). Returns what it counted, for the caller to
+    /// put back if the request is then not made.
+    /// - Throws: `AuthError.tooManyAttempts` past a cap (nothing stays counted); `unavailable`.
+    func admit(_ recipient: CanonicalAddress, now: Int64, counts: SharedWindowCounts) throws -> [SharedWindowCounts.Counted] {
+        var counted: [SharedWindowCounts.Counted] = []
+        do {
+            try admit(recipient, now: now) { bucket, limit in
+                guard let one = try counts.count(bucket, now: now, window: RateLimitPolicy.window, limit: limit) else {
+                    return max(1, FixedWindow.start(of: now, window: RateLimitPolicy.window) + RateLimitPolicy.window - now)
+                }
+                counted.append(one)
+                return nil
+            }
+        } catch {
+            counts.uncount(counted)
+            throw error
+        }
+        return counted
+    }
+
+    /// The caps in order, each counted by `count` (bucket, limit → nil when counted, else the
+    /// seconds to the window's end).
+    private func admit(_ recipient: CanonicalAddress, now: Int64, count: ([UInt8], Int64) throws -> Int64?) throws {
         let domain = recipient.domain
         let domainCap = configuration.cap(ofDomain: domain)
-        if domainCap > 0,
-            let wait = try tx.countInWindow(bucket: bucket("domain", domain), now: now, window: RateLimitPolicy.window, limit: domainCap)
-        {
+        if domainCap > 0, let wait = try count(bucket("domain", domain), domainCap) {
             refuse(.domain, key: "domain|\(domain)", until: now + wait) {
                 $0.warning("mail domain cap reached: nothing more is queued to the domain until the hour ends", [
                     "domain": domain, "per_hour": String(domainCap), "until": String(now + wait),
@@ -130,7 +157,7 @@ public final class MailCaps: Sendable {
             throw AuthError.tooManyAttempts(retryAfter: wait)
         }
         let total = configuration.totalPerHour
-        if total > 0, let wait = try tx.countInWindow(bucket: bucket("total", "hour"), now: now, window: RateLimitPolicy.window, limit: total) {
+        if total > 0, let wait = try count(bucket("total", "hour"), total) {
             refuse(.total, key: "total", until: now + wait) {
                 $0.warning("mail total cap reached: no public endpoint queues mail until the hour ends", [
                     "domain": domain, "per_hour": String(total), "until": String(now + wait),
