@@ -186,6 +186,44 @@ struct FlowSignUpPolicyTests {
         #expect(again.uid == member.uid && !again.isNewUser && Self.accounts(closed) == 1)
     }
 
+    @Test("an anonymous account made while open is not kept for good after closing: its upgrade by phone or by a provider without an address is refused, and stays anonymous")
+    func anonymousUpgradeAfterClosing() throws {
+        let idp = try TestIdentityProvider()
+        let issuer = TestIdentityProvider.issuer
+        let providers = try IdentityProvider.parseList(Data("""
+            [{"id": "google", "issuer": "\(issuer)", "jwksUri": "\(issuer)/jwks", "audiences": ["app-client"]}]
+            """.utf8))
+        func harness(_ mode: SignUpPolicy.Mode, restarting: FlowHarness? = nil) throws -> FlowHarness {
+            try FlowHarness(identityProviders: ProviderRegistry(providers: providers, clientSecrets: [:], http: idp), restarting: restarting) {
+                $0.signUp = SignUpPolicy(mode: mode, domains: [])
+                $0.phoneSignIn = true
+                $0.sms.phoneSignIn = true
+            }
+        }
+        let open = try harness(.open)
+        let anonymous = try open.service.sessions.signInAnonymously()
+        let closed = try harness(.closed, restarting: open)
+        // By phone: the code is right, the upgrade is refused, nothing is consumed or linked.
+        try closed.service.phoneSignIn.send(phoneNumber: "+4915112345670", locale: nil, idToken: anonymous.idToken, clientIP: "192.0.2.1")
+        let code = try closed.lastSMSCode()
+        expectAuthError("SIGN_UP_NOT_ALLOWED") {
+            _ = try closed.service.phoneSignIn.complete(phoneNumber: "+4915112345670", code: code, idToken: anonymous.idToken, allowMigration: nil)
+        }
+        // By a provider that verified no address.
+        let token = try idp.token(sub: "g-anon", aud: "app-client", now: closed.clock.unixSeconds(), email: nil, verified: true, nonce: nil, exp: nil)
+        expectAuthError("SIGN_UP_NOT_ALLOWED") {
+            _ = try closed.service.providerSignIn.signIn(
+                provider: "google", token: token, nonce: nil, idToken: anonymous.idToken, allowMigration: nil, displayName: nil)
+        }
+        let account = try #require(try closed.account(anonymous.uid))
+        #expect(account.isAnonymous && account.providers.isEmpty && Self.accounts(closed) == 1)
+        // Open again, the same upgrade by phone goes through (the refused code was not consumed).
+        let reopened = try harness(.open, restarting: closed)
+        let upgraded = try reopened.service.phoneSignIn.complete(
+            phoneNumber: "+4915112345670", code: code, idToken: anonymous.idToken, allowMigration: nil)
+        #expect(upgraded.uid == anonymous.uid && upgraded.isNewUser)
+    }
+
     @Test("invite mode: an invited address signs up by any way while its invitation is open (which that ends); closed: only by the invitation's link")
     func inviteModeOpensOtherWays() throws {
         let h = try Self.harness(.invite)

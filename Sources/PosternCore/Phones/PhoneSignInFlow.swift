@@ -152,6 +152,8 @@ public final class PhoneSignInFlow: Sendable {
                 account = found
             case .upgradeAnonymous(let uid):
                 guard let found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
+                // Upgraded, the anonymous account is kept for good: checked as a sign-up by phone.
+                try signUp.admitWithoutAddress(anonymous: false)
                 account = found
                 try events.record(.userAnonymousUpgraded(uid: uid, email: nil), tx: tx, now: now)
                 gainsNumber = true

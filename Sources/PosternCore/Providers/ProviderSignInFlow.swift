@@ -229,10 +229,14 @@ public final class ProviderSignInFlow: Sendable {
                 guard var found = try tx.account(uid: uid) else { throw AuthError.invalidIDToken }
                 // The address comes along when the provider verified it and nobody holds it (an
                 // owner was found above otherwise).
+                // Upgraded, the anonymous account is kept for good: checked as a sign-up by that
+                // address, or as one without an address when the provider verified none.
                 if let verifiedAddress {
                     try signUp.admit(verifiedAddress, tx: tx, now: now)
                     found.email = verifiedAddress
                     found.emailVerified = true
+                } else {
+                    try signUp.admitWithoutAddress(anonymous: false)
                 }
                 account = found
                 try events.record(.userAnonymousUpgraded(uid: uid, email: found.email), tx: tx, now: now)
