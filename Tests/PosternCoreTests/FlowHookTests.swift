@@ -170,7 +170,7 @@ struct FlowHookTests {
         #expect(expectAuthError("HOOK_DENIED") { try hs.signIn("silent@example.com") }?.message == AuthError.hookDeniedMessage)
     }
 
-    @Test("password sign-in asks before_sign_in; a wrong password and an anonymous sign-in ask nothing")
+    @Test("password sign-in asks before_sign_in; a wrong password asks nothing; an anonymous sign-in asks before_sign_up, and a deny makes no account")
     func otherSignInsAsk() throws {
         let hook = ScriptedHook(ScriptedHook.allowAll)
         let h = try Self.harness(hook, hooks: [.beforeSignUp, .beforeSignIn], failure: .closed)
@@ -187,8 +187,14 @@ struct FlowHookTests {
             _ = try h.service.passwords.signIn(email: "pw@example.com", password: "wrong horse battery", idToken: nil, allowMigration: nil)
         }
         #expect(hook.calls.count == 2)
-        _ = try h.service.sessions.signInAnonymously()
-        #expect(hook.calls.count == 2)
+        let accounts = h.store.snapshot().accounts.count
+        expectAuthError("HOOK_DENIED") { _ = try h.service.sessions.signInAnonymously() }
+        #expect(hook.types == ["before_sign_up", "before_sign_in", "before_sign_up"])
+        #expect(hook.calls.last?.data["method"] == .string("anonymous") && hook.calls.last?.data["email"] == nil)
+        #expect(h.store.snapshot().accounts.count == accounts, "a denied anonymous sign-in makes no account")
+        hook.answer(ScriptedHook.allowAll)
+        let anonymous = try h.service.sessions.signInAnonymously()
+        #expect(hook.calls.last?.data["uid"] == .string(anonymous.uid) && hook.calls.last?.data["isNewUser"] == .bool(true))
     }
 
     @Test("a phone sign-in asks before_sign_up with the number, then before_sign_in; a deny leaves the code for another try")

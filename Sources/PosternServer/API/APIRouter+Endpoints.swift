@@ -16,7 +16,7 @@ extension APIRouter {
         let sent = HTTPResponse.body(202, AcceptedBody(status: .sent))
         return [
             Route(method: "POST", path: "/v1/accounts/anonymous", summary: "Create an anonymous account and sign it in", access: .public, status: 200,
-                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), errors: [.signUpNotAllowed, .hookFailed],
+                  contract: .init(request: .json(EmptyBody.self), answer: .json(SessionBody.self), errors: [.signUpNotAllowed, .hookDenied, .hookFailed],
                                   links: .refreshing(from: "/refreshToken"))) { c throws(AuthError) in
                 _ = try c.body(EmptyBody.self)
                 return .body(200, SessionBody(try service.sessions.signInAnonymously()))

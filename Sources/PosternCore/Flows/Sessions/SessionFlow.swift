@@ -25,6 +25,8 @@ public final class SessionFlow: Sendable {
         let events = context.events
         return try context.writeAskingHooks { (answers: HookAnswers, tx: Writes) in
             let uid = answers.newUID
+            // An anonymous account is an account: the operator's before_sign_up decides on it too.
+            try answers.admit(HookSubject(uid: uid, email: nil, method: "anonymous", isNewUser: true))
             let account = Account(uid: uid, createdAt: now, lastSignInAt: now)
             try tx.insertAccount(account)
             try events.record(.userCreated(uid: uid, email: nil), tx: tx, now: now)
