@@ -9,8 +9,20 @@ import Testing
 /// minted while open and used after closing.
 @Suite("Sign-up policy: every creation path by mode and domain; refused sign-ups mail nothing")
 struct FlowSignUpPolicyTests {
-    static func harness(_ mode: SignUpPolicy.Mode, domains: Set<String> = [], notice: Bool = false, restarting: FlowHarness? = nil) throws -> FlowHarness {
-        try FlowHarness(restarting: restarting) {
+    /// Flows under `mode` with phone sign-in on and, when `provider` is given, Google's sign-in
+    /// served by it (audience `app-client`).
+    static func harness(
+        _ mode: SignUpPolicy.Mode, domains: Set<String> = [], notice: Bool = false, provider idp: TestIdentityProvider? = nil,
+        restarting: FlowHarness? = nil
+    ) throws -> FlowHarness {
+        let registry = try idp.map { idp in
+            let issuer = TestIdentityProvider.issuer
+            let providers = try IdentityProvider.parseList(Data("""
+                [{"id": "google", "issuer": "\(issuer)", "jwksUri": "\(issuer)/jwks", "audiences": ["app-client"]}]
+                """.utf8))
+            return ProviderRegistry(providers: providers, clientSecrets: [:], http: idp)
+        }
+        return try FlowHarness(identityProviders: registry ?? .none, restarting: restarting) {
             $0.signUp = SignUpPolicy(mode: mode, domains: domains, closedNotice: notice)
             $0.phoneSignIn = true
             $0.sms.phoneSignIn = true
@@ -162,14 +174,8 @@ struct FlowSignUpPolicyTests {
     @Test("provider sign-in: a new account by the provider's verified address under the policy; an existing one signs in when closed")
     func provider() throws {
         let idp = try TestIdentityProvider()
-        let issuer = TestIdentityProvider.issuer
-        let providers = try IdentityProvider.parseList(Data("""
-            [{"id": "google", "issuer": "\(issuer)", "jwksUri": "\(issuer)/jwks", "audiences": ["app-client"]}]
-            """.utf8))
         func harness(_ mode: SignUpPolicy.Mode, _ domains: Set<String>, restarting: FlowHarness? = nil) throws -> FlowHarness {
-            try FlowHarness(identityProviders: ProviderRegistry(providers: providers, clientSecrets: [:], http: idp), restarting: restarting) {
-                $0.signUp = SignUpPolicy(mode: mode, domains: domains)
-            }
+            try Self.harness(mode, domains: domains, provider: idp, restarting: restarting)
         }
         func signIn(_ h: FlowHarness, _ sub: String, _ email: String?) throws -> LoginDescriptor {
             let token = try idp.token(sub: sub, aud: "app-client", now: h.clock.unixSeconds(), email: email, verified: true, nonce: nil, exp: nil)
@@ -189,16 +195,8 @@ struct FlowSignUpPolicyTests {
     @Test("an anonymous account made while open is not kept for good after closing: its upgrade by phone or by a provider without an address is refused, and stays anonymous")
     func anonymousUpgradeAfterClosing() throws {
         let idp = try TestIdentityProvider()
-        let issuer = TestIdentityProvider.issuer
-        let providers = try IdentityProvider.parseList(Data("""
-            [{"id": "google", "issuer": "\(issuer)", "jwksUri": "\(issuer)/jwks", "audiences": ["app-client"]}]
-            """.utf8))
         func harness(_ mode: SignUpPolicy.Mode, restarting: FlowHarness? = nil) throws -> FlowHarness {
-            try FlowHarness(identityProviders: ProviderRegistry(providers: providers, clientSecrets: [:], http: idp), restarting: restarting) {
-                $0.signUp = SignUpPolicy(mode: mode, domains: [])
-                $0.phoneSignIn = true
-                $0.sms.phoneSignIn = true
-            }
+            try Self.harness(mode, provider: idp, restarting: restarting)
         }
         let open = try harness(.open)
         let anonymous = try open.service.sessions.signInAnonymously()
