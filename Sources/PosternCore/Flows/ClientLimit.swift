@@ -67,11 +67,14 @@ public final class ClientLimit: LeaseHolder {
     ) {
         self.context = context
         self.allowed = allowed
-        self.window = window * 1_000
+        self.window = window * (Self.ticksPerSecond / 1_000)
         self.label = label
         leases = SliceLeases(leaseMillis: leaseMillis, ceiling: Self.cacheCeiling)
         sharedInStore = !context.store.isConfinedToThisMachine
     }
+
+    /// The limit's ticks a second: every count is in microseconds.
+    static let ticksPerSecond: Int64 = 1_000_000
 
     /// A second: how long a slice may be spent, and how often the daemon gives back what was not.
     public static let defaultLeaseMillis: Int64 = 1_000
@@ -95,7 +98,7 @@ public final class ClientLimit: LeaseHolder {
         guard sharedInStore else {
             let wait = local.withLock { times -> Int64? in
                 if times.count >= Self.cacheCeiling { times = times.filter { $0.value > nowMicros } }
-                let decision = ClientRatePolicy.decide(tat: times[ip], now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000)
+                let decision = ClientRatePolicy.decide(tat: times[ip], now: nowMicros, allowed: allowed, window: window, ticksPerSecond: Self.ticksPerSecond)
                 if let tat = decision.tat { times[ip] = tat }
                 return decision.retryAfter
             }
@@ -118,7 +121,7 @@ public final class ClientLimit: LeaseHolder {
         }
         leases.granted(ip, take, count: grant.granted, now: now)
         guard grant.granted == 0 else { return }
-        let wait = ClientRatePolicy.retryAfter(tat: grant.tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000)
+        let wait = ClientRatePolicy.retryAfter(tat: grant.tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: Self.ticksPerSecond)
         remember(ip: ip, refusedFor: wait, now: now)
         throw .tooManyAttempts(retryAfter: wait)
     }
@@ -150,7 +153,7 @@ public final class ClientLimit: LeaseHolder {
         let (allowed, window) = (allowed, window)
         guard sharedInStore else {
             let wait = local.withLock {
-                ClientRatePolicy.decide(tat: $0[ip], now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000).retryAfter
+                ClientRatePolicy.decide(tat: $0[ip], now: nowMicros, allowed: allowed, window: window, ticksPerSecond: Self.ticksPerSecond).retryAfter
             }
             if let wait { throw .tooManyAttempts(retryAfter: wait) }
             return
@@ -159,7 +162,7 @@ public final class ClientLimit: LeaseHolder {
         if leases.canSpend(ip, now: now) { return }
         let bucket = bucket(ip)
         let tat = try context.read { (tx: Reads) in try tx.clientTokenTAT(bucket: bucket) }
-        guard let wait = ClientRatePolicy.decide(tat: tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: 1_000_000).retryAfter
+        guard let wait = ClientRatePolicy.decide(tat: tat, now: nowMicros, allowed: allowed, window: window, ticksPerSecond: Self.ticksPerSecond).retryAfter
         else { return }
         remember(ip: ip, refusedFor: wait, now: now)
         throw .tooManyAttempts(retryAfter: wait)
@@ -169,7 +172,7 @@ public final class ClientLimit: LeaseHolder {
 
     /// Now in milliseconds (leases, the refusal cache) and in microseconds (the counts).
     private func nowMillisAndMicros() -> (millis: Int64, micros: Int64) {
-        let micros = Int64((context.clock.now().timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let micros = Int64((context.clock.now().timeIntervalSince1970 * Double(Self.ticksPerSecond)).rounded(.down))
         return (micros / 1_000, micros)
     }
 
