@@ -33,6 +33,17 @@ final class PostgresSession: SQLSession {
     /// Statements queued by ``executeDeferred(_:_:)``, sent ahead of the next statement that is
     /// waited for, or of COMMIT, in its round trip.
     private var deferred: [PostgresConnection.Pipelined] = []
+    /// Where the closure that runs now in a batch (``PostgresBatchWriter``) began: its savepoint is
+    /// owed (sent ahead of its first statement, none if it runs none), queued at an index of
+    /// `deferred`, or sent.
+    private var savepoint: SavepointState = .none
+
+    private enum SavepointState {
+        case none
+        case owed
+        case queued(at: Int)
+        case sent
+    }
 
     /// The signal that unwinds a closure whose transaction must start again SERIALIZABLE.
     struct SerializableNeeded: Error {}
@@ -71,7 +82,47 @@ final class PostgresSession: SQLSession {
     func executeDeferred(_ sql: String, _ args: [SQLValue]) throws {
         if let failure { throw failure }
         if let begin = try beginIfNeeded() { deferred += begin.map { .text($0) } }
+        if case .owed = savepoint {
+            savepoint = .queued(at: deferred.count)
+            deferred.append(.text(Self.savepointStart))
+        }
         deferred.append(.prepared(sql, args))
+    }
+
+    // MARK: one closure of a batch
+
+    static let savepointStart = "SAVEPOINT postern_write"
+
+    /// Marks where the next closure of a batch begins: what it runs from here can be undone alone
+    /// (``undoClosure()``). The SAVEPOINT costs no round trip: it goes ahead of the closure's first
+    /// statement, and a closure that runs none sends none.
+    func beginClosure() {
+        savepoint = .owed
+    }
+
+    /// Keeps what the closure ran: a savepoint not sent yet is dropped, a sent one is released
+    /// ahead of the next statement (so savepoints never nest).
+    func keepClosure() {
+        switch savepoint {
+        case .none, .owed: break
+        case .queued(let index): deferred.remove(at: index)
+        case .sent: deferred.append(.text("RELEASE SAVEPOINT postern_write"))
+        }
+        savepoint = .none
+    }
+
+    /// Undoes what the closure ran since ``beginClosure()``: statements not sent yet are dropped;
+    /// once some were sent, a ROLLBACK TO the savepoint goes ahead of the next statement. Only for
+    /// a closure that threw without the server failing (``failure`` nil): a server failure aborts
+    /// the whole transaction.
+    func undoClosure() {
+        switch savepoint {
+        case .none, .owed: break
+        case .queued(let index): deferred.removeSubrange(index...)
+        case .sent:
+            deferred += [.text("ROLLBACK TO SAVEPOINT postern_write"), .text("RELEASE SAVEPOINT postern_write")]
+        }
+        savepoint = .none
     }
 
     /// Begins the transaction if this is its first statement, then runs `sql` (with the deferred
@@ -83,6 +134,8 @@ final class PostgresSession: SQLSession {
             deferred = []
             // The transaction's first statement carries its BEGIN in the same round trip.
             if let begin = try beginIfNeeded() { ahead += begin.map { .text($0) } }
+            if case .owed = savepoint { ahead.append(.text(Self.savepointStart)) }
+            if case .none = savepoint {} else { savepoint = .sent }
             if ahead.isEmpty { return try connection.run(sql, args) }
             return try connection.pipeline(ahead + [.prepared(sql, args)])[ahead.count]
         } catch let error as PostgresError {

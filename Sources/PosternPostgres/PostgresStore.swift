@@ -13,6 +13,10 @@ import Synchronization
 /// claim, a lease-checked outcome) runs READ COMMITTED, so claims by several connections skip each
 /// other's rows (`FOR UPDATE SKIP LOCKED`) instead of failing; see ``PostgresSession/Isolation``.
 ///
+/// Queued writes (``queueWrite(syncingLater:gathering:_:done:)``: a request's mail, the outbox's
+/// outcome records) are committed in batches by a few threads (``PostgresBatchWriter``), each
+/// closure in a savepoint of its own, so many requests share one transaction and one WAL flush.
+///
 /// Durable: `write` returns after COMMIT, which waits for the WAL flush under the server's
 /// `synchronous_commit` (on by default); `writeSyncingLater` commits with `synchronous_commit`
 /// off for that transaction (flushed by the WAL writer within `wal_writer_delay`, 200 ms by
@@ -22,16 +26,18 @@ import Synchronization
 /// and prepares its statements afresh. A transaction that lost its connection before COMMIT was
 /// sent is run again once on a new connection; one that lost it during COMMIT fails with
 /// `unavailable` (it may or may not have committed).
-public final class PostgresStore: Store {
+public final class PostgresStore: QueuedWriteStore {
     /// How often a closure runs at most when the server keeps refusing to serialize it.
-    static let maximumAttempts = 30
+    static var maximumAttempts: Int { PostgresTransactions.maximumAttempts }
 
     private let connectionString: PostgresConnectionString
     private let pool: PostgresPool
+    /// Runs the transactions; shared with the writer's threads.
+    private let transactions: PostgresTransactions
+    /// Commits queued writes in batches.
+    private let writer: PostgresBatchWriter
     /// Seals the numbers of queued SMS (the master key's), once set; empty: SMS cannot be queued.
     public let phoneSeal: PhoneSealSlot
-    private let closed = Atomic<Bool>(false)
-    private let retryCount = Atomic<Int>(0)
     /// Rung after each commit that queued mail, and when another daemon says it queued some.
     public let mailDoorbell = MailDoorbell()
     /// LISTEN/NOTIFY between the daemons (nil with `notifications` off: polling alone).
@@ -44,7 +50,8 @@ public final class PostgresStore: Store {
     /// Connects, migrates (under the advisory lock) and checks the schema.
     /// - Parameters:
     ///   - connectionString: a `postgres://` URI or libpq `key=value` pairs.
-    ///   - connections: the most connections the pool opens (more only for a moment, see ``PostgresPool``).
+    ///   - connections: the most connections the pool opens (more only for a moment, see ``PostgresPool``);
+    ///     half of them (at least one) commit the queued writes (``PostgresBatchWriter``).
     ///   - notifications: wake-ups between daemons by LISTEN/NOTIFY on one more connection
     ///     (``PostgresMailChannel``); off (`--pg-poll-only`) for a pooler in transaction mode,
     ///     which cannot hold a LISTEN: the workers then find other daemons' mail by polling alone.
@@ -58,8 +65,8 @@ public final class PostgresStore: Store {
             throw StoreError.unavailable("not a PostgreSQL connection string (postgres://… or key=value pairs)")
         }
         self.connectionString = connectionString
-        pool = PostgresPool(connectionString, size: connections)
-        mailChannel = notifications ? PostgresMailChannel(connectionString, doorbell: mailDoorbell) : nil
+        let pool = PostgresPool(connectionString, size: connections)
+        self.pool = pool
         do {
             let connection = try pool.borrow()
             defer { pool.giveBack(connection) }
@@ -67,10 +74,17 @@ public final class PostgresStore: Store {
         } catch let error as PostgresError {
             throw StoreError.unavailable("cannot open \(connectionString): \(error.isConnectionFailure ? error.message : error.description)")
         }
+        transactions = PostgresTransactions(connectionString: connectionString, pool: pool, phoneSeal: phoneSeal, mailDoorbell: mailDoorbell)
+        writer = PostgresBatchWriter(transactions: transactions, threads: PostgresBatchWriter.threads(forConnections: connections))
+        mailChannel = notifications ? PostgresMailChannel(connectionString, doorbell: mailDoorbell) : nil
         mailChannel?.start()
     }
 
-    deinit { mailChannel?.stop() }
+    deinit {
+        writer.close()
+        mailChannel?.stop()
+    }
+
 
     /// Round trips of the store's pool so far (the LISTEN connection's aside).
     public var serverRoundTrips: Int? { pool.roundTrips.value }
@@ -81,21 +95,36 @@ public final class PostgresStore: Store {
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T {
-        try transact(isolation: .readOnly, syncingLater: false) { try body($0) }
+        try transactions.transact(isolation: .readOnly, syncingLater: false) { try body($0) }
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
-        try transact(isolation: .chosenByFirstStatement, syncingLater: false) { try body($0) }
+        try transactions.transact(isolation: .chosenByFirstStatement, syncingLater: false) { try body($0) }
     }
 
     public func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
-        try transact(isolation: .chosenByFirstStatement, syncingLater: true) { try body($0) }
+        try transactions.transact(isolation: .chosenByFirstStatement, syncingLater: true) { try body($0) }
+    }
+
+    /// Queued to the batch writer without waiting: `done` is called from one of its threads after
+    /// the commit of the batch that held `body` (or with the error: `body`'s, or `unavailable`
+    /// once the store is closed). `gathering` changes nothing here: every queued write waits only
+    /// for a writer thread to be free.
+    public func queueWrite<T: Sendable>(
+        syncingLater: Bool, gathering: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        if !writer.queue(BatchedWrite(syncingLater: syncingLater, body, done: done)) {
+            done(.failure(StoreError.unavailable("the store is closed")))
+        }
     }
 
     /// Makes every commit so far durable (one committed with `synchronous_commit` on flushes the
     /// WAL up to itself) and refuses later writes; reads still work.
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // The queued writes first: they commit, and the writer refuses new ones.
+        writer.close()
+        guard !transactions.closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // Announces the last commits' mail (a one-shot command's), then ends the LISTEN.
         mailChannel?.stop()
         _ = try? withConnection { connection in
@@ -142,7 +171,10 @@ public final class PostgresStore: Store {
     }
 
     /// Transactions run again after a serialization failure or deadlock, so far (for tests).
-    var retries: Int { retryCount.load(ordering: .relaxed) }
+    var retries: Int { transactions.retries }
+
+    /// How the batch writer's batches went so far (for tests).
+    var batches: PostgresTransactions.BatchCounts { transactions.batches }
 
     /// Connections the pool holds open now (for tests).
     var openConnections: Int { pool.openCount }
@@ -156,77 +188,5 @@ public final class PostgresStore: Store {
         do { connection = try pool.borrow() } catch let error as PostgresError { throw error.storeError }
         defer { pool.giveBack(connection) }
         do { return try body(connection) } catch let error as PostgresError { throw error.storeError }
-    }
-
-    /// Runs `body` in one transaction, again after a serialization failure, a deadlock, a lost
-    /// connection (before COMMIT) or a row-locked start that turned out to need SERIALIZABLE.
-    private func transact<T>(
-        isolation: PostgresSession.Isolation, syncingLater: Bool, _ body: (SQLStoreTransaction) throws -> T
-    ) throws -> T {
-        if isolation != .readOnly, closed.load(ordering: .acquiring) { throw StoreError.unavailable("the store is closed") }
-        var isolation = isolation
-        var reconnects = 0
-        var attempt = 0
-        while true {
-            attempt += 1
-            let connection: PostgresConnection
-            do {
-                connection = try pool.borrow()
-            } catch let error as PostgresError {
-                throw StoreError.unavailable("cannot connect to \(connectionString): \(error.message)")
-            }
-            let session = PostgresSession(connection, isolation: isolation, syncingLater: syncingLater)
-            let transaction = SQLStoreTransaction(session, phoneSeal: phoneSeal.current)
-            let outcome = Result { try body(transaction) }
-            var failure = session.failure
-            if failure == nil, case .success = outcome {
-                do { try session.commit() } catch let error as PostgresError { failure = error } catch {}
-                if failure == nil {
-                    pool.giveBack(connection)
-                    if transaction.queuedMail { mailDoorbell.ring() }
-                    return try outcome.get()
-                }
-                if let lost = failure, lost.isConnectionFailure {
-                    pool.giveBack(connection)
-                    pool.drainIdle()
-                    throw StoreError.unavailable(
-                        "the connection to PostgreSQL was lost during COMMIT; the write may or may not have been committed: \(lost.message)")
-                }
-            }
-            session.rollback()
-            pool.giveBack(connection)
-            if let failure {
-                if failure.isRetryable && attempt < Self.maximumAttempts {
-                    retryCount.add(1, ordering: .relaxed)
-                    Self.backOff(attempt)
-                    continue
-                }
-                if failure.isConnectionFailure {
-                    // The server went away or restarted: the idle connections are most likely
-                    // dead too, and the retry must not draw one of them.
-                    pool.drainIdle()
-                    if reconnects < 1 {
-                        reconnects += 1
-                        continue
-                    }
-                }
-                if failure.isRetryable {
-                    throw StoreError.unavailable("PostgreSQL refused to serialize the transaction \(attempt) times (\(failure.sqlState ?? ""))")
-                }
-                throw failure.storeError
-            }
-            if session.needsSerializable {
-                isolation = .serializable
-                continue
-            }
-            return try outcome.get()
-        }
-    }
-
-    /// Sleeps a random moment that grows with the attempt (at most about 30 ms), so that the
-    /// transactions that collided do not collide again in step.
-    private static func backOff(_ attempt: Int) {
-        let ceiling = min(30_000, 500 << min(attempt, 6))
-        usleep(useconds_t(Int.random(in: 0...ceiling)))
     }
 }

@@ -1,0 +1,48 @@
+import Foundation
+import PosternCore
+
+/// Threads that commit queued writes (``PostgresStore/queueWrite(syncingLater:gathering:_:done:)``)
+/// in batches: each takes what waits, up to ``maximumBatch``, and commits it in one transaction on
+/// one connection (``PostgresTransactions/commit(_:)``). Many requests' writes then share one
+/// BEGIN, one COMMIT and one WAL flush, and no request thread holds a connection while it waits
+/// for its commit.
+///
+/// Fewer threads than the pool has connections, so reads and the writes that run alone always
+/// find one.
+final class PostgresBatchWriter: Sendable {
+    /// Most closures in one transaction: each that writes takes a subtransaction id, and a
+    /// server process caches 64 of them (more slow every other session's snapshots).
+    static let maximumBatch = 32
+
+    private let pending: BatchQueue<BatchedWrite>
+    let threads: Int
+
+    /// Starts `threads` writer threads committing through `transactions`.
+    init(transactions: PostgresTransactions, threads: Int) {
+        self.threads = max(1, threads)
+        pending = BatchQueue(consumers: self.threads)
+        for index in 0..<self.threads {
+            Thread.start(named: "pg-writer-\(index)") { [pending] in
+                while case .items(let batch) = pending.take(upTo: Self.maximumBatch) {
+                    transactions.commit(batch)
+                }
+                pending.consumerEnded()
+            }
+        }
+    }
+
+    /// The threads a pool of `connections` gets: half of them, at least one.
+    static func threads(forConnections connections: Int) -> Int { max(1, connections / 2) }
+
+    /// Queues `write`; false once closed (nothing queued).
+    func queue(_ write: BatchedWrite) -> Bool {
+        pending.append(write)
+    }
+
+    /// Refuses new writes, commits those already queued, and ends the threads; returns when that
+    /// is done.
+    func close() {
+        pending.close()
+        _ = pending.waitForConsumers()
+    }
+}
