@@ -40,9 +40,10 @@ final class PostgresBatchWriter: Sendable {
     }
 
     /// Refuses new writes, commits those already queued, and ends the threads; returns when that
-    /// is done.
-    func close() {
+    /// is done, unless `waiting` is false (the store's `deinit`, which may run on a writer thread
+    /// that let go of the last reference: it must not wait for itself).
+    func close(waiting: Bool = true) {
         pending.close()
-        _ = pending.waitForConsumers()
+        if waiting { _ = pending.waitForConsumers() }
     }
 }

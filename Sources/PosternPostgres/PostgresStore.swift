@@ -81,7 +81,7 @@ public final class PostgresStore: QueuedWriteStore {
     }
 
     deinit {
-        writer.close()
+        writer.close(waiting: false)
         mailChannel?.stop()
     }
 
