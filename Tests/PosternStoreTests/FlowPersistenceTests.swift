@@ -145,3 +145,35 @@ struct FlowPersistenceTests {
         #expect(Data(tokenHashes).range(of: Data(session.refreshToken.utf8)) == nil)
     }
 }
+
+@Suite("Shared counters taken together, on PostgreSQL", .enabled(if: StoreKind.available.contains(.postgres)))
+struct SharedCounterRestockTests {
+    @Test("a request's counters this daemon holds no slice of (a new domain's cap, the total) are taken in one transaction; within the lease, in none")
+    func coldCountersInOneTransaction() throws {
+        var counting: CountingStore?
+        let h = try StoreFlowHarness(.postgres, configure: {
+            $0.mailPerHour = 0
+            $0.mailCaps = MailCapConfiguration(domainPerHour: 1_000, totalPerHour: 1_000)
+        }, wrap: { store in
+            let wrapped = CountingStore(store)
+            counting = wrapped
+            return wrapped
+        })
+        let store = try #require(counting)
+        func writes(_ email: String) throws -> Int {
+            let before = store.writes.value
+            try h.service.emailLink.send(EmailLinkRequest(email: email))
+            return store.writes.value - before
+        }
+        // Both cold: one take for the two (slices of one), then the request's write; a take each
+        // made it 3.
+        #expect(try writes("a@one.example") == 2)
+        // Both spent within the lease: again one take for the two (slices of two), and the write.
+        #expect(try writes("b@one.example") == 2)
+        // Both held: the request's write alone.
+        #expect(try writes("c@one.example") == 1)
+        // A new domain: its take alone (the total's slice still holds one), then the write.
+        #expect(try writes("d@two.example") == 2)
+        #expect(try h.store.read { try $0.outboxMessages(state: nil, limit: 10) }.count == 4)
+    }
+}

@@ -62,32 +62,54 @@ final class SliceLeases<Key: Hashable & Sendable>: Sendable {
                 return nil
             }
             if lease.taking { return Take(count: 1, giveBack: 0, giveBackEpoch: 0, forLease: false) }
-            if leases[key] != nil {
-                if lease.held > 0 { lease.slice = max(1, lease.slice - lease.held) }  // part went unspent: ask for what was spent
-                else if now < lease.expires { lease.slice *= 2 }  // spent before it ran out: ask for more
-            } else if leases.count >= ceiling {
-                leases = leases.filter { $0.value.taking || $0.value.held > 0 || $0.value.expires > now }
-                if leases.count >= ceiling { return Take(count: 1, giveBack: 0, giveBackEpoch: 0, forLease: false) }
-            }
-            lease.slice = min(max(1, maxSlice), lease.slice)
-            let take = Take(count: lease.slice, giveBack: lease.held, giveBackEpoch: lease.epoch, forLease: true)
-            lease.held = 0
-            lease.taking = true
-            lease.epoch = epoch
-            leases[key] = lease
-            return take
+            return Self.plan(key, &leases, now: now, epoch: epoch, maxSlice: maxSlice, ceiling: ceiling)
+                ?? Take(count: 1, giveBack: 0, giveBackEpoch: 0, forLease: false)
         }
     }
 
-    /// What the store granted for `take`, taken at `now`: the first is the asking request's, the
-    /// rest the key's slice until the lease ends (and no later than `end`, a window's end).
-    func granted(_ key: Key, _ take: Take, count granted: Int64, now: Int64, end: Int64 = .max) {
+    /// For a request about to spend from `key` among others (``SharedWindowCounts/restock(_:now:)``):
+    /// what to take for `key`'s slice when this daemon holds none to spend and no take is on its
+    /// way; nil when it holds some (or one is on its way, or too many keys are held), and the
+    /// request's own spend then does as it does. Spends nothing: everything granted is the slice
+    /// (``granted(_:_:count:now:end:spending:)`` with `spending` false).
+    func planRestock(_ key: Key, now: Int64, epoch: Int64 = 0, maxSlice: Int64) -> Take? {
+        leases.withLock { leases -> Take? in
+            if let lease = leases[key], lease.taking || (lease.held > 0 && now < lease.expires && lease.epoch == epoch) { return nil }
+            return Self.plan(key, &leases, now: now, epoch: epoch, maxSlice: maxSlice, ceiling: ceiling)
+        }
+    }
+
+    /// Sizes `key`'s next slice and marks its take on its way; nil when `ceiling` keys are held.
+    private static func plan(
+        _ key: Key, _ leases: inout [Key: Lease], now: Int64, epoch: Int64, maxSlice: Int64, ceiling: Int
+    ) -> Take? {
+        var lease = leases[key] ?? Lease(epoch: epoch)
+        if leases[key] != nil {
+            if lease.held > 0 { lease.slice = max(1, lease.slice - lease.held) }  // part went unspent: ask for what was spent
+            else if now < lease.expires { lease.slice *= 2 }  // spent before it ran out: ask for more
+        } else if leases.count >= ceiling {
+            leases = leases.filter { $0.value.taking || $0.value.held > 0 || $0.value.expires > now }
+            if leases.count >= ceiling { return nil }
+        }
+        lease.slice = min(max(1, maxSlice), lease.slice)
+        let take = Take(count: lease.slice, giveBack: lease.held, giveBackEpoch: lease.epoch, forLease: true)
+        lease.held = 0
+        lease.taking = true
+        lease.epoch = epoch
+        leases[key] = lease
+        return take
+    }
+
+    /// What the store granted for `take`, taken at `now`: the first is the asking request's (none
+    /// when not `spending`: a ``planRestock(_:now:epoch:maxSlice:)``), the rest the key's slice
+    /// until the lease ends (and no later than `end`, a window's end).
+    func granted(_ key: Key, _ take: Take, count granted: Int64, now: Int64, end: Int64 = .max, spending: Bool = true) {
         guard take.forLease else { return }
         let expires = min(now + leaseMillis, end)
         leases.withLock { leases in
             leases[key]?.taking = false
             guard granted > 0 else { return }
-            leases[key]?.held += granted - 1
+            leases[key]?.held += spending ? granted - 1 : granted
             leases[key]?.expires = expires
         }
     }

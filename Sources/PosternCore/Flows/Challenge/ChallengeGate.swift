@@ -178,6 +178,18 @@ public final class ChallengeGate: Sendable {
         return counted
     }
 
+    /// The thresholds ``countThresholds(_:domain:now:counts:)`` would count for `pass`, for a
+    /// ``SharedWindowCounts/restock(_:now:)`` ahead of it (none with a solution, or unless `when-limited`).
+    func thresholdsWanted(_ pass: ChallengePass, domain: String?) -> [SharedWindowCounts.Wanted] {
+        guard configuration.mode == .whenLimited, pass.solution == nil else { return [] }
+        var wanted: [SharedWindowCounts.Wanted] = []
+        try? countThresholds(pass, domain: domain) { bucket, limit in
+            wanted.append(.init(bucket: bucket, limit: limit))
+            return true
+        }
+        return wanted
+    }
+
     /// The client IP's threshold, then the domain's, each counted by `count` (bucket, limit →
     /// whether it was counted: false past the threshold).
     private func countThresholds(_ pass: ChallengePass, domain: String?, count: ([UInt8], Int64) throws -> Bool) throws {

@@ -73,6 +73,12 @@ public final class ActionLedger: Sendable {
         // answered by the threshold or the cap: either way it depends on no account.
         var precounted: [SharedWindowCounts.Counted] = []
         if let shared = sharedCounts {
+            // The counters this daemon holds no slice of (a domain or a client not seen within a
+            // second), taken in one transaction rather than one each.
+            var wanted: [SharedWindowCounts.Wanted] = []
+            if let challenge { wanted += gate.thresholdsWanted(challenge, domain: counted?.domain) }
+            if caps.isOn, let counted { wanted += caps.capsWanted(counted, now: request.createdAt) }
+            shared.restock(wanted, now: request.createdAt)
             do {
                 if let challenge { precounted += try gate.countThresholds(challenge, domain: counted?.domain, now: request.createdAt, counts: shared) }
                 if caps.isOn, let counted { precounted += try caps.admit(counted, now: request.createdAt, counts: shared) }

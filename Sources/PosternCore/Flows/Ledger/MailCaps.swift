@@ -143,6 +143,17 @@ public final class MailCaps: Sendable {
         return counted
     }
 
+    /// The caps ``admit(_:now:counts:)`` would count for a mail to `recipient`, for a
+    /// ``SharedWindowCounts/restock(_:now:)`` ahead of it.
+    func capsWanted(_ recipient: CanonicalAddress, now: Int64) -> [SharedWindowCounts.Wanted] {
+        var wanted: [SharedWindowCounts.Wanted] = []
+        try? admit(recipient, now: now) { bucket, limit in
+            wanted.append(.init(bucket: bucket, limit: limit))
+            return nil
+        }
+        return wanted
+    }
+
     /// The caps in order, each counted by `count` (bucket, limit → nil when counted, else the
     /// seconds to the window's end).
     private func admit(_ recipient: CanonicalAddress, now: Int64, count: ([UInt8], Int64) throws -> Int64?) throws {

@@ -62,6 +62,44 @@ final class SharedWindowCounts: LeaseHolder {
         return taken > 0 ? counted : nil
     }
 
+    /// One count a request is about to make: its bucket and the window's limit.
+    struct Wanted: Sendable {
+        let bucket: [UInt8]
+        let limit: Int64
+    }
+
+    /// Takes, in one transaction, the slices of those of `wanted` (hourly windows holding `now`)
+    /// this daemon holds nothing of: a recipient domain or a client not seen within the last lease.
+    /// Each would otherwise cost a transaction of its own in ``count(_:now:window:limit:)``, which
+    /// then spends from these slices in memory. Nothing is spent here and no refusal is decided: a
+    /// slice the store refuses leaves its count to take it again (and refuse); a failure leaves
+    /// them all to it. The rows are locked in the order of their buckets, as ``returnUnused(all:)``
+    /// locks its own, so that two daemons' transactions never wait on each other in a circle.
+    func restock(_ wanted: [Wanted], now: Int64) {
+        let window = RateLimitPolicy.window
+        let start = FixedWindow.start(of: now, window: window)
+        let (nowMillis, endMillis) = (millisNow(), (start + window) * 1_000)
+        let takes = wanted.sorted { $0.bucket.lexicographicallyPrecedes($1.bucket) }.compactMap { one in
+            leases.planRestock(one.bucket, now: nowMillis, epoch: start, maxSlice: ClientLimit.maxSlice(allowed: one.limit)).map { (one, $0) }
+        }
+        guard !takes.isEmpty else { return }
+        let granted: [Int64]
+        do {
+            granted = try context.write(syncingLater: true) { (tx: Writes) in
+                try takes.map { one, take in
+                    if take.giveBack > 0 { try tx.returnInWindow(bucket: one.bucket, windowStart: take.giveBackEpoch, count: take.giveBack) }
+                    return try tx.takeInWindow(bucket: one.bucket, now: now, window: window, limit: one.limit, upTo: take.count)
+                }
+            }
+        } catch {
+            for (one, take) in takes { leases.failed(one.bucket, take) }
+            return
+        }
+        for ((one, take), count) in zip(takes, granted) {
+            leases.granted(one.bucket, take, count: count, now: nowMillis, end: endMillis, spending: false)
+        }
+    }
+
     /// Puts back what a request counted and did not use: into this daemon's slice while it runs,
     /// else into the store (in one transaction; if that fails they stay counted: less allowed).
     func uncount(_ counted: [Counted]) {
@@ -78,7 +116,7 @@ final class SharedWindowCounts: LeaseHolder {
     /// - Throws: `unavailable` when the store cannot take them (they stay counted until the window ends).
     @discardableResult
     func returnUnused(all: Bool) throws(AuthError) -> Int64 {
-        let unused = leases.collectUnused(now: millisNow(), all: all)
+        let unused = leases.collectUnused(now: millisNow(), all: all).sorted { $0.key.lexicographicallyPrecedes($1.key) }
         guard !unused.isEmpty else { return 0 }
         try context.write(syncingLater: true) { (tx: Writes) in
             for slice in unused { try tx.returnInWindow(bucket: slice.key, windowStart: slice.epoch, count: slice.count) }
