@@ -24,7 +24,11 @@ final class PostgresBatchWriter: Sendable {
         for index in 0..<self.threads {
             Thread.start(named: "pg-writer-\(index)") { [pending] in
                 while case .items(let batch) = pending.take(upTo: Self.maximumBatch) {
-                    transactions.commit(batch)
+                    // The outcome records apart: a batch that began READ COMMITTED with one and
+                    // then met a request's write ran again SERIALIZABLE from the start.
+                    let records = batch.filter(\.gathering)
+                    if !records.isEmpty { transactions.commit(records) }
+                    if records.count < batch.count { transactions.commit(batch.filter { !$0.gathering }) }
                 }
                 pending.consumerEnded()
             }

@@ -108,13 +108,13 @@ public final class PostgresStore: QueuedWriteStore {
 
     /// Queued to the batch writer without waiting: `done` is called from one of its threads after
     /// the commit of the batch that held `body` (or with the error: `body`'s, or `unavailable`
-    /// once the store is closed). `gathering` changes nothing here: every queued write waits only
-    /// for a writer thread to be free.
+    /// once the store is closed). A `gathering` write (a delivery's outcome record) is committed
+    /// with the others of its kind in a batch of their own; none waits for more to come.
     public func queueWrite<T: Sendable>(
         syncingLater: Bool, gathering: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
         done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        if !writer.queue(BatchedWrite(syncingLater: syncingLater, body, done: done)) {
+        if !writer.queue(BatchedWrite(syncingLater: syncingLater, gathering: gathering, body, done: done)) {
             done(.failure(StoreError.unavailable("the store is closed")))
         }
     }

@@ -200,16 +200,20 @@ final class PostgresTransactions: Sendable {
 final class BatchedWrite: @unchecked Sendable {
     /// The caller allows a commit without waiting for the WAL flush.
     let syncingLater: Bool
+    /// A delivery's outcome record (row-locked, READ COMMITTED): committed apart from the requests'
+    /// writes, which a batch runs SERIALIZABLE.
+    let gathering: Bool
     /// Runs the caller's closure and keeps what it returned (run again when the batch falls back).
     let attempt: (SQLStoreTransaction) throws -> Void
     /// Tells the caller: what the closure returned, or its error or the commit's.
     let finish: (Result<Void, any Error>) -> Void
 
     init<T: Sendable>(
-        syncingLater: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
+        syncingLater: Bool, gathering: Bool, _ body: @escaping @Sendable (any StoreWriter) throws -> T,
         done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         self.syncingLater = syncingLater
+        self.gathering = gathering
         let kept = KeptValue<T>()
         attempt = { transaction in kept.value = try body(transaction) }
         finish = { outcome in

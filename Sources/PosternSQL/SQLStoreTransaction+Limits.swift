@@ -71,14 +71,17 @@ extension SQLStoreTransaction {
         }
     }
 
+    /// One round trip on PostgreSQL: the DELETE of the hour's expired events rides with the
+    /// SELECT, and the INSERT with the transaction's next statement or its COMMIT (neither has an
+    /// answer anyone waits for; each is still run before every later statement).
     public func rateLimit(bucket: [UInt8], now: Int64, interval: Int64, perHour: Int64) throws -> Int64? {
-        try db.execute("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - RateLimitPolicy.window)])
+        try db.executeDeferred("DELETE FROM rate_events WHERE bucket = ? AND at <= ?", [.blob(bucket), .integer(now - RateLimitPolicy.window)])
         var times: [Int64] = []
         try db.query("SELECT at FROM rate_events WHERE bucket = ? ORDER BY at", [.blob(bucket)]) { times.append($0.integer(0)) }
         if let retry = RateLimitPolicy.retryAfter(eventTimes: times, now: now, interval: interval, perHour: perHour) {
             return retry
         }
-        try db.execute("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", [.blob(bucket), .integer(now)])
+        try db.executeDeferred("INSERT INTO rate_events (bucket, at) VALUES (?, ?)", [.blob(bucket), .integer(now)])
         return nil
     }
 

@@ -127,6 +127,42 @@ struct PostgresBatchWriterTests {
         store.close()
     }
 
+    @Test("the outbox's outcome records and the requests' writes taken together commit as two batches, each closure run once (none started READ COMMITTED and ran again)")
+    func recordsApartFromRequests() throws {
+        let (store, hold, release) = try heldStore()
+        let recipient = alice
+        _ = try store.write { tx in
+            try (0..<3).map { try tx.enqueue(.signIn(requestID: "r\($0)"), recipient: recipient, now: 100, giveUpAt: 900) }
+        }
+        let before = store.batches
+        let runs = Mutex<[Int: Int]>([:])
+        let answers = Answers()
+        let done = DispatchSemaphore(value: 0)
+        hold()
+        for index in 0..<6 {
+            // Alternating: a row-locked claim (as a record is), then a request's write.
+            let record = index % 2 == 0
+            store.queueWrite(syncingLater: record, gathering: record, { tx -> String in
+                runs.withLock { $0[index, default: 0] += 1 }
+                if record { return "claimed \(try tx.claimDue(.mail, owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1).count)" }
+                try tx.insertAccount(Account(uid: "u\(index)", createdAt: 1))
+                return "inserted"
+            }, done: { result in
+                answers.set(index, (try? result.get()) ?? "\(result)")
+                done.signal()
+            })
+        }
+        release()
+        for _ in 0..<6 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(answers.all == [0: "claimed 1", 1: "inserted", 2: "claimed 1", 3: "inserted", 4: "claimed 1", 5: "inserted"])
+        #expect(runs.withLock { $0 } == [0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1])
+        let after = store.batches
+        #expect(after.committed == before.committed + 2)
+        #expect(after.closures == before.closures + 6)
+        #expect(after.fellBack == before.fellBack)
+        store.close()
+    }
+
     @Test("two daemons' writers, 400 queued writes from 16 threads against one limit of 150 an hour: exactly 150 pass, none fails")
     func limitExactAcrossBatches() throws {
         let location = try TestPostgres.newSchema()

@@ -246,4 +246,29 @@ struct PostgresRoundTripTests {
         #expect(store.serverRoundTrips == before + 1)
         #expect(try store.read { try $0.outboxCounts() }[.queued] == 2)
     }
+
+    @Test("an address's mail limit costs one round trip more: its expired events' DELETE rides with its SELECT, its event's INSERT with the COMMIT; what it counts still holds")
+    func addressLimitIsOneRoundTrip() throws {
+        let store = try PostgresStore(connectionString: try TestPostgres.newSchema(), notifications: false)
+        let address = try EmailAddress.parse("ann@example.com")
+        let bucket = Array(repeating: UInt8(5), count: 16)
+        func send(_ id: String, at now: Int64) throws -> Int64? {
+            try store.write { tx -> Int64? in
+                if let wait = try tx.rateLimit(bucket: bucket, now: now, interval: 0, perHour: 2) { return wait }
+                try tx.insertActionRequest(ActionRequest(id: id, purpose: .signIn, email: address, createdAt: now, expiresAt: now + 600))
+                try tx.queue(.signIn(requestID: id), recipient: address, now: now, giveUpAt: now + 600)
+                return nil
+            }
+        }
+        #expect(try send("warm", at: 100) == nil)  // prepares the statements
+        let before = try #require(store.serverRoundTrips)
+        #expect(try send("counted", at: 200) == nil)
+        #expect(store.serverRoundTrips == before + 2)
+        // The third in the hour is refused (the two INSERTs were committed), and an hour after the
+        // first its event is deleted before the count: one more fits.
+        #expect(try send("refused", at: 300) == 3_400)
+        #expect(try send("next-hour", at: 3_700) == nil)
+        #expect(try send("refused-again", at: 3_701) != nil)
+        #expect(try store.read { try $0.outboxCounts() }[.queued] == 3)
+    }
 }
