@@ -173,8 +173,11 @@ public final class PostgresStore: QueuedWriteStore {
     /// Transactions run again after a serialization failure or deadlock, so far (for tests).
     var retries: Int { transactions.retries }
 
-    /// How the batch writer's batches went so far (for tests).
-    var batches: PostgresTransactions.BatchCounts { transactions.batches }
+    /// How the batch writer's batches went so far.
+    var batches: WriteBatchCounts { transactions.batches }
+
+    /// How the batch writer's batches went so far (`/metrics`).
+    public var writeBatches: WriteBatchCounts? { transactions.batches }
 
     /// Connections the pool holds open now (for tests).
     var openConnections: Int { pool.openCount }

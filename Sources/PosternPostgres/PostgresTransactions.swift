@@ -20,14 +20,7 @@ final class PostgresTransactions: Sendable {
     /// Set by ``PostgresStore/close()``: writes are refused from then on.
     let closed = Atomic<Bool>(false)
     private let retryCount = Atomic<Int>(0)
-    private let batchCounts = Mutex(BatchCounts())
-
-    /// Batches committed whole, and those that fell back to one transaction per closure.
-    struct BatchCounts: Sendable, Equatable {
-        var committed = 0
-        var closures = 0
-        var fellBack = 0
-    }
+    private let batchCounts = Mutex(WriteBatchCounts())
 
     init(connectionString: PostgresConnectionString, pool: PostgresPool, phoneSeal: PhoneSealSlot, mailDoorbell: MailDoorbell) {
         self.connectionString = connectionString
@@ -40,7 +33,7 @@ final class PostgresTransactions: Sendable {
     var retries: Int { retryCount.load(ordering: .relaxed) }
 
     /// How the batches went so far.
-    var batches: BatchCounts { batchCounts.withLock { $0 } }
+    var batches: WriteBatchCounts { batchCounts.withLock { $0 } }
 
     /// Runs `body` in one transaction, again after a serialization failure, a deadlock, a lost
     /// connection (before COMMIT) or a row-locked start that turned out to need SERIALIZABLE.
@@ -141,7 +134,7 @@ final class PostgresTransactions: Sendable {
                     pool.giveBack(connection)
                     batchCounts.withLock {
                         $0.committed += 1
-                        $0.closures += batch.count
+                        $0.writes += batch.count
                     }
                     if queuedMail { mailDoorbell.ring() }
                     for (write, outcome) in zip(batch, outcomes) { write.finish(outcome) }

@@ -164,6 +164,19 @@ struct RouterTests {
         }
     }
 
+    @Test("/metrics shows how the store's queued writes were batched where the store reports it (PostgreSQL), and nothing where not")
+    func writeBatchMetrics() throws {
+        let inner = InMemoryStore()
+        let reporting = try Self.router(over: BatchReportingStore(inner), keysIn: inner)
+        let text = String(decoding: APIRouter.metricsAnswer(service: reporting.service, metrics: HTTPMetrics(), housekeeping: HousekeepingMetrics()).body, as: UTF8.self)
+        #expect(text.contains("# TYPE postern_store_write_batches_total counter\npostern_store_write_batches_total 7\n"))
+        #expect(text.contains("postern_store_batched_writes_total 40\n"))
+        #expect(text.contains("postern_store_batch_fallbacks_total 2\n"))
+        let plain = try Self.harnessWithService().service
+        let none = String(decoding: APIRouter.metricsAnswer(service: plain, metrics: HTTPMetrics(), housekeeping: HousekeepingMetrics()).body, as: UTF8.self)
+        #expect(!none.contains("postern_store_write_batches_total"))
+    }
+
     @Test("a JSON endpoint refuses a non-empty body that is not application/json (415) and queues nothing")
     func contentType() throws {
         let (router, _) = try Self.harness()
@@ -263,4 +276,18 @@ struct ErrorKindStatusTests {
             #expect(APIErrorCode(rawValue: error.code)?.httpStatus == status, "\(error.code)")
         }
     }
+}
+
+/// An in-memory store that reports batch counts, as the PostgreSQL store does.
+private final class BatchReportingStore: Store {
+    let base: any Store
+    init(_ base: any Store) { self.base = base }
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) throws -> T { try base.read(body) }
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T { try base.write(body) }
+    func writeSyncingLater<T: Sendable>(_ body: @escaping @Sendable (any StoreWriter) throws -> T) throws -> T {
+        try base.writeSyncingLater(body)
+    }
+    var mailDoorbell: MailDoorbell { base.mailDoorbell }
+    func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try base.exclusively(lock, body) }
+    var writeBatches: WriteBatchCounts? { WriteBatchCounts(committed: 7, writes: 40, fellBack: 2) }
 }

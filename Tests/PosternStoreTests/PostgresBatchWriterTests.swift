@@ -90,7 +90,7 @@ struct PostgresBatchWriterTests {
         ])
         let after = store.batches
         #expect(after.committed == before.committed + 1, "the five in one transaction")
-        #expect(after.closures == before.closures + 5)
+        #expect(after.writes == before.writes + 5)
         #expect(after.fellBack == before.fellBack)
         #expect(try store.read { try $0.account(uid: "kept-0") } != nil)
         #expect(try store.read { try $0.account(uid: "undone-1") } == nil)
@@ -158,7 +158,7 @@ struct PostgresBatchWriterTests {
         #expect(runs.withLock { $0 } == [0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1])
         let after = store.batches
         #expect(after.committed == before.committed + 2)
-        #expect(after.closures == before.closures + 6)
+        #expect(after.writes == before.writes + 6)
         #expect(after.fellBack == before.fellBack)
         store.close()
     }
@@ -191,7 +191,7 @@ struct PostgresBatchWriterTests {
         #expect(errors.withLock { $0 } == [])
         #expect(passed.load(ordering: .relaxed) == 150)
         #expect(refused.load(ordering: .relaxed) == 250)
-        let batched = stores.map(\.batches.closures).reduce(0, +)
+        let batched = stores.map(\.batches.writes).reduce(0, +)
         #expect(batched > 0, "some writes shared a transaction")
         for store in stores { store.close() }
     }

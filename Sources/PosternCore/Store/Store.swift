@@ -115,14 +115,32 @@ public protocol Store: Sendable {
     /// Round trips to a database server so far: each wait for its answer (PostgreSQL), for
     /// `/metrics` and the benchmark; nil for an embedded store (SQLite, in memory).
     var serverRoundTrips: Int? { get }
+    /// How the queued writes were committed in batches so far (PostgreSQL's batch writer), for
+    /// `/metrics`; nil for a store that does not report them.
+    var writeBatches: WriteBatchCounts? { get }
 }
 
-/// A store whose writes are queued to a writer of its own (SQLite's group commit), so that a caller
-/// can hand one over and go on: the outbox workers' outcome records, which overlap the next send,
-/// and the requests the HTTP server answers from their commit instead of parking a thread on it.
-/// A store without one (PostgreSQL, whose writes run on the caller's connection) is given the
-/// records by a thread that commits them for the callers (the outbox's `OutcomeRecorder`), and
-/// its requests by the server's request threads.
+/// How a store's queued writes (``QueuedWriteStore``) were committed together: transactions that
+/// committed several, the writes they held, and the batches the server failed as a whole, whose
+/// writes then ran one by one.
+public struct WriteBatchCounts: Sendable, Equatable {
+    public var committed = 0
+    public var writes = 0
+    public var fellBack = 0
+
+    public init(committed: Int = 0, writes: Int = 0, fellBack: Int = 0) {
+        self.committed = committed
+        self.writes = writes
+        self.fellBack = fellBack
+    }
+}
+
+/// A store whose writes are queued to a writer of its own (SQLite's group commit, PostgreSQL's batch
+/// writer), so that a caller can hand one over and go on: the outbox workers' outcome records,
+/// which overlap the next send, and the requests' mail, which many requests commit together. On a
+/// store only this machine opens (SQLite) the HTTP server answers such requests from their commit
+/// instead of parking a thread on it. A store without one (the in-memory store) is given the
+/// records by a thread that commits them for the callers (the outbox's `OutcomeRecorder`).
 public protocol QueuedWriteStore: Store {
     /// Queues `body` as ``Store/write(_:)`` runs it (``Store/writeSyncingLater(_:)`` when
     /// `syncingLater`) and returns at once; `done` is called on the writer's thread with what
@@ -153,6 +171,9 @@ extension Store {
 
     /// None: an embedded store.
     public var serverRoundTrips: Int? { nil }
+
+    /// None reported.
+    public var writeBatches: WriteBatchCounts? { nil }
 
     /// Runs `body`: for stores no other process shares, or whose writers take turns anyway.
     public func exclusively<T>(_ lock: StoreLock, _ body: () throws -> T) throws -> T? { try body() }

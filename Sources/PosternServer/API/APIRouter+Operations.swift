@@ -77,6 +77,14 @@ extension APIRouter {
             text += "# HELP postern_store_round_trips_total Waits for the database server's answer (PostgreSQL): a statement, or several pipelined.\n"
             text += "# TYPE postern_store_round_trips_total counter\npostern_store_round_trips_total \(roundTrips)\n"
         }
+        if let batches = service.operators.storeWriteBatches {
+            text += "# HELP postern_store_write_batches_total Transactions that committed several queued writes together (PostgreSQL).\n"
+            text += "# TYPE postern_store_write_batches_total counter\npostern_store_write_batches_total \(batches.committed)\n"
+            text += "# HELP postern_store_batched_writes_total Queued writes those transactions held.\n"
+            text += "# TYPE postern_store_batched_writes_total counter\npostern_store_batched_writes_total \(batches.writes)\n"
+            text += "# HELP postern_store_batch_fallbacks_total Batches the server failed as a whole (a conflict, an error): their writes ran one by one.\n"
+            text += "# TYPE postern_store_batch_fallbacks_total counter\npostern_store_batch_fallbacks_total \(batches.fellBack)\n"
+        }
         text += "# HELP postern_outbox_messages Outbox messages by state.\n# TYPE postern_outbox_messages gauge\n"
         let counts = (try? service.operators.outboxCounts()) ?? OutboxCounts()
         for state in OutboxState.allCases {

@@ -150,6 +150,10 @@ public final class OperatorTools: Sendable {
     /// Round trips to the database server so far (``Store/serverRoundTrips``); nil for an embedded store.
     public var storeRoundTrips: Int? { context.store.serverRoundTrips }
 
+    /// How the store's queued writes were committed in batches so far (``Store/writeBatches``);
+    /// nil for a store that does not report them.
+    public var storeWriteBatches: WriteBatchCounts? { context.store.writeBatches }
+
     /// Queues a dead message again and lifts the suppression of its address (the operator asks
     /// for another try); false unless it was dead.
     /// - Throws: `AuthError.unavailable`.
