@@ -39,6 +39,20 @@ struct PostgresBatchWriterTests {
         return (store, hold, { gate.signal() })
     }
 
+    /// Holds the writer, queues `count` writes with `queueAll` (each tells its answer to the
+    /// ``Answers`` and signals the semaphore), lets them go as one batch, and returns their answers.
+    func inOneBatch(
+        _ hold: () -> Void, _ release: () -> Void, count: Int, _ queueAll: (Answers, DispatchSemaphore) -> Void
+    ) -> [Int: String] {
+        let answers = Answers()
+        let done = DispatchSemaphore(value: 0)
+        hold()
+        queueAll(answers, done)
+        release()
+        for _ in 0..<count { #expect(done.wait(timeout: .now() + 10) == .success) }
+        return answers.all
+    }
+
     /// Queues `body` and returns where its answer will be, as text.
     func queued<T: Sendable>(
         _ store: PostgresStore, _ answers: Answers, _ index: Int, _ done: DispatchSemaphore,
@@ -57,35 +71,32 @@ struct PostgresBatchWriterTests {
     func throwingClosuresUndoneAlone() throws {
         let (store, hold, release) = try heldStore()
         let before = store.batches
-        let answers = Answers()
-        let done = DispatchSemaphore(value: 0)
         let recipient = alice
-        hold()
-        queued(store, answers, 0, done) { tx in try tx.insertAccount(Account(uid: "kept-0", createdAt: 1)); return "kept-0" }
-        // Sent (an INSERT waited for), then thrown: rolled back to its savepoint.
-        queued(store, answers, 1, done) { tx -> String in
-            try tx.insertAccount(Account(uid: "undone-1", createdAt: 1))
-            throw RefusedOnPurpose()
+        let answers = inOneBatch(hold, release, count: 5) { answers, done in
+            queued(store, answers, 0, done) { tx in try tx.insertAccount(Account(uid: "kept-0", createdAt: 1)); return "kept-0" }
+            // Sent (an INSERT waited for), then thrown: rolled back to its savepoint.
+            queued(store, answers, 1, done) { tx -> String in
+                try tx.insertAccount(Account(uid: "undone-1", createdAt: 1))
+                throw RefusedOnPurpose()
+            }
+            // Only queued (a deferred INSERT not sent yet), then thrown: dropped before it is sent.
+            queued(store, answers, 2, done) { tx -> String in
+                try tx.queue(MailIntent.signIn(requestID: "undone-2"), recipient: recipient, now: 100, giveUpAt: 900)
+                throw RefusedOnPurpose()
+            }
+            // Queued, then sent with a read, then thrown.
+            queued(store, answers, 3, done) { tx -> String in
+                try tx.queue(MailIntent.signIn(requestID: "undone-3"), recipient: recipient, now: 100, giveUpAt: 900)
+                _ = try tx.account(uid: "kept-0")
+                throw RefusedOnPurpose()
+            }
+            // Deferred and kept: sent with the COMMIT; it sees the closures kept before it.
+            queued(store, answers, 4, done) { tx -> Bool in
+                try tx.queue(MailIntent.signIn(requestID: "kept-4"), recipient: recipient, now: 100, giveUpAt: 900)
+                return try tx.account(uid: "kept-0") != nil && tx.account(uid: "undone-1") == nil
+            }
         }
-        // Only queued (a deferred INSERT not sent yet), then thrown: dropped before it is sent.
-        queued(store, answers, 2, done) { tx -> String in
-            try tx.queue(MailIntent.signIn(requestID: "undone-2"), recipient: recipient, now: 100, giveUpAt: 900)
-            throw RefusedOnPurpose()
-        }
-        // Queued, then sent with a read, then thrown.
-        queued(store, answers, 3, done) { tx -> String in
-            try tx.queue(MailIntent.signIn(requestID: "undone-3"), recipient: recipient, now: 100, giveUpAt: 900)
-            _ = try tx.account(uid: "kept-0")
-            throw RefusedOnPurpose()
-        }
-        // Deferred and kept: sent with the COMMIT; it sees the closures kept before it.
-        queued(store, answers, 4, done) { tx -> Bool in
-            try tx.queue(MailIntent.signIn(requestID: "kept-4"), recipient: recipient, now: 100, giveUpAt: 900)
-            return try tx.account(uid: "kept-0") != nil && tx.account(uid: "undone-1") == nil
-        }
-        release()
-        for _ in 0..<5 { #expect(done.wait(timeout: .now() + 10) == .success) }
-        #expect(answers.all == [
+        #expect(answers == [
             0: "ok kept-0", 1: "refused on purpose", 2: "refused on purpose", 3: "refused on purpose", 4: "ok true",
         ])
         let after = store.batches
@@ -104,20 +115,16 @@ struct PostgresBatchWriterTests {
         try store.write { try $0.insertAccount(Account(uid: "taken", createdAt: 1)) }
         let before = store.batches
         let runs = Mutex<[Int: Int]>([:])
-        let answers = Answers()
-        let done = DispatchSemaphore(value: 0)
-        hold()
-        for index in 0..<6 {
-            queued(store, answers, index, done) { tx -> String in
-                runs.withLock { $0[index, default: 0] += 1 }
-                let uid = index == 3 ? "taken" : "new-\(index)"
-                try tx.insertAccount(Account(uid: uid, createdAt: 1))
-                return uid
+        let reported = inOneBatch(hold, release, count: 6) { answers, done in
+            for index in 0..<6 {
+                queued(store, answers, index, done) { tx -> String in
+                    runs.withLock { $0[index, default: 0] += 1 }
+                    let uid = index == 3 ? "taken" : "new-\(index)"
+                    try tx.insertAccount(Account(uid: uid, createdAt: 1))
+                    return uid
+                }
             }
         }
-        release()
-        for _ in 0..<6 { #expect(done.wait(timeout: .now() + 10) == .success) }
-        let reported = answers.all
         for index in [0, 1, 2, 4, 5] { #expect(reported[index] == "ok new-\(index)") }
         #expect(reported[3] == "\(StoreError.duplicate("accounts_pkey"))")
         #expect(store.batches.fellBack == before.fellBack + 1)
@@ -136,25 +143,22 @@ struct PostgresBatchWriterTests {
         }
         let before = store.batches
         let runs = Mutex<[Int: Int]>([:])
-        let answers = Answers()
-        let done = DispatchSemaphore(value: 0)
-        hold()
-        for index in 0..<6 {
-            // Alternating: a row-locked claim (as a record is), then a request's write.
-            let record = index % 2 == 0
-            store.queueWrite(syncingLater: record, gathering: record, { tx -> String in
-                runs.withLock { $0[index, default: 0] += 1 }
-                if record { return "claimed \(try tx.claimDue(.mail, owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1).count)" }
-                try tx.insertAccount(Account(uid: "u\(index)", createdAt: 1))
-                return "inserted"
-            }, done: { result in
-                answers.set(index, (try? result.get()) ?? "\(result)")
-                done.signal()
-            })
+        let answers = inOneBatch(hold, release, count: 6) { answers, done in
+            for index in 0..<6 {
+                // Alternating: a row-locked claim (as a record is), then a request's write.
+                let record = index % 2 == 0
+                store.queueWrite(syncingLater: record, gathering: record, { tx -> String in
+                    runs.withLock { $0[index, default: 0] += 1 }
+                    if record { return "claimed \(try tx.claimDue(.mail, owner: "w\(index)", now: 100, leaseUntil: 160, limit: 1).count)" }
+                    try tx.insertAccount(Account(uid: "u\(index)", createdAt: 1))
+                    return "inserted"
+                }, done: { result in
+                    answers.set(index, (try? result.get()) ?? "\(result)")
+                    done.signal()
+                })
+            }
         }
-        release()
-        for _ in 0..<6 { #expect(done.wait(timeout: .now() + 10) == .success) }
-        #expect(answers.all == [0: "claimed 1", 1: "inserted", 2: "claimed 1", 3: "inserted", 4: "claimed 1", 5: "inserted"])
+        #expect(answers == [0: "claimed 1", 1: "inserted", 2: "claimed 1", 3: "inserted", 4: "claimed 1", 5: "inserted"])
         #expect(runs.withLock { $0 } == [0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1])
         let after = store.batches
         #expect(after.committed == before.committed + 2)
