@@ -30,10 +30,10 @@ public final class PostgresStore: QueuedWriteStore {
     /// How often a closure runs at most when the server keeps refusing to serialize it.
     static var maximumAttempts: Int { PostgresTransactions.maximumAttempts }
 
-    private let connectionString: PostgresConnectionString
-    private let pool: PostgresPool
-    /// Runs the transactions; shared with the writer's threads.
+    /// Runs the transactions on the pool; shared with the writer's threads.
     private let transactions: PostgresTransactions
+    /// The pool (``PostgresTransactions/pool``), for what runs outside a transaction.
+    private var pool: PostgresPool { transactions.pool }
     /// Commits queued writes in batches.
     private let writer: PostgresBatchWriter
     /// Seals the numbers of queued SMS (the master key's), once set; empty: SMS cannot be queued.
@@ -64,9 +64,7 @@ public final class PostgresStore: QueuedWriteStore {
         guard let connectionString = PostgresConnectionString(text) else {
             throw StoreError.unavailable("not a PostgreSQL connection string (postgres://… or key=value pairs)")
         }
-        self.connectionString = connectionString
         let pool = PostgresPool(connectionString, size: connections)
-        self.pool = pool
         do {
             let connection = try pool.borrow()
             defer { pool.giveBack(connection) }

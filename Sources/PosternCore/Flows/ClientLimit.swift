@@ -81,7 +81,7 @@ public final class ClientLimit: LeaseHolder {
 
     /// The most requests one take asks for: 1/32 of the limit, at least one (so a limit under 64
     /// is counted request by request).
-    public static func maxSlice(allowed: Int64) -> Int64 { max(1, allowed / 32) }
+    public static func maxSlice(allowed: Int64) -> Int64 { SliceLeases<String>.largestSlice(limit: allowed) }
 
     /// Whether this limit counts in the store (several daemons) and so holds leases to give back.
     public var holdsLeases: Bool { sharedInStore && allowed > 0 }
@@ -107,7 +107,7 @@ public final class ClientLimit: LeaseHolder {
         }
         try refuseFromCache(ip: ip, now: now)
         // Spend the slice, or take the next (and give back what the last one left).
-        guard let take = leases.spendOrPlan(ip, now: now, maxSlice: Self.maxSlice(allowed: allowed)) else { return }
+        guard let take = leases.spendOrPlan(ip, now: now, limit: allowed) else { return }
         let bucket = bucket(ip)
         let grant: ClientTokenGrant
         do {

@@ -52,8 +52,12 @@ final class SliceLeases<Key: Hashable & Sendable>: Sendable {
         self.ceiling = ceiling
     }
 
-    /// Spends one of `key`'s slice (nil), or says what to take from the store.
-    func spendOrPlan(_ key: Key, now: Int64, epoch: Int64 = 0, maxSlice: Int64) -> Take? {
+    /// The most one take asks for under a limit of `limit`: 1/32 of it, at least one (so a limit
+    /// under 64 is counted one by one). The slack the owners state is one such slice per daemon.
+    static func largestSlice(limit: Int64) -> Int64 { max(1, limit / 32) }
+
+    /// Spends one of `key`'s slice (nil), or says what to take from the store (under `limit`).
+    func spendOrPlan(_ key: Key, now: Int64, epoch: Int64 = 0, limit: Int64) -> Take? {
         leases.withLock { leases -> Take? in
             var lease = leases[key] ?? Lease(epoch: epoch)
             if lease.held > 0, now < lease.expires, lease.epoch == epoch {
@@ -62,7 +66,7 @@ final class SliceLeases<Key: Hashable & Sendable>: Sendable {
                 return nil
             }
             if lease.taking { return Take(count: 1, giveBack: 0, giveBackEpoch: 0, forLease: false) }
-            return Self.plan(key, &leases, now: now, epoch: epoch, maxSlice: maxSlice, ceiling: ceiling)
+            return Self.plan(key, &leases, now: now, epoch: epoch, maxSlice: Self.largestSlice(limit: limit), ceiling: ceiling)
                 ?? Take(count: 1, giveBack: 0, giveBackEpoch: 0, forLease: false)
         }
     }
@@ -72,10 +76,10 @@ final class SliceLeases<Key: Hashable & Sendable>: Sendable {
     /// way; nil when it holds some (or one is on its way, or too many keys are held), and the
     /// request's own spend then does as it does. Spends nothing: everything granted is the slice
     /// (``granted(_:_:count:now:end:spending:)`` with `spending` false).
-    func planRestock(_ key: Key, now: Int64, epoch: Int64 = 0, maxSlice: Int64) -> Take? {
+    func planRestock(_ key: Key, now: Int64, epoch: Int64 = 0, limit: Int64) -> Take? {
         leases.withLock { leases -> Take? in
             if let lease = leases[key], lease.taking || (lease.held > 0 && now < lease.expires && lease.epoch == epoch) { return nil }
-            return Self.plan(key, &leases, now: now, epoch: epoch, maxSlice: maxSlice, ceiling: ceiling)
+            return Self.plan(key, &leases, now: now, epoch: epoch, maxSlice: Self.largestSlice(limit: limit), ceiling: ceiling)
         }
     }
 
@@ -91,7 +95,7 @@ final class SliceLeases<Key: Hashable & Sendable>: Sendable {
             leases = leases.filter { $0.value.taking || $0.value.held > 0 || $0.value.expires > now }
             if leases.count >= ceiling { return nil }
         }
-        lease.slice = min(max(1, maxSlice), lease.slice)
+        lease.slice = min(maxSlice, lease.slice)
         let take = Take(count: lease.slice, giveBack: lease.held, giveBackEpoch: lease.epoch, forLease: true)
         lease.held = 0
         lease.taking = true
@@ -101,7 +105,7 @@ final class SliceLeases<Key: Hashable & Sendable>: Sendable {
     }
 
     /// What the store granted for `take`, taken at `now`: the first is the asking request's (none
-    /// when not `spending`: a ``planRestock(_:now:epoch:maxSlice:)``), the rest the key's slice
+    /// when not `spending`: a ``planRestock(_:now:epoch:limit:)``), the rest the key's slice
     /// until the lease ends (and no later than `end`, a window's end).
     func granted(_ key: Key, _ take: Take, count granted: Int64, now: Int64, end: Int64 = .max, spending: Bool = true) {
         guard take.forLease else { return }

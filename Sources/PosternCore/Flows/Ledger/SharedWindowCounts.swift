@@ -45,7 +45,7 @@ final class SharedWindowCounts: LeaseHolder {
         let start = FixedWindow.start(of: now, window: window)
         let (nowMillis, endMillis) = (millisNow(), (start + max(1, window)) * 1_000)
         let counted = Counted(bucket: bucket, windowStart: start)
-        guard let take = leases.spendOrPlan(bucket, now: nowMillis, epoch: start, maxSlice: ClientLimit.maxSlice(allowed: limit)) else {
+        guard let take = leases.spendOrPlan(bucket, now: nowMillis, epoch: start, limit: limit) else {
             return counted
         }
         let taken: Int64
@@ -80,7 +80,7 @@ final class SharedWindowCounts: LeaseHolder {
         let start = FixedWindow.start(of: now, window: window)
         let (nowMillis, endMillis) = (millisNow(), (start + window) * 1_000)
         let takes = wanted.sorted { $0.bucket.lexicographicallyPrecedes($1.bucket) }.compactMap { one in
-            leases.planRestock(one.bucket, now: nowMillis, epoch: start, maxSlice: ClientLimit.maxSlice(allowed: one.limit)).map { (one, $0) }
+            leases.planRestock(one.bucket, now: nowMillis, epoch: start, limit: one.limit).map { (one, $0) }
         }
         guard !takes.isEmpty else { return }
         let granted: [Int64]
